@@ -1,0 +1,85 @@
+import type { AnyUse } from './proto-json.js';
+
+/**
+ * The extensions this proxy implements, by Envoy's names, categories and v3 config types.
+ * A `typed_config` of any other type is a validation error naming its type URL, so that a
+ * bootstrap never loads with a filter that would silently do nothing.
+ */
+export interface Extension {
+  name: string;
+  category: string;
+  typeName: string;
+  /** Names that older bootstraps use for the same extension (v2 era). */
+  deprecatedNames: string[];
+}
+
+export const EXTENSIONS: readonly Extension[] = [
+  {
+    name: 'envoy.filters.network.http_connection_manager',
+    category: 'envoy.filters.network',
+    typeName: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    deprecatedNames: ['envoy.http_connection_manager'],
+  },
+  {
+    name: 'envoy.filters.network.tcp_proxy',
+    category: 'envoy.filters.network',
+    typeName: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+    deprecatedNames: ['envoy.tcp_proxy'],
+  },
+  {
+    name: 'envoy.filters.http.router',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.router.v3.Router',
+    deprecatedNames: ['envoy.router'],
+  },
+  {
+    name: 'envoy.filters.http.health_check',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
+    deprecatedNames: ['envoy.health_check'],
+  },
+];
+
+const byTypeName = new Map(EXTENSIONS.map((e) => [e.typeName, e]));
+const byName = new Map(EXTENSIONS.flatMap((e) => [e.name, ...e.deprecatedNames].map((n) => [n, e] as const)));
+
+export function extensionByName(name: string): Extension | undefined {
+  return byName.get(name);
+}
+
+export function extensionByTypeName(typeName: string): Extension | undefined {
+  return byTypeName.get(typeName);
+}
+
+/** `--disable-extensions` entries are `<category>/<name>`; Envoy only warns about bad ones. */
+export function parseDisabledExtensions(list: string[], warn: (msg: string) => void): Set<Extension> {
+  const disabled = new Set<Extension>();
+  for (const entry of list) {
+    const slash = entry.lastIndexOf('/');
+    if (slash <= 0 || slash === entry.length - 1) {
+      warn(`failed to disable invalid extension name '${entry}'`);
+      continue;
+    }
+    const category = entry.slice(0, slash);
+    const ext = byName.get(entry.slice(slash + 1));
+    if (!ext || ext.category !== category) {
+      warn(`failed to disable unknown extension '${entry}'`);
+      continue;
+    }
+    disabled.add(ext);
+  }
+  return disabled;
+}
+
+/** Every `typed_config` (any `Any`) must name an implemented, enabled extension. */
+export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: string[]): void {
+  for (const any of anys) {
+    const ext = byTypeName.get(any.typeName);
+    if (!ext) {
+      const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
+      errors.push(`${any.path}: type URL '${any.typeUrl}' ${why} (implemented: ${EXTENSIONS.map((e) => e.name).join(', ')})`);
+    } else if (disabled.has(ext)) {
+      errors.push(`${any.path}: extension '${ext.category}/${ext.name}' is disabled by --disable-extensions`);
+    }
+  }
+}

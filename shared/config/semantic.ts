@@ -1,0 +1,215 @@
+import { isIP } from 'node:net';
+import { RE2JS } from 're2js';
+import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
+import type { JsonObject } from './proto-json.js';
+import { typeNameOfUrl } from './wkt.js';
+
+/**
+ * Checks that need the whole bootstrap, after every field has passed the schema: names that
+ * must be unique, references between listeners, routes and clusters, addresses that must
+ * parse, and the parts of Envoy's API this proxy does not serve (so that they fail here, at
+ * load time, instead of being accepted and ignored).
+ */
+
+type Obj = JsonObject;
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
+const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
+
+const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'];
+const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM'];
+export const MAX_ENDPOINT_WEIGHT = 100;
+
+function addressText(address: Obj): string {
+  const sa = obj(address.socket_address);
+  if (address.pipe) return `unix:${obj(address.pipe).path}`;
+  const host = String(sa.address ?? '');
+  return `${host.includes(':') ? `[${host}]` : host}:${sa.port_value ?? 0}`;
+}
+
+/** An address that must be a literal (listeners, admin, STATIC endpoints). */
+function checkLiteralAddress(address: unknown, path: string, errors: string[]): void {
+  const a = obj(address);
+  if (a.pipe) return; // Pipe.path is required by the schema already
+  if (a.envoy_internal_address) {
+    errors.push(`${path}.envoy_internal_address: internal addresses are not supported by this proxy`);
+    return;
+  }
+  const sa = a.socket_address;
+  if (!sa) {
+    errors.push(`${path}: an address needs socket_address or pipe`);
+    return;
+  }
+  const s = obj(sa);
+  if (isIP(String(s.address ?? '')) === 0) errors.push(`${path}.socket_address.address: malformed IP address: ${String(s.address ?? '')}`);
+  if (s.named_port !== undefined) errors.push(`${path}.socket_address.named_port: named ports are not supported; use port_value`);
+  if (s.protocol === 'UDP') errors.push(`${path}.socket_address.protocol: UDP is not supported by this proxy`);
+  if (s.resolver_name !== undefined) errors.push(`${path}.socket_address.resolver_name: custom resolvers are not supported`);
+}
+
+function checkRegex(regex: unknown, path: string, errors: string[]): void {
+  if (typeof regex !== 'string') return;
+  try {
+    RE2JS.compile(regex);
+  } catch (err) {
+    errors.push(`${path}: invalid RE2 regex '${regex}': ${(err as Error).message}`);
+  }
+}
+
+/** The extension a filter entry resolves to: by its typed_config type, else by name. */
+function filterExtension(filter: Obj): Extension | undefined {
+  const typed = obj(filter.typed_config)['@type'];
+  if (typeof typed === 'string') return extensionByTypeName(typeNameOfUrl(typed));
+  return extensionByName(String(filter.name ?? ''));
+}
+
+function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  const vhostNames = new Map<string, number>();
+  list(rc.virtual_hosts).forEach((vh, v) => {
+    const vhPath = `${path}.virtual_hosts[${v}]`;
+    const name = String(vh.name);
+    if (vhostNames.has(name)) errors.push(`${vhPath}.name: duplicate virtual host name '${name}' (also virtual_hosts[${vhostNames.get(name)}])`);
+    vhostNames.set(name, v);
+    list(vh.routes).forEach((route, r) => {
+      const rPath = `${vhPath}.routes[${r}]`;
+      const match = obj(route.match);
+      checkRegex(obj(match.safe_regex).regex, `${rPath}.match.safe_regex.regex`, errors);
+      list(match.headers).forEach((h, i) => {
+        checkRegex(obj(h.safe_regex_match).regex, `${rPath}.match.headers[${i}].safe_regex_match.regex`, errors);
+        checkRegex(obj(obj(h.string_match).safe_regex).regex, `${rPath}.match.headers[${i}].string_match.safe_regex.regex`, errors);
+      });
+      const action = obj(route.route);
+      const validate = rc.validate_clusters !== false;
+      if (validate && typeof action.cluster === 'string' && !clusters.has(action.cluster)) {
+        errors.push(`${rPath}.route.cluster: route: unknown cluster '${action.cluster}'`);
+      }
+      list(obj(action.weighted_clusters).clusters).forEach((wc, i) => {
+        if (validate && typeof wc.name === 'string' && !clusters.has(wc.name)) {
+          errors.push(`${rPath}.route.weighted_clusters.clusters[${i}].name: route: unknown weighted cluster '${wc.name}'`);
+        }
+      });
+      if (action.cluster_header !== undefined) errors.push(`${rPath}.route.cluster_header: cluster_header routing is not supported by this proxy`);
+    });
+  });
+}
+
+function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  if (hcm.rds !== undefined) errors.push(`${path}.rds: RDS is not supported by this proxy; use an inline route_config`);
+  if (hcm.scoped_routes !== undefined) errors.push(`${path}.scoped_routes: scoped routes are not supported by this proxy`);
+  if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
+  const filters = list(hcm.http_filters);
+  filters.forEach((f, i) => {
+    const ext = filterExtension(f);
+    const fPath = `${path}.http_filters[${i}]`;
+    if (!ext) {
+      if (f.typed_config === undefined) errors.push(`${fPath}: unknown HTTP filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+      return;
+    }
+    if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
+    const terminal = ext.name === 'envoy.filters.http.router';
+    if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
+    if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
+  });
+  if (filters.length === 0) errors.push(`${path}.http_filters: an HTTP connection manager needs at least the router filter`);
+}
+
+function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[]): void {
+  const names = new Map<string, number>();
+  const addresses = new Map<string, number>();
+  listeners.forEach((l, i) => {
+    const path = `static_resources.listeners[${i}]`;
+    if (typeof l.name === 'string') {
+      if (names.has(l.name)) errors.push(`${path}.name: duplicate listener name '${l.name}' (also listeners[${names.get(l.name)}])`);
+      names.set(l.name, i);
+    }
+    if (l.address === undefined) {
+      errors.push(`${path}.address: a static listener needs an address`);
+    } else {
+      checkLiteralAddress(l.address, `${path}.address`, errors);
+      const sa = obj(obj(l.address).socket_address);
+      const key = addressText(obj(l.address));
+      if (sa.port_value !== undefined || obj(l.address).pipe) {
+        if (addresses.has(key)) errors.push(`${path}.address: listener address '${key}' is already used by listeners[${addresses.get(key)}]`);
+        addresses.set(key, i);
+      }
+    }
+    if (l.udp_listener_config !== undefined) errors.push(`${path}.udp_listener_config: UDP listeners are not supported by this proxy`);
+    if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
+    const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
+    if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
+    for (const [chain, cPath] of chains) {
+      const filters = list(chain.filters);
+      if (filters.length === 0) errors.push(`${cPath}.filters: a filter chain needs a terminal network filter`);
+      filters.forEach((f, j) => {
+        const fPath = `${cPath}.filters[${j}]`;
+        const ext = filterExtension(f);
+        if (!ext) {
+          if (f.typed_config === undefined) errors.push(`${fPath}: unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+          return;
+        }
+        if (ext.category !== 'envoy.filters.network') errors.push(`${fPath}: '${ext.name}' is not a network filter`);
+        if (j !== filters.length - 1) errors.push(`${fPath}: '${ext.name}' is a terminal filter but is not the last filter in the chain`);
+        const config = obj(f.typed_config);
+        if (ext.name === 'envoy.filters.network.http_connection_manager') checkHttpConnectionManager(config, `${fPath}.typed_config`, clusters, errors);
+        if (ext.name === 'envoy.filters.network.tcp_proxy') {
+          if (typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(`${fPath}.typed_config.cluster: unknown cluster '${config.cluster}'`);
+          list(obj(config.weighted_clusters).clusters).forEach((wc, k) => {
+            if (!clusters.has(String(wc.name))) errors.push(`${fPath}.typed_config.weighted_clusters.clusters[${k}].name: unknown cluster '${String(wc.name)}'`);
+          });
+          if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
+        }
+      });
+    }
+  });
+}
+
+function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
+  const names = new Map<string, number>();
+  clusters.forEach((c, i) => {
+    const path = `static_resources.clusters[${i}]`;
+    const name = String(c.name);
+    if (names.has(name)) errors.push(`${path}.name: cluster manager: duplicate cluster '${name}' (also clusters[${names.get(name)}])`);
+    names.set(name, i);
+    const type = c.cluster_type !== undefined ? 'cluster_type' : String(c.type ?? 'STATIC');
+    if (!SUPPORTED_CLUSTER_TYPES.includes(type)) {
+      errors.push(`${path}.${type === 'cluster_type' ? 'cluster_type' : 'type'}: cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`);
+    }
+    const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
+    if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
+    if (c.eds_cluster_config !== undefined) errors.push(`${path}.eds_cluster_config: EDS is not supported by this proxy`);
+    const localities = list(obj(c.load_assignment).endpoints);
+    let endpointCount = 0;
+    localities.forEach((loc, l) => {
+      list(loc.lb_endpoints).forEach((ep, e) => {
+        endpointCount++;
+        const ePath = `${path}.load_assignment.endpoints[${l}].lb_endpoints[${e}]`;
+        const weight = ep.load_balancing_weight;
+        if (typeof weight === 'number' && weight > MAX_ENDPOINT_WEIGHT) {
+          errors.push(`${ePath}.load_balancing_weight: host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`);
+        }
+        const endpoint = obj(ep.endpoint);
+        if (ep.endpoint_name !== undefined) errors.push(`${ePath}.endpoint_name: named endpoints are not supported by this proxy`);
+        if (endpoint.address === undefined) {
+          errors.push(`${ePath}.endpoint.address: an endpoint needs an address`);
+        } else if (type === 'STATIC') {
+          checkLiteralAddress(endpoint.address, `${ePath}.endpoint.address`, errors);
+        } else if (obj(endpoint.address).socket_address === undefined) {
+          errors.push(`${ePath}.endpoint.address: ${type} clusters resolve socket_address hostnames; pipes are not allowed`);
+        }
+      });
+    });
+    if (type === 'LOGICAL_DNS' && endpointCount !== 1) {
+      errors.push(`${path}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`);
+    }
+  });
+  return new Set(names.keys());
+}
+
+export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
+  const sr = obj(bootstrap.static_resources);
+  if (bootstrap.dynamic_resources !== undefined) errors.push('dynamic_resources: xDS (dynamic configuration) is not supported by this proxy; use static_resources');
+  if (list(sr.secrets).length > 0) errors.push('static_resources.secrets: SDS secrets are not supported by this proxy');
+  const clusterNames = checkClusters(list(sr.clusters), errors);
+  checkListeners(list(sr.listeners), clusterNames, errors);
+  const admin = obj(bootstrap.admin);
+  if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
+}

@@ -1,0 +1,186 @@
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../paths.js';
+import { compileFormat, DEFAULT_LOG_FORMAT, type CompiledFormat, type LogRecord } from './format.js';
+import { COMPONENTS, Level, levelName, type Component, type LevelName } from './levels.js';
+import { LogSink } from './sink.js';
+
+/**
+ * The process's log registry, Envoy style: one logger per component (`main`, `upstream`, …)
+ * with its own level, or, with `--enable-fine-grain-logging`, one per source file. A disabled
+ * level costs one comparison; the caller's line is captured only for lines that are written
+ * and only when the format prints it (`%#`, `%@`, `%!`).
+ */
+
+export interface LogSettings {
+  level: number;
+  componentLevels: ReadonlyMap<string, number>;
+  format: string;
+  prefixWithLocation: boolean;
+  escape: boolean;
+  fineGrain: boolean;
+  path: string;
+  flushIntervalMs: number;
+}
+
+interface FileLevel {
+  pattern: string;
+  matcher: RegExp;
+  level: number;
+}
+
+class Registry {
+  role = 'main';
+  generation = 0;
+  private readonly componentLevels = new Map<string, number>();
+  private fileLevels: FileLevel[] = [];
+  fineGrain = false;
+  defaultLevel: number = Level.info;
+  escape = false;
+  compiled: CompiledFormat = compileFormat(DEFAULT_LOG_FORMAT);
+  sink: LogSink | undefined;
+  readonly files = new Set<string>();
+
+  constructor() {
+    for (const c of COMPONENTS) this.componentLevels.set(c, Level.info);
+  }
+
+  configure(s: LogSettings): void {
+    this.defaultLevel = s.level;
+    for (const c of COMPONENTS) this.componentLevels.set(c, s.componentLevels.get(c) ?? s.level);
+    this.fileLevels = [];
+    this.fineGrain = s.fineGrain;
+    this.escape = s.escape;
+    this.compiled = compileFormat(s.format, { prefixWithLocation: s.prefixWithLocation });
+    this.sink?.close();
+    this.sink = new LogSink(s.path, s.flushIntervalMs);
+    this.generation++;
+  }
+
+  levelFor(component: string, file: string): number {
+    if (this.fineGrain) {
+      for (const f of this.fileLevels) if (f.matcher.test(file)) return f.level;
+      return this.defaultLevel;
+    }
+    return this.componentLevels.get(component) ?? this.defaultLevel;
+  }
+
+  setComponentLevel(component: string, level: number): void {
+    this.componentLevels.set(component, level);
+    this.generation++;
+  }
+
+  setAllLevels(level: number): void {
+    this.defaultLevel = level;
+    for (const c of this.componentLevels.keys()) this.componentLevels.set(c, level);
+    this.fileLevels = [];
+    this.generation++;
+  }
+
+  /** Fine-grain mode: a glob (`*`, `?`) or a basename; the first matching pattern wins. */
+  setFileLevel(pattern: string, level: number): void {
+    const glob = pattern.includes('/') || /[*?]/.test(pattern) ? pattern : `*/${pattern}`;
+    const source = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    this.fileLevels = [{ pattern, matcher: new RegExp(`^${source}$`), level }, ...this.fileLevels.filter((f) => f.pattern !== pattern)];
+    this.generation++;
+  }
+
+  listLevels(): [string, LevelName][] {
+    if (this.fineGrain) return [...this.files].sort().map((f) => [f, levelName(this.levelFor('', f))]);
+    return [...this.componentLevels].map(([c, l]) => [c, levelName(l)]);
+  }
+
+  write(record: LogRecord): void {
+    const line = this.compiled.format(record, { role: this.role, pid: process.pid, escape: this.escape });
+    if (!this.sink) this.sink = new LogSink('', 0);
+    this.sink.write(line + '\n', record.level >= Level.error);
+  }
+}
+
+export const registry = new Registry();
+
+/** `%t`: the role of this process in the tree. */
+export function setLogRole(role: string): void {
+  registry.role = role;
+}
+
+export function configureLogging(settings: LogSettings): void {
+  registry.configure(settings);
+}
+
+export function flushLogs(): void {
+  registry.sink?.flush();
+}
+
+export function reopenLogs(): void {
+  registry.sink?.reopen();
+}
+
+process.on('exit', () => registry.sink?.flush());
+
+interface CallSite {
+  getLineNumber(): number | null;
+  getFunctionName(): string | null;
+}
+
+function captureCallSite(skip: (...args: never[]) => unknown): { line: number; func: string } {
+  const holder: { stack?: CallSite[] } = {};
+  const previous = Error.prepareStackTrace;
+  const previousLimit = Error.stackTraceLimit;
+  Error.prepareStackTrace = (_err, frames) => frames;
+  Error.stackTraceLimit = 1;
+  Error.captureStackTrace(holder, skip);
+  const frame = holder.stack?.[0];
+  Error.prepareStackTrace = previous;
+  Error.stackTraceLimit = previousLimit;
+  return { line: frame?.getLineNumber() ?? 0, func: frame?.getFunctionName() ?? '' };
+}
+
+export class Logger {
+  private generation = -1;
+  private threshold: number = Level.info;
+  readonly file: string;
+
+  constructor(
+    readonly component: Component,
+    moduleUrl: string,
+  ) {
+    const path = moduleUrl.startsWith('file:') ? fileURLToPath(moduleUrl) : moduleUrl;
+    this.file = relative(packageRoot, path);
+    registry.files.add(this.file);
+  }
+
+  enabled(level: number): boolean {
+    if (this.generation !== registry.generation) {
+      this.threshold = registry.levelFor(this.component, this.file);
+      this.generation = registry.generation;
+    }
+    return level >= this.threshold && level < Level.off;
+  }
+
+  private emit(level: number, message: string, skip: (...args: never[]) => unknown): void {
+    if (!this.enabled(level)) return;
+    const site = registry.compiled.needsCallSite ? captureCallSite(skip) : { line: 0, func: '' };
+    registry.write({
+      level,
+      logger: this.component,
+      message,
+      time: performance.timeOrigin + performance.now(),
+      file: this.file,
+      line: site.line,
+      func: site.func,
+    });
+  }
+
+  trace(message: string): void { this.emit(Level.trace, message, this.trace); }
+  debug(message: string): void { this.emit(Level.debug, message, this.debug); }
+  info(message: string): void { this.emit(Level.info, message, this.info); }
+  warn(message: string): void { this.emit(Level.warning, message, this.warn); }
+  error(message: string): void { this.emit(Level.error, message, this.error); }
+  critical(message: string): void { this.emit(Level.critical, message, this.critical); }
+}
+
+/** `const log = getLogger('upstream', import.meta.url)` at the top of a module. */
+export function getLogger(component: Component, moduleUrl: string): Logger {
+  return new Logger(component, moduleUrl);
+}

@@ -1,0 +1,84 @@
+import { BootstrapError, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
+import { hotRestartVersion, versionString } from '../shared/version.js';
+import { parseOptions, type Options } from './options.js';
+
+/**
+ * The supervisor's lifecycle, top to bottom: parse the command line, set up logging, load and
+ * validate the bootstrap, then either report (`--mode validate`) or serve.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+export interface MainIo {
+  argv0: string;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIo: MainIo = {
+  argv0: (process.argv[1]?.split('/').pop() ?? 'proxy').replace(/\.js$/, ''),
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+  env: process.env,
+};
+
+function setUpLogging(options: Options): void {
+  configureLogging({
+    level: options.logLevel,
+    componentLevels: options.componentLevels,
+    format: options.logFormat,
+    prefixWithLocation: options.logFormatPrefixWithLocation,
+    escape: options.logFormatEscaped,
+    fineGrain: options.enableFineGrainLogging,
+    path: options.logPath,
+    flushIntervalMs: options.fileFlushIntervalMsec,
+  });
+}
+
+function loadConfiguration(options: Options): LoadedBootstrap | undefined {
+  try {
+    return loadBootstrap(options);
+  } catch (err) {
+    if (!(err instanceof BootstrapError)) throw err;
+    for (const e of err.errors) log.critical(`error initializing configuration '${options.configPath}': ${e}`);
+    return undefined;
+  }
+}
+
+/** Runs the proxy; resolves to the process exit status. */
+export async function main(args: string[] = process.argv.slice(2), io: MainIo = defaultIo): Promise<number> {
+  const parsed = parseOptions(args, { argv0: io.argv0, env: io.env, version: versionString, hotRestartVersion });
+  if (parsed.kind === 'exit') {
+    if (parsed.stdout) io.stdout(parsed.stdout);
+    if (parsed.stderr) io.stderr(parsed.stderr);
+    return parsed.code;
+  }
+  const { options } = parsed;
+  setLogRole('main');
+  try {
+    setUpLogging(options);
+  } catch (err) {
+    io.stderr(`error: cannot open --log-path '${options.logPath}': ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.on('SIGUSR1', reopenLogs);
+  for (const w of parsed.warnings) log.warn(w);
+
+  const loaded = loadConfiguration(options);
+  if (!loaded) {
+    flushLogs();
+    return 1;
+  }
+  for (const w of loaded.warnings) log.warn(w);
+
+  if (options.mode === 'validate') {
+    io.stdout(`configuration '${options.configPath}' OK\n`);
+    flushLogs();
+    return 0;
+  }
+  log.critical('--mode serve is not available in this build yet: the process tree (supervisor, workers, admin) is being built; use --mode validate');
+  flushLogs();
+  return 1;
+}
