@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import type protobuf from 'protobufjs';
+import { checkConstraints } from './constraints.js';
 import { checkAnyUses, parseDisabledExtensions } from './extensions.js';
 import { mergeMessage } from './merge.js';
 import { BinaryDecoder } from './proto-binary.js';
@@ -162,8 +163,17 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
     if (overlay.bootstrap) bootstrap = mergeMessage(type, bootstrap, overlay.bootstrap);
     anys.push(...overlay.anys);
   }
-  if (errors.length) throw new BootstrapError(errors);
+  if (errors.length) {
+    // Constraint violations elsewhere are worth reporting in the same run; those under a field
+    // that already failed to read would only repeat the first error.
+    const failed = errors.map((e) => e.replace(/^--config-yaml: /, '').split(': ')[0]!);
+    const constraintErrors: string[] = [];
+    checkConstraints(type, bootstrap, '', constraintErrors);
+    errors.push(...constraintErrors.filter((e) => !failed.some((f) => e.startsWith(f) || f.startsWith(e.split(': ')[0]!))));
+    throw new BootstrapError(errors);
+  }
 
+  checkConstraints(type, bootstrap, '', errors);
   checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), errors);
   checkBootstrapSemantics(bootstrap, errors);
   if (errors.length) throw new BootstrapError(errors);

@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
 import { childPath, fullName, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
-import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, listToJson, structToJson, structValueToJson, typeNameOfUrl } from './wkt.js';
+import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, structValueToJson, typeNameOfUrl } from './wkt.js';
 
 /**
  * Binary proto3 → canonical proto3 JSON, by reflection over the schema. protobufjs' generated
@@ -149,11 +149,11 @@ export function messageFormToJson(
     case 'google.protobuf.FieldMask':
       return formatFieldMask((form.paths as string[] | undefined) ?? []);
     case 'google.protobuf.Struct':
-      return structToJson(form);
+      return form.fields ?? {};
     case 'google.protobuf.Value':
       return structValueToJson(form);
     case 'google.protobuf.ListValue':
-      return listToJson(form);
+      return form.values ?? [];
     case 'google.protobuf.Any': {
       const typeUrl = String(form.type_url ?? '');
       let inner: protobuf.Type | null = null;

@@ -1,5 +1,4 @@
 import protobuf from 'protobufjs';
-import { checkFieldRules, oneofRequired } from './pgv.js';
 import { WRAPPER_TYPES, formatDuration, normalizeTimestamp, parseDuration, typeNameOfUrl } from './wkt.js';
 
 /**
@@ -10,7 +9,8 @@ import { WRAPPER_TYPES, formatDuration, normalizeTimestamp, parseDuration, typeN
  * both what the proxy runs on and what `/config_dump` prints.
  *
  * Unlike protobufjs' own `fromObject`, nothing is dropped or coerced silently: every unknown
- * field, type mismatch and constraint violation is reported with its field path, all in one pass.
+ * field and type mismatch is reported with its field path, all in one pass. Envoy's constraint
+ * annotations are checked afterwards (constraints.ts), on the merged bootstrap, as Envoy does.
  */
 
 export type JsonObject = Record<string, unknown>;
@@ -153,27 +153,15 @@ export class ProtoJsonReader {
     const out: JsonObject = {};
     for (const field of info.ordered) {
       const got = present.get(field);
-      if (got && !field.repeated && !field.map && !field.partOf && !(field.resolvedType instanceof protobuf.Type)) {
-        if (isDefaultScalar(field, got.value, got.enumNumber as number | undefined)) {
-          present.delete(field);
-        }
-      }
-      const fieldPath = childPath(path, field.name);
-      checkFieldRules({
-        field,
-        value: present.get(field)?.value,
-        enumNumber: got?.enumNumber,
-        fail: (msg) => this.error(fieldPath, msg),
-      });
-      const kept = present.get(field);
-      if (kept) out[field.name] = kept.value;
+      if (!got) continue;
+      const isPlainScalar = !field.repeated && !field.map && !field.partOf && !(field.resolvedType instanceof protobuf.Type);
+      if (isPlainScalar && isDefaultScalar(field, got.value, got.enumNumber as number | undefined)) continue;
+      out[field.name] = got.value;
     }
     for (const oneof of type.oneofsArray) {
       const set = oneof.fieldsArray.filter((f) => present.has(f));
       if (set.length > 1) {
         this.error(path, `only one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} may be set (got ${set.map((f) => f.name).join(' and ')})`);
-      } else if (set.length === 0 && oneofRequired(oneof)) {
-        this.error(path, `one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} is required`);
       }
     }
     return out;

@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
 import { messageFormToJson } from './proto-binary.js';
-import { childPath, fullName, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { childPath, fullName, jsonName, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 
 /**
  * Protobuf text format (`.pb_text`) → canonical proto3 JSON, by reflection over the schema.
@@ -180,7 +180,7 @@ export class TextFormatParser {
       }
       const nameTok = this.next();
       if (nameTok.kind !== 'ident') throw new TextFormatError(`line ${nameTok.line}: expected a field name, got ${this.show(nameTok)}`);
-      const field = type.fields[nameTok.text];
+      const field = type.fields[nameTok.text] ?? type.fields[jsonName(nameTok.text)];
       const fieldPath = childPath(path, nameTok.text);
       if (!field) {
         this.unknownFields.push({ path: fieldPath, typeName: fullName(type), field: nameTok.text });

@@ -80,26 +80,17 @@ export const WRAPPER_TYPES: Readonly<Record<string, string>> = {
   'google.protobuf.BytesValue': 'bytes',
 };
 
-/** Converts a Struct/Value/ListValue in message form ({fields: {k: {string_value}}}) to plain JSON. */
+/**
+ * Struct, Value and ListValue in message form → plain JSON. Decoders convert bottom-up, so the
+ * children (`fields` values, `values` items, `struct_value`, `list_value`) are already JSON.
+ */
 export function structValueToJson(value: Record<string, unknown>): unknown {
-  if ('null_value' in value) return null;
-  if ('number_value' in value) return value.number_value;
-  if ('string_value' in value) return value.string_value;
-  if ('bool_value' in value) return value.bool_value;
-  if ('struct_value' in value) return structToJson(value.struct_value as Record<string, unknown>);
-  if ('list_value' in value) return listToJson(value.list_value as Record<string, unknown>);
-  return null;
-}
-
-export function structToJson(struct: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const fields = (struct.fields ?? {}) as Record<string, Record<string, unknown>>;
-  for (const [k, v] of Object.entries(fields)) out[k] = structValueToJson(v);
-  return out;
-}
-
-export function listToJson(list: Record<string, unknown>): unknown[] {
-  return ((list.values ?? []) as Record<string, unknown>[]).map(structValueToJson);
+  // protobufjs' bundled google.protobuf.Value names its fields in camelCase (stringValue).
+  for (const kind of ['number', 'string', 'bool', 'struct', 'list']) {
+    if (`${kind}Value` in value) return value[`${kind}Value`];
+    if (`${kind}_value` in value) return value[`${kind}_value`];
+  }
+  return null; // null_value, or nothing set
 }
 
 /** The full message name of a type URL: everything after the last '/'. */

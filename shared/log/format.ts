@@ -90,7 +90,8 @@ const FLAGS: Record<string, Part> = {
   S: (_r, t) => p2(t.date.getSeconds()),
   e: (_r, t) => p3(Math.floor(t.sub)),
   f: (_r, t) => String(Math.floor(t.sub * 1000)).padStart(6, '0'),
-  F: (_r, t) => String(Math.floor(t.sub * 1_000_000)).padStart(9, '0'),
+  // The clock has microsecond resolution; %F prints it in nanoseconds.
+  F: (_r, t) => String(Math.floor(t.sub * 1000) * 1000).padStart(9, '0'),
   p: (_r, t) => ampm(t.date),
   r: (_r, t) => `${hour12(t.date)}:${p2(t.date.getMinutes())}:${p2(t.date.getSeconds())} ${ampm(t.date)}`,
   R: (_r, t) => `${p2(t.date.getHours())}:${p2(t.date.getMinutes())}`,

@@ -118,22 +118,20 @@ export function reopenLogs(): void {
 
 process.on('exit', () => registry.sink?.flush());
 
-interface CallSite {
-  getLineNumber(): number | null;
-  getFunctionName(): string | null;
-}
-
+/**
+ * The caller's line and function, from a one-frame stack. The text form of the stack is parsed
+ * (not V8's structured frames) because it is the form that source maps apply to, under tsx in
+ * development as under `--enable-source-maps`.
+ */
 function captureCallSite(skip: (...args: never[]) => unknown): { line: number; func: string } {
-  const holder: { stack?: CallSite[] } = {};
-  const previous = Error.prepareStackTrace;
+  const holder: { stack?: string } = {};
   const previousLimit = Error.stackTraceLimit;
-  Error.prepareStackTrace = (_err, frames) => frames;
   Error.stackTraceLimit = 1;
   Error.captureStackTrace(holder, skip);
-  const frame = holder.stack?.[0];
-  Error.prepareStackTrace = previous;
   Error.stackTraceLimit = previousLimit;
-  return { line: frame?.getLineNumber() ?? 0, func: frame?.getFunctionName() ?? '' };
+  const frame = holder.stack?.split('\n')[1] ?? '';
+  const m = /^\s*at (?:(.*?) \()?.*:(\d+):\d+\)?$/.exec(frame);
+  return { line: m ? Number(m[2]) : 0, func: m?.[1] ?? '' };
 }
 
 export class Logger {

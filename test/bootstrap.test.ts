@@ -1,0 +1,326 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { fromProto3JSON } from 'proto3-json-serializer';
+import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import { envoySchema } from '../shared/config/schema.js';
+import { HCM_TYPE, httpListener, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { tempDir } from './helpers/cli.js';
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+const source = (over: Partial<BootstrapSource>): BootstrapSource => ({
+  configPath: '',
+  configYaml: '',
+  bootstrapVersion: undefined,
+  allowUnknownStaticFields: false,
+  disableExtensions: [],
+  serviceCluster: '',
+  serviceNode: '',
+  serviceZone: '',
+  ...over,
+});
+
+function load(over: Partial<BootstrapSource>): LoadedBootstrap {
+  return loadBootstrap(source(over));
+}
+
+function errorsOf(over: Partial<BootstrapSource>): string[] {
+  try {
+    loadBootstrap(source(over));
+  } catch (err) {
+    assert.ok(err instanceof BootstrapError, String(err));
+    return err.errors;
+  }
+  assert.fail('expected the bootstrap to be refused');
+}
+
+const yamlOf = (doc: unknown) => JSON.stringify(doc, null, 2); // JSON is YAML
+
+const TEXT_BOOTSTRAP = `
+# the same bootstrap as minimalBootstrap(), in text format
+node {
+  id: "node-1"
+  cluster: 'node' "-" 'cluster-1'   # adjacent literals concatenate... to "node-cluster-1"
+  metadata { fields { key: "team" value { string_value: "edge" } }
+             fields { key: "replicas" value { number_value: 3 } } }
+}
+admin { address { socket_address { address: "127.0.0.1" port_value: 9901 } } }
+static_resources {
+  listeners {
+    name: "ingress"
+    address { socket_address: { address: "127.0.0.1", port_value: 10000 } }
+    filter_chains { filters {
+      name: "envoy.filters.network.http_connection_manager"
+      typed_config {
+        [type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager] {
+          stat_prefix: "ingress"
+          route_config { virtual_hosts { name: "all" domains: ["*"] routes { match { prefix: "/" } route { cluster: "backend" } } } }
+          http_filters { name: "envoy.filters.http.router"
+            typed_config { [type.googleapis.com/envoy.extensions.filters.http.router.v3.Router] {} } }
+        }
+      }
+    } }
+  }
+  clusters <
+    name: "backend"; type: STATIC; connect_timeout { seconds: 0 nanos: 250000000 }
+    per_connection_buffer_limit_bytes { value: 32768 }
+    load_assignment { cluster_name: "backend" endpoints { lb_endpoints { endpoint { address { socket_address { address: "127.0.0.1" port_value: 0x1F90 } } } } } }
+  >
+}
+stats_flush_interval { seconds: 2 nanos: 500000000 }
+`;
+
+describe('bootstrap formats', () => {
+  const expected = load({ configPath: tmp.file('b.yaml', yamlOf(minimalBootstrap())) }).bootstrap;
+
+  it('normalises YAML to canonical, default-free proto3 JSON', () => {
+    const clusters = (expected.static_resources as { clusters: Record<string, unknown>[] }).clusters;
+    assert.equal(clusters[0]!.connect_timeout, '0.250s');
+    assert.equal(clusters[0]!.per_connection_buffer_limit_bytes, 32768);
+    assert.equal(clusters[0]!.type, 'STATIC');
+    assert.equal(expected.stats_flush_interval, '2.500s');
+    assert.deepEqual((expected.node as { metadata: unknown }).metadata, { team: 'edge', replicas: 3 });
+    const filter = ((expected.static_resources as { listeners: { filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[] }[] }).listeners[0]!.filter_chains[0]!.filters[0]!);
+    assert.equal(filter.typed_config['@type'], HCM_TYPE);
+  });
+
+  it('reads .json, .yml and unknown extensions (as JSON) to the same result', () => {
+    assert.deepEqual(load({ configPath: tmp.file('b.json', JSON.stringify(minimalBootstrap())) }).bootstrap, expected);
+    assert.deepEqual(load({ configPath: tmp.file('b.yml', yamlOf(minimalBootstrap())) }).bootstrap, expected);
+    assert.deepEqual(load({ configPath: tmp.file('b.conf', JSON.stringify(minimalBootstrap())) }).bootstrap, expected);
+  });
+
+  it('reads binary proto3 (.pb) to the same result', () => {
+    const type = envoySchema().lookupType(BOOTSTRAP_TYPE);
+    const bytes = type.encode(fromProto3JSON(type, minimalBootstrap() as never)!).finish();
+    assert.deepEqual(load({ configPath: tmp.file('b.pb', bytes) }).bootstrap, expected);
+  });
+
+  it('reads text proto3 (.pb_text) to the same result', () => {
+    const got = load({ configPath: tmp.file('b.pb_text', TEXT_BOOTSTRAP) }).bootstrap;
+    assert.equal((got.node as { cluster: string }).cluster, 'node-cluster-1');
+    assert.deepEqual({ ...got, node: expected.node }, expected);
+  });
+
+  it('reports text-format syntax errors with their line', () => {
+    const errors = errorsOf({ configPath: tmp.file('bad.pb_text', 'node {\n  id: "x"\n  cluster: \n}\n') });
+    assert.match(errors[0]!, /bad\.pb_text: unable to parse text proto: line 4: expected a string/);
+  });
+
+  it('refuses unknown field numbers in binary protos, and counts them when allowed', () => {
+    const type = envoySchema().lookupType(BOOTSTRAP_TYPE);
+    const good = type.encode(fromProto3JSON(type, minimalBootstrap() as never)!).finish();
+    const withUnknown = Buffer.concat([good, Buffer.from([0xb8, 0x3e, 0x01])]); // field 999, varint 1
+    const path = tmp.file('unknown.pb', withUnknown);
+    assert.match(errorsOf({ configPath: path })[0]!, /#999: unknown field in envoy\.config\.bootstrap\.v3\.Bootstrap/);
+    assert.equal(load({ configPath: path, allowUnknownStaticFields: true }).unknownFields.length, 1);
+  });
+
+  it('reports unreadable files and YAML syntax errors', () => {
+    assert.deepEqual(errorsOf({ configPath: '/nonexistent/b.yaml' }), ['unable to read file: /nonexistent/b.yaml']);
+    assert.match(errorsOf({ configPath: tmp.file('dup.yaml', 'admin: {}\nadmin: {}\n') })[0]!, /unable to parse YAML: duplicated mapping key/);
+  });
+});
+
+describe('--config-yaml', () => {
+  it('merges over the file: scalars replace, repeated fields append, messages merge', () => {
+    const file = tmp.file('base.yaml', yamlOf(minimalBootstrap()));
+    const overlay = yamlOf({
+      admin: { address: { socket_address: { port_value: 9902 } } },
+      static_resources: { clusters: [staticCluster('extra', 8081)] },
+      node: { id: 'node-2' },
+    });
+    const got = load({ configPath: file, configYaml: overlay }).bootstrap as Record<string, any>;
+    assert.deepEqual(got.admin.address.socket_address, { address: '127.0.0.1', port_value: 9902 });
+    assert.deepEqual(got.static_resources.clusters.map((c: { name: string }) => c.name), ['backend', 'extra']);
+    assert.equal(got.node.id, 'node-2');
+    assert.equal(got.node.cluster, 'cluster-1');
+  });
+
+  it('is a bootstrap on its own when there is no file', () => {
+    const got = load({ configYaml: 'admin: { address: { socket_address: { address: 127.0.0.1, port_value: 9000 } } }' }).bootstrap as Record<string, any>;
+    assert.equal(got.admin.address.socket_address.port_value, 9000);
+  });
+
+  it('names itself in its errors', () => {
+    assert.match(errorsOf({ configYaml: 'admin: { bogus: 1 }' })[0]!, /^--config-yaml: admin\.bogus: unknown field in envoy\.config\.bootstrap\.v3\.Admin$/);
+  });
+});
+
+describe('v2 bootstraps', () => {
+  const v2 = {
+    admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'ingress',
+          address: { socket_address: { address: '127.0.0.1', port_value: 10000 } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.http_connection_manager',
+                  config: {
+                    stat_prefix: 'ingress',
+                    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { regex: '/api/.*' }, route: { cluster: 'backend' } }] }] },
+                    http_filters: [{ name: 'envoy.router' }],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: [{ name: 'backend', connect_timeout: '1s', type: 'STATIC', hosts: [{ socket_address: { address: '127.0.0.1', port_value: 8080 } }] }],
+    },
+  };
+
+  it('are upgraded to v3 for the fields the proxy supports', () => {
+    const got = load({ configPath: tmp.file('v2.yaml', yamlOf(v2)), bootstrapVersion: 2 });
+    const b = got.bootstrap as Record<string, any>;
+    const cluster = b.static_resources.clusters[0];
+    assert.deepEqual(cluster.load_assignment, {
+      cluster_name: 'backend',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 8080 } } } }] }],
+    });
+    const hcm = b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    assert.equal(hcm['@type'], HCM_TYPE);
+    assert.deepEqual(hcm.route_config.virtual_hosts[0].routes[0].match, { safe_regex: { regex: '/api/.*' } });
+    assert.match(got.warnings.join('\n'), /upgraded v2 configuration to v3: .*hosts → load_assignment/);
+    assert.match(got.warnings.join('\n'), /deprecated option 'envoy\.config\.bootstrap\.v3\.Admin\.access_log_path'/);
+  });
+
+  it('are upgraded when no --bootstrap-version is given, and refused as v3', () => {
+    assert.doesNotThrow(() => load({ configPath: tmp.file('v2b.yaml', yamlOf(v2)) }));
+    const errors = errorsOf({ configPath: tmp.file('v2c.yaml', yamlOf(v2)), bootstrapVersion: 3 });
+    assert.ok(errors.some((e) => /static_resources\.clusters\[0\]\.hosts: unknown field/.test(e)), errors.join('\n'));
+  });
+
+  it('rewrites v2 @type URLs through the API\'s previous_message_type annotations', () => {
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.static_resources.listeners[0].filter_chains[0].filters[0].typed_config['@type'] =
+      'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager';
+    const b = load({ configPath: tmp.file('v2type.yaml', yamlOf(doc)) }).bootstrap as Record<string, any>;
+    assert.equal(b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config['@type'], HCM_TYPE);
+  });
+
+  it('refuses an unsupported --bootstrap-version', () => {
+    assert.match(errorsOf({ configYaml: '{}', bootstrapVersion: 4 })[0]!, /--bootstrap-version 4 is not supported \(2 or 3\)/);
+  });
+});
+
+describe('unknown fields', () => {
+  const doc = () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.clusters[0].bogus_field = 1;
+    d.admin.another_bogus = { x: 1 };
+    return d;
+  };
+
+  it('are rejected with their field path', () => {
+    const errors = errorsOf({ configPath: tmp.file('u.yaml', yamlOf(doc())) });
+    assert.deepEqual(errors.sort(), [
+      'admin.another_bogus: unknown field in envoy.config.bootstrap.v3.Admin',
+      'static_resources.clusters[0].bogus_field: unknown field in envoy.config.cluster.v3.Cluster',
+    ]);
+  });
+
+  it('are warned about once each and counted under --allow-unknown-static-fields', () => {
+    const d = doc();
+    d.static_resources.clusters.push({ ...staticCluster('second', 8081), bogus_field: 2 });
+    const got = load({ configPath: tmp.file('u2.yaml', yamlOf(d)), allowUnknownStaticFields: true });
+    assert.equal(got.unknownFields.length, 3);
+    const warnings = got.warnings.filter((w) => w.includes('--allow-unknown-static-fields'));
+    assert.equal(warnings.length, 2);
+    assert.ok(!('bogus_field' in (got.bootstrap as any).static_resources.clusters[0]));
+  });
+});
+
+describe('field checks from the schema and Envoy\'s constraint annotations', () => {
+  const cases: [string, (d: Record<string, any>) => void, RegExp][] = [
+    ['wrong scalar type', (d) => (d.admin.address.socket_address.port_value = 'eighty'), /port_value: expected an integer \(uint32\), got the string "eighty"/],
+    ['out-of-range port', (d) => (d.admin.address.socket_address.port_value = 70000), /port_value: value must be less than or equal to 65535/],
+    ['empty cluster name', (d) => (d.static_resources.clusters[0].name = ''), /clusters\[0\]\.name: value length must be at least 1 characters/],
+    ['unknown enum value', (d) => (d.static_resources.clusters[0].type = 'ROUND'), /clusters\[0\]\.type: unknown value "ROUND" for enum envoy\.config\.cluster\.v3\.Cluster\.DiscoveryType/],
+    ['malformed duration', (d) => (d.static_resources.clusters[0].connect_timeout = '250ms'), /connect_timeout: expected a duration such as "1s"/],
+    ['a map for a repeated field', (d) => (d.static_resources.clusters = { a: 1 }), /static_resources\.clusters: expected a list for repeated field clusters/],
+    ['two members of a oneof', (d) => (d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.path = '/x'), /only one of .*prefix.*path/],
+  ];
+  for (const [name, mutate, message] of cases) {
+    it(`reports ${name}`, () => {
+      const d = minimalBootstrap() as Record<string, any>;
+      mutate(d);
+      const errors = errorsOf({ configPath: tmp.file('f.yaml', yamlOf(d)) });
+      assert.ok(errors.some((e) => message.test(e)), errors.join('\n'));
+    });
+  }
+
+  it('reports every error of a document at once', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.admin.address.socket_address.port_value = 70000;
+    d.static_resources.clusters[0].name = '';
+    d.static_resources.clusters[0].nonsense = true;
+    assert.equal(errorsOf({ configPath: tmp.file('many.yaml', yamlOf(d)) }).length, 3);
+  });
+});
+
+describe('extensions', () => {
+  it('refuse a typed_config the proxy does not implement, naming its type URL', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log = [
+      { name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: '/dev/stdout' } },
+    ];
+    const errors = errorsOf({ configPath: tmp.file('x.yaml', yamlOf(d)) });
+    assert.match(errors[0]!, /access_log\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.access_loggers\.file\.v3\.FileAccessLog' is not implemented by this proxy/);
+  });
+
+  it('refuse a type URL that is not in the schema at all', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config['@type'] = 'type.googleapis.com/acme.Nope';
+    assert.match(errorsOf({ configPath: tmp.file('y.yaml', yamlOf(d)) })[0]!, /type URL 'type\.googleapis\.com\/acme\.Nope' is not a type this proxy knows/);
+  });
+
+  it('honour --disable-extensions', () => {
+    const errors = errorsOf({ configPath: tmp.file('z.yaml', yamlOf(minimalBootstrap())), disableExtensions: ['envoy.filters.http/envoy.filters.http.router'] });
+    assert.match(errors[0]!, /extension 'envoy\.filters\.http\/envoy\.filters\.http\.router' is disabled by --disable-extensions/);
+  });
+
+  it('warn about --disable-extensions entries that name nothing', () => {
+    const got = load({ configPath: tmp.file('w.yaml', yamlOf(minimalBootstrap())), disableExtensions: ['nonsense', 'envoy.filters.http/envoy.filters.http.nope'] });
+    assert.ok(got.warnings.includes("failed to disable invalid extension name 'nonsense'"));
+    assert.ok(got.warnings.includes("failed to disable unknown extension 'envoy.filters.http/envoy.filters.http.nope'"));
+  });
+});
+
+describe('whole-bootstrap checks', () => {
+  const cases: [string, (d: Record<string, any>) => void, RegExp][] = [
+    ['duplicate cluster names', (d) => d.static_resources.clusters.push(staticCluster('backend', 9)), /clusters\[1\]\.name: cluster manager: duplicate cluster 'backend'/],
+    ['duplicate listener names', (d) => d.static_resources.listeners.push(httpListener('ingress', 10001)), /listeners\[1\]\.name: duplicate listener name 'ingress'/],
+    ['duplicate listener addresses', (d) => d.static_resources.listeners.push(httpListener('other', 10000)), /listener address '127\.0\.0\.1:10000' is already used by listeners\[0\]/],
+    ['a route naming an unknown cluster', (d) => d.static_resources.listeners.push(httpListener('other', 10001, 'nowhere')), /routes\[0\]\.route\.cluster: route: unknown cluster 'nowhere'/],
+    ['an unparsable listener address', (d) => (d.static_resources.listeners[0].address.socket_address.address = 'localhost'), /listeners\[0\]\.address\.socket_address\.address: malformed IP address: localhost/],
+    ['a hostname in a STATIC cluster', (d) => (d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address = 'backend.local'), /malformed IP address: backend\.local/],
+    ['an unparsable admin address', (d) => (d.admin.address.socket_address.address = '127.0.0.300'), /admin\.address\.socket_address\.address: malformed IP address: 127\.0\.0\.300/],
+    ['an invalid RE2 regex', (d) => (d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match = { safe_regex: { regex: '(a' } }), /safe_regex\.regex: invalid RE2 regex '\(a'/],
+    ['a router that is not last', (d) => d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.push({ name: 'envoy.filters.http.health_check', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck', pass_through_mode: false } }), /the router filter is terminal but is not the last filter/],
+    ['a weight above 100', (d) => (d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].load_balancing_weight = 101), /host weight must be between 1 and 100, got 101/],
+    ['an unsupported cluster type', (d) => (d.static_resources.clusters[0].type = 'EDS'), /cluster type EDS is not supported by this proxy/],
+    ['dynamic resources', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: '/x' } } }), /dynamic_resources: xDS \(dynamic configuration\) is not supported/],
+  ];
+  for (const [name, mutate, message] of cases) {
+    it(`refuse ${name}`, () => {
+      const d = minimalBootstrap() as Record<string, any>;
+      mutate(d);
+      const errors = errorsOf({ configPath: tmp.file('s.yaml', yamlOf(d)) });
+      assert.ok(errors.some((e) => message.test(e)), errors.join('\n'));
+    });
+  }
+
+  it('apply --service-node, --service-cluster and --service-zone over the bootstrap node', () => {
+    const b = load({ configPath: tmp.file('n.yaml', yamlOf(minimalBootstrap())), serviceNode: 'n9', serviceCluster: 'c9', serviceZone: 'z9' }).bootstrap as Record<string, any>;
+    assert.equal(b.node.id, 'n9');
+    assert.equal(b.node.cluster, 'c9');
+    assert.deepEqual(b.node.locality, { zone: 'z9' });
+  });
+});

@@ -1,0 +1,52 @@
+/** Small v3 bootstraps for tests, as plain canonical JSON. */
+
+export const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+export const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
+
+export function httpListener(name: string, port: number, cluster = 'backend'): Record<string, unknown> {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: port } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type': HCM_TYPE,
+              stat_prefix: name,
+              route_config: {
+                virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }],
+              },
+              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export function staticCluster(name: string, port: number): Record<string, unknown> {
+  return {
+    name,
+    type: 'STATIC',
+    connect_timeout: '0.25s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
+    },
+  };
+}
+
+export function minimalBootstrap(): Record<string, unknown> {
+  return {
+    node: { id: 'node-1', cluster: 'cluster-1', metadata: { team: 'edge', replicas: 3 } },
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } },
+    static_resources: {
+      listeners: [httpListener('ingress', 10000)],
+      clusters: [{ ...staticCluster('backend', 8080), per_connection_buffer_limit_bytes: 32768 }],
+    },
+    stats_flush_interval: '2.5s',
+  };
+}

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cpus } from 'node:os';
+import { DEFAULT_LOG_FORMAT } from '../shared/log/format.js';
+import { Level } from '../shared/log/levels.js';
+import { DEFAULT_SOCKET_PATH, OPTION_SPECS, helpText, parseOptions, type Options, type ParseOutcome } from '../supervisor/options.js';
+import { runProxy } from './helpers/cli.js';
+
+const environment = (env: NodeJS.ProcessEnv = {}) => ({
+  argv0: 'proxy',
+  env,
+  version: () => 'abc/1.0.0/Clean/RELEASE/OpenSSL',
+  hotRestartVersion: (disabled: boolean) => (disabled ? 'disabled' : '1.32'),
+});
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Options {
+  const out = parseOptions(args, environment(env));
+  assert.equal(out.kind, 'run', out.kind === 'exit' ? out.stderr : '');
+  return (out as Extract<ParseOutcome, { kind: 'run' }>).options;
+}
+
+function fail(args: string[], env: NodeJS.ProcessEnv = {}): Extract<ParseOutcome, { kind: 'exit' }> {
+  const out = parseOptions(args, environment(env));
+  assert.equal(out.kind, 'exit', `expected ${args.join(' ')} to be refused`);
+  return out as Extract<ParseOutcome, { kind: 'exit' }>;
+}
+
+interface Row {
+  option: string;
+  field: keyof Options;
+  default: unknown;
+  valid: [string[], unknown];
+  /** Arguments that must be refused, and a piece of the message; null where every value is valid. */
+  invalid: [string[], string] | null;
+}
+
+// One row per option of seed §2.9: its default, one valid value, one invalid value and its message.
+const ROWS: Row[] = [
+  { option: 'config-path', field: 'configPath', default: '', valid: [['-c', 'x.yaml'], 'x.yaml'], invalid: [['-c'], 'Missing a value for this argument!'] },
+  { option: 'config-yaml', field: 'configYaml', default: '', valid: [['--config-yaml', 'admin: {}'], 'admin: {}'], invalid: [['--config-yaml', 'a', '--config-yaml', 'b'], 'Argument already set!'] },
+  { option: 'bootstrap-version', field: 'bootstrapVersion', default: undefined, valid: [['--bootstrap-version', '2'], 2], invalid: [['--bootstrap-version', 'three'], "Couldn't read argument value from string 'three'"] },
+  { option: 'mode', field: 'mode', default: 'serve', valid: [['--mode', 'validate'], 'validate'], invalid: [['--mode', 'bogus'], "error: unknown mode 'bogus'"] },
+  { option: 'admin-address-path', field: 'adminAddressPath', default: '', valid: [['--admin-address-path', '/tmp/a'], '/tmp/a'], invalid: [['--admin-address-path'], 'Missing a value'] },
+  { option: 'local-address-ip-version', field: 'localAddressIpVersion', default: 'v4', valid: [['--local-address-ip-version', 'v6'], 'v6'], invalid: [['--local-address-ip-version', 'v5'], "error: unknown IP address version 'v5'"] },
+  { option: 'base-id', field: 'baseId', default: 0, valid: [['--base-id', '7'], 7], invalid: [['--base-id', '-1'], "Couldn't read argument value from string '-1'"] },
+  { option: 'use-dynamic-base-id', field: 'useDynamicBaseId', default: false, valid: [['--use-dynamic-base-id'], true], invalid: [['--use-dynamic-base-id', '--restart-epoch', '1'], 'error: cannot use --restart-epoch=1 with --use-dynamic-base-id'] },
+  { option: 'base-id-path', field: 'baseIdPath', default: '', valid: [['--base-id-path', '/tmp/b'], '/tmp/b'], invalid: [['--base-id-path'], 'Missing a value'] },
+  { option: 'concurrency', field: 'concurrency', default: cpus().length, valid: [['--concurrency', '3'], 3], invalid: [['--concurrency', '1.5'], "Couldn't read argument value from string '1.5'"] },
+  { option: 'cpuset-threads', field: 'cpusetThreads', default: false, valid: [['--cpuset-threads'], true], invalid: [['--cpuset-threads=yes'], 'does not take a value'] },
+  { option: 'log-level', field: 'logLevel', default: Level.info, valid: [['-l', 'warn'], Level.warning], invalid: [['-l', 'loud'], "error: invalid log level specified 'loud'"] },
+  { option: 'component-log-level', field: 'componentLogLevel', default: '', valid: [['--component-log-level', 'upstream:debug,config:trace'], 'upstream:debug,config:trace'], invalid: [['--component-log-level', 'upstream=debug'], "error: component log level not correctly specified 'upstream=debug'"] },
+  { option: 'log-format', field: 'logFormat', default: DEFAULT_LOG_FORMAT, valid: [['--log-format', '%v'], '%v'], invalid: [['--log-format'], 'Missing a value'] },
+  { option: 'log-format-prefix-with-location', field: 'logFormatPrefixWithLocation', default: false, valid: [['--log-format-prefix-with-location', '1'], true], invalid: [['--log-format-prefix-with-location', 'maybe'], "invalid --log-format-prefix-with-location 'maybe'"] },
+  { option: 'log-format-escaped', field: 'logFormatEscaped', default: false, valid: [['--log-format-escaped'], true], invalid: [['--log-format-escaped=1'], 'does not take a value'] },
+  { option: 'enable-fine-grain-logging', field: 'enableFineGrainLogging', default: false, valid: [['--enable-fine-grain-logging'], true], invalid: [['--enable-fine-grain-logging', '--component-log-level', 'http:debug'], 'error: --component-log-level will not work with --enable-fine-grain-logging'] },
+  { option: 'log-path', field: 'logPath', default: '', valid: [['--log-path', '/tmp/proxy.log'], '/tmp/proxy.log'], invalid: [['--log-path'], 'Missing a value'] },
+  { option: 'restart-epoch', field: 'restartEpoch', default: 0, valid: [['--restart-epoch', '4'], 4], invalid: [['--restart-epoch', 'x'], "Couldn't read argument value from string 'x'"] },
+  { option: 'hot-restart-version', field: 'hotRestartVersion', default: false, valid: [[], false], invalid: null },
+  { option: 'service-cluster', field: 'serviceCluster', default: '', valid: [['--service-cluster', 'c1'], 'c1'], invalid: [['--service-cluster'], 'Missing a value'] },
+  { option: 'service-node', field: 'serviceNode', default: '', valid: [['--service-node', 'n1'], 'n1'], invalid: [['--service-node'], 'Missing a value'] },
+  { option: 'service-zone', field: 'serviceZone', default: '', valid: [['--service-zone', 'z1'], 'z1'], invalid: [['--service-zone'], 'Missing a value'] },
+  { option: 'file-flush-interval-msec', field: 'fileFlushIntervalMsec', default: 10000, valid: [['--file-flush-interval-msec', '500'], 500], invalid: [['--file-flush-interval-msec', '5s'], "Couldn't read argument value from string '5s'"] },
+  { option: 'drain-time-s', field: 'drainTimeS', default: 600, valid: [['--drain-time-s', '30'], 30], invalid: [['--drain-time-s', '99999999999'], "Couldn't read argument value"] },
+  { option: 'drain-strategy', field: 'drainStrategy', default: 'gradual', valid: [['--drain-strategy', 'immediate'], 'immediate'], invalid: [['--drain-strategy', 'sudden'], "error: unknown drain-strategy 'sudden'"] },
+  { option: 'parent-shutdown-time-s', field: 'parentShutdownTimeS', default: 900, valid: [['--parent-shutdown-time-s', '60'], 60], invalid: [['--parent-shutdown-time-s', ''], "Couldn't read argument value from string ''"] },
+  { option: 'disable-hot-restart', field: 'disableHotRestart', default: false, valid: [['--disable-hot-restart'], true], invalid: [['--disable-hot-restart=false'], 'does not take a value'] },
+  { option: 'enable-mutex-tracing', field: 'enableMutexTracing', default: false, valid: [['--enable-mutex-tracing'], true], invalid: [['--enable-mutex-tracing=1'], 'does not take a value'] },
+  { option: 'allow-unknown-static-fields', field: 'allowUnknownStaticFields', default: false, valid: [['--allow-unknown-static-fields'], true], invalid: [['--allow-unknown-static-fields=1'], 'does not take a value'] },
+  { option: 'allow-unknown-fields', field: 'allowUnknownStaticFields', default: false, valid: [['--allow-unknown-fields'], true], invalid: [['--allow-unknown-fields=1'], 'does not take a value'] },
+  { option: 'reject-unknown-dynamic-fields', field: 'rejectUnknownDynamicFields', default: false, valid: [['--reject-unknown-dynamic-fields'], true], invalid: [['--reject-unknown-dynamic-fields=0'], 'does not take a value'] },
+  { option: 'ignore-unknown-dynamic-fields', field: 'ignoreUnknownDynamicFields', default: false, valid: [['--ignore-unknown-dynamic-fields'], true], invalid: [['--ignore-unknown-dynamic-fields=0'], 'does not take a value'] },
+  { option: 'disable-extensions', field: 'disableExtensions', default: [], valid: [['--disable-extensions', 'envoy.filters.http/envoy.filters.http.router,a/b'], ['envoy.filters.http/envoy.filters.http.router', 'a/b']], invalid: [['--disable-extensions'], 'Missing a value'] },
+  { option: 'socket-path', field: 'socketPath', default: DEFAULT_SOCKET_PATH, valid: [['--socket-path', '/tmp/hr'], '/tmp/hr'], invalid: [['--socket-path'], 'Missing a value'] },
+  { option: 'socket-mode', field: 'socketMode', default: 0, valid: [['--socket-path', '/tmp/hr', '--socket-mode', '644'], 0o644], invalid: [['--socket-path', '/tmp/hr', '--socket-mode', '999'], "error: invalid socket-mode '999'"] },
+];
+
+describe('startup options', () => {
+  it('the table covers every option of the command line', () => {
+    const covered = new Set(ROWS.map((r) => r.option));
+    const missing = OPTION_SPECS.map((s) => s.name).filter((n) => !covered.has(n) && n !== 'help' && n !== 'version');
+    assert.deepEqual(missing, []);
+  });
+
+  const defaults = run([]);
+  for (const row of ROWS) {
+    describe(`--${row.option}`, () => {
+      it(`defaults to ${JSON.stringify(row.default)}`, () => assert.deepEqual(defaults[row.field], row.default));
+      it(`accepts ${row.valid[0].join(' ') || '(nothing)'}`, () => assert.deepEqual(run(row.valid[0])[row.field], row.valid[1]));
+      if (row.invalid) {
+        const [args, message] = row.invalid;
+        it(`refuses ${args.join(' ')}`, () => {
+          const out = fail(args);
+          assert.equal(out.code, 1);
+          assert.match(out.stderr, new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+        });
+      }
+    });
+  }
+});
+
+describe('command-line parsing rules', () => {
+  it('accepts --opt=value and --opt value alike', () => {
+    assert.equal(run(['--mode=validate']).mode, 'validate');
+    assert.equal(run(['--concurrency=2']).concurrency, 2);
+    assert.equal(run(['-lwarn']).logLevel, Level.warning);
+  });
+
+  it('names an unknown option, in the layout of Envoy\'s parser', () => {
+    const out = fail(['--bogus-flag', '1']);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /^PARSE ERROR: Argument: --bogus-flag\n {13}Couldn't find match for argument\n/);
+    assert.match(out.stderr, /For complete USAGE and HELP type: \n {3}proxy --help/);
+  });
+
+  it('refuses a stray positional argument', () => {
+    assert.match(fail(['extra']).stderr, /Argument: extra\n {13}Couldn't find match for argument/);
+  });
+
+  it('ignores everything after -- (as --ignore_rest does)', () => {
+    assert.equal(run(['--mode', 'validate', '--', '--bogus']).mode, 'validate');
+  });
+
+  it('runs one worker for --concurrency 0', () => {
+    assert.equal(run(['--concurrency', '0']).concurrency, 1);
+  });
+
+  it('warns about deprecated aliases and conflicting options', () => {
+    const out = parseOptions(['--allow-unknown-fields', '--concurrency', '2', '--cpuset-threads'], environment());
+    assert.equal(out.kind, 'run');
+    const warnings = (out as Extract<ParseOutcome, { kind: 'run' }>).warnings.join('\n');
+    assert.match(warnings, /--allow-unknown-fields is deprecated, use --allow-unknown-static-fields instead/);
+    assert.match(warnings, /Both --concurrency and --cpuset-threads options are set; not applying --cpuset-threads/);
+  });
+
+  it('takes the epoch from RESTART_EPOCH when --restart-epoch is absent', () => {
+    assert.equal(run([], { RESTART_EPOCH: '3' }).restartEpoch, 3);
+    assert.equal(run(['--restart-epoch', '5'], { RESTART_EPOCH: '3' }).restartEpoch, 5);
+    assert.match(fail([], { RESTART_EPOCH: 'x' }).stderr, /invalid RESTART_EPOCH environment value 'x'/);
+    assert.match(fail(['--use-dynamic-base-id'], { RESTART_EPOCH: '2' }).stderr, /cannot use --restart-epoch=2 with --use-dynamic-base-id/);
+  });
+
+  it('refuses --socket-mode with an abstract socket path', () => {
+    assert.match(fail(['--socket-mode', '644']).stderr, /cannot be used with the abstract --socket-path '@proxy_domain_socket'/);
+    assert.equal(run(['--socket-path', '/tmp/s']).socketMode, 0o600);
+  });
+
+  it('checks component names and levels of --component-log-level', () => {
+    assert.match(fail(['--component-log-level', 'nosuch:debug']).stderr, /error: invalid component specified 'nosuch'/);
+    assert.match(fail(['--component-log-level', 'http:loud']).stderr, /error: invalid log level specified 'loud'/);
+    assert.equal(run(['--component-log-level', 'http:debug']).componentLevels.get('http'), Level.debug);
+  });
+
+  it('validates in Envoy\'s order: the log level before the mode', () => {
+    assert.match(fail(['-l', 'loud', '--mode', 'bogus']).stderr, /invalid log level/);
+  });
+
+  it('prints the hot restart version to stderr without a newline, or "disabled"', () => {
+    assert.deepEqual(fail(['--hot-restart-version']), { kind: 'exit', code: 0, stdout: '', stderr: '1.32' });
+    assert.equal(fail(['--hot-restart-version', '--disable-hot-restart']).stderr, 'disabled');
+  });
+
+  it('handles --help and --version where they stand, before later errors', () => {
+    assert.equal(fail(['--version', '--bogus']).code, 0);
+    assert.equal(fail(['--bogus', '--version']).code, 1);
+    assert.equal(fail(['-h']).stdout, helpText('proxy'));
+  });
+
+  it('--help lists every option', () => {
+    const help = helpText('proxy');
+    for (const spec of OPTION_SPECS) assert.ok(help.includes(`--${spec.name}`), `--help lacks --${spec.name}`);
+    assert.match(help, /Log levels: \[trace\]\[debug\]\[info\]\[warning\|warn\]\[error\]\[critical\]\[off\]/);
+  });
+});
+
+describe('the real command line', () => {
+  it('--version prints five slash-separated fields', async () => {
+    const out = await runProxy(['--version']);
+    assert.equal(out.code, 0);
+    const m = /^\nproxy {2}version: (\S+)\n\n$/.exec(out.stdout);
+    assert.ok(m, out.stdout);
+    const fields = m[1]!.split('/');
+    assert.equal(fields.length, 5);
+    assert.match(fields[0]!, /^[0-9a-f]{40}$/);
+    assert.match(fields[1]!, /^\d+\.\d+\.\d+(-dev)?$/);
+    assert.ok(['Clean', 'Modified'].includes(fields[2]!));
+    assert.equal(fields[3], 'RELEASE');
+    assert.match(fields[4]!, /^OpenSSL(-FIPS)?$/);
+  });
+
+  it('--hot-restart-version prints <protocol>.<layout size>', async () => {
+    const out = await runProxy(['--hot-restart-version']);
+    assert.equal(out.code, 0);
+    assert.match(out.stderr, /^\d+\.\d+$/);
+    assert.equal((await runProxy(['--hot-restart-version', '--disable-hot-restart'])).stderr, 'disabled');
+  });
+
+  it('exits 1 naming an unknown option', async () => {
+    const out = await runProxy(['--no-such-option']);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /PARSE ERROR: Argument: --no-such-option/);
+  });
+
+  it('exits 1 when neither -c nor --config-yaml is given', async () => {
+    const out = await runProxy(['--mode', 'validate']);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /\[critical\]\[main\].*At least one of --config-path or --config-yaml should be non-empty/);
+    assert.equal(out.stdout, '');
+  });
+});

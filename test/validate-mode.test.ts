@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { minimalBootstrap } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+function listen(): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+describe('--mode validate', () => {
+  it('prints an OK line and exits 0 for the bundled example', async () => {
+    const out = await runProxy(['--mode', 'validate', '-c', 'examples/front-proxy.yaml']);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, "configuration 'examples/front-proxy.yaml' OK\n");
+  });
+
+  it('accepts --config-yaml alone, naming an empty path', async () => {
+    const out = await runProxy(['--mode', 'validate', '--config-yaml', JSON.stringify(minimalBootstrap())]);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(out.stdout, "configuration '' OK\n");
+  });
+
+  it('prints every error as a critical line and exits 1, with nothing on stdout', async () => {
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.static_resources.clusters[0].bogus = true;
+    doc.admin.address.socket_address.port_value = 'x';
+    const path = tmp.file('bad.yaml', JSON.stringify(doc));
+    const out = await runProxy(['--mode', 'validate', '-c', path]);
+    assert.equal(out.code, 1);
+    assert.equal(out.stdout, '');
+    const lines = out.stderr.trim().split('\n');
+    assert.equal(lines.length, 2, out.stderr);
+    for (const line of lines) assert.match(line, new RegExp(`\\[critical\\]\\[main\\] .*error initializing configuration '${path}': `));
+    assert.match(out.stderr, /static_resources\.clusters\[0\]\.bogus: unknown field/);
+    assert.match(out.stderr, /admin\.address\.socket_address\.port_value: expected an integer/);
+  });
+
+  it('binds no socket and touches no shared memory', async () => {
+    // The admin port is taken: a validating proxy must not notice, because it binds nothing.
+    const blocker = await listen();
+    const port = (blocker.address() as { port: number }).port;
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.admin.address.socket_address.port_value = port;
+    doc.static_resources.listeners[0].address.socket_address.port_value = port;
+    const shmBefore = readdirSync('/dev/shm').filter((f) => f.startsWith('proxy'));
+    try {
+      const out = await runProxy(['--mode', 'validate', '-c', tmp.file('taken.yaml', JSON.stringify(doc))]);
+      assert.equal(out.code, 0, out.stderr);
+    } finally {
+      blocker.close();
+    }
+    assert.deepEqual(readdirSync('/dev/shm').filter((f) => f.startsWith('proxy')), shmBefore);
+  });
+
+  it('logs warnings (here: an allowed unknown field) without failing', async () => {
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.static_resources.clusters[0].future_field = 1;
+    const out = await runProxy(['--mode', 'validate', '--allow-unknown-static-fields', '-c', tmp.file('unknown.yaml', JSON.stringify(doc))]);
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stderr, /\[warning\]\[main\] .*unknown field 'future_field' in envoy\.config\.cluster\.v3\.Cluster/);
+  });
+
+  it('refuses an invalid bootstrap whatever the format', async () => {
+    const out = await runProxy(['--mode', 'validate', '-c', tmp.file('bad.pb_text', 'admin { nonsense: 1 }')]);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /admin\.nonsense: unknown field in envoy\.config\.bootstrap\.v3\.Admin/);
+  });
+});
