@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
-import { checkFieldRules, oneofRequired } from './pgv.js';
-import { childPath, fullName, type JsonObject } from './proto-json.js';
+import { checkFieldRules, fieldRules, oneofRequired } from './pgv.js';
+import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
 
 /**
@@ -8,15 +8,37 @@ import { typeNameOfUrl } from './wkt.js';
  * Envoy validates the bootstrap once, after `--config-yaml` is merged over the file, so an
  * overlay may set one field of a message whose other required fields come from the file.
  */
+
+interface Plan {
+  /** Fields with rules, or of message type (to descend into). */
+  fields: protobuf.Field[];
+  requiredOneofs: protobuf.OneOf[];
+}
+
+const plans = new WeakMap<protobuf.Type, Plan>();
+
+function planFor(type: protobuf.Type): Plan {
+  let plan = plans.get(type);
+  if (!plan) {
+    plan = {
+      fields: type.fieldsArray.filter((f) => fieldRules(f) !== null || f.resolvedType instanceof protobuf.Type),
+      requiredOneofs: type.oneofsArray.filter(oneofRequired),
+    };
+    plans.set(type, plan);
+  }
+  return plan;
+}
+
 export function checkConstraints(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
-  const name = fullName(type);
-  if (name.startsWith('google.protobuf.')) return;
-  for (const field of type.fieldsArray) {
+  if (fullName(type).startsWith('google.protobuf.')) return;
+  const plan = planFor(type);
+  for (const field of plan.fields) {
     const value = message[field.name];
     const fieldPath = childPath(path, field.name);
-    const enumType = field.resolvedType instanceof protobuf.Enum ? field.resolvedType : null;
-    const enumNumber = enumType ? enumNumbers(enumType, value) : undefined;
-    checkFieldRules({ field, value, enumNumber, fail: (msg) => errors.push(`${fieldPath}: ${msg}`) });
+    if (fieldRules(field)) {
+      const enumNumber = field.resolvedType instanceof protobuf.Enum ? enumNumbers(field.resolvedType, value) : undefined;
+      checkFieldRules(field, value, enumNumber, fieldPath, errors);
+    }
     if (!(field.resolvedType instanceof protobuf.Type) || value === undefined) continue;
     const inner = field.resolvedType;
     if (field.map) {
@@ -27,8 +49,8 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
       checkNested(inner, value, fieldPath, errors);
     }
   }
-  for (const oneof of type.oneofsArray) {
-    if (oneofRequired(oneof) && !oneof.fieldsArray.some((f) => message[f.name] !== undefined)) {
+  for (const oneof of plan.requiredOneofs) {
+    if (!oneof.fieldsArray.some((f) => message[f.name] !== undefined)) {
       errors.push(`${path || '<root>'}: one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} is required`);
     }
   }
@@ -37,19 +59,14 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
 function checkNested(type: protobuf.Type, value: unknown, path: string, errors: string[]): void {
   if (fullName(type) === 'google.protobuf.Any') {
     const any = value as JsonObject;
-    let inner: protobuf.Type | null = null;
-    try {
-      inner = type.root.lookupType(typeNameOfUrl(String(any['@type'])));
-    } catch {
-      return; // an unknown type is reported by the extension check
-    }
+    const inner = lookupTypeOrNull(type.root as protobuf.Root, typeNameOfUrl(String(any['@type'])));
+    if (!inner) return; // an unknown type is reported by the extension check
     const { '@type': _t, ...fields } = any;
     checkConstraints(inner, fields, path, errors);
     return;
   }
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) checkConstraints(type, value as JsonObject, path, errors);
 }
-
 function enumNumbers(type: protobuf.Enum, value: unknown): number | number[] | undefined {
   const one = (v: unknown) => (typeof v === 'number' ? v : (type.values[String(v)] ?? 0));
   if (value === undefined) return undefined;

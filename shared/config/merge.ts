@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import type { JsonObject } from './proto-json.js';
+import { fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
 
 /**
@@ -35,14 +35,14 @@ export function mergeMessage(type: protobuf.Type, base: JsonObject, overlay: Jso
 }
 
 function mergeValue(type: protobuf.Type, current: unknown, value: unknown): unknown {
-  const name = type.fullName.replace(/^\./, '');
+  const name = fullName(type);
   if (name === 'google.protobuf.Struct') return { ...(current as JsonObject), ...(value as JsonObject) };
   if (name === 'google.protobuf.Any') {
     const a = current as JsonObject;
     const b = value as JsonObject;
     if (a['@type'] !== b['@type']) return b;
-    const inner = type.root.lookupType(typeNameOfUrl(String(b['@type'])));
-    if (inner.fullName.startsWith('.google.protobuf.')) return b;
+    const inner = lookupTypeOrNull(type.root as protobuf.Root, typeNameOfUrl(String(b['@type'])));
+    if (!inner || fullName(inner).startsWith('google.protobuf.')) return b;
     const { '@type': typeUrl, ...aFields } = a;
     const { '@type': _same, ...bFields } = b;
     return { '@type': typeUrl, ...mergeMessage(inner, aFields, bFields) };

@@ -150,12 +150,25 @@ const numericKinds = [
   'sfixed32', 'sfixed64', 'double', 'float', 'uintN',
 ];
 
+const kindCache = new WeakMap<Rules, Set<string>>();
+
+/** The rule kinds present (`string`, `uint32`, `duration`, …), computed once per rules object. */
+function kindsOf(rules: Rules): Set<string> {
+  let kinds = kindCache.get(rules);
+  if (!kinds) {
+    kinds = new Set(Object.keys(rules).map((k) => k.slice(0, k.indexOf('.'))));
+    kindCache.set(rules, kinds);
+  }
+  return kinds;
+}
+
 /** Checks one (non-repeated) value against rules rooted at its kind (`string.`, `uint32.`, …). */
 function checkValue(rules: Rules, value: unknown, fail: (msg: string) => void, enumDefined?: (n: number) => boolean): void {
+  const kinds = kindsOf(rules);
   if (typeof value === 'string') {
-    if (Object.keys(rules).some((k) => k.startsWith('duration.'))) checkDuration(rules, value, fail);
-    checkString(rules, 'string', value, fail);
-    if (Object.keys(rules).some((k) => k.startsWith('bytes.'))) {
+    if (kinds.has('duration')) checkDuration(rules, value, fail);
+    if (kinds.has('string')) checkString(rules, 'string', value, fail);
+    if (kinds.has('bytes')) {
       const len = Buffer.from(value, 'base64').length;
       const min = rules['bytes.min_len'];
       const max = rules['bytes.max_len'];
@@ -165,7 +178,7 @@ function checkValue(rules: Rules, value: unknown, fail: (msg: string) => void, e
     // enum values are normalised to their names; `enum.in`/`not_in` compare numbers
   }
   if (typeof value === 'number') {
-    for (const kind of numericKinds) if (Object.keys(rules).some((k) => k.startsWith(kind + '.'))) checkNumber(rules, kind, value, fail);
+    for (const kind of numericKinds) if (kinds.has(kind)) checkNumber(rules, kind, value, fail);
     if (rules['enum.defined_only'] === true && enumDefined && !enumDefined(value)) fail('value must be one of the defined enum values');
   }
   if (typeof value === 'boolean') {
@@ -174,19 +187,16 @@ function checkValue(rules: Rules, value: unknown, fail: (msg: string) => void, e
   }
 }
 
-export interface FieldCheck {
-  field: protobuf.Field;
-  /** The normalised value, or undefined when the field is absent. */
-  value: unknown;
-  /** The enum's numeric value for enum fields (normalised values are names). */
-  enumNumber?: number | number[];
-  fail: (msg: string) => void;
-}
-
-/** Evaluates a field's PGV rules. Absent singular scalars are checked at their default value, as PGV does. */
-export function checkFieldRules({ field, value, enumNumber, fail }: FieldCheck): void {
+/**
+ * Evaluates a field's PGV rules; each violation is added to `errors` as `<path>: <message>`.
+ * `value` is the normalised value (undefined when absent); `enumNumber` the numeric value of
+ * an enum field (normalised enums are names). Absent singular scalars are checked at their
+ * default value, as PGV does.
+ */
+export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumber: number | number[] | undefined, path: string, errors: string[]): void {
   const rules = fieldRules(field);
   if (!rules) return;
+  const fail = (msg: string) => errors.push(`${path}: ${msg}`);
   const isMessage = field.resolvedType !== null && !('values' in (field.resolvedType as object));
   if (value === undefined) {
     // A oneof member's rules apply only when that member is the one set.

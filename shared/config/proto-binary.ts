@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { childPath, fullName, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, structValueToJson, typeNameOfUrl } from './wkt.js';
 
 /**
@@ -156,12 +156,7 @@ export function messageFormToJson(
       return form.values ?? [];
     case 'google.protobuf.Any': {
       const typeUrl = String(form.type_url ?? '');
-      let inner: protobuf.Type | null = null;
-      try {
-        inner = root.lookupType(typeNameOfUrl(typeUrl));
-      } catch {
-        inner = null;
-      }
+      const inner = lookupTypeOrNull(root, typeNameOfUrl(typeUrl));
       if (!inner) return { '@type': typeUrl };
       const bytes = Buffer.from(String(form.value ?? ''), 'base64');
       const decoder = new BinaryDecoder(root);

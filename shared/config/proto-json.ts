@@ -70,8 +70,34 @@ export function jsonName(snake: string): string {
   return snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
+const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
+
+/** The full name without the leading dot. Cached: protobufjs recomputes it from the parents on every access. */
 export function fullName(t: protobuf.ReflectionObject): string {
-  return t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
+  let name = fullNames.get(t);
+  if (name === undefined) {
+    name = t.fullName.startsWith('.') ? t.fullName.slice(1) : t.fullName;
+    fullNames.set(t, name);
+  }
+  return name;
+}
+
+const typeLookups = new WeakMap<protobuf.Root, Map<string, protobuf.Type | null>>();
+
+/** The message type of a full name (as in an Any's type URL), or null; cached per schema. */
+export function lookupTypeOrNull(root: protobuf.Root, name: string): protobuf.Type | null {
+  let cache = typeLookups.get(root);
+  if (!cache) typeLookups.set(root, (cache = new Map()));
+  let type = cache.get(name);
+  if (type === undefined) {
+    try {
+      type = root.lookupType(name);
+    } catch {
+      type = null;
+    }
+    cache.set(name, type);
+  }
+  return type;
 }
 
 export function childPath(path: string, key: string): string {
@@ -333,12 +359,7 @@ export class ProtoJsonReader {
     }
     const typeUrl = value['@type'];
     const typeName = typeNameOfUrl(typeUrl);
-    let type: protobuf.Type | null = null;
-    try {
-      type = this.root.lookupType(typeName);
-    } catch {
-      type = null;
-    }
+    const type = lookupTypeOrNull(this.root, typeName);
     const { '@type': _ignored, ...rest } = value;
     if (!type) {
       this.anys.push({ path, typeUrl, typeName, known: false, value: rest });

@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import { messageFormToJson } from './proto-binary.js';
-import { childPath, fullName, jsonName, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { childPath, fullName, jsonName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { typeNameOfUrl } from './wkt.js';
 
 /**
  * Protobuf text format (`.pb_text`) → canonical proto3 JSON, by reflection over the schema.
@@ -159,12 +160,7 @@ export class TextFormatParser {
         const typeUrl = this.readBracketName();
         if (fullName(type) !== 'google.protobuf.Any') throw new TextFormatError(`line ${t.line}: extension [${typeUrl}] is not supported in ${fullName(type)}`);
         if (this.isPunct(':')) this.next();
-        let inner: protobuf.Type | null = null;
-        try {
-          inner = this.root.lookupType(typeUrl.slice(typeUrl.lastIndexOf('/') + 1));
-        } catch {
-          inner = null;
-        }
+        const inner = lookupTypeOrNull(this.root, typeNameOfUrl(typeUrl));
         const close = this.openMessage();
         if (!inner) {
           this.skipBody(close);
