@@ -1,10 +1,30 @@
 // The build `npm ci` runs (prepare) and `npm test` repeats: compile to dist/, stamp the git
 // revision, and write the resolved Envoy API descriptor so start-up reads one JSON file.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+if (process.env.npm_command === 'exec') {
+  // `npx proxy` in the checkout links the checkout into npm's npx cache, which runs this script
+  // again; the checkout is already built by `npm ci` (or `npm run build`).
+  process.exit(0);
+}
+
+// Install-script policy. npm's strict-allow-scripts would make `npx proxy` fail in the checkout
+// (npx installs the project itself, where package.json's allowScripts does not apply), so the
+// same guarantee is kept here: every dependency with an install script must be reviewed in
+// allowScripts (true to run it, false to skip it), or the build fails.
+const manifest = JSON.parse(readFileSync(`${root}/package.json`, 'utf8'));
+const lock = JSON.parse(readFileSync(`${root}/package-lock.json`, 'utf8'));
+const unreviewed = Object.entries(lock.packages)
+  .filter(([path, pkg]) => path && pkg.hasInstallScript)
+  .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+  .filter((name) => !(name in (manifest.allowScripts ?? {})));
+if (unreviewed.length) {
+  console.error(`build: dependencies with install scripts not reviewed in package.json allowScripts: ${[...new Set(unreviewed)].join(', ')}`);
+  process.exit(1);
+}
 const started = Date.now();
 rmSync(`${root}/dist`, { recursive: true, force: true });
 execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.build.json`], { stdio: 'inherit' });
