@@ -92,7 +92,6 @@ export interface Options {
   enableFineGrainLogging: boolean;
   logPath: string;
   restartEpoch: number;
-  hotRestartVersion: boolean;
   serviceCluster: string;
   serviceNode: string;
   serviceZone: string;
@@ -109,8 +108,6 @@ export interface Options {
   socketPath: string;
   /** Numeric file mode; 0 for an abstract socket (as Envoy reports it). */
   socketMode: number;
-  /** Options given on the command line (long names), for `/server_info` and diagnostics. */
-  given: ReadonlySet<string>;
 }
 
 export type ParseOutcome =
@@ -343,7 +340,6 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
       enableFineGrainLogging: fineGrain,
       logPath: str('log-path', ''),
       restartEpoch,
-      hotRestartVersion: false,
       serviceCluster: str('service-cluster', ''),
       serviceNode: str('service-node', ''),
       serviceZone: str('service-zone', ''),
@@ -359,7 +355,6 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
       disableExtensions: str('disable-extensions', '').split(',').filter((s) => s !== ''),
       socketPath,
       socketMode,
-      given: new Set([...values.keys(), ...switches]),
     },
   };
 }

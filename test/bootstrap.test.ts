@@ -37,6 +37,20 @@ function errorsOf(over: Partial<BootstrapSource>): string[] {
 
 const yamlOf = (doc: unknown) => JSON.stringify(doc, null, 2); // JSON is YAML
 
+type Case = [name: string, mutate: (d: Record<string, any>) => void, message: RegExp];
+
+/** One test per case: the mutated minimal bootstrap is refused with an error matching `message`. */
+function refuses(verb: string, cases: Case[]): void {
+  for (const [name, mutate, message] of cases) {
+    it(`${verb} ${name}`, () => {
+      const d = minimalBootstrap() as Record<string, any>;
+      mutate(d);
+      const errors = errorsOf({ configPath: tmp.file('case.yaml', yamlOf(d)) });
+      assert.ok(errors.some((e) => message.test(e)), errors.join('\n'));
+    });
+  }
+}
+
 const TEXT_BOOTSTRAP = `
 # the same bootstrap as minimalBootstrap(), in text format
 node {
@@ -83,6 +97,18 @@ describe('bootstrap formats', () => {
     assert.deepEqual((expected.node as { metadata: unknown }).metadata, { team: 'edge', replicas: 3 });
     const filter = ((expected.static_resources as { listeners: { filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[] }[] }).listeners[0]!.filter_chains[0]!.filters[0]!);
     assert.equal(filter.typed_config['@type'], HCM_TYPE);
+  });
+
+  it('forgets scalars set to their default, as a proto3 message does, and keeps the rest', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.clusters[0].name = '0';
+    d.static_resources.clusters[0].load_assignment.cluster_name = '0';
+    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.cluster = '0';
+    d.static_resources.clusters[0].lb_policy = 'ROUND_ROBIN'; // enum value 0
+    d.static_resources.clusters[0].respect_dns_ttl = false;
+    const cluster = (load({ configPath: tmp.file('defaults.yaml', yamlOf(d)) }).bootstrap as any).static_resources.clusters[0];
+    assert.equal(cluster.name, '0');
+    assert.ok(!('lb_policy' in cluster) && !('respect_dns_ttl' in cluster));
   });
 
   it('reads .json, .yml and unknown extensions (as JSON) to the same result', () => {
@@ -238,7 +264,7 @@ describe('unknown fields', () => {
 });
 
 describe('field checks from the schema and Envoy\'s constraint annotations', () => {
-  const cases: [string, (d: Record<string, any>) => void, RegExp][] = [
+  refuses('reports', [
     ['wrong scalar type', (d) => (d.admin.address.socket_address.port_value = 'eighty'), /port_value: expected an integer \(uint32\), got the string "eighty"/],
     ['out-of-range port', (d) => (d.admin.address.socket_address.port_value = 70000), /port_value: value must be less than or equal to 65535/],
     ['empty cluster name', (d) => (d.static_resources.clusters[0].name = ''), /clusters\[0\]\.name: value length must be at least 1 characters/],
@@ -246,15 +272,7 @@ describe('field checks from the schema and Envoy\'s constraint annotations', () 
     ['malformed duration', (d) => (d.static_resources.clusters[0].connect_timeout = '250ms'), /connect_timeout: expected a duration such as "1s"/],
     ['a map for a repeated field', (d) => (d.static_resources.clusters = { a: 1 }), /static_resources\.clusters: expected a list for repeated field clusters/],
     ['two members of a oneof', (d) => (d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.path = '/x'), /only one of .*prefix.*path/],
-  ];
-  for (const [name, mutate, message] of cases) {
-    it(`reports ${name}`, () => {
-      const d = minimalBootstrap() as Record<string, any>;
-      mutate(d);
-      const errors = errorsOf({ configPath: tmp.file('f.yaml', yamlOf(d)) });
-      assert.ok(errors.some((e) => message.test(e)), errors.join('\n'));
-    });
-  }
+  ]);
 
   it('reports every error of a document at once', () => {
     const d = minimalBootstrap() as Record<string, any>;
@@ -294,7 +312,7 @@ describe('extensions', () => {
 });
 
 describe('whole-bootstrap checks', () => {
-  const cases: [string, (d: Record<string, any>) => void, RegExp][] = [
+  refuses('refuse', [
     ['duplicate cluster names', (d) => d.static_resources.clusters.push(staticCluster('backend', 9)), /clusters\[1\]\.name: cluster manager: duplicate cluster 'backend'/],
     ['duplicate listener names', (d) => d.static_resources.listeners.push(httpListener('ingress', 10001)), /listeners\[1\]\.name: duplicate listener name 'ingress'/],
     ['duplicate listener addresses', (d) => d.static_resources.listeners.push(httpListener('other', 10000)), /listener address '127\.0\.0\.1:10000' is already used by listeners\[0\]/],
@@ -307,15 +325,7 @@ describe('whole-bootstrap checks', () => {
     ['a weight above 100', (d) => (d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].load_balancing_weight = 101), /host weight must be between 1 and 100, got 101/],
     ['an unsupported cluster type', (d) => (d.static_resources.clusters[0].type = 'EDS'), /cluster type EDS is not supported by this proxy/],
     ['dynamic resources', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: '/x' } } }), /dynamic_resources: xDS \(dynamic configuration\) is not supported/],
-  ];
-  for (const [name, mutate, message] of cases) {
-    it(`refuse ${name}`, () => {
-      const d = minimalBootstrap() as Record<string, any>;
-      mutate(d);
-      const errors = errorsOf({ configPath: tmp.file('s.yaml', yamlOf(d)) });
-      assert.ok(errors.some((e) => message.test(e)), errors.join('\n'));
-    });
-  }
+  ]);
 
   it('apply --service-node, --service-cluster and --service-zone over the bootstrap node', () => {
     const b = load({ configPath: tmp.file('n.yaml', yamlOf(minimalBootstrap())), serviceNode: 'n9', serviceCluster: 'c9', serviceZone: 'z9' }).bootstrap as Record<string, any>;

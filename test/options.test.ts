@@ -30,8 +30,8 @@ interface Row {
   field: keyof Options;
   default: unknown;
   valid: [string[], unknown];
-  /** Arguments that must be refused, and a piece of the message; null where every value is valid. */
-  invalid: [string[], string] | null;
+  /** Arguments that must be refused, and a piece of the message. */
+  invalid: [string[], string];
 }
 
 // One row per option of seed §2.9: its default, one valid value, one invalid value and its message.
@@ -55,7 +55,6 @@ const ROWS: Row[] = [
   { option: 'enable-fine-grain-logging', field: 'enableFineGrainLogging', default: false, valid: [['--enable-fine-grain-logging'], true], invalid: [['--enable-fine-grain-logging', '--component-log-level', 'http:debug'], 'error: --component-log-level will not work with --enable-fine-grain-logging'] },
   { option: 'log-path', field: 'logPath', default: '', valid: [['--log-path', '/tmp/proxy.log'], '/tmp/proxy.log'], invalid: [['--log-path'], 'Missing a value'] },
   { option: 'restart-epoch', field: 'restartEpoch', default: 0, valid: [['--restart-epoch', '4'], 4], invalid: [['--restart-epoch', 'x'], "Couldn't read argument value from string 'x'"] },
-  { option: 'hot-restart-version', field: 'hotRestartVersion', default: false, valid: [[], false], invalid: null },
   { option: 'service-cluster', field: 'serviceCluster', default: '', valid: [['--service-cluster', 'c1'], 'c1'], invalid: [['--service-cluster'], 'Missing a value'] },
   { option: 'service-node', field: 'serviceNode', default: '', valid: [['--service-node', 'n1'], 'n1'], invalid: [['--service-node'], 'Missing a value'] },
   { option: 'service-zone', field: 'serviceZone', default: '', valid: [['--service-zone', 'z1'], 'z1'], invalid: [['--service-zone'], 'Missing a value'] },
@@ -77,7 +76,9 @@ const ROWS: Row[] = [
 describe('startup options', () => {
   it('the table covers every option of the command line', () => {
     const covered = new Set(ROWS.map((r) => r.option));
-    const missing = OPTION_SPECS.map((s) => s.name).filter((n) => !covered.has(n) && n !== 'help' && n !== 'version');
+    // --help, --version and --hot-restart-version print and exit; they have their own tests below.
+    const printAndExit = ['help', 'version', 'hot-restart-version'];
+    const missing = OPTION_SPECS.map((s) => s.name).filter((n) => !covered.has(n) && !printAndExit.includes(n));
     assert.deepEqual(missing, []);
   });
 
@@ -86,14 +87,12 @@ describe('startup options', () => {
     describe(`--${row.option}`, () => {
       it(`defaults to ${JSON.stringify(row.default)}`, () => assert.deepEqual(defaults[row.field], row.default));
       it(`accepts ${row.valid[0].join(' ') || '(nothing)'}`, () => assert.deepEqual(run(row.valid[0])[row.field], row.valid[1]));
-      if (row.invalid) {
-        const [args, message] = row.invalid;
-        it(`refuses ${args.join(' ')}`, () => {
-          const out = fail(args);
-          assert.equal(out.code, 1);
-          assert.match(out.stderr, new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-        });
-      }
+      const [args, message] = row.invalid;
+      it(`refuses ${args.join(' ')}`, () => {
+        const out = fail(args);
+        assert.equal(out.code, 1);
+        assert.ok(out.stderr.includes(message), out.stderr);
+      });
     });
   }
 });

@@ -31,23 +31,13 @@ export function oneofRequired(oneof: protobuf.OneOf): boolean {
   return oneof.options?.['(validate.required)'] === true;
 }
 
-/** Rules that apply to the element of a repeated field, re-rooted (`repeated.items.string.x` → `string.x`). */
-function itemRules(rules: Rules): Rules | null {
+/** The rules under a prefix, re-rooted: `subRules(r, 'repeated.items.')` turns `repeated.items.string.x` into `string.x`. */
+function subRules(rules: Rules, prefix: string): Rules | null {
   let out: Rules | null = null;
   for (const [k, v] of Object.entries(rules)) {
-    if (!k.startsWith('repeated.items.')) continue;
+    if (!k.startsWith(prefix)) continue;
     out ??= {};
-    out[k.slice('repeated.items.'.length)] = v;
-  }
-  return out;
-}
-
-function mapKeyRules(rules: Rules): Rules | null {
-  let out: Rules | null = null;
-  for (const [k, v] of Object.entries(rules)) {
-    if (!k.startsWith('map.keys.')) continue;
-    out ??= {};
-    out[k.slice('map.keys.'.length)] = v;
+    out[k.slice(prefix.length)] = v;
   }
   return out;
 }
@@ -221,7 +211,7 @@ export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumbe
     const max = rules['map.max_pairs'];
     if (typeof min === 'number' && entries.length < min) fail(`value must contain at least ${min} pair(s)`);
     if (typeof max === 'number' && entries.length > max) fail(`value must contain no more than ${max} pair(s)`);
-    const keyRules = mapKeyRules(rules);
+    const keyRules = subRules(rules, 'map.keys.');
     if (keyRules) for (const k of entries) checkValue(keyRules, k, (m) => fail(`map key '${k}': ${m}`));
     return;
   }
@@ -234,7 +224,7 @@ export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumbe
     if (rules['repeated.unique'] === true && new Set(items.map((i) => JSON.stringify(i))).size !== items.length) {
       fail('repeated value must contain unique items');
     }
-    const each = itemRules(rules);
+    const each = subRules(rules, 'repeated.items.');
     if (each) {
       const numbers = Array.isArray(enumNumber) ? enumNumber : [];
       const enumType = field.resolvedType as protobuf.Enum | null;

@@ -122,7 +122,7 @@ function describe(v: unknown): string {
 
 function isDefaultScalar(field: protobuf.Field, v: unknown, enumNumber: number | undefined): boolean {
   if (field.resolvedType instanceof protobuf.Enum) return enumNumber === 0;
-  return v === 0 || v === '' || v === false || v === '0';
+  return v === 0 || v === '' || v === false;
 }
 
 export class ProtoJsonReader {
@@ -149,7 +149,7 @@ export class ProtoJsonReader {
       return undefined;
     }
     const info = typeInfo(type);
-    const present = new Map<protobuf.Field, { value: unknown; enumNumber?: number | number[] }>();
+    const present = new Map<protobuf.Field, { value: unknown; enumNumber?: number }>();
     for (const [key, raw] of Object.entries(value)) {
       const field = info.byKey.get(key);
       const fieldPath = childPath(path, key);
@@ -181,7 +181,7 @@ export class ProtoJsonReader {
       const got = present.get(field);
       if (!got) continue;
       const isPlainScalar = !field.repeated && !field.map && !field.partOf && !(field.resolvedType instanceof protobuf.Type);
-      if (isPlainScalar && isDefaultScalar(field, got.value, got.enumNumber as number | undefined)) continue;
+      if (isPlainScalar && isDefaultScalar(field, got.value, got.enumNumber)) continue;
       out[field.name] = got.value;
     }
     for (const oneof of type.oneofsArray) {
@@ -193,7 +193,7 @@ export class ProtoJsonReader {
     return out;
   }
 
-  private readField(field: protobuf.Field, raw: unknown, path: string): { value: unknown; enumNumber?: number | number[] } | undefined {
+  private readField(field: protobuf.Field, raw: unknown, path: string): { value: unknown; enumNumber?: number } | undefined {
     if (field.map) {
       if (!isPlainObject(raw)) {
         this.error(path, `expected a map (object), got ${describe(raw)}`);
@@ -215,16 +215,11 @@ export class ProtoJsonReader {
         return undefined;
       }
       const values: unknown[] = [];
-      const numbers: number[] = [];
       raw.forEach((item, i) => {
         const got = this.readSingle(field, item, `${path}[${i}]`);
-        if (got !== undefined) {
-          values.push(got.value);
-          numbers.push(got.enumNumber as number);
-        }
+        if (got !== undefined) values.push(got.value);
       });
-      if (values.length === 0) return undefined;
-      return { value: values, enumNumber: field.resolvedType instanceof protobuf.Enum ? numbers : undefined };
+      return values.length === 0 ? undefined : { value: values };
     }
     return this.readSingle(field, raw, path);
   }
