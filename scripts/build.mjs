@@ -26,6 +26,7 @@ if (unreviewed.length) {
   process.exit(1);
 }
 const started = Date.now();
+execFileSync(process.execPath, [`${root}/scripts/build-native.mjs`], { stdio: 'inherit' });
 rmSync(`${root}/dist`, { recursive: true, force: true });
 execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.build.json`], { stdio: 'inherit' });
 

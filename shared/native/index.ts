@@ -1,0 +1,36 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { packageRoot } from '../paths.js';
+
+/**
+ * The native addon (shared/native/sockets.c, built into build/sockets.node by `npm ci`).
+ * Errors thrown by it carry `code` (an errno name such as EADDRINUSE) and `syscall`.
+ */
+
+/** An AF_UNIX datagram socket owned by the addon; opaque to JavaScript. */
+export type DgramHandle = { readonly __brand: 'DgramHandle' };
+
+interface NativeSockets {
+  /** A listening TCP socket on an IP literal; returns its descriptor and bound port (real even for port 0). */
+  listenTcp(host: string, port: number, backlog: number): [fd: number, port: number];
+  /** A listening Unix stream socket ("@name" is abstract); mode 0 keeps the file's default mode. */
+  listenUnix(path: string, backlog: number, mode: number): number;
+  closeFd(fd: number): void;
+  /** Binds a datagram socket; `onMessage` gets each datagram and the descriptor it carried (-1 if none). */
+  dgramOpen(address: string, onMessage: (data: Buffer, fd: number) => void): DgramHandle;
+  /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */
+  dgramSend(handle: DgramHandle, dest: string, data: Buffer, fd: number): number;
+  dgramClose(handle: DgramHandle): void;
+}
+
+const addonPath = join(packageRoot, 'build', 'sockets.node');
+
+function load(): NativeSockets {
+  try {
+    return createRequire(import.meta.url)(addonPath) as NativeSockets;
+  } catch (err) {
+    throw new Error(`the native addon ${addonPath} could not be loaded (run \`npm ci\` or \`npm run build\`): ${(err as Error).message}`);
+  }
+}
+
+export const native: NativeSockets = load();

@@ -1,0 +1,374 @@
+/*
+ * The proxy's one native addon (N-API, C): what Node's core cannot do.
+ *
+ *  - listenTcp / listenUnix: create a listening socket and return its raw descriptor. The
+ *    supervisor holds listening sockets without ever polling them (a polling process that does
+ *    not accept strands connections); workers serve them with net.Server.listen({fd}).
+ *  - dgramOpen / dgramSend / dgramClose: AF_UNIX SOCK_DGRAM sockets that carry descriptors as
+ *    SCM_RIGHTS, for hot restart between unrelated processes. Abstract names ("@name") are
+ *    NUL-padded to sizeof(sun_path), as Node and Envoy pad them. Receiving is integrated with
+ *    Node's event loop through uv_poll; each datagram is delivered to a JS callback.
+ *  - closeFd: close a raw descriptor (a received one that is not kept, or a listener's).
+ *
+ * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
+ * EAGAIN or ECONNREFUSED the way Envoy does.
+ */
+#define NAPI_VERSION 8
+#include <node_api.h>
+#include <uv.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define MAX_DGRAM 65536
+
+static napi_value throw_errno(napi_env env, const char *syscall, int err) {
+  napi_value msg, code, sys, error;
+  char text[256];
+  snprintf(text, sizeof text, "%s failed: %s", syscall, strerror(err));
+  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &msg);
+  napi_create_error(env, NULL, msg, &error);
+  napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sys);
+  napi_set_named_property(env, error, "code", code);
+  napi_set_named_property(env, error, "syscall", sys);
+  napi_value errnum;
+  napi_create_int32(env, err, &errnum);
+  napi_set_named_property(env, error, "errno", errnum);
+  napi_throw(env, error);
+  return NULL;
+}
+
+static napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+static int get_string(napi_env env, napi_value v, char *buf, size_t size) {
+  size_t len;
+  return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
+}
+
+/* "@name" is abstract (padded to the whole sun_path); anything else is a file-system path. */
+static int unix_address(const char *path, struct sockaddr_un *addr, socklen_t *len) {
+  memset(addr, 0, sizeof *addr);
+  addr->sun_family = AF_UNIX;
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof addr->sun_path) return -1;
+  if (path[0] == '@') {
+    memcpy(addr->sun_path + 1, path + 1, n - 1);
+    *len = sizeof *addr;
+  } else {
+    memcpy(addr->sun_path, path, n);
+    *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+  }
+  return 0;
+}
+
+/* listenTcp(host: string, port: number, backlog: number) -> [fd, port] */
+static napi_value listen_tcp(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char host[64];
+  int32_t port, backlog;
+  if (argc < 3 || get_string(env, argv[0], host, sizeof host) < 0 || napi_get_value_int32(env, argv[1], &port) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &backlog) != napi_ok || port < 0 || port > 65535)
+    return throw_type(env, "listenTcp(host, port, backlog)");
+
+  struct sockaddr_storage ss;
+  socklen_t sslen;
+  memset(&ss, 0, sizeof ss);
+  struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    sslen = sizeof *a4;
+  } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)port);
+    sslen = sizeof *a6;
+  } else {
+    return throw_type(env, "listenTcp: host must be an IPv4 or IPv6 literal");
+  }
+
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  /* Envoy binds "::" to IPv6 only unless ipv4_compat is set; do the same. */
+  if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "bind", err);
+  }
+  if (listen(fd, backlog) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "listen", err);
+  }
+  socklen_t len = sizeof ss;
+  getsockname(fd, (struct sockaddr *)&ss, &len);
+  int bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
+
+  napi_value result, vfd, vport;
+  napi_create_array_with_length(env, 2, &result);
+  napi_create_int32(env, fd, &vfd);
+  napi_create_int32(env, bound, &vport);
+  napi_set_element(env, result, 0, vfd);
+  napi_set_element(env, result, 1, vport);
+  return result;
+}
+
+/* listenUnix(path: string, backlog: number, mode: number) -> fd. mode 0 leaves the file's mode alone. */
+static napi_value listen_unix(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+  int32_t backlog, mode;
+  if (argc < 3 || get_string(env, argv[0], path, sizeof path) < 0 || napi_get_value_int32(env, argv[1], &backlog) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &mode) != napi_ok)
+    return throw_type(env, "listenUnix(path, backlog, mode)");
+  struct sockaddr_un addr;
+  socklen_t len;
+  if (unix_address(path, &addr, &len) < 0) return throw_type(env, "listenUnix: path is empty or too long");
+  struct stat st;
+  /* A stale socket file from an earlier run would make bind fail; never remove anything else. */
+  if (path[0] != '@' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  if (bind(fd, (struct sockaddr *)&addr, len) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "bind", err);
+  }
+  if (path[0] != '@' && mode != 0 && chmod(path, (mode_t)mode) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "chmod", err);
+  }
+  if (listen(fd, backlog) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "listen", err);
+  }
+  napi_value vfd;
+  napi_create_int32(env, fd, &vfd);
+  return vfd;
+}
+
+static napi_value close_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t fd;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) return throw_type(env, "closeFd(fd)");
+  if (close(fd) < 0) return throw_errno(env, "close", errno);
+  return NULL;
+}
+
+/* Freed only when both the poll handle has closed and the JS handle has been collected, so a
+ * stale JS handle never points at freed memory (it just finds `closing` set). */
+typedef struct {
+  uv_poll_t poll;
+  int fd;
+  int closing;
+  int closed;
+  int finalized;
+  napi_env env;
+  napi_ref callback;
+  napi_async_context async;
+} dgram_t;
+
+static void on_poll_closed(uv_handle_t *handle) {
+  dgram_t *d = (dgram_t *)handle->data;
+  close(d->fd);
+  d->closed = 1;
+  if (d->finalized) free(d);
+}
+
+static void dgram_close_internal(dgram_t *d) {
+  if (d->closing) return;
+  d->closing = 1;
+  uv_poll_stop(&d->poll);
+  napi_delete_reference(d->env, d->callback);
+  napi_async_destroy(d->env, d->async);
+  uv_close((uv_handle_t *)&d->poll, on_poll_closed);
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events) {
+  dgram_t *d = (dgram_t *)handle->data;
+  if (d->closing || status < 0) return;
+  static char data[MAX_DGRAM];
+  for (;;) {
+    char control[CMSG_SPACE(sizeof(int) * 4)];
+    struct iovec iov = {data, sizeof data};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = recvmsg(d->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0) return; /* EAGAIN: drained */
+    int received = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      int *fds = (int *)CMSG_DATA(c);
+      for (int i = 0; i < count; i++) {
+        if (received < 0) received = fds[i];
+        else close(fds[i]); /* one descriptor per message, as Envoy sends them */
+      }
+    }
+    napi_env env = d->env;
+    napi_handle_scope scope;
+    napi_open_handle_scope(env, &scope);
+    napi_value cb, global, argv[2], result;
+    void *copy;
+    napi_create_buffer_copy(env, (size_t)n, data, &copy, &argv[0]);
+    napi_create_int32(env, received, &argv[1]);
+    napi_get_reference_value(env, d->callback, &cb);
+    napi_get_global(env, &global);
+    napi_status s = napi_make_callback(env, d->async, global, cb, 2, argv, &result);
+    if (s == napi_pending_exception) {
+      napi_value error;
+      napi_get_and_clear_last_exception(env, &error);
+      napi_fatal_exception(env, error);
+    }
+    napi_close_handle_scope(env, scope);
+    if (d->closing) return;
+  }
+}
+
+static void dgram_finalize(napi_env env, void *data, void *hint) {
+  dgram_t *d = (dgram_t *)data;
+  d->finalized = 1;
+  if (!d->closing) dgram_close_internal(d); /* dropped without dgramClose() */
+  else if (d->closed) free(d);
+}
+
+/* dgramOpen(address: string, onMessage: (buf: Buffer, fd: number) => void) -> handle */
+static napi_value dgram_open(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+  napi_valuetype t;
+  if (argc < 2 || get_string(env, argv[0], path, sizeof path) < 0 || napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function)
+    return throw_type(env, "dgramOpen(address, onMessage)");
+  struct sockaddr_un addr;
+  socklen_t len;
+  if (unix_address(path, &addr, &len) < 0) return throw_type(env, "dgramOpen: address is empty or too long");
+  struct stat st;
+  if (path[0] != '@' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  if (bind(fd, (struct sockaddr *)&addr, len) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "bind", err);
+  }
+  dgram_t *d = calloc(1, sizeof *d);
+  d->fd = fd;
+  d->env = env;
+  napi_create_reference(env, argv[1], 1, &d->callback);
+  napi_value name;
+  napi_create_string_utf8(env, "proxy:dgram", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &d->async);
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  uv_poll_init(loop, &d->poll, fd);
+  d->poll.data = d;
+  uv_poll_start(&d->poll, UV_READABLE, on_readable);
+  napi_value handle;
+  napi_create_external(env, d, dgram_finalize, NULL, &handle);
+  return handle;
+}
+
+static dgram_t *get_dgram(napi_env env, napi_value v) {
+  void *p = NULL;
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external) return NULL;
+  napi_get_value_external(env, v, &p);
+  return (dgram_t *)p;
+}
+
+/* dgramSend(handle, dest: string, data: Buffer, fd: number) -> bytes sent. fd -1 sends none. */
+static napi_value dgram_send(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  dgram_t *d = argc >= 4 ? get_dgram(env, argv[0]) : NULL;
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+  void *data;
+  size_t size;
+  int32_t fd;
+  if (!d || d->closing || get_string(env, argv[1], path, sizeof path) < 0 || napi_get_buffer_info(env, argv[2], &data, &size) != napi_ok ||
+      napi_get_value_int32(env, argv[3], &fd) != napi_ok)
+    return throw_type(env, "dgramSend(handle, dest, buffer, fd)");
+  struct sockaddr_un addr;
+  socklen_t len;
+  if (unix_address(path, &addr, &len) < 0) return throw_type(env, "dgramSend: destination is empty or too long");
+  struct iovec iov = {data, size};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_name = &addr;
+  msg.msg_namelen = len;
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  char control[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    memset(control, 0, sizeof control);
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  ssize_t n = sendmsg(d->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0) return throw_errno(env, "sendmsg", errno);
+  napi_value sent;
+  napi_create_int64(env, n, &sent);
+  return sent;
+}
+
+static napi_value dgram_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  dgram_t *d = argc >= 1 ? get_dgram(env, argv[0]) : NULL;
+  if (!d) return throw_type(env, "dgramClose(handle)");
+  dgram_close_internal(d);
+  return NULL;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"listenUnix", NULL, listen_unix, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"closeFd", NULL, close_fd, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { native } from '../shared/native/index.js';
+import { repoRoot, tempDir } from './helpers/cli.js';
+
+const addon = join(repoRoot, 'build', 'sockets.node');
+const children: ChildProcess[] = [];
+after(() => {
+  for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
+});
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+/** Spawns a fixture and resolves with its first stdout line that matches `pattern`. */
+function start(script: string, args: string[], pattern: RegExp): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [join(repoRoot, 'test/fixtures', script), addon, ...args], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const match = pattern.exec(out);
+      if (match) resolve({ child, match });
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited (${code}) before printing ${pattern}: ${out}`)));
+  });
+}
+
+function get(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = createConnection(port, '127.0.0.1', () => c.end('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    let body = '';
+    c.on('data', (d) => (body += d));
+    c.on('end', () => resolve(body));
+    c.on('error', reject);
+  });
+}
+
+describe('native sockets addon', () => {
+  it('passes a listening TCP socket between two unrelated processes, which then serves it', async () => {
+    const id = `${process.pid}_${Date.now()}`;
+    const holder = await start('fd-holder.mjs', [`@proxy_test_holder_${id}`], /ready (\d+)/);
+    const port = Number(holder.match[1]);
+    // Connections made before any process accepts wait in the socket's queue: nothing polls it yet.
+    const early = get(port);
+    const receiver = await start('fd-receiver.mjs', [`@proxy_test_holder_${id}`, `@proxy_test_receiver_${id}`], /serving (\d+) fd=true/);
+    assert.equal(Number(receiver.match[1]), port);
+    assert.match(await early, new RegExp(`^HTTP/1.1 200 OK[\\s\\S]*served by ${receiver.child.pid}`));
+    assert.match(await get(port), new RegExp(`served by ${receiver.child.pid}`));
+  });
+
+  it('reports the real port of a port-0 listener, and errno codes on failure', () => {
+    const [fd, port] = native.listenTcp('127.0.0.1', 0, 16);
+    try {
+      assert.ok(port > 0);
+      assert.throws(() => native.listenTcp('127.0.0.1', port, 16), (err: NodeJS.ErrnoException) => err.code === 'EADDRINUSE' && err.syscall === 'bind');
+    } finally {
+      native.closeFd(fd);
+    }
+    assert.throws(() => native.listenTcp('localhost', 0, 16), /IPv4 or IPv6 literal/);
+  });
+
+  it('binds IPv6 and Unix listeners, with a file mode for file-system paths', () => {
+    const [fd6, port6] = native.listenTcp('::1', 0, 16);
+    assert.ok(port6 > 0);
+    native.closeFd(fd6);
+    const path = join(tmp.dir, 'listener.sock');
+    const fd = native.listenUnix(path, 16, 0o660);
+    assert.equal(statSync(path).mode & 0o777, 0o660);
+    native.closeFd(fd);
+    const abstract = native.listenUnix(`@proxy_test_${process.pid}`, 16, 0);
+    native.closeFd(abstract);
+    assert.ok(!existsSync(`@proxy_test_${process.pid}`));
+  });
+
+  it('sends datagrams with and without descriptors, and refuses an absent peer', async () => {
+    const got = new Promise<[string, number]>((resolve) => {
+      const a = native.dgramOpen(`@proxy_test_a_${process.pid}`, (data, fd) => {
+        native.dgramClose(a);
+        resolve([data.toString(), fd]);
+      });
+    });
+    const b = native.dgramOpen(`@proxy_test_b_${process.pid}`, () => {});
+    try {
+      assert.throws(() => native.dgramSend(b, `@proxy_test_nobody_${process.pid}`, Buffer.from('x'), -1), (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED');
+      assert.equal(native.dgramSend(b, `@proxy_test_a_${process.pid}`, Buffer.from('hello'), -1), 5);
+      assert.deepEqual(await got, ['hello', -1]);
+    } finally {
+      native.dgramClose(b);
+    }
+  });
+});
