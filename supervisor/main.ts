@@ -1,11 +1,16 @@
 import { BootstrapError, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
+import { ListenerBindError, ListenerSocketRegistry } from './listeners.js';
 import { parseOptions, type Options } from './options.js';
+import { ProcessTree } from './tree.js';
 
 /**
  * The supervisor's lifecycle, top to bottom: parse the command line, set up logging, load and
- * validate the bootstrap, then either report (`--mode validate`) or serve.
+ * validate the bootstrap, then either report (`--mode validate`) or serve: bind the listening
+ * sockets, fork the admin process and the workers, and wait until the tree stops (SIGTERM,
+ * SIGINT, POST /quitquitquit, or a child that cannot start).
  */
 
 const log = getLogger('main', import.meta.url);
@@ -24,17 +29,43 @@ const defaultIo: MainIo = {
   env: process.env,
 };
 
-function setUpLogging(options: Options): void {
-  configureLogging({
+function logSettings(options: Options): LogSettingsMessage {
+  return {
     level: options.logLevel,
-    componentLevels: options.componentLevels,
+    componentLevels: [...options.componentLevels],
     format: options.logFormat,
     prefixWithLocation: options.logFormatPrefixWithLocation,
     escape: options.logFormatEscaped,
     fineGrain: options.enableFineGrainLogging,
     path: options.logPath,
     flushIntervalMs: options.fileFlushIntervalMsec,
-  });
+  };
+}
+
+async function serve(options: Options, loaded: LoadedBootstrap): Promise<number> {
+  const sockets = new ListenerSocketRegistry();
+  try {
+    sockets.bindAll(loaded.bootstrap);
+  } catch (err) {
+    if (!(err instanceof ListenerBindError)) throw err;
+    log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
+    return 1;
+  }
+  const tree = new ProcessTree(options, loaded, sockets, logSettings(options));
+  process.removeListener('SIGUSR1', reopenLogs);
+  process.on('SIGUSR1', () => tree.reopenLogs());
+  process.on('SIGHUP', () => log.info('SIGHUP ignored (as Envoy does); use a hot restart to reload'));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      log.warn(`caught ${signal}: shutting down`);
+      void tree.stop(0);
+    });
+  }
+  log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
+  tree.start();
+  const code = await tree.done;
+  log.info(`exiting with status ${code}`);
+  return code;
 }
 
 function loadConfiguration(options: Options): LoadedBootstrap | undefined {
@@ -58,7 +89,8 @@ export async function main(args: string[] = process.argv.slice(2), io: MainIo = 
   const { options } = parsed;
   setLogRole('main');
   try {
-    setUpLogging(options);
+    const settings = logSettings(options);
+    configureLogging({ ...settings, componentLevels: options.componentLevels });
   } catch (err) {
     io.stderr(`error: cannot open --log-path '${options.logPath}': ${(err as Error).message}\n`);
     return 1;
@@ -78,7 +110,7 @@ export async function main(args: string[] = process.argv.slice(2), io: MainIo = 
     flushLogs();
     return 0;
   }
-  log.critical('--mode serve is not available in this build yet: the process tree (supervisor, workers, admin) is being built; use --mode validate');
+  const code = await serve(options, loaded);
   flushLogs();
-  return 1;
+  return code;
 }

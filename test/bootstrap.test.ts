@@ -327,6 +327,12 @@ describe('whole-bootstrap checks', () => {
     ['dynamic resources', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: '/x' } } }), /dynamic_resources: xDS \(dynamic configuration\) is not supported/],
   ]);
 
+  it('let several listeners ask for port 0', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.listeners = [httpListener('one', 0), httpListener('two', 0)];
+    assert.doesNotThrow(() => load({ configPath: tmp.file('port0.yaml', yamlOf(d)) }));
+  });
+
   it('apply --service-node, --service-cluster and --service-zone over the bootstrap node', () => {
     const b = load({ configPath: tmp.file('n.yaml', yamlOf(minimalBootstrap())), serviceNode: 'n9', serviceCluster: 'c9', serviceZone: 'z9' }).bootstrap as Record<string, any>;
     assert.equal(b.node.id, 'n9');

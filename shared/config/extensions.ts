@@ -83,3 +83,8 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: s
     }
   }
 }
+
+/** The extensions as /server_info lists them in `node.extensions`. */
+export function extensionsForNode(disabled: ReadonlySet<string> = new Set()): { name: string; category: string; type_urls: string[]; disabled: boolean }[] {
+  return EXTENSIONS.map((e) => ({ name: e.name, category: e.category, type_urls: [e.typeName], disabled: disabled.has(`${e.category}/${e.name}`) }));
+}

@@ -127,7 +127,8 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
       checkLiteralAddress(l.address, `${path}.address`, errors);
       const sa = obj(obj(l.address).socket_address);
       const key = addressText(obj(l.address));
-      if (sa.port_value !== undefined || obj(l.address).pipe) {
+      // Port 0 asks the kernel for a free port: two of them never clash.
+      if (Number(sa.port_value ?? 0) !== 0 || obj(l.address).pipe) {
         if (addresses.has(key)) errors.push(`${path}.address: listener address '${key}' is already used by listeners[${addresses.get(key)}]`);
         addresses.set(key, i);
       }

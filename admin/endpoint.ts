@@ -1,0 +1,46 @@
+import type { IncomingMessage } from 'node:http';
+
+/**
+ * One admin endpoint: its path, its help text, whether it mutates state (POST only), its query
+ * parameters, and its handler. The table of endpoints generates /help and the home page, so
+ * they can never drift from what is served.
+ */
+
+export interface AdminParam {
+  name: string;
+  help: string;
+  /** For enum parameters, the allowed values. */
+  choices?: string[];
+}
+
+export interface AdminRequest {
+  method: string;
+  path: string;
+  /** Query parameters; the first value of a repeated key, as Envoy uses. */
+  query: Map<string, string>;
+  raw: IncomingMessage;
+}
+
+export interface AdminResponse {
+  status: number;
+  body: string | Buffer;
+  contentType?: string;
+  /** Runs after the response has been sent (e.g. /quitquitquit's shutdown). */
+  after?: () => void;
+}
+
+export interface AdminEndpoint {
+  path: string;
+  help: string;
+  mutates: boolean;
+  params?: AdminParam[];
+  handle(request: AdminRequest): AdminResponse | Promise<AdminResponse>;
+}
+
+export const TEXT = 'text/plain; charset=UTF-8';
+export const JSON_TYPE = 'application/json';
+
+/** Proto JSON as Envoy prints it: 1-space indentation and a trailing newline. */
+export function protoJson(value: unknown): string {
+  return JSON.stringify(value, null, 1) + '\n';
+}

@@ -1,0 +1,86 @@
+import { writeFileSync } from 'node:fs';
+import { applyLogSettings, setUpChild } from '../shared/child.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
+import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import type { AdminEndpoint } from './endpoint.js';
+import { listenerEndpoints } from './endpoints/listeners.js';
+import { serverEndpoints } from './endpoints/server.js';
+import { AdminServer } from './server.js';
+import { AdminState } from './state.js';
+
+/**
+ * The admin process's lifecycle: on `init`, bind `admin.address`, write --admin-address-path,
+ * report `ready` with the bound address; serve every endpoint; forward mutations to the
+ * supervisor; on `shutdown`, close the listener and exit. A slow admin request never touches
+ * a worker's event loop.
+ */
+
+const log = getLogger('admin', import.meta.url);
+let state: AdminState | undefined;
+let server: AdminServer | undefined;
+
+function formatAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string): Promise<void> {
+  applyLogSettings(context.logSettings);
+  state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
+  const endpoints: AdminEndpoint[] = [];
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state));
+  server = new AdminServer(endpoints);
+  const sa = ((context.bootstrap.admin as JsonObject).address as JsonObject).socket_address as JsonObject;
+  const host = String(sa.address);
+  const requested = Number(sa.port_value ?? 0);
+  let bound: { host: string; port: number };
+  try {
+    bound = await server.listen(host, requested);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new Error(`cannot bind '${formatAddress(host, requested)}': ${e.code === 'EADDRINUSE' ? 'Address already in use' : e.message}`);
+  }
+  const address = formatAddress(bound.host, bound.port);
+  if (adminAddressPath) {
+    try {
+      writeFileSync(adminAddressPath, address);
+    } catch (err) {
+      log.critical(`cannot write the admin address to '${adminAddressPath}': ${(err as Error).message}`);
+    }
+  }
+  log.info(`admin address: ${address}`);
+  sendToParent<FromAdmin>({ type: 'ready', address });
+}
+
+function stop(): void {
+  void (server?.close() ?? Promise.resolve()).finally(() => {
+    flushLogs();
+    process.exit(0);
+  });
+}
+
+setUpChild(stop);
+process.on('message', (m: ToAdmin) => {
+  switch (m.type) {
+    case 'init':
+      init(m.server, m.serverInfo, m.adminAddressPath).catch((err: Error) => {
+        log.critical(err.message);
+        sendToParent<FromAdmin>({ type: 'fatal', error: err.message });
+        flushLogs();
+        process.exit(1);
+      });
+      break;
+    case 'state':
+      if (state) state.state = m.state;
+      break;
+    case 'healthcheck':
+      if (state) state.healthCheckFailing = m.failing;
+      break;
+    case 'reopen_logs':
+      reopenLogs();
+      break;
+    case 'shutdown':
+      stop();
+      break;
+  }
+});

@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { posix } from 'node:path';
+import { getLogger } from '../shared/log/logger.js';
+import { TEXT, type AdminEndpoint, type AdminRequest, type AdminResponse } from './endpoint.js';
+import { helpText } from './help.js';
+
+/**
+ * The admin HTTP server: exact, case-sensitive dispatch on the normalised path; mutating
+ * endpoints answer only POST (the seed: any other method gets 400 and changes nothing, where
+ * Envoy answers 405); unknown paths get 404 with the help text; every response carries Envoy's
+ * default headers.
+ */
+
+const log = getLogger('admin', import.meta.url);
+
+function parseQuery(raw: string): Map<string, string> {
+  const query = new Map<string, string>();
+  if (!raw) return query;
+  for (const item of raw.split('&')) {
+    if (!item) continue;
+    const eq = item.indexOf('=');
+    const [k, v] = eq < 0 ? [item, ''] : [item.slice(0, eq), item.slice(eq + 1)];
+    // Envoy decodes %XX only; '+' stays a plus.
+    const decode = (s: string) => s.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+    const key = decode(k);
+    if (!query.has(key)) query.set(key, decode(v));
+  }
+  return query;
+}
+
+/** RFC 3986 dot-segment removal and merged slashes, so `//ready` and `/stats/../ready` reach /ready. */
+function normalisePath(path: string): string {
+  const normal = posix.normalize(path.replace(/\/+/g, '/'));
+  return normal.length > 1 && normal.endsWith('/') && !path.endsWith('/') ? normal.slice(0, -1) : normal;
+}
+
+export class AdminServer {
+  private readonly byPath: Map<string, AdminEndpoint>;
+  private server: Server | undefined;
+
+  constructor(readonly endpoints: AdminEndpoint[]) {
+    this.byPath = new Map(endpoints.map((e) => [e.path, e]));
+  }
+
+  private async dispatch(req: IncomingMessage): Promise<AdminResponse> {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = normalisePath(q < 0 ? url : url.slice(0, q));
+    const endpoint = this.byPath.get(path);
+    if (!endpoint) return { status: 404, body: `invalid path. ${helpText(this.endpoints)}` };
+    const method = req.method ?? 'GET';
+    if (endpoint.mutates && method !== 'POST') {
+      log.error(`admin path "${path}" mutates state, method=${method} rather than POST`);
+      return { status: 400, body: `Method ${method} not allowed, POST required.` };
+    }
+    const request: AdminRequest = { method, path, query: parseQuery(q < 0 ? '' : url.slice(q + 1)), raw: req };
+    return endpoint.handle(request);
+  }
+
+  private respond(res: ServerResponse, r: AdminResponse): void {
+    res.writeHead(r.status, {
+      'content-type': r.contentType ?? TEXT,
+      'cache-control': 'no-cache, max-age=0',
+      'x-content-type-options': 'nosniff',
+      server: 'envoy',
+    });
+    res.end(r.body, () => r.after?.());
+  }
+
+  listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    const server = createServer((req, res) => {
+      req.resume();
+      this.dispatch(req).then(
+        (r) => this.respond(res, r),
+        (err: Error) => {
+          log.error(`admin ${req.method} ${req.url} failed: ${err.stack ?? err.message}`);
+          this.respond(res, { status: 500, body: `${err.message}\n` });
+        },
+      );
+    });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port, exclusive: true }, () => {
+        server.off('error', reject);
+        const a = server.address() as { address: string; port: number };
+        resolve({ host: a.address, port: a.port });
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.server) return resolve();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}

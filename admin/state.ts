@@ -1,0 +1,21 @@
+import type { FromAdmin, ServerContext, ServerInfoContext, ServerState } from '../shared/ipc.js';
+
+/** What the admin process knows of the server, kept current by the supervisor's messages. */
+export class AdminState {
+  state: ServerState = 'PRE_INITIALIZING';
+  healthCheckFailing = false;
+
+  constructor(
+    readonly server: ServerContext,
+    readonly info: ServerInfoContext,
+    /** Tells the supervisor something (quit, health-check changes …). */
+    readonly notify: (message: FromAdmin) => void,
+  ) {
+    this.healthCheckFailing = server.healthCheckFailing;
+  }
+
+  /** The state as reported: DRAINING while health checks are failed, as Envoy reports it. */
+  get reportedState(): ServerState {
+    return this.state === 'LIVE' && this.healthCheckFailing ? 'DRAINING' : this.state;
+  }
+}

@@ -1,0 +1,95 @@
+import type { ChildProcess } from 'node:child_process';
+import type { JsonObject } from './config/proto-json.js';
+
+/**
+ * Every message between a supervisor and its children, in one place. They travel over Node's
+ * `fork` IPC channel with `serialization: 'advanced'` (structured clone: BigInt and Maps pass).
+ * No process invents a message shape inline.
+ */
+
+/** A static listener as the supervisor bound it. */
+export interface ListenerInfo {
+  name: string;
+  /** `127.0.0.1:10000`, `[::1]:10000` or `unix:/path` (`unix:@name` for abstract), with the real port. */
+  address: string;
+  /** The listener's descriptor in the child: 4 + its index in the assignment list (stdio slots). */
+  childFd: number;
+  trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
+  /** Index of the listener in the bootstrap's static_resources.listeners. */
+  configIndex: number;
+}
+
+/** What every child needs to know about the server it belongs to. */
+export interface ServerContext {
+  bootstrap: JsonObject;
+  listeners: ListenerInfo[];
+  localAddressIpVersion: 'v4' | 'v6';
+  restartEpoch: number;
+  concurrency: number;
+  /** ms since the epoch, when this epoch's supervisor started. */
+  startTimeMs: number;
+  /** ms since the epoch, when the first epoch started (for uptime_all_epochs). */
+  originalStartTimeMs: number;
+  logSettings: LogSettingsMessage;
+  /** Whether POST /healthcheck/fail is in effect. */
+  healthCheckFailing: boolean;
+}
+
+export interface LogSettingsMessage {
+  level: number;
+  componentLevels: [string, number][];
+  format: string;
+  prefixWithLocation: boolean;
+  escape: boolean;
+  fineGrain: boolean;
+  path: string;
+  flushIntervalMs: number;
+}
+
+// supervisor → worker
+export type ToWorker =
+  | { type: 'init'; index: number; server: ServerContext }
+  | { type: 'healthcheck'; failing: boolean }
+  | { type: 'reopen_logs' }
+  | { type: 'shutdown'; graceMs: number };
+
+// worker → supervisor
+export type FromWorker = { type: 'ready'; index: number } | { type: 'fatal'; index: number; error: string };
+
+// supervisor → admin
+export type ToAdmin =
+  | { type: 'init'; server: ServerContext; serverInfo: ServerInfoContext; adminAddressPath: string }
+  | { type: 'state'; state: ServerState }
+  | { type: 'healthcheck'; failing: boolean }
+  | { type: 'reopen_logs' }
+  | { type: 'shutdown'; graceMs: number };
+
+// admin → supervisor
+export type FromAdmin =
+  | { type: 'ready'; address: string }
+  | { type: 'fatal'; error: string }
+  | { type: 'quit' }
+  | { type: 'healthcheck'; failing: boolean };
+
+export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
+
+/** What /server_info reports beyond the bootstrap: the version and the effective options. */
+export interface ServerInfoContext {
+  version: string;
+  hotRestartVersion: string;
+  commandLineOptions: JsonObject;
+}
+
+/** Sends a typed message to a child, if its channel is still open. */
+export function sendTo<T>(child: ChildProcess, message: T): boolean {
+  if (!child.connected) return false;
+  child.send(message as never);
+  return true;
+}
+
+/** Sends a typed message to the parent (the supervisor), if the channel is still open. */
+export function sendToParent<T>(message: T): boolean {
+  if (!process.send || !process.connected) return false;
+  process.send(message as never);
+  return true;
+}

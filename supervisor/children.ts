@@ -1,0 +1,109 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { sendTo } from '../shared/ipc.js';
+import { getLogger } from '../shared/log/logger.js';
+import { runningCompiled } from '../shared/paths.js';
+
+/**
+ * One child of the supervisor (the admin process or one worker): forked with the listening
+ * sockets as inherited descriptors, and re-forked with backoff when it dies unexpectedly.
+ * The listening sockets stay open in the supervisor meanwhile, so connections queue in the
+ * kernel until the replacement accepts them.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+const FIRST_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 10_000;
+/** A child that ran this long before dying is restarted at the first backoff again. */
+const STABLE_AFTER_MS = 30_000;
+
+export type Role = 'admin' | 'worker';
+
+export interface ChildOptions<In> {
+  role: Role;
+  /** `admin`, `worker_0`, … (also the child's `%t` in logs). */
+  name: string;
+  descriptors: () => number[];
+  onMessage: (message: In, child: ManagedChild<In>) => void;
+  /** Called after every (re)start, to send the child its init message. */
+  onStart: (child: ManagedChild<In>) => void;
+}
+
+export function childEntry(role: Role): string {
+  const ext = runningCompiled ? 'js' : 'ts';
+  return fileURLToPath(new URL(`../${role}/main.${ext}`, import.meta.url));
+}
+
+export class ManagedChild<In> {
+  process: ChildProcess | undefined;
+  restarts = 0;
+  private backoffMs = FIRST_BACKOFF_MS;
+  private startedAt = 0;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private exitWaiters: (() => void)[] = [];
+
+  constructor(readonly options: ChildOptions<In>) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  start(): void {
+    this.startedAt = Date.now();
+    const child = fork(childEntry(this.options.role), [this.options.name], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...this.options.descriptors()],
+      serialization: 'advanced',
+    });
+    this.process = child;
+    child.on('message', (m) => this.options.onMessage(m as In, this));
+    child.on('exit', (code, signal) => this.onExit(child, code, signal));
+    this.options.onStart(this);
+  }
+
+  send<T>(message: T): boolean {
+    return this.process ? sendTo(this.process, message) : false;
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (child !== this.process) return;
+    this.process = undefined;
+    if (this.stopping) {
+      for (const w of this.exitWaiters.splice(0)) w();
+      return;
+    }
+    const ranMs = Date.now() - this.startedAt;
+    if (ranMs > STABLE_AFTER_MS) this.backoffMs = FIRST_BACKOFF_MS;
+    this.restarts++;
+    log.error(`${this.name} (pid ${child.pid}) exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}) after ${ranMs} ms; restarting in ${this.backoffMs} ms (restart ${this.restarts})`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (!this.stopping) this.start();
+    }, this.backoffMs);
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+  }
+
+  /** Sends `shutdown`, waits up to `graceMs` (plus a second) for the exit, then kills. */
+  stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const child = this.process;
+    if (!child) return Promise.resolve();
+    return new Promise((resolve) => {
+      const killer = setTimeout(() => {
+        log.warn(`${this.name} (pid ${child.pid}) did not exit within ${graceMs + 1000} ms; killing it`);
+        child.kill('SIGKILL');
+      }, graceMs + 1000);
+      this.exitWaiters.push(() => {
+        clearTimeout(killer);
+        resolve();
+      });
+      if (!this.send({ type: 'shutdown', graceMs })) child.kill('SIGTERM');
+    });
+  }
+}

@@ -1,0 +1,152 @@
+import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
+import type { FromAdmin, FromWorker, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import { getLogger, reopenLogs } from '../shared/log/logger.js';
+import { hotRestartVersion, versionString } from '../shared/version.js';
+import { ManagedChild } from './children.js';
+import { commandLineOptionsJson } from './command-line-json.js';
+import type { ListenerSocketRegistry } from './listeners.js';
+import type { Options } from './options.js';
+
+/**
+ * One epoch's process tree: the admin process and the workers, forked with the listening
+ * sockets, replaced when they crash, and stopped together. The tree is LIVE once every worker
+ * serves its listeners; a failure before that (a worker or the admin process cannot start)
+ * stops the tree with status 1.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+/** How long requests in flight may take to finish when the tree is asked to stop. */
+export const SHUTDOWN_GRACE_MS = 5000;
+
+export class ProcessTree {
+  private readonly workers: ManagedChild<FromWorker>[] = [];
+  private admin: ManagedChild<FromAdmin> | undefined;
+  private readonly context: ServerContext;
+  private state: ServerState = 'PRE_INITIALIZING';
+  private readonly readyWorkers = new Set<number>();
+  private adminReady = false;
+  private stopping: Promise<void> | undefined;
+  private exitCode = 0;
+  private resolveDone!: (code: number) => void;
+  /** Resolves with the process exit status once the whole tree has stopped. */
+  readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+
+  constructor(
+    private readonly options: Options,
+    loaded: LoadedBootstrap,
+    private readonly sockets: ListenerSocketRegistry,
+    logSettings: LogSettingsMessage,
+  ) {
+    const now = Date.now();
+    this.context = {
+      bootstrap: loaded.bootstrap,
+      listeners: sockets.childView(),
+      localAddressIpVersion: options.localAddressIpVersion,
+      restartEpoch: options.restartEpoch,
+      concurrency: options.concurrency,
+      startTimeMs: now,
+      originalStartTimeMs: now,
+      logSettings,
+      healthCheckFailing: false,
+    };
+  }
+
+  start(): void {
+    this.state = 'INITIALIZING';
+    const descriptors = () => this.sockets.descriptors();
+    if (this.context.bootstrap.admin && (this.context.bootstrap.admin as { address?: unknown }).address) {
+      this.admin = new ManagedChild<FromAdmin>({
+        role: 'admin',
+        name: 'admin',
+        descriptors: () => [],
+        onStart: (child) =>
+          child.send<ToAdmin>({
+            type: 'init',
+            server: this.context,
+            serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
+            adminAddressPath: this.options.adminAddressPath,
+          }) && child.send<ToAdmin>({ type: 'state', state: this.state }),
+        onMessage: (m) => this.onAdminMessage(m),
+      });
+      this.admin.start();
+    } else {
+      log.info('no admin address configured: not starting the admin process');
+    }
+    for (let i = 0; i < this.options.concurrency; i++) {
+      const worker = new ManagedChild<FromWorker>({
+        role: 'worker',
+        name: `worker_${i}`,
+        descriptors,
+        onStart: (child) => child.send<ToWorker>({ type: 'init', index: i, server: this.context }),
+        onMessage: (m) => this.onWorkerMessage(m),
+      });
+      this.workers.push(worker);
+      worker.start();
+    }
+  }
+
+  private setState(state: ServerState): void {
+    this.state = state;
+    this.admin?.send<ToAdmin>({ type: 'state', state });
+  }
+
+  private onWorkerMessage(m: FromWorker): void {
+    if (m.type === 'ready') {
+      this.readyWorkers.add(m.index);
+      if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
+        this.setState('LIVE');
+        log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s): LIVE`);
+      }
+    } else if (m.type === 'fatal' && this.state !== 'LIVE') {
+      log.critical(`worker_${m.index} could not start: ${m.error}`);
+      this.stop(1);
+    }
+  }
+
+  private onAdminMessage(m: FromAdmin): void {
+    switch (m.type) {
+      case 'ready':
+        this.adminReady = true;
+        break;
+      case 'fatal':
+        if (!this.adminReady) {
+          log.critical(`the admin process could not start: ${m.error}`);
+          this.stop(1);
+        }
+        break;
+      case 'quit':
+        log.info('shutting down on POST /quitquitquit');
+        this.stop(0);
+        break;
+      case 'healthcheck':
+        this.context.healthCheckFailing = m.failing;
+        for (const w of this.workers) w.send<ToWorker>({ type: 'healthcheck', failing: m.failing });
+        this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
+        break;
+    }
+  }
+
+  reopenLogs(): void {
+    reopenLogs();
+    for (const w of this.workers) w.send<ToWorker>({ type: 'reopen_logs' });
+    this.admin?.send<ToAdmin>({ type: 'reopen_logs' });
+  }
+
+  /** Stops every child (requests in flight get SHUTDOWN_GRACE_MS), then closes the listening sockets. */
+  stop(exitCode: number): Promise<void> {
+    this.exitCode = Math.max(this.exitCode, exitCode);
+    this.stopping ??= (async () => {
+      this.setState('DRAINING');
+      await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
+      this.sockets.closeAll();
+      this.resolveDone(this.exitCode);
+    })();
+    return this.stopping;
+  }
+
+  /** For tests and operators: the children's pids. */
+  pids(): Record<string, number | undefined> {
+    return Object.fromEntries([...(this.admin ? [this.admin] : []), ...this.workers].map((c) => [c.name, c.pid]));
+  }
+}

@@ -1,0 +1,131 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { proxyBin, repoRoot, tempDir } from './cli.js';
+
+/**
+ * Starts the real proxy (compiled, as `npx proxy` runs it) on a bootstrap whose ports are 0,
+ * finds the admin address through --admin-address-path and the listeners' real ports through
+ * GET /listeners, and waits for /ready. `stop()` signals the supervisor by pid and waits for
+ * the whole tree to be gone.
+ */
+
+export interface RunningProxy {
+  process: ChildProcess;
+  pid: number;
+  admin: string;
+  ports: Map<string, number>;
+  output: () => string;
+  /** The supervisor's children (admin, workers) by pid, read from /proc. */
+  children: () => number[];
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function httpRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: false } = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export function childPids(pid: number): number[] {
+  const out = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+  return out.split('\n').map((s) => Number(s.trim())).filter((n) => n > 0);
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (err) {
+      if ((err as { fatal?: boolean }).fatal) throw err;
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const running = new Set<RunningProxy>();
+
+/** Stops every proxy a test file started (call from `after`). */
+export async function stopAllProxies(): Promise<void> {
+  await Promise.all([...running].map((p) => p.stop('SIGKILL')));
+}
+
+export async function startProxy(bootstrap: object, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningProxy> {
+  const tmp = tempDir('proxy-run-');
+  const config = tmp.file('bootstrap.json', JSON.stringify(bootstrap));
+  const adminPath = join(tmp.dir, 'admin-address');
+  const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const pid = child.pid!;
+  const proxy: RunningProxy = {
+    process: child,
+    pid,
+    admin: '',
+    ports: new Map(),
+    output: () => output,
+    children: () => childPids(pid),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      const kids = childPids(pid);
+      if (child.exitCode === null && child.signalCode === null) process.kill(pid, signal);
+      const code = await exited;
+      // The children exit on their own once their supervisor is gone; make sure in every case.
+      await waitFor('the proxy\'s children to exit', () => kids.every((k) => !alive(k)) || undefined, 10_000).catch(() => {
+        for (const k of kids) if (alive(k)) process.kill(k, 'SIGKILL');
+      });
+      running.delete(proxy);
+      tmp.cleanup();
+      return code;
+    },
+  };
+  running.add(proxy);
+  try {
+    proxy.admin = await waitFor('the admin address', () => {
+      if (child.exitCode !== null) throw Object.assign(new Error(`proxy exited (${child.exitCode}):\n${output}`), { fatal: true });
+      return existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined;
+    });
+    const listeners = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body) as {
+      listener_statuses: { name: string; local_address: { socket_address?: { port_value: number } } }[];
+    };
+    for (const l of listeners.listener_statuses) if (l.local_address.socket_address) proxy.ports.set(l.name, l.local_address.socket_address.port_value);
+    await waitFor('/ready', async () => (await httpRequest(`http://${proxy.admin}/ready`)).status === 200 || undefined);
+  } catch (err) {
+    await proxy.stop('SIGKILL');
+    throw new Error(`${(err as Error).message}\n--- proxy output ---\n${output}`);
+  }
+  return proxy;
+}

@@ -1,0 +1,79 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+
+/**
+ * A real upstream HTTP server on 127.0.0.1:0 for integration tests. Paths:
+ *   /echo         200, body = {name, method, url, headers, body}
+ *   /slow?ms=N    answers after N ms
+ *   /flaky?key=K&fail=N   503 for the first N requests with key K, then 200
+ *   /status?code=N        that status
+ *   anything else 200 "<name>"
+ */
+export interface Upstream {
+  port: number;
+  name: string;
+  hits: number;
+  server: Server;
+  close: () => Promise<void>;
+}
+
+export function startUpstream(name: string): Promise<Upstream> {
+  const failures = new Map<string, number>();
+  const upstream = { name, hits: 0 } as Upstream;
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    upstream.hits++;
+    const url = new URL(req.url ?? '/', 'http://x');
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    switch (url.pathname) {
+      case '/echo':
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ name, method: req.method, url: req.url, headers: req.headers, body }));
+        return;
+      case '/slow':
+        setTimeout(() => res.end(`${name} slow`), Number(url.searchParams.get('ms') ?? 1000));
+        return;
+      case '/flaky': {
+        const key = url.searchParams.get('key') ?? '';
+        const seen = failures.get(key) ?? 0;
+        failures.set(key, seen + 1);
+        if (seen < Number(url.searchParams.get('fail') ?? 1)) {
+          res.writeHead(503);
+          res.end('flaky');
+        } else res.end(`${name} recovered after ${seen}`);
+        return;
+      }
+      case '/status':
+        res.writeHead(Number(url.searchParams.get('code') ?? 200));
+        res.end(name);
+        return;
+      default:
+        res.end(name);
+    }
+  });
+  upstream.server = server;
+  upstream.close = () => new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    upstream.port = (server.address() as { port: number }).port;
+    resolve(upstream);
+  }));
+}
+
+/** A TCP echo server (for the TCP proxy). */
+export function startEcho(): Promise<{ port: number; server: NetServer }> {
+  const server = createNetServer((s) => s.pipe(s));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server })));
+}
+
+/** A port that was free a moment ago: something to connect to that refuses. */
+export function closedPort(): Promise<number> {
+  const server = createNetServer();
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const port = (server.address() as { port: number }).port;
+    server.close(() => resolve(port));
+  }));
+}

@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict';
+import { connect as h2connect } from 'node:http2';
+import { connect as tcpConnect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { closedPort, startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
+
+const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
+const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
+
+function cluster(name: string, endpoints: { port: number; weight?: number; host?: string }[], extra: object = {}): object {
+  return {
+    name,
+    connect_timeout: '1s',
+    type: 'STATIC',
+    ...extra,
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: endpoints.map((e) => ({ endpoint: { address: { socket_address: { address: e.host ?? '127.0.0.1', port_value: e.port } } }, ...(e.weight ? { load_balancing_weight: e.weight } : {}) })) }],
+    },
+  };
+}
+
+let a: Upstream;
+let b: Upstream;
+let proxy: RunningProxy;
+let echo: { port: number; server: import('node:net').Server };
+const base = () => `http://127.0.0.1:${proxy.ports.get('http')}`;
+
+before(async () => {
+  a = await startUpstream('A');
+  b = await startUpstream('B');
+  echo = await startEcho();
+  const down = await closedPort();
+  const route = (match: object, action: object) => ({ match, ...action });
+  const bootstrap = {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'http',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+            '@type': HCM_TYPE,
+            stat_prefix: 'http',
+            use_remote_address: true,
+            route_config: { virtual_hosts: [
+              { name: 'redirects', domains: ['old.example.com'], routes: [route({ prefix: '/' }, { redirect: { https_redirect: true, host_redirect: 'new.example.com' } })] },
+              { name: 'main', domains: ['*'], routes: [
+                route({ path: '/direct' }, { direct_response: { status: 200, body: { inline_string: 'direct' } } }),
+                route({ safe_regex: { regex: '/regex/[0-9]+' } }, { direct_response: { status: 201, body: { inline_string: 'regex' } } }),
+                route({ prefix: '/api/', headers: [{ name: 'x-canary', string_match: { exact: 'yes' } }] }, { route: { cluster: 'b', prefix_rewrite: '/' } }),
+                route({ prefix: '/api/' }, { route: { cluster: 'a', prefix_rewrite: '/', host_rewrite_literal: 'upstream.internal' } }),
+                route({ prefix: '/weighted' }, { route: { weighted_clusters: { clusters: [{ name: 'a', weight: 80 }, { name: 'b', weight: 20 }] } } }),
+                route({ prefix: '/retry/' }, { route: { cluster: 'a', prefix_rewrite: '/', retry_policy: { retry_on: '5xx', num_retries: 2 } } }),
+                route({ prefix: '/noretry/' }, { route: { cluster: 'a', prefix_rewrite: '/' } }),
+                route({ prefix: '/timeout/' }, { route: { cluster: 'a', prefix_rewrite: '/', timeout: '0.2s' } }),
+                route({ prefix: '/down' }, { route: { cluster: 'down' } }),
+                route({ prefix: '/empty' }, { route: { cluster: 'empty' } }),
+                route({ prefix: '/dns/' }, { route: { cluster: 'dns', prefix_rewrite: '/' } }),
+                route({ prefix: '/lb/rr' }, { route: { cluster: 'lb_rr' } }),
+                route({ prefix: '/lb/lr' }, { route: { cluster: 'lb_lr' } }),
+                route({ prefix: '/lb/random' }, { route: { cluster: 'lb_random' } }),
+              ] },
+            ] },
+            http_filters: [
+              { name: 'envoy.filters.http.health_check', typed_config: { '@type': HEALTH_CHECK_TYPE, pass_through_mode: false, headers: [{ name: ':path', string_match: { exact: '/healthz' } }] } },
+              { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } },
+            ],
+          } }] }],
+        },
+        {
+          name: 'tcp',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'echo' } }] }],
+        },
+      ],
+      clusters: [
+        cluster('a', [{ port: a.port }]),
+        cluster('b', [{ port: b.port }]),
+        cluster('down', [{ port: down }]),
+        { name: 'empty', connect_timeout: '1s', type: 'STATIC' },
+        cluster('echo', [{ port: echo.port }]),
+        cluster('dns', [{ port: a.port, host: 'localhost' }], { type: 'STRICT_DNS', dns_lookup_family: 'V4_ONLY' }),
+        cluster('lb_rr', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'ROUND_ROBIN' }),
+        cluster('lb_lr', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'LEAST_REQUEST' }),
+        cluster('lb_random', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'RANDOM' }),
+      ],
+    },
+  };
+  proxy = await startProxy(bootstrap, ['--concurrency', '1']);
+});
+
+after(async () => {
+  await stopAllProxies();
+  await a?.close();
+  await b?.close();
+  echo?.server.close();
+});
+
+describe('HTTP connection manager over HTTP/1.1', () => {
+  it('answers a direct_response route itself, as server "envoy"', async () => {
+    const r = await httpRequest(`${base()}/direct`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body, 'direct');
+    assert.equal(r.headers.server, 'envoy');
+  });
+
+  it('matches safe_regex routes on the whole path', async () => {
+    assert.equal((await httpRequest(`${base()}/regex/123`)).status, 201);
+    assert.equal((await httpRequest(`${base()}/regex/123x`)).status, 404);
+  });
+
+  it('answers 404 with an empty body when no route matches', async () => {
+    const r = await httpRequest(`${base()}/nothing-here`);
+    assert.deepEqual([r.status, r.body], [404, '']);
+  });
+
+  it('proxies to the cluster with prefix and host rewrites and Envoy\'s request headers', async () => {
+    const r = await httpRequest(`${base()}/api/echo?q=1`, { headers: { 'x-forwarded-for': '10.0.0.1' } });
+    assert.equal(r.status, 200);
+    const seen = JSON.parse(r.body);
+    assert.equal(seen.name, 'A');
+    assert.equal(seen.url, '/echo?q=1');
+    assert.equal(seen.headers.host, 'upstream.internal');
+    assert.equal(seen.headers['x-forwarded-for'], '10.0.0.1,127.0.0.1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
+    assert.match(seen.headers['x-request-id'], /^[0-9a-f-]{36}$/);
+    assert.equal(seen.headers['x-envoy-expected-rq-timeout-ms'], '15000');
+    assert.match(String(r.headers['x-envoy-upstream-service-time']), /^\d+$/);
+    assert.equal(r.headers.server, 'envoy');
+  });
+
+  it('routes on header matchers', async () => {
+    assert.equal(JSON.parse((await httpRequest(`${base()}/api/echo`, { headers: { 'x-canary': 'yes' } })).body).name, 'B');
+  });
+
+  it('streams request and response bodies', async () => {
+    const body = 'x'.repeat(1024 * 1024);
+    const r = await httpRequest(`${base()}/api/echo`, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+    assert.equal(JSON.parse(r.body).body.length, body.length);
+  });
+
+  it('splits weighted clusters within tolerance', async () => {
+    const hitsA = a.hits;
+    const n = 400;
+    for (let i = 0; i < n; i++) await httpRequest(`${base()}/weighted`);
+    const share = (a.hits - hitsA) / n;
+    assert.ok(Math.abs(share - 0.8) < 0.08, `cluster a got ${(share * 100).toFixed(1)}% (want 80%)`);
+  });
+
+  for (const [policy, path] of [['ROUND_ROBIN', '/lb/rr'], ['LEAST_REQUEST', '/lb/lr'], ['RANDOM', '/lb/random']] as const) {
+    it(`balances ${policy} by endpoint weight (3:1)`, async () => {
+      const hitsA = a.hits;
+      const n = 400;
+      for (let i = 0; i < n; i++) await httpRequest(`${base()}${path}`);
+      const share = (a.hits - hitsA) / n;
+      assert.ok(Math.abs(share - 0.75) < 0.08, `${policy}: the weight-3 host got ${(share * 100).toFixed(1)}% (want 75%)`);
+    });
+  }
+
+  it('retries 5xx responses per the retry policy', async () => {
+    const r = await httpRequest(`${base()}/retry/flaky?key=r1&fail=2`);
+    assert.deepEqual([r.status, r.body], [200, 'A recovered after 2']);
+    const noRetry = await httpRequest(`${base()}/noretry/flaky?key=r2&fail=1`);
+    assert.deepEqual([noRetry.status, noRetry.body], [503, 'flaky']);
+  });
+
+  it('answers 504 when the upstream exceeds the route timeout', async () => {
+    const r = await httpRequest(`${base()}/timeout/slow?ms=2000`);
+    assert.deepEqual([r.status, r.body], [504, 'upstream request timeout']);
+  });
+
+  it('answers 503 for a connect failure and for a cluster without hosts', async () => {
+    const down = await httpRequest(`${base()}/down`);
+    assert.deepEqual([down.status, down.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
+    const empty = await httpRequest(`${base()}/empty`);
+    assert.deepEqual([empty.status, empty.body], [503, 'no healthy upstream']);
+  });
+
+  it('resolves STRICT_DNS clusters', async () => {
+    assert.equal((await httpRequest(`${base()}/dns/`)).body, 'A');
+  });
+
+  it('redirects per the virtual host chosen by domain', async () => {
+    const r = await httpRequest(`${base()}/some/path?x=1`, { headers: { host: 'old.example.com' } });
+    assert.equal(r.status, 301);
+    assert.equal(r.headers.location, 'https://new.example.com/some/path?x=1');
+  });
+
+  it('answers health checks from the health-check filter without going upstream', async () => {
+    const hits = a.hits + b.hits;
+    const r = await httpRequest(`${base()}/healthz`);
+    assert.equal(r.status, 200);
+    assert.equal(a.hits + b.hits, hits);
+  });
+
+  it('refuses more than 100 headers, and headers over 60 KiB, with 431', async () => {
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 101; i++) many[`x-h${i}`] = 'v';
+    assert.equal((await httpRequest(`${base()}/direct`, { headers: many })).status, 431);
+    assert.equal((await httpRequest(`${base()}/direct`, { headers: { 'x-big': 'y'.repeat(70 * 1024) } })).status, 431);
+  });
+});
+
+describe('HTTP connection manager over h2c (prior knowledge)', () => {
+  it('serves direct responses and proxied requests on the same listener', async () => {
+    const session = h2connect(base());
+    try {
+      const get = (path: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const stream = session.request({ ':path': path });
+          let status = 0;
+          let body = '';
+          stream.on('response', (h) => (status = Number(h[':status'])));
+          stream.setEncoding('utf8');
+          stream.on('data', (d) => (body += d));
+          stream.on('end', () => resolve({ status, body }));
+          stream.on('error', reject);
+        });
+      assert.deepEqual(await get('/direct'), { status: 200, body: 'direct' });
+      const proxied = await get('/api/echo');
+      assert.equal(proxied.status, 200);
+      assert.equal(JSON.parse(proxied.body).name, 'A');
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('TCP proxy', () => {
+  it('joins a downstream connection to the cluster, both ways', async () => {
+    const socket = tcpConnect(proxy.ports.get('tcp')!, '127.0.0.1');
+    const got = await new Promise<string>((resolve, reject) => {
+      let data = '';
+      socket.on('data', (d) => {
+        data += d;
+        if (data.length >= 11) resolve(data);
+      });
+      socket.on('error', reject);
+      socket.write('hello world');
+    });
+    socket.destroy();
+    assert.equal(got, 'hello world');
+  });
+});

@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
+import { getLogger } from '../../shared/log/logger.js';
+import type { ClusterManager } from '../upstream/cluster.js';
+import { HealthCheckFilter } from './health-check-filter.js';
+import { LocalReply, sendLocalReply } from './local-reply.js';
+import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
+import { forward } from './router.js';
+
+/**
+ * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
+ * in one worker. HTTP/1.1 through Node's llhttp server, HTTP/2 over cleartext with prior
+ * knowledge through node:http2; with `codec_type: AUTO` the first bytes of a connection decide
+ * (the HTTP/2 preface starts with "PRI"). Then: header limits, request id, X-Forwarded-For,
+ * the HTTP filters in order (health check, router), and Envoy's local replies.
+ */
+
+const log = getLogger('http', import.meta.url);
+type Obj = JsonObject;
+const obj = (v: unknown): Obj => (v ?? {}) as Obj;
+
+export interface ConnectionManagerContext {
+  clusters: ClusterManager;
+  healthCheckFailing: () => boolean;
+  localAddressIpVersion: 'v4' | 'v6';
+}
+
+const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
+
+/** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
+function serverLocalAddress(version: 'v4' | 'v6'): string {
+  const family = version === 'v4' ? 'IPv4' : 'IPv6';
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === family && !a.internal) return a.address;
+  }
+  return version === 'v4' ? '127.0.0.1' : '::1';
+}
+
+function peerAddress(req: IncomingMessage): string | undefined {
+  const a = req.socket.remoteAddress;
+  return a?.startsWith('::ffff:') ? a.slice(7) : a;
+}
+
+export class HttpConnectionManager {
+  private readonly routes: RouteTable;
+  private readonly healthCheck: HealthCheckFilter | undefined;
+  private readonly serverName: string;
+  private readonly useRemoteAddress: boolean;
+  private readonly preserveRequestId: boolean;
+  private readonly maxHeadersCount: number;
+  private readonly codec: string;
+  private readonly localAddress: string;
+  private readonly servers: (Http1Server | Http2Server | NetServer)[] = [];
+  private front: NetServer | Http1Server | Http2Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly sessions = new Set<Http2Session>();
+  private allClosed: (() => void) | undefined;
+
+  constructor(
+    private readonly config: Obj,
+    private readonly ctx: ConnectionManagerContext,
+  ) {
+    this.routes = new RouteTable(obj(config.route_config));
+    const hc = ((config.http_filters as Obj[] | undefined) ?? []).find(
+      (f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === HEALTH_CHECK_TYPE || f.name === 'envoy.filters.http.health_check',
+    );
+    this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
+    this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
+    this.useRemoteAddress = config.use_remote_address === true;
+    this.preserveRequestId = config.preserve_external_request_id === true;
+    this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
+    this.codec = String(config.codec_type ?? 'AUTO');
+    this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
+  }
+
+  /** Serves the listening socket `fd`; resolves once listening. */
+  listen(fd: number): Promise<void> {
+    const common = obj(this.config.common_http_protocol_options);
+    const maxHeaderSize = Number(this.config.max_request_headers_kb ?? 60) * 1024;
+    const idleMs = typeof common.idle_timeout === 'string' ? durationMs(common.idle_timeout) : 3_600_000;
+    const requestTimeoutMs = typeof this.config.request_timeout === 'string' ? durationMs(this.config.request_timeout) : 0;
+    const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, streamIdleMs);
+
+    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout: 60_000 }, handler);
+    h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      // llhttp found a malformed request (or one whose headers exceed max_request_headers_kb)
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      else socket.destroy();
+    });
+    const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize } }, handler as never);
+    h2.on('session', (session: Http2Session) => {
+      this.sessions.add(session);
+      session.once('close', () => this.sessions.delete(session));
+    });
+    this.servers.push(h1, h2);
+
+    let front: NetServer | Http1Server | Http2Server;
+    if (this.codec === 'HTTP1') front = h1;
+    else if (this.codec === 'HTTP2') front = h2;
+    else {
+      front = createNetServer({ pauseOnConnect: true }, (socket) => this.sniff(socket, h1, h2));
+    }
+    this.front = front;
+    front.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => {
+        this.sockets.delete(socket);
+        if (this.sockets.size === 0) this.allClosed?.();
+      });
+    });
+    return new Promise((resolve, reject) => {
+      front.once('error', reject);
+      front.listen({ fd }, () => {
+        front.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  private sniff(socket: Socket, h1: Http1Server, h2: Http2Server): void {
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      socket.unshift(chunk);
+      if (chunk.subarray(0, 3).toString('latin1') === 'PRI') {
+        // The HTTP/2 session takes the buffered preface and then reads the socket's handle itself.
+        h2.emit('connection', socket);
+      } else {
+        h1.emit('connection', socket);
+        socket.resume();
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.resume();
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
+    const reply = { serverName: this.serverName };
+    if (req.rawHeaders.length / 2 > this.maxHeadersCount) {
+      sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
+      return;
+    }
+    if (streamIdleMs > 0) {
+      req.setTimeout(streamIdleMs, () => sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply));
+    }
+    const headers = req.headers;
+    const authority = String(headers[':authority'] ?? headers.host ?? '');
+    const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
+
+    if (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId)) headers['x-request-id'] = randomUUID();
+    if (this.useRemoteAddress) {
+      const client = peerAddress(req) ?? this.localAddress;
+      const xff = headers['x-forwarded-for'];
+      headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
+    }
+    headers['x-forwarded-proto'] ??= 'http';
+
+    if (this.healthCheck) {
+      const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
+      if (decision.status !== undefined) {
+        const extra = decision.status === 503 ? { 'x-envoy-immediate-health-check-fail': 'true' } : undefined;
+        sendLocalReply(res, decision.status, '', { serverName: this.serverName, extraHeaders: extra });
+        return;
+      }
+    }
+
+    const route = this.routes.route(rq);
+    if (!route) {
+      sendLocalReply(res, LocalReply.noRoute.status, LocalReply.noRoute.body, reply);
+      return;
+    }
+    const action = route.action;
+    switch (action.kind) {
+      case 'direct_response':
+        sendLocalReply(res, action.status, action.body ?? '', reply);
+        return;
+      case 'redirect':
+        res.writeHead(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
+        res.end();
+        return;
+      case 'route': {
+        let path = rq.path;
+        if (action.prefixRewrite !== undefined && route.prefix !== undefined) path = action.prefixRewrite + path.slice(route.prefix.length);
+        forward(req, res, action, {
+          clusters: this.ctx.clusters,
+          serverName: this.serverName,
+          headers,
+          path,
+          authority: action.hostRewriteLiteral ?? authority,
+        }).catch((err: Error) => {
+          log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
+          sendLocalReply(res, 500, '', reply);
+        });
+      }
+    }
+  }
+
+  /**
+   * Stops accepting, closes idle HTTP/1 keep-alive connections, sends GOAWAY on HTTP/2 sessions,
+   * and resolves when the last connection has closed (busy ones finish their requests first).
+   */
+  close(): Promise<void> {
+    this.front?.close();
+    for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
+    for (const session of this.sessions) session.close();
+    if (this.sockets.size === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.allClosed = resolve));
+  }
+}
+
+function redirectLocation(a: RedirectAction, rq: RequestView, matchedPrefix: string | undefined): string {
+  const [pathOnly, query] = splitQuery(rq.path);
+  let path = pathOnly;
+  if (a.path !== undefined) path = a.path;
+  else if (a.prefixRewrite !== undefined && matchedPrefix !== undefined) path = a.prefixRewrite + pathOnly.slice(matchedPrefix.length);
+  const scheme = a.scheme ?? 'http';
+  let host = a.host ?? rq.authority;
+  if (a.port !== undefined) host = `${host.replace(/:\d+$/, '')}:${a.port}`;
+  else if (a.scheme === 'https') host = host.replace(/:80$/, '');
+  const keepQuery = !a.stripQuery && query !== undefined && a.path?.includes('?') !== true;
+  return `${scheme}://${host}${path}${keepQuery ? `?${query}` : ''}`;
+}
+
+function splitQuery(path: string): [string, string | undefined] {
+  const q = path.indexOf('?');
+  return q < 0 ? [path, undefined] : [path.slice(0, q), path.slice(q + 1)];
+}

@@ -1,0 +1,303 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { RE2JS } from 're2js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+
+/**
+ * An HCM `route_config`, compiled once per worker: virtual hosts chosen by Envoy's domain
+ * precedence (exact, then the longest `*.suffix`, then the longest `prefix*`, then `*`), and
+ * within one, the first route whose path and header matchers all match.
+ */
+
+type Obj = JsonObject;
+const obj = (v: unknown): Obj => (v ?? {}) as Obj;
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
+
+export interface WeightedCluster {
+  name: string;
+  weight: number;
+}
+
+export interface RetryPolicy {
+  on5xx: boolean;
+  onGatewayError: boolean;
+  onConnectFailure: boolean;
+  onReset: boolean;
+  onRetriableStatusCodes: Set<number>;
+  numRetries: number;
+  perTryTimeoutMs: number;
+}
+
+export interface ForwardAction {
+  kind: 'route';
+  cluster?: string;
+  weightedClusters?: WeightedCluster[];
+  totalWeight: number;
+  prefixRewrite?: string;
+  hostRewriteLiteral?: string;
+  /** 0 disables the timeout. */
+  timeoutMs: number;
+  idleTimeoutMs?: number;
+  retry?: RetryPolicy;
+}
+
+export interface DirectResponseAction {
+  kind: 'direct_response';
+  status: number;
+  body?: Buffer;
+}
+
+export interface RedirectAction {
+  kind: 'redirect';
+  status: number;
+  scheme?: string;
+  host?: string;
+  port?: number;
+  path?: string;
+  prefixRewrite?: string;
+  stripQuery: boolean;
+}
+
+export type RouteAction = ForwardAction | DirectResponseAction | RedirectAction;
+
+/** What matchers see of a request. `path` includes the query string, as Envoy's :path does. */
+export interface RequestView {
+  method: string;
+  path: string;
+  authority: string;
+  headers: IncomingHttpHeaders;
+}
+
+type HeaderMatcher = (rq: RequestView) => boolean;
+type PathMatcher = (path: string) => boolean;
+
+export interface Route {
+  /** The matched prefix (for prefix_rewrite), when the route matches by prefix. */
+  prefix?: string;
+  matchPath: PathMatcher;
+  matchHeaders: HeaderMatcher[];
+  action: RouteAction;
+}
+
+export interface VirtualHost {
+  name: string;
+  routes: Route[];
+}
+
+const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
+
+function compileRegex(regex: string): RE2JS {
+  return RE2JS.compile(regex);
+}
+
+/** A StringMatcher (exact, prefix, suffix, contains, safe_regex; ignore_case). */
+export function compileStringMatcher(m: Obj): (value: string) => boolean {
+  const ignoreCase = m.ignore_case === true;
+  const norm = (s: string) => (ignoreCase ? s.toLowerCase() : s);
+  if (typeof m.exact === 'string') {
+    const want = norm(m.exact);
+    return (v) => norm(v) === want;
+  }
+  if (typeof m.prefix === 'string') {
+    const want = norm(m.prefix);
+    return (v) => norm(v).startsWith(want);
+  }
+  if (typeof m.suffix === 'string') {
+    const want = norm(m.suffix);
+    return (v) => norm(v).endsWith(want);
+  }
+  if (typeof m.contains === 'string') {
+    const want = norm(m.contains);
+    return (v) => norm(v).includes(want);
+  }
+  if (m.safe_regex) {
+    const re = compileRegex(String(obj(m.safe_regex).regex));
+    return (v) => re.matches(v);
+  }
+  return () => true;
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+function requestHeader(rq: RequestView, name: string): string | undefined {
+  switch (name) {
+    case ':path': return rq.path;
+    case ':method': return rq.method;
+    case ':authority': return rq.authority;
+    case ':scheme': return 'http';
+    default: return headerValue(rq.headers, name);
+  }
+}
+
+/** A route HeaderMatcher (also the health-check filter's). `:path` includes the query string, as in Envoy. */
+export function compileHeaderMatcher(h: Obj): HeaderMatcher {
+  const name = String(h.name);
+  const invert = h.invert_match === true;
+  const treatMissingAsEmpty = h.treat_missing_header_as_empty === true;
+  let test: (value: string | undefined) => boolean;
+  if (typeof h.exact_match === 'string') test = (v) => v === h.exact_match;
+  else if (h.safe_regex_match) {
+    const re = compileRegex(String(obj(h.safe_regex_match).regex));
+    test = (v) => v !== undefined && re.matches(v);
+  } else if (h.range_match) {
+    const r = obj(h.range_match);
+    const start = Number(r.start ?? 0);
+    const end = Number(r.end ?? 0);
+    test = (v) => v !== undefined && /^-?\d+$/.test(v) && Number(v) >= start && Number(v) < end;
+  } else if (h.present_match !== undefined) test = (v) => (v !== undefined) === (h.present_match === true);
+  else if (typeof h.prefix_match === 'string') test = (v) => v !== undefined && v.startsWith(h.prefix_match as string);
+  else if (typeof h.suffix_match === 'string') test = (v) => v !== undefined && v.endsWith(h.suffix_match as string);
+  else if (typeof h.contains_match === 'string') test = (v) => v !== undefined && v.includes(h.contains_match as string);
+  else if (h.string_match) {
+    const sm = compileStringMatcher(obj(h.string_match));
+    test = (v) => v !== undefined && sm(v);
+  } else test = (v) => v !== undefined;
+  return (rq) => {
+    let v = requestHeader(rq, name);
+    if (v === undefined && treatMissingAsEmpty) v = '';
+    return test(v) !== invert;
+  };
+}
+
+function compileRetryPolicy(p: Obj | undefined): RetryPolicy | undefined {
+  if (!p) return undefined;
+  const on = String(p.retry_on ?? '').split(',').map((s) => s.trim());
+  return {
+    on5xx: on.includes('5xx'),
+    onGatewayError: on.includes('gateway-error') || on.includes('5xx'),
+    onConnectFailure: on.includes('connect-failure') || on.includes('5xx') || on.includes('gateway-error'),
+    onReset: on.includes('reset') || on.includes('5xx') || on.includes('gateway-error'),
+    onRetriableStatusCodes: new Set(on.includes('retriable-status-codes') ? (p.retriable_status_codes as number[] | undefined) ?? [] : []),
+    numRetries: typeof p.num_retries === 'number' ? p.num_retries : 1,
+    perTryTimeoutMs: typeof p.per_try_timeout === 'string' ? durationMs(p.per_try_timeout) : 0,
+  };
+}
+
+function dataSource(ds: Obj | undefined): Buffer | undefined {
+  if (!ds) return undefined;
+  if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
+  if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
+  if (typeof ds.filename === 'string') return readFileSync(ds.filename);
+  if (typeof ds.environment_variable === 'string') return Buffer.from(process.env[ds.environment_variable] ?? '');
+  return undefined;
+}
+
+function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
+  if (route.direct_response) {
+    const d = obj(route.direct_response);
+    return { kind: 'direct_response', status: Number(d.status), body: dataSource(d.body as Obj | undefined) };
+  }
+  if (route.redirect) {
+    const r = obj(route.redirect);
+    return {
+      kind: 'redirect',
+      status: REDIRECT_CODES[String(r.response_code ?? 'MOVED_PERMANENTLY')] ?? 301,
+      scheme: r.https_redirect === true ? 'https' : (r.scheme_redirect as string | undefined),
+      host: r.host_redirect as string | undefined,
+      port: r.port_redirect as number | undefined,
+      path: r.path_redirect as string | undefined,
+      prefixRewrite: r.prefix_rewrite as string | undefined,
+      stripQuery: r.strip_query === true,
+    };
+  }
+  const a = obj(route.route);
+  const weighted = a.weighted_clusters ? list(obj(a.weighted_clusters).clusters).map((c) => ({ name: String(c.name), weight: Number(c.weight ?? 0) })) : undefined;
+  return {
+    kind: 'route',
+    cluster: a.cluster as string | undefined,
+    weightedClusters: weighted,
+    totalWeight: weighted ? weighted.reduce((s, c) => s + c.weight, 0) : 0,
+    prefixRewrite: a.prefix_rewrite as string | undefined,
+    hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
+    timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
+    idleTimeoutMs: typeof a.idle_timeout === 'string' ? durationMs(a.idle_timeout) : undefined,
+    retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
+  };
+}
+
+function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: string } {
+  const caseSensitive = match.case_sensitive !== false;
+  const norm = (s: string) => (caseSensitive ? s : s.toLowerCase());
+  if (typeof match.prefix === 'string') {
+    const prefix = norm(match.prefix);
+    return { prefix: match.prefix, matchPath: (p) => norm(p).startsWith(prefix) };
+  }
+  if (typeof match.path === 'string') {
+    const path = norm(match.path);
+    return { matchPath: (p) => norm(p) === path };
+  }
+  if (match.safe_regex) {
+    const re = compileRegex(String(obj(match.safe_regex).regex));
+    return { matchPath: (p) => re.matches(p) };
+  }
+  if (typeof match.path_separated_prefix === 'string') {
+    const prefix = norm(match.path_separated_prefix);
+    return { prefix: match.path_separated_prefix, matchPath: (p) => norm(p) === prefix || norm(p).startsWith(prefix + '/') };
+  }
+  return { matchPath: () => false };
+}
+
+export class RouteTable {
+  private readonly exact = new Map<string, VirtualHost>();
+  private readonly suffixes: [string, VirtualHost][] = [];
+  private readonly prefixes: [string, VirtualHost][] = [];
+  private catchAll: VirtualHost | undefined;
+
+  constructor(config: Obj) {
+    for (const vh of list(config.virtual_hosts)) {
+      const vhostRetry = vh.retry_policy as Obj | undefined;
+      const host: VirtualHost = {
+        name: String(vh.name),
+        routes: list(vh.routes).map((r) => {
+          const match = obj(r.match);
+          return {
+            ...compilePathMatcher(match),
+            matchHeaders: list(match.headers).map(compileHeaderMatcher),
+            action: compileAction(r, vhostRetry),
+          };
+        }),
+      };
+      for (const domain of (vh.domains as string[] | undefined) ?? []) {
+        const d = domain.toLowerCase();
+        if (d === '*') this.catchAll ??= host;
+        else if (d.startsWith('*')) this.suffixes.push([d.slice(1), host]);
+        else if (d.endsWith('*')) this.prefixes.push([d.slice(0, -1), host]);
+        else if (!this.exact.has(d)) this.exact.set(d, host);
+      }
+    }
+    this.suffixes.sort((a, b) => b[0].length - a[0].length);
+    this.prefixes.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  virtualHost(authority: string): VirtualHost | undefined {
+    const host = authority.toLowerCase();
+    const exact = this.exact.get(host);
+    if (exact) return exact;
+    for (const [suffix, vh] of this.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
+    for (const [prefix, vh] of this.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
+    // A Host with a port also tries its name alone, as a client's "example.com:80" should reach "example.com".
+    const colon = host.lastIndexOf(':');
+    if (colon > 0 && !host.endsWith(']')) {
+      const bare = this.exact.get(host.slice(0, colon));
+      if (bare) return bare;
+    }
+    return this.catchAll;
+  }
+
+  /** The first matching route of the request's virtual host. Path matchers see the path without its query. */
+  route(rq: RequestView): Route | undefined {
+    const vh = this.virtualHost(rq.authority);
+    if (!vh) return undefined;
+    const q = rq.path.indexOf('?');
+    const path = q < 0 ? rq.path : rq.path.slice(0, q);
+    for (const r of vh.routes) {
+      if (r.matchPath(path) && r.matchHeaders.every((m) => m(rq))) return r;
+    }
+    return undefined;
+  }
+}

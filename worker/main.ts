@@ -1,0 +1,73 @@
+import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
+import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { serveListeners, type ServedListener } from './listeners.js';
+import { ClusterManager } from './upstream/cluster.js';
+
+/**
+ * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (resolving DNS
+ * clusters once), serve every inherited listening socket, report `ready`. On `shutdown`: stop
+ * accepting, close idle keep-alive connections, let requests in flight finish within the grace
+ * period, exit. A worker never outlives its supervisor (shared/child.ts).
+ */
+
+const log = getLogger('main', import.meta.url);
+let index = -1;
+let clusters: ClusterManager | undefined;
+let listeners: ServedListener[] = [];
+let healthCheckFailing = false;
+let stopping = false;
+
+async function init(workerIndex: number, server: ServerContext): Promise<void> {
+  index = workerIndex;
+  applyLogSettings(server.logSettings);
+  healthCheckFailing = server.healthCheckFailing;
+  const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
+  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
+  await clusters.start();
+  listeners = await serveListeners(server.bootstrap, server.listeners, {
+    clusters,
+    healthCheckFailing: () => healthCheckFailing,
+    localAddressIpVersion: server.localAddressIpVersion,
+  });
+  log.debug(`${childRole()} serving ${listeners.length} listener(s)`);
+  sendToParent<FromWorker>({ type: 'ready', index });
+}
+
+function stop(graceMs: number): void {
+  if (stopping) return;
+  stopping = true;
+  const exit = () => {
+    flushLogs();
+    process.exit(0);
+  };
+  // Requests in flight finish within the grace period; then the process exits regardless.
+  setTimeout(exit, graceMs);
+  void Promise.all(listeners.map((l) => l.filter.close()))
+    .then(() => clusters?.close())
+    .finally(exit);
+}
+
+setUpChild(stop);
+process.on('message', (m: ToWorker) => {
+  switch (m.type) {
+    case 'init':
+      init(m.index, m.server).catch((err: Error) => {
+        log.critical(`${childRole()} failed to start: ${err.message}`);
+        sendToParent<FromWorker>({ type: 'fatal', index: m.index, error: err.message });
+        flushLogs();
+        process.exit(1);
+      });
+      break;
+    case 'healthcheck':
+      healthCheckFailing = m.failing;
+      break;
+    case 'reopen_logs':
+      reopenLogs();
+      break;
+    case 'shutdown':
+      stop(m.graceMs);
+      break;
+  }
+});

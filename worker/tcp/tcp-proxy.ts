@@ -1,0 +1,103 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+import { getLogger } from '../../shared/log/logger.js';
+import type { Cluster, ClusterManager } from '../upstream/cluster.js';
+
+/**
+ * The TCP proxy network filter (envoy.filters.network.tcp_proxy): each downstream connection is
+ * joined to a connection to one host of the cluster (or of a weighted cluster), bytes flow both
+ * ways with backpressure, and either side closing closes the other. `idle_timeout` (default 1 h)
+ * closes a connection with no traffic either way; a connect failure closes the downstream.
+ */
+
+const log = getLogger('filter', import.meta.url);
+type Obj = JsonObject;
+
+export class TcpProxy {
+  private readonly idleMs: number;
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    private readonly config: Obj,
+    private readonly clusters: ClusterManager,
+  ) {
+    this.idleMs = typeof config.idle_timeout === 'string' ? durationMs(config.idle_timeout) : 3_600_000;
+  }
+
+  private pickCluster(): Cluster | undefined {
+    if (typeof this.config.cluster === 'string') return this.clusters.get(this.config.cluster);
+    const weighted = ((this.config.weighted_clusters as Obj | undefined)?.clusters ?? []) as Obj[];
+    const total = weighted.reduce((s, c) => s + Number(c.weight ?? 0), 0);
+    let r = Math.random() * total;
+    for (const c of weighted) {
+      r -= Number(c.weight ?? 0);
+      if (r < 0) return this.clusters.get(String(c.name));
+    }
+    return undefined;
+  }
+
+  listen(fd: number): Promise<void> {
+    const server = createServer((downstream) => this.onConnection(downstream));
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ fd }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  private onConnection(downstream: Socket): void {
+    const host = this.pickCluster()?.pickHost();
+    if (!host) {
+      downstream.destroy();
+      return;
+    }
+    downstream.pause();
+    this.sockets.add(downstream);
+    host.activeRequests++;
+    const upstream = connect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs });
+    this.sockets.add(upstream);
+    let connected = false;
+    upstream.once('connect', () => {
+      connected = true;
+      upstream.setTimeout(this.idleMs);
+      downstream.setTimeout(this.idleMs);
+      downstream.pipe(upstream);
+      upstream.pipe(downstream);
+      downstream.resume();
+    });
+    upstream.once('timeout', () => {
+      if (!connected) log.debug(`tcp_proxy: connect to ${host.address} timed out`);
+      upstream.destroy();
+      downstream.destroy();
+    });
+    downstream.on('timeout', () => {
+      upstream.destroy();
+      downstream.destroy();
+    });
+    upstream.on('error', (err) => {
+      if (!connected) log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
+      downstream.destroy();
+    });
+    downstream.on('error', () => upstream.destroy());
+    upstream.once('close', () => {
+      downstream.end();
+      this.sockets.delete(downstream);
+      this.sockets.delete(upstream);
+      host.activeRequests--;
+    });
+    downstream.once('close', () => upstream.end());
+  }
+
+  /** Stops accepting; resolves when every proxied connection has closed (a TCP connection has no request boundary to stop at). */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.server) return resolve();
+      this.server.close(() => resolve());
+    });
+  }
+}

@@ -1,0 +1,171 @@
+import { lookup } from 'node:dns/promises';
+import { Pool } from 'undici';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+import { getLogger } from '../../shared/log/logger.js';
+import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
+
+/**
+ * An upstream cluster as one worker sees it: its hosts (static, or resolved from DNS), its
+ * load balancer, and one keep-alive connection pool per host. Everything here is per worker:
+ * no request waits on another process.
+ */
+
+const log = getLogger('upstream', import.meta.url);
+type Obj = JsonObject;
+const obj = (v: unknown): Obj => (v ?? {}) as Obj;
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
+
+export interface EndpointConfig {
+  /** Host name or IP literal as configured. */
+  hostname: string;
+  port: number;
+  weight: number;
+  zone: string;
+  canary: boolean;
+}
+
+export class Host {
+  activeRequests = 0;
+  private pool: Pool | undefined;
+
+  constructor(
+    readonly cluster: Cluster,
+    /** The address connections go to (an IP literal). */
+    readonly ip: string,
+    readonly port: number,
+    readonly weight: number,
+    readonly zone: string,
+    readonly canary: boolean,
+    /** The configured name, for DNS clusters the hostname that resolved to `ip`. */
+    readonly hostname: string,
+  ) {}
+
+  get address(): string {
+    return this.ip.includes(':') ? `[${this.ip}]:${this.port}` : `${this.ip}:${this.port}`;
+  }
+
+  /** The keep-alive pool to this host, created on first use. */
+  connectionPool(): Pool {
+    this.pool ??= new Pool(`http://${this.address}`, {
+      connect: { timeout: this.cluster.connectTimeoutMs },
+      connections: this.cluster.maxConnections,
+      keepAliveTimeout: 60_000,
+      keepAliveMaxTimeout: 600_000,
+      // Timeouts are the router's (route timeout, per-try timeout); undici's own defaults would cut long responses.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    return this.pool;
+  }
+
+  close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    return pool ? pool.close() : Promise.resolve();
+  }
+}
+
+function endpointsOf(config: Obj): EndpointConfig[] {
+  const out: EndpointConfig[] = [];
+  for (const locality of list(obj(config.load_assignment).endpoints)) {
+    const zone = String(obj(locality.locality).zone ?? '');
+    for (const ep of list(locality.lb_endpoints)) {
+      const sa = obj(obj(obj(ep.endpoint).address).socket_address);
+      const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
+      out.push({ hostname: String(sa.address), port: Number(sa.port_value ?? 0), weight: Number(ep.load_balancing_weight ?? 1), zone, canary });
+    }
+  }
+  return out;
+}
+
+export class Cluster {
+  readonly name: string;
+  readonly type: string;
+  readonly connectTimeoutMs: number;
+  readonly maxConnections: number;
+  hosts: Host[] = [];
+  private readonly balancer: LoadBalancer<Host>;
+  private readonly endpoints: EndpointConfig[];
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(readonly config: Obj) {
+    this.name = String(config.name);
+    this.type = String(config.type ?? 'STATIC');
+    this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
+    const thresholds = list(obj(config.circuit_breakers).thresholds).find((t) => (t.priority ?? 'DEFAULT') === 'DEFAULT');
+    this.maxConnections = Number(thresholds?.max_connections ?? 1024);
+    this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
+    this.endpoints = endpointsOf(config);
+    if (this.type === 'STATIC') {
+      this.hosts = this.endpoints.map((e) => new Host(this, e.hostname, e.port, e.weight, e.zone, e.canary, e.hostname));
+    }
+  }
+
+  /** Starts DNS resolution for STRICT_DNS and LOGICAL_DNS clusters; resolves after the first round. */
+  async start(): Promise<void> {
+    if (this.type === 'STATIC') return;
+    await this.resolve();
+    const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
+    const tick = () => {
+      this.refreshTimer = setTimeout(() => {
+        this.resolve().finally(() => !this.closed && tick());
+      }, refreshMs);
+      this.refreshTimer.unref();
+    };
+    tick();
+  }
+
+  private async resolve(): Promise<void> {
+    const family = this.config.dns_lookup_family === 'V4_ONLY' ? 4 : this.config.dns_lookup_family === 'V6_ONLY' ? 6 : 0;
+    const next: Host[] = [];
+    for (const e of this.endpoints) {
+      try {
+        const found = await lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
+        // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
+        const addresses = this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found;
+        for (const a of addresses) {
+          const existing = this.hosts.find((h) => h.ip === a.address && h.port === e.port && h.hostname === e.hostname);
+          next.push(existing ?? new Host(this, a.address, e.port, e.weight, e.zone, e.canary, e.hostname));
+        }
+      } catch (err) {
+        log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${this.hosts.filter((h) => h.hostname === e.hostname).length} known address(es)`);
+        next.push(...this.hosts.filter((h) => h.hostname === e.hostname));
+      }
+    }
+    const gone = this.hosts.filter((h) => !next.includes(h));
+    this.hosts = next;
+    for (const h of gone) void h.close();
+  }
+
+  pickHost(): Host | undefined {
+    return this.balancer.pick(this.hosts);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    await Promise.all(this.hosts.map((h) => h.close()));
+  }
+}
+
+export class ClusterManager {
+  readonly clusters = new Map<string, Cluster>();
+
+  constructor(configs: Obj[]) {
+    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c));
+  }
+
+  start(): Promise<void> {
+    return Promise.all([...this.clusters.values()].map((c) => c.start())).then(() => undefined);
+  }
+
+  get(name: string): Cluster | undefined {
+    return this.clusters.get(name);
+  }
+
+  close(): Promise<void> {
+    return Promise.all([...this.clusters.values()].map((c) => c.close())).then(() => undefined);
+  }
+}
