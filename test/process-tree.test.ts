@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, renameSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+import { alive, httpRequest, startProxy, stopAllProxies, waitFor } from './helpers/proxy.js';
+
+after(stopAllProxies);
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+function bootstrap(listenerPort = 0, adminPort = 0): object {
+  return {
+    node: { id: 'tree-test', cluster: 'tests' },
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'http',
+          address: { socket_address: { address: '127.0.0.1', port_value: listenerPort } },
+          traffic_direction: 'INBOUND',
+          filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+            '@type': HCM_TYPE,
+            stat_prefix: 'http',
+            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }] }] },
+            http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+          } }] }],
+        },
+      ],
+    },
+  };
+}
+
+/** Child processes of `pid` with their role (the argument after the entry script). */
+function roles(pid: number): Map<string, number> {
+  const out = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+  const map = new Map<string, number>();
+  for (const line of out.trim().split('\n')) {
+    const m = /^\s*(\d+)\s+.*main\.js (\S+)$/.exec(line);
+    if (m) map.set(m[2]!, Number(m[1]));
+  }
+  return map;
+}
+
+function listen(): Promise<Server> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
+}
+
+describe('the process tree', () => {
+  it('forks the admin process and --concurrency workers, and reports itself in /server_info', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '2', '--drain-time-s', '30']);
+    assert.deepEqual([...roles(proxy.pid).keys()].sort(), ['admin', 'worker_0', 'worker_1']);
+    const info = JSON.parse((await httpRequest(`http://${proxy.admin}/server_info`)).body);
+    assert.equal(info.state, 'LIVE');
+    assert.match(info.version, /^[0-9a-f]{40}\/\d+\.\d+\.\d+(-dev)?\/(Clean|Modified)\/RELEASE\/OpenSSL/);
+    assert.equal(info.command_line_options.concurrency, 2);
+    assert.equal(info.command_line_options.drain_time, '30s');
+    assert.equal(info.command_line_options.base_id, '0');
+    assert.equal(info.command_line_options.mode, 'Serve');
+    assert.equal(info.node.id, 'tree-test');
+    assert.match(info.uptime_current_epoch, /^\d+s$/);
+    assert.equal(info.hot_restart_version, (await runProxy(['--hot-restart-version'])).stderr);
+    assert.equal(await proxy.stop(), 0);
+  });
+
+  it('exits 0 on SIGTERM and SIGINT, with every process gone', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const proxy = await startProxy(bootstrap(), ['--concurrency', '2']);
+      const kids = proxy.children();
+      assert.equal(kids.length, 3);
+      assert.equal(await proxy.stop(signal), 0);
+      for (const k of kids) assert.ok(!alive(k), `child ${k} outlived its supervisor after ${signal}`);
+    }
+  });
+
+  it('leaves no orphans when the supervisor is killed', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '2']);
+    const kids = proxy.children();
+    process.kill(proxy.pid, 'SIGKILL');
+    await waitFor('the children to exit on their own', () => kids.every((k) => !alive(k)) || undefined, 10_000);
+    await proxy.stop();
+  });
+
+  it('exits cleanly on POST /quitquitquit, and refuses it as GET with 400', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const get = await httpRequest(`http://${proxy.admin}/quitquitquit`);
+    assert.deepEqual([get.status, get.body], [400, 'Method GET not allowed, POST required.']);
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
+    const kids = proxy.children();
+    const post = await httpRequest(`http://${proxy.admin}/quitquitquit`, { method: 'POST' });
+    assert.deepEqual([post.status, post.body], [200, 'OK\n']);
+    const code = await new Promise((resolve) => proxy.process.once('exit', resolve));
+    assert.equal(code, 0);
+    for (const k of kids) assert.ok(!alive(k));
+    await proxy.stop();
+  });
+
+  it('replaces a SIGKILLed worker while new connections keep arriving, failing none of them', async (t) => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const url = `http://127.0.0.1:${proxy.ports.get('http')}/`;
+    const victim = roles(proxy.pid).get('worker_0')!;
+    let deadAt = Infinity;
+    let stop = false;
+    const results: { startedAt: number; ok: boolean }[] = [];
+    const loop = async () => {
+      while (!stop) {
+        const startedAt = Date.now();
+        try {
+          const r = await httpRequest(url);
+          results.push({ startedAt, ok: r.status === 200 && r.body === 'ok' });
+        } catch {
+          results.push({ startedAt, ok: false });
+        }
+      }
+    };
+    const loops = Array.from({ length: 4 }, loop);
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(victim, 'SIGKILL');
+    await waitFor('the worker to die', () => !alive(victim) || undefined);
+    deadAt = Date.now();
+    const replacement = await waitFor('a replacement worker_0', () => {
+      const pid = roles(proxy.pid).get('worker_0');
+      return pid !== undefined && pid !== victim ? pid : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    stop = true;
+    await Promise.all(loops);
+    const after = results.filter((r) => r.startedAt >= deadAt);
+    const before = results.filter((r) => r.startedAt < deadAt);
+    t.diagnostic(`requests: ${before.length} before the worker died (${before.filter((r) => !r.ok).length} failed, in flight at the kill), ${after.length} after (${after.filter((r) => !r.ok).length} failed)`);
+    assert.ok(after.length > 0, 'the client loop made no request after the worker died');
+    assert.deepEqual(after.filter((r) => !r.ok).length, 0, `${after.filter((r) => !r.ok).length} of ${after.length} requests failed after the worker died`);
+    assert.ok(alive(replacement));
+    assert.match(proxy.output(), /worker_0 \(pid \d+\) exited unexpectedly \(signal SIGKILL\)/);
+    assert.equal(await proxy.stop(), 0);
+  });
+
+  it('reopens its log file on SIGUSR1 and ignores SIGHUP', async () => {
+    const logPath = join(tmp.dir, 'proxy.log');
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--log-path', logPath, '--file-flush-interval-msec', '50']);
+    process.kill(proxy.pid, 'SIGHUP');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
+    await waitFor('the first log lines', () => readFileSync(logPath, 'utf8').includes('LIVE') || undefined);
+    renameSync(logPath, `${logPath}.1`);
+    process.kill(proxy.pid, 'SIGUSR1');
+    await new Promise((r) => setTimeout(r, 200));
+    await httpRequest(`http://${proxy.admin}/quitquitquit`); // GET: logs an error in the admin process
+    await waitFor('a line in the reopened file', () => {
+      try {
+        return readFileSync(logPath, 'utf8').includes('mutates state') || undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    assert.match(readFileSync(`${logPath}.1`, 'utf8'), /SIGHUP ignored/);
+    await proxy.stop();
+  });
+});
+
+describe('start-up failures', () => {
+  it('an invalid bootstrap exits 1 before any socket is bound or process forked', async () => {
+    const probe = await listen();
+    const port = (probe.address() as { port: number }).port;
+    probe.close();
+    const doc = bootstrap(port) as any;
+    doc.static_resources.clusters = [{ name: 'bad', type: 'EDS', connect_timeout: '1s' }];
+    const out = await runProxy(['-c', tmp.file('bad.json', JSON.stringify(doc))]);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /cluster type EDS is not supported/);
+    assert.doesNotMatch(out.stderr, /starting epoch/);
+    const again = await listen(); // the port was never taken
+    again.close();
+  });
+
+  it('a listener port in use exits 1 naming the listener and address', async () => {
+    const blocker = await listen();
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const out = await runProxy(['-c', tmp.file('busy.json', JSON.stringify(bootstrap(port)))]);
+      assert.equal(out.code, 1);
+      assert.match(out.stderr, new RegExp(`cannot bind '127\\.0\\.0\\.1:${port}' for listener 'http': Address already in use`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('an admin port in use exits 1, stopping the workers it started', async () => {
+    const blocker = await listen();
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const out = await runProxy(['-c', tmp.file('admin-busy.json', JSON.stringify(bootstrap(0, port))), '--concurrency', '1']);
+      assert.equal(out.code, 1);
+      assert.match(out.stderr, new RegExp(`the admin process could not start: cannot bind '127\\.0\\.0\\.1:${port}': Address already in use`));
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('the first admin endpoints', () => {
+  it('/help lists what is served, unknown paths get 404 with it, and /ready says LIVE', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const help = await httpRequest(`http://${proxy.admin}/help`);
+    assert.match(help.body, /^admin commands are:\n/);
+    for (const path of ['/ready', '/server_info', '/listeners', '/quitquitquit (POST)', '/help']) assert.ok(help.body.includes(`  ${path}:`), `/help lacks ${path}`);
+    const missing = await httpRequest(`http://${proxy.admin}/nope`);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body, `invalid path. ${help.body}`);
+    const ready = await httpRequest(`http://${proxy.admin}/ready`);
+    assert.deepEqual([ready.status, ready.body, ready.headers['content-type']], [200, 'LIVE\n', 'text/plain; charset=UTF-8']);
+    const listeners = await httpRequest(`http://${proxy.admin}/listeners`);
+    assert.equal(listeners.body, `http::127.0.0.1:${proxy.ports.get('http')}\n`);
+    const home = await httpRequest(`http://${proxy.admin}/`);
+    assert.match(home.body, /^<!DOCTYPE html>/);
+    assert.match(home.body, /<form action='quitquitquit' method='post'/);
+    await proxy.stop();
+  });
+});
+
+
