@@ -1,0 +1,167 @@
+// npm run bench (proxy part): an upstream, the proxy with one worker, and load from wrk (or
+// autocannon when wrk is not installed), beside a plain Node keep-alive proxy measured in the
+// same run. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
+// proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
+// every proxy process and prints the worker's hottest functions. Prints figures; asserts nothing.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const DURATION_S = Number(process.env.DURATION ?? 10);
+const WARMUP_S = Number(process.env.WARMUP ?? 3);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
+const root = join(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
+const children: ChildProcess[] = [];
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+
+function startPrintingPort(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  children.push(child);
+  return new Promise((resolve) => child.stdout!.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })));
+}
+
+function get(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve(body));
+    }).on('error', reject).end();
+  });
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('timed out');
+}
+
+/** utime + stime of a process and all its descendants, in clock ticks. */
+function treeCpuTicks(pid: number): number {
+  const pids = [pid];
+  for (let i = 0; i < pids.length; i++) {
+    const kids = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pids[i])], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
+    pids.push(...kids);
+  }
+  let ticks = 0;
+  for (const p of pids) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks;
+}
+
+interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+const useWrk = spawnSync('wrk', ['--version']).error === undefined;
+
+function runLoad(url: string, seconds: number): LoadResult {
+  if (useWrk) {
+    const out = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { encoding: 'utf8' }).stdout;
+    const ms = (label: string) => {
+      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+      if (!m) return NaN;
+      return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+    };
+    const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+    const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((s, n) => s + Number(n), 0) ?? 0);
+    return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p50: ms('50%'), p99: ms('99%'), errors };
+  }
+  const out = spawnSync(process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), '-j', url], { encoding: 'utf8' }).stdout;
+  const r = JSON.parse(out);
+  return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+function measure(label: string, url: string, pid: number): void {
+  runLoad(url, WARMUP_S);
+  const before = treeCpuTicks(pid);
+  const r = runLoad(url, DURATION_S);
+  const cpuUs = ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
+  console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
+}
+
+try {
+  const upstream = await startPrintingPort([join(root, 'scripts/bench/upstream.mjs')]);
+  const bootstrap = {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [{
+        name: 'bench',
+        address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+        filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+          stat_prefix: 'bench',
+          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'upstream' } }] }] },
+          http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+        } }] }],
+      }],
+      clusters: [{ name: 'upstream', connect_timeout: '1s', type: 'STATIC', load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } } }] }] } }],
+    },
+  };
+  writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
+  const profileDir = join(dir, 'profiles');
+  // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
+  const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proxy = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', join(dir, 'admin'), '-l', 'warning'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  children.push(proxy);
+  const admin = await waitFor(() => (existsSync(join(dir, 'admin')) ? readFileSync(join(dir, 'admin'), 'utf8') || undefined : undefined));
+  await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
+  const port = Number(/:(\d+)\n/.exec(await get(`http://${admin}/listeners`))![1]);
+  const baseline = await startPrintingPort([join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
+
+  console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores`);
+  measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
+  measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
+  measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
+
+  if (process.env.PROFILE) {
+    proxy.kill('SIGTERM');
+    await new Promise((r) => proxy.once('exit', r));
+    const files = readdirSync(profileDir).map((f) => join(profileDir, f));
+    type Profile = { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[] };
+    const busy = (p: Profile) => {
+      const idle = new Set(p.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+      return p.samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : p.timeDeltas[i]!), 0);
+    };
+    // The worker's profile is the busiest one (the supervisor and admin process idle during the load).
+    const profiles = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Profile);
+    const worker = profiles.sort((a, b) => busy(b) - busy(a))[0]!;
+    const self = new Map<string, number>();
+    const byId = new Map(worker.nodes.map((n) => [n.id, n]));
+    let total = 0;
+    worker.samples.forEach((id, i) => {
+      const f = byId.get(id)!.callFrame;
+      if (f.functionName === '(idle)') return;
+      const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules\/|dist\/)/, '$1').replace(/^node:/, '')}:${f.lineNumber + 1}`;
+      self.set(key, (self.get(key) ?? 0) + worker.timeDeltas[i]!);
+      total += worker.timeDeltas[i]!;
+    });
+    console.log(`\nworker CPU profile (self time, top 20 of ${(total / 1000).toFixed(0)} ms busy); profiles in ${profileDir}`);
+    for (const [k, v] of [...self].sort((x, y) => y[1] - x[1]).slice(0, 20)) console.log(`  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  }
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  if (!process.env.PROFILE) rmSync(dir, { recursive: true, force: true });
+}
