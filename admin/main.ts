@@ -3,6 +3,7 @@ import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
 import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { serverEndpoints } from './endpoints/server.js';
@@ -19,6 +20,7 @@ import { AdminState } from './state.js';
 const log = getLogger('admin', import.meta.url);
 let state: AdminState | undefined;
 let server: AdminServer | undefined;
+let accessLog: AdminAccessLog | undefined;
 
 function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -29,8 +31,10 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state));
-  server = new AdminServer(endpoints);
-  const sa = ((context.bootstrap.admin as JsonObject).address as JsonObject).socket_address as JsonObject;
+  const admin = context.bootstrap.admin as JsonObject;
+  if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
+  server = new AdminServer(endpoints, accessLog);
+  const sa = (admin.address as JsonObject).socket_address as JsonObject;
   const host = String(sa.address);
   const requested = Number(sa.port_value ?? 0);
   let bound: { host: string; port: number };
@@ -60,6 +64,7 @@ function stop(): void {
 }
 
 setUpChild(stop);
+process.on('SIGUSR1', () => accessLog?.reopen());
 process.on('message', (m: ToAdmin) => {
   switch (m.type) {
     case 'init':
@@ -78,6 +83,7 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'reopen_logs':
       reopenLogs();
+      accessLog?.reopen();
       break;
     case 'shutdown':
       stop();

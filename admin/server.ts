@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { posix } from 'node:path';
 import { getLogger } from '../shared/log/logger.js';
+import type { AdminAccessLog } from './access-log.js';
 import { TEXT, type AdminEndpoint, type AdminRequest, type AdminResponse } from './endpoint.js';
 import { helpText } from './help.js';
 
@@ -38,7 +39,10 @@ export class AdminServer {
   private readonly byPath: Map<string, AdminEndpoint>;
   private server: Server | undefined;
 
-  constructor(readonly endpoints: AdminEndpoint[]) {
+  constructor(
+    readonly endpoints: AdminEndpoint[],
+    private readonly accessLog?: AdminAccessLog,
+  ) {
     this.byPath = new Map(endpoints.map((e) => [e.path, e]));
   }
 
@@ -57,24 +61,28 @@ export class AdminServer {
     return endpoint.handle(request);
   }
 
-  private respond(res: ServerResponse, r: AdminResponse): void {
+  private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number): void {
     res.writeHead(r.status, {
       'content-type': r.contentType ?? TEXT,
       'cache-control': 'no-cache, max-age=0',
       'x-content-type-options': 'nosniff',
       server: 'envoy',
     });
-    res.end(r.body, () => r.after?.());
+    res.end(r.body, () => {
+      this.accessLog?.record(req, res, startedAt, Buffer.byteLength(r.body));
+      r.after?.();
+    });
   }
 
   listen(host: string, port: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
+      const startedAt = Date.now();
       req.resume();
       this.dispatch(req).then(
-        (r) => this.respond(res, r),
+        (r) => this.respond(req, res, r, startedAt),
         (err: Error) => {
           log.error(`admin ${req.method} ${req.url} failed: ${err.stack ?? err.message}`);
-          this.respond(res, { status: 500, body: `${err.message}\n` });
+          this.respond(req, res, { status: 500, body: `${err.message}\n` }, startedAt);
         },
       );
     });

@@ -206,7 +206,10 @@ describe('start-up failures', () => {
 
 describe('the first admin endpoints', () => {
   it('/help lists what is served, unknown paths get 404 with it, and /ready says LIVE', async () => {
-    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const accessLog = join(tmp.dir, 'admin-access.log');
+    const doc = bootstrap() as any;
+    doc.admin.access_log_path = accessLog;
+    const proxy = await startProxy(doc, ['--concurrency', '1']);
     const help = await httpRequest(`http://${proxy.admin}/help`);
     assert.match(help.body, /^admin commands are:\n/);
     for (const path of ['/ready', '/server_info', '/listeners', '/quitquitquit (POST)', '/help']) assert.ok(help.body.includes(`  ${path}:`), `/help lacks ${path}`);
@@ -220,6 +223,9 @@ describe('the first admin endpoints', () => {
     const home = await httpRequest(`http://${proxy.admin}/`);
     assert.match(home.body, /^<!DOCTYPE html>/);
     assert.match(home.body, /<form action='quitquitquit' method='post'/);
+    const log = readFileSync(accessLog, 'utf8');
+    assert.match(log, /^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] "GET \/help HTTP\/1\.1" 200 - 0 \d+ \d+ - "-" "-" "-" "127\.0\.0\.1:\d+" "-"$/m);
+    assert.match(log, /"GET \/nope HTTP\/1\.1" 404 /);
     await proxy.stop();
   });
 });

@@ -45,7 +45,7 @@ before(async () => {
             '@type': HCM_TYPE,
             stat_prefix: 'http',
             use_remote_address: true,
-            route_config: { virtual_hosts: [
+            route_config: { validate_clusters: false, virtual_hosts: [
               { name: 'redirects', domains: ['old.example.com'], routes: [route({ prefix: '/' }, { redirect: { https_redirect: true, host_redirect: 'new.example.com' } })] },
               { name: 'main', domains: ['*'], routes: [
                 route({ path: '/direct' }, { direct_response: { status: 200, body: { inline_string: 'direct' } } }),
@@ -57,6 +57,7 @@ before(async () => {
                 route({ prefix: '/noretry/' }, { route: { cluster: 'a', prefix_rewrite: '/' } }),
                 route({ prefix: '/timeout/' }, { route: { cluster: 'a', prefix_rewrite: '/', timeout: '0.2s' } }),
                 route({ prefix: '/down' }, { route: { cluster: 'down' } }),
+                route({ prefix: '/missing' }, { route: { cluster: 'not-configured', cluster_not_found_response_code: 'NOT_FOUND' } }),
                 route({ prefix: '/empty' }, { route: { cluster: 'empty' } }),
                 route({ prefix: '/dns/' }, { route: { cluster: 'dns', prefix_rewrite: '/' } }),
                 route({ prefix: '/lb/rr' }, { route: { cluster: 'lb_rr' } }),
@@ -177,6 +178,10 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     assert.deepEqual([down.status, down.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
     const empty = await httpRequest(`${base()}/empty`);
     assert.deepEqual([empty.status, empty.body], [503, 'no healthy upstream']);
+  });
+
+  it('answers a route to an unknown cluster with cluster_not_found_response_code', async () => {
+    assert.equal((await httpRequest(`${base()}/missing`)).status, 404);
   });
 
   it('resolves STRICT_DNS clusters', async () => {

@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import type protobuf from 'protobufjs';
 import { checkConstraints } from './constraints.js';
+import { checkSupportedFields } from './supported.js';
 import { checkAnyUses, parseDisabledExtensions } from './extensions.js';
 import { mergeMessage } from './merge.js';
 import { BinaryDecoder } from './proto-binary.js';
@@ -174,6 +175,7 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
   }
 
   checkConstraints(type, bootstrap, '', errors);
+  checkSupportedFields(type, bootstrap, '', errors);
   checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), errors);
   checkBootstrapSemantics(bootstrap, errors);
   if (errors.length) throw new BootstrapError(errors);

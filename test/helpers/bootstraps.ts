@@ -45,8 +45,7 @@ export function minimalBootstrap(): Record<string, unknown> {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } },
     static_resources: {
       listeners: [httpListener('ingress', 10000)],
-      clusters: [{ ...staticCluster('backend', 8080), per_connection_buffer_limit_bytes: 32768 }],
+      clusters: [{ ...staticCluster('backend', 8080), lb_policy: 'LEAST_REQUEST', least_request_lb_config: { choice_count: 3 } }],
     },
-    stats_flush_interval: '2.5s',
   };
 }

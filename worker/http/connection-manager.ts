@@ -51,6 +51,8 @@ export class HttpConnectionManager {
   private readonly healthCheck: HealthCheckFilter | undefined;
   private readonly serverName: string;
   private readonly useRemoteAddress: boolean;
+  private readonly skipXffAppend: boolean;
+  private readonly generateRequestId: boolean;
   private readonly preserveRequestId: boolean;
   private readonly maxHeadersCount: number;
   private readonly codec: string;
@@ -72,6 +74,8 @@ export class HttpConnectionManager {
     this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
+    this.skipXffAppend = config.skip_xff_append === true;
+    this.generateRequestId = config.generate_request_id !== false;
     this.preserveRequestId = config.preserve_external_request_id === true;
     this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
     this.codec = String(config.codec_type ?? 'AUTO');
@@ -84,10 +88,14 @@ export class HttpConnectionManager {
     const maxHeaderSize = Number(this.config.max_request_headers_kb ?? 60) * 1024;
     const idleMs = typeof common.idle_timeout === 'string' ? durationMs(common.idle_timeout) : 3_600_000;
     const requestTimeoutMs = typeof this.config.request_timeout === 'string' ? durationMs(this.config.request_timeout) : 0;
+    const headersTimeoutMs = typeof this.config.request_headers_timeout === 'string' ? durationMs(this.config.request_headers_timeout) : 0;
     const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, streamIdleMs);
 
-    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout: 60_000 }, handler);
+    // Node needs a positive headersTimeout no longer than requestTimeout; Envoy's
+    // request_headers_timeout defaults to none, for which the request timeout (or 60 s) stands in.
+    const headersTimeout = Math.min(headersTimeoutMs || 60_000, requestTimeoutMs || Infinity);
+    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout }, handler);
     h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       // llhttp found a malformed request (or one whose headers exceed max_request_headers_kb)
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
@@ -153,8 +161,10 @@ export class HttpConnectionManager {
     const authority = String(headers[':authority'] ?? headers.host ?? '');
     const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
 
-    if (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId)) headers['x-request-id'] = randomUUID();
-    if (this.useRemoteAddress) {
+    if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
+      headers['x-request-id'] = randomUUID();
+    }
+    if (this.useRemoteAddress && !this.skipXffAppend) {
       const client = peerAddress(req) ?? this.localAddress;
       const xff = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;

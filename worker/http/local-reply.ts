@@ -6,7 +6,6 @@ import type { ServerResponse } from 'node:http';
  */
 export const LocalReply = {
   noRoute: { status: 404, body: '' },
-  clusterNotFound: { status: 503, body: '' },
   noHealthyUpstream: { status: 503, body: 'no healthy upstream' },
   connectFailure: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection failure' },
   connectionTermination: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection termination' },

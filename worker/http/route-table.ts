@@ -38,7 +38,8 @@ export interface ForwardAction {
   hostRewriteLiteral?: string;
   /** 0 disables the timeout. */
   timeoutMs: number;
-  idleTimeoutMs?: number;
+  /** cluster_not_found_response_code: 503 (default), 404 or 500. */
+  clusterNotFoundStatus: number;
   retry?: RetryPolicy;
 }
 
@@ -85,6 +86,7 @@ export interface VirtualHost {
   routes: Route[];
 }
 
+const CLUSTER_NOT_FOUND_CODES: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
 const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
 
 function compileRegex(regex: string): RE2JS {
@@ -215,7 +217,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     prefixRewrite: a.prefix_rewrite as string | undefined,
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
-    idleTimeoutMs: typeof a.idle_timeout === 'string' ? durationMs(a.idle_timeout) : undefined,
+    clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
   };
 }

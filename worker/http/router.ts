@@ -229,7 +229,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
   const cluster = pickCluster(action, ctx.clusters);
   if (!cluster) {
-    sendLocalReply(res, LocalReply.clusterNotFound.status, LocalReply.clusterNotFound.body, { serverName: ctx.serverName });
+    sendLocalReply(res, action.clusterNotFoundStatus, '', { serverName: ctx.serverName });
     return;
   }
   const length = req.headers['content-length'];

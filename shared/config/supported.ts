@@ -1,0 +1,83 @@
+import protobuf from 'protobufjs';
+import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
+import { typeNameOfUrl } from './wkt.js';
+
+/**
+ * The fields of Envoy's API that this proxy implements, message by message. A bootstrap that
+ * sets any other field of these messages is refused, naming the field: a field accepted and
+ * then ignored would be a silent lie to the operator. Messages not listed here are either
+ * wholly implemented (matchers, data sources, localities, metadata, the node) or only reachable
+ * through fields refused above them. Each issue that implements a field adds it here.
+ */
+const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
+  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin'],
+  'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
+  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path'],
+  'envoy.config.listener.v3.Listener': ['name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size'],
+  'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata'],
+  'envoy.config.listener.v3.Filter': ['name', 'typed_config'],
+  'envoy.config.core.v3.Address': ['socket_address', 'pipe'],
+  'envoy.config.core.v3.SocketAddress': ['protocol', 'address', 'port_value'],
+  'envoy.config.core.v3.Pipe': ['path', 'mode'],
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': [
+    'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
+    'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
+    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id',
+  ],
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
+  'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
+  'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters'],
+  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata'],
+  'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata'],
+  'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers'],
+  'envoy.config.route.v3.RouteAction': ['cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy'],
+  'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],
+  'envoy.config.route.v3.WeightedCluster': ['clusters'],
+  'envoy.config.route.v3.WeightedCluster.ClusterWeight': ['name', 'weight'],
+  'envoy.config.route.v3.RedirectAction': ['https_redirect', 'scheme_redirect', 'host_redirect', 'port_redirect', 'path_redirect', 'prefix_rewrite', 'response_code', 'strip_query'],
+  'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],
+  'envoy.extensions.filters.http.router.v3.Router': [],
+  'envoy.extensions.filters.http.health_check.v3.HealthCheck': ['pass_through_mode', 'headers'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster': ['clusters'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster.ClusterWeight': ['name', 'weight'],
+  'envoy.config.cluster.v3.Cluster': ['name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers', 'least_request_lb_config', 'metadata'],
+  'envoy.config.cluster.v3.Cluster.LeastRequestLbConfig': ['choice_count'],
+  'envoy.config.cluster.v3.CircuitBreakers': ['thresholds'],
+  'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections'],
+  'envoy.config.endpoint.v3.ClusterLoadAssignment': ['cluster_name', 'endpoints'],
+  'envoy.config.endpoint.v3.LocalityLbEndpoints': ['locality', 'lb_endpoints', 'metadata'],
+  'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight'],
+  'envoy.config.endpoint.v3.Endpoint': ['address', 'hostname'],
+};
+
+const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));
+
+export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
+  const name = fullName(type);
+  if (name.startsWith('google.protobuf.')) return;
+  const supported = supportedSets.get(name);
+  for (const [key, value] of Object.entries(message)) {
+    const fieldPath = childPath(path, key);
+    if (supported && !supported.has(key)) {
+      errors.push(`${fieldPath}: field '${key}' of ${name} is not supported by this proxy`);
+      continue;
+    }
+    const field = type.fields[key];
+    if (!field || !(field.resolvedType instanceof protobuf.Type)) continue;
+    const inner = field.resolvedType;
+    const visit = (v: unknown, p: string) => {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return;
+      if (fullName(inner) === 'google.protobuf.Any') {
+        const { '@type': typeUrl, ...fields } = v as JsonObject;
+        const anyType = lookupTypeOrNull(inner.root as protobuf.Root, typeNameOfUrl(String(typeUrl)));
+        if (anyType) checkSupportedFields(anyType, fields, p, errors);
+      } else {
+        checkSupportedFields(inner, v as JsonObject, p, errors);
+      }
+    };
+    if (field.map) for (const [k, v] of Object.entries(value as JsonObject)) visit(v, `${fieldPath}[${JSON.stringify(k)}]`);
+    else if (field.repeated) (value as unknown[]).forEach((v, i) => visit(v, `${fieldPath}[${i}]`));
+    else visit(value, fieldPath);
+  }
+}
