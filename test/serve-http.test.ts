@@ -4,7 +4,7 @@ import { connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
-import { closedPort, startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
+import { closedPort, startEcho, startH2Upstream, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
 const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
@@ -26,12 +26,14 @@ let a: Upstream;
 let b: Upstream;
 let proxy: RunningProxy;
 let echo: { port: number; server: import('node:net').Server };
+let h2up: { port: number; close: () => Promise<void> };
 const base = () => `http://127.0.0.1:${proxy.ports.get('http')}`;
 
 before(async () => {
   a = await startUpstream('A');
   b = await startUpstream('B');
   echo = await startEcho();
+  h2up = await startH2Upstream();
   const down = await closedPort();
   const route = (match: object, action: object) => ({ match, ...action });
   const bootstrap = {
@@ -60,6 +62,9 @@ before(async () => {
                 route({ prefix: '/missing' }, { route: { cluster: 'not-configured', cluster_not_found_response_code: 'NOT_FOUND' } }),
                 route({ prefix: '/empty' }, { route: { cluster: 'empty' } }),
                 route({ prefix: '/dns/' }, { route: { cluster: 'dns', prefix_rewrite: '/' } }),
+                route({ prefix: '/h2/' }, { route: { cluster: 'h2', prefix_rewrite: '/' } }),
+                route({ prefix: '/h2typed/' }, { route: { cluster: 'h2_typed', prefix_rewrite: '/' } }),
+                route({ prefix: '/h2down' }, { route: { cluster: 'h2_down' } }),
                 route({ prefix: '/lb/rr' }, { route: { cluster: 'lb_rr' } }),
                 route({ prefix: '/lb/lr' }, { route: { cluster: 'lb_lr' } }),
                 route({ prefix: '/lb/random' }, { route: { cluster: 'lb_random' } }),
@@ -84,6 +89,10 @@ before(async () => {
         { name: 'empty', connect_timeout: '1s', type: 'STATIC' },
         cluster('echo', [{ port: echo.port }]),
         cluster('dns', [{ port: a.port, host: 'localhost' }], { type: 'STRICT_DNS', dns_lookup_family: 'V4_ONLY' }),
+        cluster('h2', [{ port: h2up.port }], { http2_protocol_options: {} }),
+        cluster('h2_typed', [{ port: h2up.port }], { typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+          '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http2_protocol_options: {} } } } }),
+        cluster('h2_down', [{ port: down }], { http2_protocol_options: {} }),
         cluster('lb_rr', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'ROUND_ROBIN' }),
         cluster('lb_lr', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'LEAST_REQUEST' }),
         cluster('lb_random', [{ port: a.port, weight: 3 }, { port: b.port, weight: 1 }], { lb_policy: 'RANDOM' }),
@@ -98,6 +107,7 @@ after(async () => {
   await a?.close();
   await b?.close();
   echo?.server.close();
+  await h2up?.close();
 });
 
 describe('HTTP connection manager over HTTP/1.1', () => {
@@ -206,6 +216,25 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     for (let i = 0; i < 101; i++) many[`x-h${i}`] = 'v';
     assert.equal((await httpRequest(`${base()}/direct`, { headers: many })).status, 431);
     assert.equal((await httpRequest(`${base()}/direct`, { headers: { 'x-big': 'y'.repeat(70 * 1024) } })).status, 431);
+  });
+});
+
+describe('HTTP/2 upstreams', () => {
+  it('speak h2c to clusters that ask for HTTP/2, either way of asking', async () => {
+    for (const prefix of ['/h2/', '/h2typed/']) {
+      const r = await httpRequest(`${base()}${prefix}x?y=1`);
+      assert.equal(r.status, 200, r.body);
+      const seen = JSON.parse(r.body);
+      assert.equal(seen.httpVersion, '2.0');
+      assert.equal(seen.path, '/x?y=1');
+      assert.equal(seen.forwardedFor, '127.0.0.1');
+      assert.equal(r.headers.server, 'envoy');
+    }
+  });
+
+  it('answer Envoy\'s 503 when the HTTP/2 host refuses the connection', async () => {
+    const r = await httpRequest(`${base()}/h2down`);
+    assert.deepEqual([r.status, r.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
   });
 });
 

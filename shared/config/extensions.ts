@@ -33,6 +33,13 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.router'],
   },
   {
+    // Upstream protocol options (typed_extension_protocol_options): explicit HTTP/1.1 or HTTP/2.
+    name: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+    category: 'envoy.upstream_options',
+    typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+    deprecatedNames: [],
+  },
+  {
     name: 'envoy.filters.http.health_check',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',

@@ -177,6 +177,11 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
     const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
     if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
     if (c.eds_cluster_config !== undefined) errors.push(`${path}.eds_cluster_config: EDS is not supported by this proxy`);
+    for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
+      if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
+        errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
+      }
+    }
     const localities = list(obj(c.load_assignment).endpoints);
     let endpointCount = 0;
     localities.forEach((loc, l) => {

@@ -41,7 +41,15 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster': ['clusters'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster.ClusterWeight': ['name', 'weight'],
-  'envoy.config.cluster.v3.Cluster': ['name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers', 'least_request_lb_config', 'metadata'],
+  'envoy.config.cluster.v3.Cluster': [
+    'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
+    'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options',
+  ],
+  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config'],
+  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
+  // The protocol is chosen; none of its tuning knobs is implemented yet.
+  'envoy.config.core.v3.Http1ProtocolOptions': [],
+  'envoy.config.core.v3.Http2ProtocolOptions': [],
   'envoy.config.cluster.v3.Cluster.LeastRequestLbConfig': ['choice_count'],
   'envoy.config.cluster.v3.CircuitBreakers': ['thresholds'],
   'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections'],

@@ -77,3 +77,17 @@ export function closedPort(): Promise<number> {
     server.close(() => resolve(port));
   }));
 }
+
+/** An h2c (prior knowledge) upstream that answers with the protocol it saw. */
+export async function startH2Upstream(): Promise<{ port: number; close: () => Promise<void> }> {
+  const { createServer: createH2 } = await import('node:http2');
+  const server = createH2((req, res) => {
+    req.resume();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ httpVersion: req.httpVersion, path: req.url, authority: req.headers[':authority'], forwardedFor: req.headers['x-forwarded-for'] }));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    port: (server.address() as { port: number }).port,
+    close: () => new Promise((r) => server.close(() => r())),
+  })));
+}

@@ -95,11 +95,15 @@ export class HttpConnectionManager {
     // Node needs a positive headersTimeout no longer than requestTimeout; Envoy's
     // request_headers_timeout defaults to none, for which the request timeout (or 60 s) stands in.
     const headersTimeout = Math.min(headersTimeoutMs || 60_000, requestTimeoutMs || Infinity);
-    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout }, handler);
+    // Node enforces requestTimeout and headersTimeout only when it checks its connections (every
+    // 30 s by default); check often enough for the configured timeouts to mean what they say.
+    const connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity) / 4)));
+    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout, connectionsCheckingInterval }, handler);
     h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      // llhttp found a malformed request (or one whose headers exceed max_request_headers_kb)
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
+      const [status, reason] =
+        err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       else socket.destroy();
     });
     const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize } }, handler as never);
@@ -127,6 +131,10 @@ export class HttpConnectionManager {
       front.once('error', reject);
       front.listen({ fd }, () => {
         front.off('error', reject);
+        // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
+        // requestTimeout and headersTimeout) from its 'listening' event; behind the codec sniffer
+        // it never listens itself, so start that tracking here.
+        if (front !== h1) h1.emit('listening');
         resolve();
       });
     });

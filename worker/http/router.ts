@@ -137,6 +137,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.controller = undefined;
     const perTry = this.action.retry?.perTryTimeoutMs;
     if (perTry) this.perTryTimer = setTimeout(() => this.controller?.abort(ABORT.perTry), perTry);
+    if (this.cluster.http2) {
+      host.h2Connection().request(this.req.method ?? 'GET', this.ctx.path, this.headers, this.body, this);
+      return;
+    }
     host.connectionPool().dispatch(
       { path: this.ctx.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body },
       this,

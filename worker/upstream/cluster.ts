@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
+import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 /**
@@ -28,6 +29,7 @@ export interface EndpointConfig {
 export class Host {
   activeRequests = 0;
   private pool: Pool | undefined;
+  private h2: H2Connection | undefined;
 
   constructor(
     readonly cluster: Cluster,
@@ -59,11 +61,27 @@ export class Host {
     return this.pool;
   }
 
+  /** The HTTP/2 session to this host (clusters that speak HTTP/2 upstream). */
+  h2Connection(): H2Connection {
+    this.h2 ??= new H2Connection({ authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs });
+    return this.h2;
+  }
+
   close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
+    this.h2?.close();
+    this.h2 = undefined;
     return pool ? pool.close() : Promise.resolve();
   }
+}
+
+export const UPSTREAM_HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+
+/** Whether a cluster asks for HTTP/2 to its hosts (the deprecated field, or an explicit http2 config). */
+export function clusterSpeaksHttp2(config: Obj): boolean {
+  const options = obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]);
+  return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
 }
 
 function endpointsOf(config: Obj): EndpointConfig[] {
@@ -84,6 +102,7 @@ export class Cluster {
   readonly type: string;
   readonly connectTimeoutMs: number;
   readonly maxConnections: number;
+  readonly http2: boolean;
   hosts: Host[] = [];
   private readonly balancer: LoadBalancer<Host>;
   private readonly endpoints: EndpointConfig[];
@@ -96,6 +115,7 @@ export class Cluster {
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     const thresholds = list(obj(config.circuit_breakers).thresholds).find((t) => (t.priority ?? 'DEFAULT') === 'DEFAULT');
     this.maxConnections = Number(thresholds?.max_connections ?? 1024);
+    this.http2 = clusterSpeaksHttp2(config);
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
     this.endpoints = endpointsOf(config);
     if (this.type === 'STATIC') {

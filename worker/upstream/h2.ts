@@ -1,0 +1,125 @@
+import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import type { IncomingMessage } from 'node:http';
+import type { Dispatcher } from 'undici';
+
+/**
+ * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
+ * (`http2_protocol_options`, or an explicit http2 config in typed_extension_protocol_options).
+ * undici 7 negotiates HTTP/2 only through TLS ALPN, so these go through node:http2: one session
+ * per host per worker, multiplexing every request, re-made when it closes or fails.
+ *
+ * A request is driven through the same handler callbacks as undici's dispatch API, so the
+ * router does not care which protocol carries it.
+ */
+
+export interface H2Target {
+  authority: string;
+  connectTimeoutMs: number;
+}
+
+/**
+ * A stream on a session that never connected fails with ERR_HTTP2_STREAM_CANCEL; what the
+ * router needs is the session's own failure (ECONNREFUSED, a connect timeout), as undici reports it.
+ */
+function connectError(err: Error, sessionError: Error | undefined): Error {
+  const code = (sessionError as NodeJS.ErrnoException | undefined)?.code ?? 'ECONNREFUSED';
+  return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === 'UND_ERR_CONNECT_TIMEOUT' ? code : 'ECONNREFUSED' });
+}
+
+export class H2Connection {
+  private session: ClientHttp2Session | undefined;
+  private connected = false;
+  private sessionError: Error | undefined;
+
+  constructor(private readonly target: H2Target) {}
+
+  private current(): ClientHttp2Session {
+    if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
+    this.connected = false;
+    this.sessionError = undefined;
+    const session = connect(`http://${this.target.authority}`);
+    const timer = setTimeout(() => {
+      if (!this.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+    }, this.target.connectTimeoutMs);
+    session.once('connect', () => {
+      this.connected = true;
+      clearTimeout(timer);
+    });
+    session.on('error', (err) => (this.sessionError = err)); // reported through each stream
+    session.once('close', () => {
+      clearTimeout(timer);
+      if (this.session === session) this.session = undefined;
+    });
+    this.session = session;
+    return session;
+  }
+
+  /** Sends one request; `handler` gets the response as undici's dispatch handler would. */
+  request(method: string, path: string, headers: string[], body: Buffer | IncomingMessage | null, handler: Dispatcher.DispatchHandler): void {
+    const session = this.current();
+    const wasConnected = this.connected;
+    const out: OutgoingHttpHeaders = { ':method': method, ':path': path, ':scheme': 'http' };
+    for (let i = 0; i < headers.length; i += 2) {
+      const k = headers[i]!;
+      const v = headers[i + 1]!;
+      if (k === 'host') out[':authority'] = v;
+      else {
+        const prev = out[k];
+        out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [String(prev), v];
+      }
+    }
+    let stream: ClientHttp2Stream;
+    let finished = false;
+    const controller = {
+      aborted: false,
+      paused: false,
+      reason: null as Error | null,
+      abort(reason: Error) {
+        if (finished) return;
+        controller.aborted = true;
+        controller.reason = reason;
+        finished = true;
+        stream.close(constants.NGHTTP2_CANCEL);
+        handler.onResponseError?.(controller as unknown as Dispatcher.DispatchController, reason);
+      },
+      pause() {
+        controller.paused = true;
+        stream.pause();
+      },
+      resume() {
+        controller.paused = false;
+        stream.resume();
+      },
+    };
+    const ctl = controller as unknown as Dispatcher.DispatchController;
+    stream = session.request(out, { endStream: body === null });
+    handler.onRequestStart?.(ctl, {});
+    stream.on('response', (h: IncomingHttpHeaders) => {
+      const { ':status': status, ...rest } = h;
+      handler.onResponseStart?.(ctl, Number(status), rest as never);
+    });
+    stream.on('data', (chunk: Buffer) => handler.onResponseData?.(ctl, chunk));
+    stream.on('end', () => {
+      if (finished) return;
+      finished = true;
+      handler.onResponseEnd?.(ctl, {});
+    });
+    stream.on('error', (err: Error) => {
+      if (finished) return;
+      finished = true;
+      handler.onResponseError?.(ctl, wasConnected || this.connected ? err : connectError(err, this.sessionError));
+    });
+    stream.on('close', () => {
+      if (finished) return;
+      finished = true;
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
+      handler.onResponseError?.(ctl, this.connected ? err : connectError(err, this.sessionError));
+    });
+    if (Buffer.isBuffer(body)) stream.end(body);
+    else if (body) body.pipe(stream);
+  }
+
+  close(): void {
+    this.session?.close();
+  }
+}
