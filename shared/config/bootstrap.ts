@@ -121,7 +121,7 @@ function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: pr
   if (src.bootstrapVersion !== 3) {
     const upgraded = upgradeV2Bootstrap(root, document);
     document = upgraded.document;
-    if (upgraded.changes.length) warnings.push(`${label}: upgraded v2 configuration to v3: ${upgraded.changes.join('; ')}`);
+    if (upgraded.changes.length) warnings.push(`${label ? `${label}: ` : ''}upgraded v2 configuration to v3: ${upgraded.changes.join('; ')}`);
   }
   const reader = new ProtoJsonReader(root, { unknownFields: src.allowUnknownStaticFields ? 'allow' : 'reject' });
   const result = reader.readMessage(type, document, '');
