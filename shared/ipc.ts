@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JsonObject } from './config/proto-json.js';
+import type { LogSettings } from './log/logger.js';
 
 /**
  * Every message between a supervisor and its children, in one place. They travel over Node's
@@ -35,16 +36,8 @@ export interface ServerContext {
   healthCheckFailing: boolean;
 }
 
-export interface LogSettingsMessage {
-  level: number;
-  componentLevels: [string, number][];
-  format: string;
-  prefixWithLocation: boolean;
-  escape: boolean;
-  fineGrain: boolean;
-  path: string;
-  flushIntervalMs: number;
-}
+/** The log settings as they travel: LogSettings with the component levels as entries. */
+export type LogSettingsMessage = Omit<LogSettings, 'componentLevels'> & { componentLevels: [string, number][] };
 
 // supervisor → worker
 export type ToWorker =

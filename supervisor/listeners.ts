@@ -1,3 +1,4 @@
+import { obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { ListenerInfo } from '../shared/ipc.js';
 import { native } from '../shared/native/index.js';
@@ -24,10 +25,6 @@ export class ListenerBindError extends Error {
 
 /** Linux caps the backlog at net.core.somaxconn, which is what Envoy uses when none is configured. */
 const DEFAULT_BACKLOG = 65535;
-
-function obj(v: unknown): JsonObject {
-  return (v ?? {}) as JsonObject;
-}
 
 export function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, renameSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
+import { listenOnFreePort } from './helpers/upstream.js';
 import { alive, httpRequest, startProxy, stopAllProxies, waitFor } from './helpers/proxy.js';
 
 after(stopAllProxies);
@@ -45,12 +45,6 @@ function roles(pid: number): Map<string, number> {
   return map;
 }
 
-function listen(): Promise<Server> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-}
 
 describe('the process tree', () => {
   it('forks the admin process and --concurrency workers, and reports itself in /server_info', async () => {
@@ -166,7 +160,7 @@ describe('the process tree', () => {
 
 describe('start-up failures', () => {
   it('an invalid bootstrap exits 1 before any socket is bound or process forked', async () => {
-    const probe = await listen();
+    const probe = await listenOnFreePort();
     const port = (probe.address() as { port: number }).port;
     probe.close();
     const doc = bootstrap(port) as any;
@@ -175,12 +169,12 @@ describe('start-up failures', () => {
     assert.equal(out.code, 1);
     assert.match(out.stderr, /cluster type EDS is not supported/);
     assert.doesNotMatch(out.stderr, /starting epoch/);
-    const again = await listen(); // the port was never taken
+    const again = await listenOnFreePort(); // the port was never taken
     again.close();
   });
 
   it('a listener port in use exits 1 naming the listener and address', async () => {
-    const blocker = await listen();
+    const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     try {
       const out = await runProxy(['-c', tmp.file('busy.json', JSON.stringify(bootstrap(port)))]);
@@ -192,7 +186,7 @@ describe('start-up failures', () => {
   });
 
   it('an admin port in use exits 1, stopping the workers it started', async () => {
-    const blocker = await listen();
+    const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     try {
       const out = await runProxy(['-c', tmp.file('admin-busy.json', JSON.stringify(bootstrap(0, port))), '--concurrency', '1']);

@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { minimalBootstrap } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
+import { listenOnFreePort } from './helpers/upstream.js';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
 
-function listen(): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
 
 describe('--mode validate', () => {
   it('prints an OK line and exits 0 for the bundled example', async () => {
@@ -45,7 +39,7 @@ describe('--mode validate', () => {
 
   it('binds no socket and touches no shared memory', async () => {
     // The admin port is taken: a validating proxy must not notice, because it binds nothing.
-    const blocker = await listen();
+    const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     const doc = minimalBootstrap() as Record<string, any>;
     doc.admin.address.socket_address.port_value = port;

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
+import { list, obj } from './access.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
@@ -12,8 +13,6 @@ import { typeNameOfUrl } from './wkt.js';
  */
 
 type Obj = JsonObject;
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
-const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 
 const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'];
 const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM'];

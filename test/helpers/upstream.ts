@@ -91,3 +91,11 @@ export async function startH2Upstream(): Promise<{ port: number; close: () => Pr
     close: () => new Promise((r) => server.close(() => r())),
   })));
 }
+
+/** A plain TCP server holding a free port (to make that port busy). */
+export function listenOnFreePort(): Promise<NetServer> {
+  return new Promise((resolve) => {
+    const server = createNetServer();
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}

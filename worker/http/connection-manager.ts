@@ -3,6 +3,7 @@ import { createServer as createHttp1Server, type IncomingMessage, type Server as
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -22,7 +23,6 @@ import { forward } from './router.js';
 
 const log = getLogger('http', import.meta.url);
 type Obj = JsonObject;
-const obj = (v: unknown): Obj => (v ?? {}) as Obj;
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RE2JS } from 're2js';
+import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 
@@ -11,8 +12,6 @@ import { durationMs } from '../../shared/config/wkt.js';
  */
 
 type Obj = JsonObject;
-const obj = (v: unknown): Obj => (v ?? {}) as Obj;
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
 
 export interface WeightedCluster {
   name: string;

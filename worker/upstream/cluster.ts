@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { Pool } from 'undici';
+import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -14,8 +15,6 @@ import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 const log = getLogger('upstream', import.meta.url);
 type Obj = JsonObject;
-const obj = (v: unknown): Obj => (v ?? {}) as Obj;
-const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v as Obj[]) : []);
 
 export interface EndpointConfig {
   /** Host name or IP literal as configured. */
