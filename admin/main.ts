@@ -5,6 +5,7 @@ import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContex
 import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
+import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { AdminServer } from './server.js';
@@ -30,7 +31,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   applyLogSettings(context.logSettings);
   state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state));
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);

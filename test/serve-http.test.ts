@@ -3,7 +3,7 @@ import { connect as h2connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort, startEcho, startH2Upstream, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -209,6 +209,24 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     const r = await httpRequest(`${base()}/healthz`);
     assert.equal(r.status, 200);
     assert.equal(a.hits + b.hits, hits);
+  });
+
+  it('fails every health check after POST /healthcheck/fail, and passes again after /healthcheck/ok', async () => {
+    assert.equal((await httpRequest(`http://${proxy.admin}/healthcheck/fail`)).status, 400); // GET changes nothing
+    assert.equal((await httpRequest(`${base()}/healthz`)).status, 200);
+    assert.equal((await httpRequest(`http://${proxy.admin}/healthcheck/fail`, { method: 'POST' })).body, 'OK\n');
+    const failing = await waitFor('the workers to fail health checks', async () => {
+      const r = await httpRequest(`${base()}/healthz`);
+      return r.status === 503 ? r : undefined;
+    });
+    assert.equal(failing.headers['x-envoy-immediate-health-check-fail'], 'true');
+    const ready = await httpRequest(`http://${proxy.admin}/ready`);
+    assert.deepEqual([ready.status, ready.body], [503, 'DRAINING\n']);
+    assert.equal(JSON.parse((await httpRequest(`http://${proxy.admin}/server_info`)).body).state, 'DRAINING');
+    assert.equal((await httpRequest(`${base()}/direct`)).status, 200); // only health checks fail
+    await httpRequest(`http://${proxy.admin}/healthcheck/ok`, { method: 'POST' });
+    await waitFor('health checks to pass again', async () => ((await httpRequest(`${base()}/healthz`)).status === 200 ? true : undefined));
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
   });
 
   it('refuses more than 100 headers, and headers over 60 KiB, with 431', async () => {
