@@ -29,10 +29,6 @@ function addressText(address: Obj): string {
 function checkLiteralAddress(address: unknown, path: string, errors: string[]): void {
   const a = obj(address);
   if (a.pipe) return; // Pipe.path is required by the schema already
-  if (a.envoy_internal_address) {
-    errors.push(`${path}.envoy_internal_address: internal addresses are not supported by this proxy`);
-    return;
-  }
   const sa = a.socket_address;
   if (!sa) {
     errors.push(`${path}: an address needs socket_address or pipe`);
@@ -40,9 +36,7 @@ function checkLiteralAddress(address: unknown, path: string, errors: string[]): 
   }
   const s = obj(sa);
   if (isIP(String(s.address ?? '')) === 0) errors.push(`${path}.socket_address.address: malformed IP address: ${String(s.address ?? '')}`);
-  if (s.named_port !== undefined) errors.push(`${path}.socket_address.named_port: named ports are not supported; use port_value`);
   if (s.protocol === 'UDP') errors.push(`${path}.socket_address.protocol: UDP is not supported by this proxy`);
-  if (s.resolver_name !== undefined) errors.push(`${path}.socket_address.resolver_name: custom resolvers are not supported`);
 }
 
 function checkRegex(regex: unknown, path: string, errors: string[]): void {
@@ -86,14 +80,11 @@ function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: 
           errors.push(`${rPath}.route.weighted_clusters.clusters[${i}].name: route: unknown weighted cluster '${wc.name}'`);
         }
       });
-      if (action.cluster_header !== undefined) errors.push(`${rPath}.route.cluster_header: cluster_header routing is not supported by this proxy`);
     });
   });
 }
 
 function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
-  if (hcm.rds !== undefined) errors.push(`${path}.rds: RDS is not supported by this proxy; use an inline route_config`);
-  if (hcm.scoped_routes !== undefined) errors.push(`${path}.scoped_routes: scoped routes are not supported by this proxy`);
   if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
   const filters = list(hcm.http_filters);
   filters.forEach((f, i) => {
@@ -132,7 +123,6 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
         addresses.set(key, i);
       }
     }
-    if (l.udp_listener_config !== undefined) errors.push(`${path}.udp_listener_config: UDP listeners are not supported by this proxy`);
     if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
     const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
     if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
@@ -169,13 +159,12 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
     const name = String(c.name);
     if (names.has(name)) errors.push(`${path}.name: cluster manager: duplicate cluster '${name}' (also clusters[${names.get(name)}])`);
     names.set(name, i);
-    const type = c.cluster_type !== undefined ? 'cluster_type' : String(c.type ?? 'STATIC');
+    const type = String(c.type ?? 'STATIC');
     if (!SUPPORTED_CLUSTER_TYPES.includes(type)) {
-      errors.push(`${path}.${type === 'cluster_type' ? 'cluster_type' : 'type'}: cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`);
+      errors.push(`${path}.type: cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`);
     }
     const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
     if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
-    if (c.eds_cluster_config !== undefined) errors.push(`${path}.eds_cluster_config: EDS is not supported by this proxy`);
     for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
       if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
         errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
@@ -192,7 +181,6 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
           errors.push(`${ePath}.load_balancing_weight: host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`);
         }
         const endpoint = obj(ep.endpoint);
-        if (ep.endpoint_name !== undefined) errors.push(`${ePath}.endpoint_name: named endpoints are not supported by this proxy`);
         if (endpoint.address === undefined) {
           errors.push(`${ePath}.endpoint.address: an endpoint needs an address`);
         } else if (type === 'STATIC') {
@@ -211,8 +199,6 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
 
 export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
   const sr = obj(bootstrap.static_resources);
-  if (bootstrap.dynamic_resources !== undefined) errors.push('dynamic_resources: xDS (dynamic configuration) is not supported by this proxy; use static_resources');
-  if (list(sr.secrets).length > 0) errors.push('static_resources.secrets: SDS secrets are not supported by this proxy');
   const clusterNames = checkClusters(list(sr.clusters), errors);
   checkListeners(list(sr.listeners), clusterNames, errors);
   const admin = obj(bootstrap.admin);

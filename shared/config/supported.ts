@@ -61,6 +61,17 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
 
 const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));
 
+/** What to use instead, for refused fields that operators often reach for. */
+const HINTS: Readonly<Record<string, string>> = {
+  'envoy.config.bootstrap.v3.Bootstrap.dynamic_resources': 'xDS (dynamic configuration) is not supported; use static_resources',
+  'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.rds': 'RDS is not supported; use an inline route_config',
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.scoped_routes': 'scoped routes are not supported; use an inline route_config',
+  'envoy.config.cluster.v3.Cluster.eds_cluster_config': 'EDS is not supported; use load_assignment',
+  'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
+  'envoy.config.listener.v3.Listener.udp_listener_config': 'UDP listeners are not supported',
+};
+
 export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) return;
@@ -68,7 +79,8 @@ export function checkSupportedFields(type: protobuf.Type, message: JsonObject, p
   for (const [key, value] of Object.entries(message)) {
     const fieldPath = childPath(path, key);
     if (supported && !supported.has(key)) {
-      errors.push(`${fieldPath}: field '${key}' of ${name} is not supported by this proxy`);
+      const hint = HINTS[`${name}.${key}`];
+      errors.push(`${fieldPath}: field '${key}' of ${name} is not supported by this proxy${hint ? ` (${hint})` : ''}`);
       continue;
     }
     const field = type.fields[key];
