@@ -1,0 +1,93 @@
+import { addBins, type Bins } from './histogram.js';
+import type { StatsDelta } from './store.js';
+
+/**
+ * The statistics of the whole tree, as the admin process holds them: every process's deltas
+ * merged. Counters add (so they survive a worker's replacement); gauges keep each process's
+ * latest value and report their sum; histograms merge bins into a cumulative part (since start)
+ * and an interval part (the samples between the last two flushes).
+ */
+
+export interface MergedHistogram {
+  cumulative: Bins;
+  /** Samples of the last completed flush interval. */
+  interval: Bins;
+  /** Samples since the last flush, not shown until the next flush completes. */
+  current: Bins;
+  used: boolean;
+}
+
+export class MergedStats {
+  readonly counters = new Map<string, { value: number; used: boolean }>();
+  readonly gauges = new Map<string, { bySource: Map<string, number>; used: boolean }>();
+  readonly histograms = new Map<string, MergedHistogram>();
+  readonly textReadouts = new Map<string, { value: string; used: boolean }>();
+  /** Bumped when a stat is added, so sorted name lists can be cached until then. */
+  generation = 0;
+
+  apply(source: string, delta: StatsDelta): void {
+    for (const [name, d] of delta.counters) {
+      let c = this.counters.get(name);
+      if (!c) {
+        this.counters.set(name, (c = { value: 0, used: false }));
+        this.generation++;
+      }
+      c.value += d;
+      if (d > 0) c.used = true;
+    }
+    for (const [name, value, used] of delta.gauges) {
+      let g = this.gauges.get(name);
+      if (!g) {
+        this.gauges.set(name, (g = { bySource: new Map(), used: false }));
+        this.generation++;
+      }
+      g.bySource.set(source, value);
+      if (used) g.used = true;
+    }
+    for (const [name, bins] of delta.histograms) {
+      let h = this.histograms.get(name);
+      if (!h) {
+        this.histograms.set(name, (h = { cumulative: new Map(), interval: new Map(), current: new Map(), used: false }));
+        this.generation++;
+      }
+      if (bins.length) {
+        addBins(h.cumulative, bins);
+        addBins(h.current, bins);
+        h.used = true;
+      }
+    }
+    for (const [name, value, used] of delta.textReadouts) {
+      let t = this.textReadouts.get(name);
+      if (!t) {
+        this.textReadouts.set(name, (t = { value: '', used: false }));
+        this.generation++;
+      }
+      t.value = value;
+      if (used) t.used = true;
+    }
+  }
+
+  gaugeValue(name: string): number {
+    let sum = 0;
+    for (const v of this.gauges.get(name)?.bySource.values() ?? []) sum += v;
+    return sum;
+  }
+
+  /** A flush completed: the samples gathered since the previous one become the interval. */
+  completeInterval(): void {
+    for (const h of this.histograms.values()) {
+      h.interval = h.current;
+      h.current = new Map();
+    }
+  }
+
+  /** POST /reset_counters: every counter to zero; "used" stays, as in Envoy. */
+  resetCounters(): void {
+    for (const c of this.counters.values()) c.value = 0;
+  }
+
+  /** A process is gone for good (not replaced): its gauge contributions go with it. */
+  forgetSource(source: string): void {
+    for (const g of this.gauges.values()) g.bySource.delete(source);
+  }
+}

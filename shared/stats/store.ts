@@ -1,0 +1,168 @@
+import { binKey } from './histogram.js';
+
+/**
+ * One process's statistics. The data plane only touches its own memory: a counter increment is
+ * a number addition, a gauge update an assignment, a histogram sample one map update, plus — the
+ * first time a stat changes after a delta was taken — one push onto the list of changed stats.
+ * `takeDelta()` (on each flush, and when the admin process needs fresh figures) returns what
+ * changed since the last delta; nothing is sent per request.
+ */
+
+export type StatKind = 'counter' | 'gauge' | 'histogram' | 'text_readout';
+
+abstract class Stat {
+  /** Queued on the store's changed list since the last delta. */
+  queued = false;
+  /** Not yet announced to the admin process (it lists stats that were never used, too). */
+  announced = false;
+  abstract readonly kind: StatKind;
+
+  constructor(
+    readonly name: string,
+    protected readonly store: StatsStore,
+  ) {
+    store.changed.push(this);
+    this.queued = true;
+  }
+
+  protected touch(): void {
+    if (!this.queued) {
+      this.queued = true;
+      this.store.changed.push(this);
+    }
+  }
+}
+
+export class Counter extends Stat {
+  readonly kind = 'counter';
+  /** Since the last delta. */
+  pending = 0;
+  /** Since the process started (for process-local reads). */
+  value = 0;
+
+  inc(n = 1): void {
+    this.pending += n;
+    this.value += n;
+    if (!this.queued) this.touch();
+  }
+}
+
+/**
+ * `accumulate`: the admin process adds the values of every process (Envoy's import mode for most
+ * gauges). `local`: only this process reports it (server.uptime, server.concurrency …).
+ */
+export type GaugeMode = 'accumulate' | 'local';
+
+export class Gauge extends Stat {
+  readonly kind = 'gauge';
+  value = 0;
+  used = false;
+
+  constructor(name: string, store: StatsStore, readonly mode: GaugeMode) {
+    super(name, store);
+  }
+
+  set(v: number): void {
+    this.value = v;
+    this.used = true;
+    if (!this.queued) this.touch();
+  }
+
+  inc(n = 1): void {
+    this.set(this.value + n);
+  }
+
+  dec(n = 1): void {
+    this.set(this.value - n);
+  }
+}
+
+export class Histogram extends Stat {
+  readonly kind = 'histogram';
+  /** Samples since the last delta, by bin. */
+  pending = new Map<number, number>();
+
+  record(value: number): void {
+    const key = binKey(value);
+    this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+    if (!this.queued) this.touch();
+  }
+}
+
+export class TextReadout extends Stat {
+  readonly kind = 'text_readout';
+  value = '';
+  used = false;
+
+  set(v: string): void {
+    this.value = v;
+    this.used = true;
+    if (!this.queued) this.touch();
+  }
+}
+
+/** What changed in one process since its last delta. Names are full Envoy stat names. */
+export interface StatsDelta {
+  counters: [name: string, delta: number][];
+  gauges: [name: string, value: number, used: boolean][];
+  histograms: [name: string, bins: [key: number, count: number][]][];
+  textReadouts: [name: string, value: string, used: boolean][];
+}
+
+export class StatsStore {
+  readonly changed: Stat[] = [];
+  private readonly stats = new Map<string, Stat>();
+
+  private get<T extends Stat>(name: string, kind: StatKind, make: () => T): T {
+    const existing = this.stats.get(name);
+    if (existing) {
+      if (existing.kind !== kind) throw new Error(`stat '${name}' is a ${existing.kind}, not a ${kind}`);
+      return existing as T;
+    }
+    const stat = make();
+    this.stats.set(name, stat);
+    return stat;
+  }
+
+  counter(name: string): Counter {
+    return this.get(name, 'counter', () => new Counter(name, this));
+  }
+
+  gauge(name: string, mode: GaugeMode = 'accumulate'): Gauge {
+    return this.get(name, 'gauge', () => new Gauge(name, this, mode));
+  }
+
+  histogram(name: string): Histogram {
+    return this.get(name, 'histogram', () => new Histogram(name, this));
+  }
+
+  textReadout(name: string): TextReadout {
+    return this.get(name, 'text_readout', () => new TextReadout(name, this));
+  }
+
+  get size(): number {
+    return this.stats.size;
+  }
+
+  /** Everything that changed (and every stat created) since the last call. */
+  takeDelta(): StatsDelta {
+    const delta: StatsDelta = { counters: [], gauges: [], histograms: [], textReadouts: [] };
+    for (const stat of this.changed) {
+      stat.queued = false;
+      stat.announced = true;
+      if (stat instanceof Counter) {
+        delta.counters.push([stat.name, stat.pending]);
+        stat.pending = 0;
+      } else if (stat instanceof Gauge) {
+        delta.gauges.push([stat.name, stat.value, stat.used]);
+      } else if (stat instanceof Histogram) {
+        delta.histograms.push([stat.name, [...stat.pending]]);
+        stat.pending = new Map();
+      } else if (stat instanceof TextReadout) {
+        delta.textReadouts.push([stat.name, stat.value, stat.used]);
+      }
+    }
+    this.changed.length = 0;
+    return delta;
+  }
+}
