@@ -9,6 +9,8 @@ import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { AdminServer } from './server.js';
+import { StatsCollector } from './stats-collector.js';
+import { durationMs } from '../shared/config/wkt.js';
 import { AdminState } from './state.js';
 
 /**
@@ -22,6 +24,7 @@ const log = getLogger('admin', import.meta.url);
 let state: AdminState | undefined;
 let server: AdminServer | undefined;
 let accessLog: AdminAccessLog | undefined;
+let collector: StatsCollector | undefined;
 
 function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -30,6 +33,13 @@ function formatAddress(host: string, port: number): string {
 async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string): Promise<void> {
   applyLogSettings(context.logSettings);
   state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
+  const bootstrap = context.bootstrap;
+  collector = new StatsCollector(
+    (m) => sendToParent<FromAdmin>(m),
+    typeof bootstrap.stats_flush_interval === 'string' ? durationMs(bootstrap.stats_flush_interval) : 5000,
+    bootstrap.stats_flush_on_admin === true,
+  );
+  collector.start();
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state));
   const admin = context.bootstrap.admin as JsonObject;
@@ -78,6 +88,9 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'state':
       if (state) state.state = m.state;
+      break;
+    case 'stats':
+      collector?.onStats(m);
       break;
     case 'healthcheck':
       if (state) state.healthCheckFailing = m.failing;

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
+import type { StatsDelta } from './stats/store.js';
 
 /**
  * Every message between a supervisor and its children, in one place. They travel over Node's
@@ -44,10 +45,15 @@ export type ToWorker =
   | { type: 'init'; index: number; server: ServerContext }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }
+  /** Send `stats` with everything that changed since the last delta. */
+  | { type: 'stats_collect'; id: number }
   | { type: 'shutdown'; graceMs: number };
 
 // worker → supervisor
-export type FromWorker = { type: 'ready'; index: number } | { type: 'fatal'; index: number; error: string };
+export type FromWorker =
+  | { type: 'ready'; index: number }
+  | { type: 'fatal'; index: number; error: string }
+  | { type: 'stats'; index: number; id: number; delta: StatsDelta };
 
 // supervisor → admin
 export type ToAdmin =
@@ -55,6 +61,11 @@ export type ToAdmin =
   | { type: 'state'; state: ServerState }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }
+  /**
+   * Deltas from the supervisor and the workers: the answer to `stats_collect` `id`, or (id -1)
+   * a worker's answer that came after the collection closed, which is never dropped.
+   */
+  | { type: 'stats'; id: number; sources: [source: string, delta: StatsDelta][] }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor
@@ -62,7 +73,8 @@ export type FromAdmin =
   | { type: 'ready'; address: string }
   | { type: 'fatal'; error: string }
   | { type: 'quit' }
-  | { type: 'healthcheck'; failing: boolean };
+  | { type: 'healthcheck'; failing: boolean }
+  | { type: 'stats_collect'; id: number };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

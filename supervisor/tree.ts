@@ -6,6 +6,8 @@ import { ManagedChild } from './children.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import type { ListenerSocketRegistry } from './listeners.js';
 import type { Options } from './options.js';
+import { ServerStats } from './server-stats.js';
+import { StatsRelay } from './stats-relay.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -29,6 +31,12 @@ export class ProcessTree {
   private stopping: Promise<void> | undefined;
   private exitCode = 0;
   private resolveDone!: (code: number) => void;
+  private readonly statsRelay = new StatsRelay(
+    () => this.workers,
+    (m) => this.admin?.send<ToAdmin>(m),
+    () => this.serverStats.refresh(this.state, this.context.healthCheckFailing),
+  );
+  private readonly serverStats: ServerStats;
   /** Resolves with the process exit status once the whole tree has stopped. */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
 
@@ -50,6 +58,7 @@ export class ProcessTree {
       logSettings,
       healthCheckFailing: false,
     };
+    this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
 
   start(): void {
@@ -96,8 +105,11 @@ export class ProcessTree {
       this.readyWorkers.add(m.index);
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
         this.setState('LIVE');
+        this.serverStats.becameLive();
         log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s): LIVE`);
       }
+    } else if (m.type === 'stats') {
+      this.statsRelay.onWorkerStats(m);
     } else if (m.type === 'fatal' && this.state !== 'LIVE') {
       log.critical(`worker_${m.index} could not start: ${m.error}`);
       this.stop(1);
@@ -118,6 +130,9 @@ export class ProcessTree {
       case 'quit':
         log.info('shutting down on POST /quitquitquit');
         this.stop(0);
+        break;
+      case 'stats_collect':
+        this.statsRelay.collect(m.id);
         break;
       case 'healthcheck':
         this.context.healthCheckFailing = m.failing;

@@ -18,7 +18,7 @@ describe('per-process stats store', () => {
     store.histogram('h');
     const first = store.takeDelta();
     assert.deepEqual(first.counters, [['c', 0]]);
-    assert.deepEqual(first.gauges, [['g', 0, false]]);
+    assert.deepEqual(first.gauges, [['g', 0, false, 'accumulate']]);
     assert.deepEqual(first.histograms, [['h', []]]);
     assert.deepEqual(store.takeDelta(), { counters: [], gauges: [], histograms: [], textReadouts: [] });
     c.inc();
@@ -26,7 +26,7 @@ describe('per-process stats store', () => {
     g.set(7);
     const second = store.takeDelta();
     assert.deepEqual(second.counters, [['c', 3]]);
-    assert.deepEqual(second.gauges, [['g', 7, true]]);
+    assert.deepEqual(second.gauges, [['g', 7, true, 'accumulate']]);
     assert.equal(c.value, 3);
   });
 
@@ -54,6 +54,16 @@ describe('merged stats (the admin process)', () => {
     merged.apply('worker_1', w1.takeDelta());
     assert.equal(merged.counters.get('http.x.downstream_rq_total')!.value, 7);
     assert.equal(merged.gaugeValue('http.x.downstream_rq_active'), 3);
+  });
+
+  it('does not add up process-local gauges', () => {
+    const merged = new MergedStats();
+    for (const source of ['worker_0', 'worker_1']) {
+      const w = new StatsStore();
+      w.gauge('cluster.c.membership_total', 'local').set(3);
+      merged.apply(source, w.takeDelta());
+    }
+    assert.equal(merged.gaugeValue('cluster.c.membership_total'), 3);
   });
 
   it('keeps counters across a replaced process, and resets them on request', () => {

@@ -2,6 +2,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/config/extensions.js';
 import type { ListenerInfo } from '../shared/ipc.js';
+import { listenerStatPrefix } from '../shared/stats/scopes.js';
 import { HttpConnectionManager, type ConnectionManagerContext } from './http/connection-manager.js';
 import { TcpProxy } from './tcp/tcp-proxy.js';
 
@@ -28,12 +29,14 @@ function terminalFilter(listener: Obj): { name: string; config: Obj } {
   return { name: ext?.name ?? String(f.name), config };
 }
 
-export async function serveListeners(bootstrap: Obj, infos: ListenerInfo[], ctx: ConnectionManagerContext): Promise<ServedListener[]> {
+export async function serveListeners(bootstrap: Obj, infos: ListenerInfo[], ctx: Omit<ConnectionManagerContext, 'listenerStatPrefix'>): Promise<ServedListener[]> {
   const configs = ((bootstrap.static_resources as Obj | undefined)?.listeners ?? []) as Obj[];
   const served: ServedListener[] = [];
   for (const info of infos) {
-    const { name, config } = terminalFilter(configs[info.configIndex]!);
-    const filter = name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(config, ctx.clusters) : new HttpConnectionManager(config, ctx);
+    const listener = configs[info.configIndex]!;
+    const { name, config } = terminalFilter(listener);
+    const prefix = listenerStatPrefix(info.address, listener.stat_prefix as string | undefined);
+    const filter = name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(config, ctx.clusters, prefix) : new HttpConnectionManager(config, { ...ctx, listenerStatPrefix: prefix });
     await filter.listen(info.childFd);
     served.push({ info, filter });
   }

@@ -2,6 +2,8 @@ import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { stats } from '../shared/stats/process.js';
+import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { serveListeners, type ServedListener } from './listeners.js';
 import { ClusterManager } from './upstream/cluster.js';
 
@@ -65,6 +67,10 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'reopen_logs':
       reopenLogs();
+      break;
+    case 'stats_collect':
+      reportProcessMemory();
+      sendToParent<FromWorker>({ type: 'stats', index, id: m.id, delta: stats.takeDelta() });
       break;
     case 'shutdown':
       stop(m.graceMs);

@@ -10,7 +10,7 @@ import { typeNameOfUrl } from './wkt.js';
  * through fields refused above them. Each issue that implements a field adds it here.
  */
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin'],
+  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin'],
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
   'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path'],
   'envoy.config.listener.v3.Listener': ['name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size'],

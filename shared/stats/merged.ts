@@ -19,7 +19,7 @@ export interface MergedHistogram {
 
 export class MergedStats {
   readonly counters = new Map<string, { value: number; used: boolean }>();
-  readonly gauges = new Map<string, { bySource: Map<string, number>; used: boolean }>();
+  readonly gauges = new Map<string, { bySource: Map<string, number>; used: boolean; local: boolean }>();
   readonly histograms = new Map<string, MergedHistogram>();
   readonly textReadouts = new Map<string, { value: string; used: boolean }>();
   /** Bumped when a stat is added, so sorted name lists can be cached until then. */
@@ -35,10 +35,10 @@ export class MergedStats {
       c.value += d;
       if (d > 0) c.used = true;
     }
-    for (const [name, value, used] of delta.gauges) {
+    for (const [name, value, used, mode] of delta.gauges) {
       let g = this.gauges.get(name);
       if (!g) {
-        this.gauges.set(name, (g = { bySource: new Map(), used: false }));
+        this.gauges.set(name, (g = { bySource: new Map(), used: false, local: mode === 'local' }));
         this.generation++;
       }
       g.bySource.set(source, value);
@@ -67,10 +67,13 @@ export class MergedStats {
     }
   }
 
+  /** The sum over processes; for a process-local gauge, the largest report (they agree when healthy). */
   gaugeValue(name: string): number {
-    let sum = 0;
-    for (const v of this.gauges.get(name)?.bySource.values() ?? []) sum += v;
-    return sum;
+    const g = this.gauges.get(name);
+    if (!g) return 0;
+    let out = g.local ? -Infinity : 0;
+    for (const v of g.bySource.values()) out = g.local ? Math.max(out, v) : out + v;
+    return g.local && out === -Infinity ? 0 : out;
   }
 
   /** A flush completed: the samples gathered since the previous one become the interval. */

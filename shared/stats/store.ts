@@ -49,7 +49,8 @@ export class Counter extends Stat {
 
 /**
  * `accumulate`: the admin process adds the values of every process (Envoy's import mode for most
- * gauges). `local`: only this process reports it (server.uptime, server.concurrency …).
+ * gauges). `local`: each reporting process holds the whole value (server.uptime, or a cluster's
+ * membership that every worker knows alike), so the admin process does not add them up.
  */
 export type GaugeMode = 'accumulate' | 'local';
 
@@ -104,7 +105,7 @@ export class TextReadout extends Stat {
 /** What changed in one process since its last delta. Names are full Envoy stat names. */
 export interface StatsDelta {
   counters: [name: string, delta: number][];
-  gauges: [name: string, value: number, used: boolean][];
+  gauges: [name: string, value: number, used: boolean, mode: GaugeMode][];
   histograms: [name: string, bins: [key: number, count: number][]][];
   textReadouts: [name: string, value: string, used: boolean][];
 }
@@ -154,7 +155,7 @@ export class StatsStore {
         delta.counters.push([stat.name, stat.pending]);
         stat.pending = 0;
       } else if (stat instanceof Gauge) {
-        delta.gauges.push([stat.name, stat.value, stat.used]);
+        delta.gauges.push([stat.name, stat.value, stat.used, stat.mode]);
       } else if (stat instanceof Histogram) {
         delta.histograms.push([stat.name, [...stat.pending]]);
         stat.pending = new Map();

@@ -7,6 +7,7 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
+import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
@@ -26,6 +27,8 @@ type Obj = JsonObject;
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
+  /** `listener.<address>.` of the listener this filter chain belongs to. */
+  listenerStatPrefix: string;
   healthCheckFailing: () => boolean;
   localAddressIpVersion: 'v4' | 'v6';
 }
@@ -62,6 +65,8 @@ export class HttpConnectionManager {
   private readonly sockets = new Set<Socket>();
   private readonly sessions = new Set<Http2Session>();
   private allClosed: (() => void) | undefined;
+  private readonly stats: HttpStats;
+  private readonly listenerStats: ListenerStats;
 
   constructor(
     private readonly config: Obj,
@@ -80,6 +85,8 @@ export class HttpConnectionManager {
     this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
+    this.stats = new HttpStats(String(config.stat_prefix));
+    this.listenerStats = new ListenerStats(ctx.listenerStatPrefix);
   }
 
   /** Serves the listening socket `fd`; resolves once listening. */
@@ -122,11 +129,18 @@ export class HttpConnectionManager {
     this.front = front;
     front.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
+      this.listenerStats.opened();
+      this.stats.cxTotal.inc();
+      this.stats.cxActive.inc();
       socket.once('close', () => {
+        this.listenerStats.closed();
+        this.stats.cxActive.dec();
         this.sockets.delete(socket);
         if (this.sockets.size === 0) this.allClosed?.();
       });
     });
+    h2.on('session', () => this.stats.cxHttp2Total.inc());
+    h1.on('connection', () => this.stats.cxHttp1Total.inc());
     return new Promise((resolve, reject) => {
       front.once('error', reject);
       front.listen({ fd }, () => {
@@ -158,7 +172,17 @@ export class HttpConnectionManager {
 
   private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
     const reply = { serverName: this.serverName };
+    const stats = this.stats;
+    const started = performance.now();
+    stats.rqTotal.inc();
+    stats.rqActive.inc();
+    (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
+    res.once('close', () => {
+      stats.rqActive.dec();
+      if (res.writableFinished) stats.completed(res.statusCode, started);
+    });
     if (req.rawHeaders.length / 2 > this.maxHeadersCount) {
+      stats.headersTooLarge.inc();
       sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
       return;
     }
@@ -190,15 +214,18 @@ export class HttpConnectionManager {
 
     const route = this.routes.route(rq);
     if (!route) {
+      stats.noRoute.inc();
       sendLocalReply(res, LocalReply.noRoute.status, LocalReply.noRoute.body, reply);
       return;
     }
     const action = route.action;
     switch (action.kind) {
       case 'direct_response':
+        stats.rqDirectResponse.inc();
         sendLocalReply(res, action.status, action.body ?? '', reply);
         return;
       case 'redirect':
+        stats.rqRedirect.inc();
         res.writeHead(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
         res.end();
         return;
@@ -206,6 +233,7 @@ export class HttpConnectionManager {
         let path = rq.path;
         if (action.prefixRewrite !== undefined && route.prefix !== undefined) path = action.prefixRewrite + path.slice(route.prefix.length);
         forward(req, res, action, {
+          stats,
           clusters: this.ctx.clusters,
           serverName: this.serverName,
           headers,

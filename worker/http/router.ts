@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
+import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
@@ -25,6 +26,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 const RETRY_BUFFER_LIMIT = 64 * 1024;
 
 export interface ForwardContext {
+  /** The connection manager's figures (no_cluster). */
+  stats: HttpStats;
   clusters: ClusterManager;
   serverName: string;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
@@ -105,6 +108,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private perTryTimer: NodeJS.Timeout | undefined;
   private done = false;
   private readonly started = performance.now();
+  private tryStarted = 0;
+  private retried = false;
   private readonly headers: string[];
   private readonly onClose = () => {
     if (!this.done) this.controller?.abort(ABORT.client);
@@ -121,6 +126,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private retriesLeft: number,
   ) {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
+    cluster.stats.rqActive.inc();
     if (action.timeoutMs > 0) this.timer = setTimeout(() => this.controller?.abort(ABORT.timeout), action.timeoutMs);
     res.once('close', this.onClose);
   }
@@ -133,6 +139,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     this.host = host;
     host.activeRequests++;
+    this.cluster.stats.rqTotal.inc();
+    this.tryStarted = performance.now();
     this.discarding = false;
     this.controller = undefined;
     const perTry = this.action.retry?.perTryTimeoutMs;
@@ -153,6 +161,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.cluster.stats.response(statusCode, this.tryStarted);
     const policy = this.action.retry;
     if (policy && this.retriesLeft > 0 && shouldRetryStatus(policy, statusCode)) {
       this.discarding = true;
@@ -180,8 +189,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.endTry();
     if (this.discarding) {
-      this.retriesLeft--;
-      this.start();
+      this.retry();
       return;
     }
     this.finish();
@@ -196,6 +204,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     log.debug(`cluster '${this.cluster.name}' host ${this.host?.address}: ${failure} (${err.message})`);
+    const cs = this.cluster.stats;
+    if (failure === 'connect') cs.cxConnectFail.inc();
+    else if (failure === 'timeout') cs.rqTimeout.inc();
+    else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
+    else cs.cxDestroyRemote.inc();
     if (this.res.headersSent) {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
       this.finish();
@@ -204,11 +217,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     const policy = this.action.retry;
     if (failure !== 'timeout' && policy && this.retriesLeft > 0 && this.body !== this.req && shouldRetryFailure(policy, failure)) {
-      this.retriesLeft--;
-      this.start();
+      this.retry();
       return;
     }
     this.localReply(failure === 'connect' ? LocalReply.connectFailure : failure === 'timeout' || failure === 'per_try_timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination);
+  }
+
+  private retry(): void {
+    this.retriesLeft--;
+    this.retried = true;
+    this.cluster.stats.rqRetry.inc();
+    this.start();
   }
 
   private endTry(): void {
@@ -219,7 +238,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private finish(): void {
+    if (this.done) return;
     this.done = true;
+    this.cluster.stats.rqActive.dec();
+    if (this.retried && this.res.statusCode < 500) this.cluster.stats.rqRetrySuccess.inc();
     if (this.timer) clearTimeout(this.timer);
     this.res.off('close', this.onClose);
   }
@@ -233,6 +255,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
   const cluster = pickCluster(action, ctx.clusters);
   if (!cluster) {
+    ctx.stats.noCluster.inc();
     sendLocalReply(res, action.clusterNotFoundStatus, '', { serverName: ctx.serverName });
     return;
   }

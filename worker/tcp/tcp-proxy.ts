@@ -2,6 +2,9 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
+import { stats } from '../../shared/stats/process.js';
+import { ListenerStats } from '../../shared/stats/scopes.js';
+import type { Counter } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager } from '../upstream/cluster.js';
 
 /**
@@ -18,12 +21,26 @@ export class TcpProxy {
   private readonly idleMs: number;
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly listenerStats: ListenerStats;
+  private readonly cxTotal: Counter;
+  private readonly noRoute: Counter;
+  private readonly idleTimeout: Counter;
+  private readonly rxBytes: Counter;
+  private readonly txBytes: Counter;
 
   constructor(
     private readonly config: Obj,
     private readonly clusters: ClusterManager,
+    listenerStatPrefix: string,
   ) {
     this.idleMs = typeof config.idle_timeout === 'string' ? durationMs(config.idle_timeout) : 3_600_000;
+    this.listenerStats = new ListenerStats(listenerStatPrefix);
+    const p = `tcp.${String(config.stat_prefix)}.`;
+    this.cxTotal = stats.counter(`${p}downstream_cx_total`);
+    this.noRoute = stats.counter(`${p}downstream_cx_no_route`);
+    this.idleTimeout = stats.counter(`${p}idle_timeout`);
+    this.rxBytes = stats.counter(`${p}downstream_cx_rx_bytes_total`);
+    this.txBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
   }
 
   private pickCluster(): Cluster | undefined {
@@ -51,8 +68,17 @@ export class TcpProxy {
   }
 
   private onConnection(downstream: Socket): void {
+    const ls = this.listenerStats;
+    ls.opened();
+    this.cxTotal.inc();
+    downstream.once('close', () => {
+      ls.closed();
+      this.rxBytes.inc(downstream.bytesRead);
+      this.txBytes.inc(downstream.bytesWritten);
+    });
     const host = this.pickCluster()?.pickHost();
     if (!host) {
+      this.noRoute.inc();
       downstream.destroy();
       return;
     }
@@ -76,6 +102,7 @@ export class TcpProxy {
       downstream.destroy();
     });
     downstream.on('timeout', () => {
+      this.idleTimeout.inc();
       upstream.destroy();
       downstream.destroy();
     });

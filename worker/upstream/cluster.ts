@@ -4,6 +4,7 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
+import { clusterStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
@@ -102,7 +103,8 @@ export class Cluster {
   readonly connectTimeoutMs: number;
   readonly maxConnections: number;
   readonly http2: boolean;
-  hosts: Host[] = [];
+  readonly stats: ClusterStats;
+  private hostList: Host[] = [];
   private readonly balancer: LoadBalancer<Host>;
   private readonly endpoints: EndpointConfig[];
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -115,11 +117,25 @@ export class Cluster {
     const thresholds = list(obj(config.circuit_breakers).thresholds).find((t) => (t.priority ?? 'DEFAULT') === 'DEFAULT');
     this.maxConnections = Number(thresholds?.max_connections ?? 1024);
     this.http2 = clusterSpeaksHttp2(config);
+    this.stats = clusterStats(this.name);
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
     this.endpoints = endpointsOf(config);
     if (this.type === 'STATIC') {
       this.hosts = this.endpoints.map((e) => new Host(this, e.hostname, e.port, e.weight, e.zone, e.canary, e.hostname));
+    } else {
+      this.hosts = [];
     }
+  }
+
+  get hosts(): Host[] {
+    return this.hostList;
+  }
+
+  /** Every change of membership updates membership_total and membership_healthy. */
+  set hosts(hosts: Host[]) {
+    this.hostList = hosts;
+    this.stats.membershipTotal.set(hosts.length);
+    this.stats.membershipHealthy.set(hosts.length);
   }
 
   /** Starts DNS resolution for STRICT_DNS and LOGICAL_DNS clusters; resolves after the first round. */

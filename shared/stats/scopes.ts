@@ -1,0 +1,148 @@
+import { stats } from './process.js';
+import type { Counter, Gauge, Histogram } from './store.js';
+
+/**
+ * Envoy's stat names for the parts of the data plane, resolved once per listener, connection
+ * manager and cluster, so that a request only adds to fields of these objects (no name building
+ * or map lookup per request, except the per-code upstream counter, created once per code).
+ */
+
+/** `listener.<address>.` with ':' as '_' (`listener.127.0.0.1_10000.`), or the listener's stat_prefix. */
+export function listenerStatPrefix(address: string, statPrefix?: string): string {
+  return `listener.${statPrefix || address.replace(/:/g, '_')}.`;
+}
+
+export class ListenerStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
+  readonly cxDestroy: Counter;
+  /** server.total_connections: every worker's open downstream connections, added up by the admin process. */
+  private readonly serverConnections: Gauge;
+
+  constructor(prefix: string) {
+    this.cxTotal = stats.counter(`${prefix}downstream_cx_total`);
+    this.cxActive = stats.gauge(`${prefix}downstream_cx_active`);
+    this.cxDestroy = stats.counter(`${prefix}downstream_cx_destroy`);
+    this.serverConnections = stats.gauge('server.total_connections');
+  }
+
+  opened(): void {
+    this.cxTotal.inc();
+    this.cxActive.inc();
+    this.serverConnections.inc();
+  }
+
+  closed(): void {
+    this.cxActive.dec();
+    this.cxDestroy.inc();
+    this.serverConnections.dec();
+  }
+}
+
+/** `http.<stat_prefix>.*`: the connection manager's and the router's figures. */
+export class HttpStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
+  readonly cxHttp1Total: Counter;
+  readonly cxHttp2Total: Counter;
+  readonly rqTotal: Counter;
+  readonly rqActive: Gauge;
+  readonly rqHttp1Total: Counter;
+  readonly rqHttp2Total: Counter;
+  readonly rqCompleted: Counter;
+  /** downstream_rq_1xx … downstream_rq_5xx, by the status's first digit. */
+  readonly rqClass: Counter[];
+  readonly rqTime: Histogram;
+  readonly noRoute: Counter;
+  readonly noCluster: Counter;
+  readonly rqDirectResponse: Counter;
+  readonly rqRedirect: Counter;
+  readonly headersTooLarge: Counter;
+
+  constructor(statPrefix: string) {
+    const p = `http.${statPrefix}.`;
+    this.cxTotal = stats.counter(`${p}downstream_cx_total`);
+    this.cxActive = stats.gauge(`${p}downstream_cx_active`);
+    this.cxHttp1Total = stats.counter(`${p}downstream_cx_http1_total`);
+    this.cxHttp2Total = stats.counter(`${p}downstream_cx_http2_total`);
+    this.rqTotal = stats.counter(`${p}downstream_rq_total`);
+    this.rqActive = stats.gauge(`${p}downstream_rq_active`);
+    this.rqHttp1Total = stats.counter(`${p}downstream_rq_http1_total`);
+    this.rqHttp2Total = stats.counter(`${p}downstream_rq_http2_total`);
+    this.rqCompleted = stats.counter(`${p}downstream_rq_completed`);
+    this.rqClass = [0, 1, 2, 3, 4, 5].map((d) => stats.counter(`${p}downstream_rq_${d === 0 ? 1 : d}xx`));
+    this.rqTime = stats.histogram(`${p}downstream_rq_time`);
+    this.noRoute = stats.counter(`${p}no_route`);
+    this.noCluster = stats.counter(`${p}no_cluster`);
+    this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
+    this.rqRedirect = stats.counter(`${p}rq_redirect`);
+    this.headersTooLarge = stats.counter(`${p}downstream_rq_header_size_exceeded`);
+  }
+
+  /** A response went out: its class counter, completion, and the time since the request began. */
+  completed(status: number, startedMs: number): void {
+    const d = Math.floor(status / 100);
+    (this.rqClass[d >= 1 && d <= 5 ? d : 5] as Counter).inc();
+    this.rqCompleted.inc();
+    this.rqTime.record(Math.round(performance.now() - startedMs));
+  }
+}
+
+/** `cluster.<name>.*`: upstream connections and requests. */
+export class ClusterStats {
+  readonly rqTotal: Counter;
+  readonly rqActive: Gauge;
+  readonly rqCompleted: Counter;
+  readonly rqClass: Counter[];
+  readonly rqTime: Histogram;
+  readonly rqTimeout: Counter;
+  readonly rqPerTryTimeout: Counter;
+  readonly rqRetry: Counter;
+  readonly rqRetrySuccess: Counter;
+  readonly cxConnectFail: Counter;
+  readonly cxDestroyRemote: Counter;
+  readonly membershipTotal: Gauge;
+  readonly membershipHealthy: Gauge;
+  private readonly byCode = new Map<number, Counter>();
+
+  constructor(private readonly prefix: string) {
+    const p = prefix;
+    this.rqTotal = stats.counter(`${p}upstream_rq_total`);
+    this.rqActive = stats.gauge(`${p}upstream_rq_active`);
+    this.rqCompleted = stats.counter(`${p}upstream_rq_completed`);
+    this.rqClass = [0, 1, 2, 3, 4, 5].map((d) => stats.counter(`${p}upstream_rq_${d === 0 ? 1 : d}xx`));
+    this.rqTime = stats.histogram(`${p}upstream_rq_time`);
+    this.rqTimeout = stats.counter(`${p}upstream_rq_timeout`);
+    this.rqPerTryTimeout = stats.counter(`${p}upstream_rq_per_try_timeout`);
+    this.rqRetry = stats.counter(`${p}upstream_rq_retry`);
+    this.rqRetrySuccess = stats.counter(`${p}upstream_rq_retry_success`);
+    this.cxConnectFail = stats.counter(`${p}upstream_cx_connect_fail`);
+    this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
+    // Membership is the same in every worker: report it from one place (the admin merge would add them).
+    this.membershipTotal = stats.gauge(`${p}membership_total`, 'local');
+    this.membershipHealthy = stats.gauge(`${p}membership_healthy`, 'local');
+  }
+
+  /** An upstream response: upstream_rq_<code>, its class, completion and time. */
+  response(status: number, startedMs: number): void {
+    let c = this.byCode.get(status);
+    if (!c) this.byCode.set(status, (c = stats.counter(`${this.prefix}upstream_rq_${status}`)));
+    c.inc();
+    const d = Math.floor(status / 100);
+    (this.rqClass[d >= 1 && d <= 5 ? d : 5] as Counter).inc();
+    this.rqCompleted.inc();
+    this.rqTime.record(Math.round(performance.now() - startedMs));
+  }
+}
+
+export function clusterStats(name: string, altStatName?: string): ClusterStats {
+  return new ClusterStats(`cluster.${altStatName || name}.`);
+}
+
+/** Every process reports its own memory; the admin process adds them up (Envoy's are tcmalloc's figures). */
+export function reportProcessMemory(): void {
+  const m = process.memoryUsage();
+  stats.gauge('server.memory_allocated').set(m.heapUsed + m.external);
+  stats.gauge('server.memory_heap_size').set(m.heapTotal);
+  stats.gauge('server.memory_physical_size').set(m.rss);
+}

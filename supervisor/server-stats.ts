@@ -1,0 +1,43 @@
+import type { ServerState } from '../shared/ipc.js';
+import { stats } from '../shared/stats/process.js';
+import { reportProcessMemory } from '../shared/stats/scopes.js';
+
+/** The `server.*` figures only the supervisor knows, refreshed before each of its deltas. */
+
+const STATE_NUMBERS: Record<ServerState, number> = { LIVE: 0, DRAINING: 1, PRE_INITIALIZING: 2, INITIALIZING: 3 };
+
+export class ServerStats {
+  private readonly live = stats.gauge('server.live', 'local');
+  private readonly state = stats.gauge('server.state', 'local');
+  private readonly uptime = stats.gauge('server.uptime', 'local');
+  private readonly initializationTime = stats.histogram('server.initialization_time_ms');
+
+  constructor(
+    private readonly startTimeMs: number,
+    concurrency: number,
+    restartEpoch: number,
+    version: string,
+    staticUnknownFields: number,
+  ) {
+    stats.gauge('server.concurrency', 'local').set(concurrency);
+    stats.gauge('server.hot_restart_epoch', 'local').set(restartEpoch);
+    stats.gauge('server.hot_restart_generation', 'local').set(restartEpoch + 1);
+    stats.gauge('server.parent_connections', 'local').set(0);
+    // Envoy's server.version: the first six hex digits of the source revision, as a number.
+    stats.gauge('server.version', 'local').set(parseInt(version.slice(0, 6), 16) || 0);
+    stats.counter('server.static_unknown_fields').inc(staticUnknownFields);
+    stats.counter('server.dynamic_unknown_fields');
+  }
+
+  becameLive(): void {
+    this.initializationTime.record(Date.now() - this.startTimeMs);
+  }
+
+  refresh(state: ServerState, healthCheckFailing: boolean): void {
+    const reported = state === 'LIVE' && healthCheckFailing ? 'DRAINING' : state;
+    this.state.set(STATE_NUMBERS[reported]);
+    this.live.set(reported === 'LIVE' ? 1 : 0);
+    this.uptime.set(Math.floor((Date.now() - this.startTimeMs) / 1000));
+    reportProcessMemory();
+  }
+}
