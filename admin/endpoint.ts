@@ -23,7 +23,8 @@ export interface AdminRequest {
 
 export interface AdminResponse {
   status: number;
-  body: string | Buffer;
+  /** A string or buffer, or chunks written as they come, with backpressure (large /stats output). */
+  body: string | Buffer | Iterable<string>;
   contentType?: string;
   /** Runs after the response has been sent (e.g. /quitquitquit's shutdown). */
   after?: () => void;

@@ -8,6 +8,7 @@ import type { AdminEndpoint } from './endpoint.js';
 import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { serverEndpoints } from './endpoints/server.js';
+import { statsEndpoints } from './endpoints/stats.js';
 import { AdminServer } from './server.js';
 import { StatsCollector } from './stats-collector.js';
 import { durationMs } from '../shared/config/wkt.js';
@@ -41,7 +42,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   );
   collector.start();
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state));
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);

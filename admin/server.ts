@@ -68,10 +68,28 @@ export class AdminServer {
       'x-content-type-options': 'nosniff',
       server: 'envoy',
     });
-    res.end(r.body, () => {
-      this.accessLog?.record(req, res, startedAt, Buffer.byteLength(r.body));
+    const done = (bytes: number) => {
+      this.accessLog?.record(req, res, startedAt, bytes);
       r.after?.();
-    });
+    };
+    if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) {
+      const bytes = Buffer.byteLength(r.body);
+      res.end(r.body, () => done(bytes));
+      return;
+    }
+    void this.stream(res, r.body).then(done, () => res.destroy());
+  }
+
+  /** Writes chunks as the client takes them, so a huge /stats never sits whole in memory. */
+  private async stream(res: ServerResponse, chunks: Iterable<string>): Promise<number> {
+    let bytes = 0;
+    for (const chunk of chunks) {
+      bytes += Buffer.byteLength(chunk);
+      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+      if (res.destroyed) return bytes;
+    }
+    await new Promise<void>((resolve) => res.end(resolve));
+    return bytes;
   }
 
   listen(host: string, port: number): Promise<{ host: string; port: number }> {

@@ -1,0 +1,85 @@
+import { JSON_TYPE, TEXT, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
+import { renderPrometheus } from '../render/stats-prometheus.js';
+import { renderStatsJson } from '../render/stats-json.js';
+import { renderStatsText } from '../render/stats-text.js';
+import type { StatsCollector } from '../stats-collector.js';
+import { parseStatsParams, select, SortedNames, StatsParamError, type StatsParams } from '../stats-view.js';
+
+/** /stats (text, json, html), with Envoy's parameters; the Prometheus format is in prometheus.ts. */
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
+  const names = new SortedNames(collector.merged);
+  const prometheus = (p: StatsParams): AdminResponse => {
+    const mode = p.histogramBuckets;
+    if (mode === 'disjoint' || mode === 'detailed') return { status: 400, body: 'unsupported prometheus histogram bucket mode' };
+    const summaries = mode === 'summary' || mode === 'none';
+    const selection = select(collector.merged, names, { ...p, type: 'All' });
+    return { status: 200, contentType: TEXT, body: renderPrometheus(collector.merged, selection, { summaries, textReadouts: p.textReadouts }) };
+  };
+  const parse = (query: Map<string, string>, format?: 'prometheus'): StatsParams | AdminResponse => {
+    try {
+      return parseStatsParams(query, format);
+    } catch (err) {
+      if (err instanceof StatsParamError) return { status: 400, body: err.message };
+      throw err;
+    }
+  };
+  return [
+    {
+      path: '/stats',
+      help: 'print server stats',
+      mutates: false,
+      params: [
+        { name: 'usedonly', help: 'Only include stats that have been written by system since restart' },
+        { name: 'filter', help: 'Regular expression (Google re2) for filtering stats' },
+        { name: 'format', help: 'Format to use', choices: ['html', 'active-html', 'text', 'json'] },
+        { name: 'type', help: 'Stat types to include.', choices: ['All', 'Counters', 'Histograms', 'Gauges', 'TextReadouts'] },
+        { name: 'histogram_buckets', help: 'Histogram bucket display mode', choices: ['cumulative', 'disjoint', 'detailed', 'summary'] },
+      ],
+      handle: async (rq) => {
+        const p = parse(rq.query);
+        if ('status' in p) return p;
+        await collector.refresh();
+        if (p.format === 'prometheus') return prometheus(p);
+        const selection = select(collector.merged, names, p);
+        if (p.format === 'json') return { status: 200, contentType: JSON_TYPE, body: renderStatsJson(collector.merged, selection, p.histogramMode) };
+        if (p.format === 'html') {
+          const text = [...renderStatsText(collector.merged, selection, p.histogramMode)].join('');
+          return { status: 200, contentType: 'text/html; charset=UTF-8', body: `<!DOCTYPE html>\n<html lang='en'>\n<head><title>Envoy Admin: stats</title></head>\n<body>\n<pre>${escapeHtml(text)}</pre>\n</body>\n</html>\n` };
+        }
+        return { status: 200, contentType: TEXT, body: renderStatsText(collector.merged, selection, p.histogramMode) };
+      },
+    },
+    {
+      path: '/stats/prometheus',
+      help: 'print server stats in prometheus format',
+      mutates: false,
+      params: [
+        { name: 'usedonly', help: 'Only include stats that have been written by system since restart' },
+        { name: 'text_readouts', help: 'Render text_readouts as new gaugues with value 0 (increases Prometheus data size)' },
+        { name: 'filter', help: 'Regular expression (Google re2) for filtering stats' },
+        { name: 'histogram_buckets', help: 'Histogram bucket display mode', choices: ['cumulative', 'summary'] },
+      ],
+      handle: async (rq) => {
+        const p = parse(rq.query, 'prometheus');
+        if ('status' in p) return p;
+        await collector.refresh();
+        return prometheus(p);
+      },
+    },
+    {
+      path: '/reset_counters',
+      help: 'reset all counters to zero',
+      mutates: true,
+      handle: async () => {
+        await collector.refresh();
+        collector.merged.resetCounters();
+        return { status: 200, body: 'OK\n' };
+      },
+    },
+  ];
+}

@@ -1,0 +1,115 @@
+import { RE2JS } from 're2js';
+import type { MergedStats } from '../shared/stats/merged.js';
+
+/**
+ * Which stats a /stats request shows, and in what order: text readouts, then counters and
+ * gauges interleaved, then histograms, each sorted by name byte-lexicographically (Envoy's three
+ * phases). Parameters are validated in Envoy's order; the first invalid one answers 400.
+ */
+
+export type HistogramMode = 'summary' | 'cumulative' | 'disjoint' | 'detailed';
+export type StatsFormat = 'text' | 'json' | 'prometheus' | 'html';
+export type StatType = 'All' | 'Counters' | 'Gauges' | 'Histograms' | 'TextReadouts';
+
+export interface StatsParams {
+  filter?: (name: string) => boolean;
+  histogramMode: HistogramMode;
+  type: StatType;
+  hidden: 'include' | 'only' | 'exclude';
+  format: StatsFormat;
+  usedOnly: boolean;
+  textReadouts: boolean;
+  /** `histogram_buckets` as given (Prometheus accepts only some). */
+  histogramBuckets: string | undefined;
+}
+
+export class StatsParamError extends Error {}
+
+/** Empty values count as absent: the admin home page submits empty form fields. */
+function param(query: Map<string, string>, name: string): string | undefined {
+  const v = query.get(name);
+  return v === undefined || v === '' ? undefined : v;
+}
+
+export function parseStatsParams(query: Map<string, string>, defaultFormat: StatsFormat = 'text'): StatsParams {
+  let filter: StatsParams['filter'];
+  const filterText = param(query, 'filter');
+  if (filterText !== undefined) {
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(filterText);
+    } catch (err) {
+      throw new StatsParamError(`Invalid re2 regex: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`);
+    }
+    filter = (name) => re.test(name);
+  }
+  const buckets = param(query, 'histogram_buckets');
+  let histogramMode: HistogramMode = 'summary';
+  if (buckets !== undefined) {
+    if (buckets === 'cumulative' || buckets === 'disjoint' || buckets === 'detailed' || buckets === 'summary') histogramMode = buckets;
+    else if (buckets === 'none') histogramMode = 'summary';
+    else throw new StatsParamError('usage: /stats?histogram_buckets=(cumulative|disjoint|detailed|summary)\n');
+  }
+  const type = (param(query, 'type') ?? 'All') as StatType;
+  if (!['All', 'Counters', 'Gauges', 'Histograms', 'TextReadouts'].includes(type)) throw new StatsParamError('invalid &type= param');
+  const hidden = (param(query, 'hidden') ?? 'exclude') as StatsParams['hidden'];
+  if (!['include', 'only', 'exclude'].includes(hidden)) throw new StatsParamError('usage: /stats?hidden=(include|only|exclude)\n\n');
+  const formatText = param(query, 'format') ?? defaultFormat;
+  let format: StatsFormat;
+  if (formatText === 'active-html' || formatText === 'html') format = 'html';
+  else if (formatText === 'text' || formatText === 'json' || formatText === 'prometheus') format = formatText;
+  else throw new StatsParamError('usage: /stats?format=(html|active-html|json|prometheus|text)\n\n');
+  return { filter, histogramMode, type, hidden, format, usedOnly: query.has('usedonly'), textReadouts: query.has('text_readouts'), histogramBuckets: buckets };
+}
+
+export interface Selection {
+  textReadouts: string[];
+  /** Counters and gauges interleaved, sorted; `counter` tells which. */
+  scalars: { name: string; counter: boolean }[];
+  histograms: string[];
+}
+
+function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sorted name lists, cached until a stat is added. */
+export class SortedNames {
+  private generation = -1;
+  private names: { textReadouts: string[]; counters: string[]; gauges: string[]; histograms: string[] } = { textReadouts: [], counters: [], gauges: [], histograms: [] };
+
+  constructor(private readonly merged: MergedStats) {}
+
+  get(): SortedNames['names'] {
+    if (this.generation !== this.merged.generation) {
+      this.names = {
+        textReadouts: [...this.merged.textReadouts.keys()].sort(byteOrder),
+        counters: [...this.merged.counters.keys()].sort(byteOrder),
+        gauges: [...this.merged.gauges.keys()].sort(byteOrder),
+        histograms: [...this.merged.histograms.keys()].sort(byteOrder),
+      };
+      this.generation = this.merged.generation;
+    }
+    return this.names;
+  }
+}
+
+export function select(merged: MergedStats, names: SortedNames, p: StatsParams): Selection {
+  const all = names.get();
+  // Applied in Envoy's order: usedonly before the regex, which is the expensive part.
+  const keep = (name: string, used: boolean) => (!p.usedOnly || used) && (!p.filter || p.filter(name));
+  const out: Selection = { textReadouts: [], scalars: [], histograms: [] };
+  if (p.hidden === 'only') return out; // this proxy has no hidden stats
+  if (p.type === 'All' || p.type === 'TextReadouts') out.textReadouts = all.textReadouts.filter((n) => keep(n, merged.textReadouts.get(n)!.used));
+  const counters = p.type === 'All' || p.type === 'Counters' ? all.counters.filter((n) => keep(n, merged.counters.get(n)!.used)) : [];
+  const gauges = p.type === 'All' || p.type === 'Gauges' ? all.gauges.filter((n) => keep(n, merged.gauges.get(n)!.used)) : [];
+  // merge the two sorted lists
+  let i = 0;
+  let j = 0;
+  while (i < counters.length || j < gauges.length) {
+    if (j >= gauges.length || (i < counters.length && byteOrder(counters[i]!, gauges[j]!) <= 0)) out.scalars.push({ name: counters[i++]!, counter: true });
+    else out.scalars.push({ name: gauges[j++]!, counter: false });
+  }
+  if (p.type === 'All' || p.type === 'Histograms') out.histograms = all.histograms.filter((n) => keep(n, merged.histograms.get(n)!.used));
+  return out;
+}
