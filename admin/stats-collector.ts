@@ -14,6 +14,7 @@ const ANSWER_TIMEOUT_MS = 3000;
 
 export class StatsCollector {
   readonly merged = new MergedStats();
+  private readonly recentLookupsGauge = stats.gauge('server.stats_recent_lookups', 'local');
   private nextId = 1;
   private readonly waiting = new Map<number, () => void>();
   private timer: NodeJS.Timeout | undefined;
@@ -38,6 +39,7 @@ export class StatsCollector {
   collect(flush: boolean): Promise<void> {
     const id = this.nextId++;
     reportProcessMemory();
+    this.recentLookupsGauge.set(this.merged.lookupTotal);
     this.merged.apply('admin', stats.takeDelta());
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => done(), ANSWER_TIMEOUT_MS);
@@ -55,6 +57,14 @@ export class StatsCollector {
   /** For a stats read: fresh figures, and a flush too when `stats_flush_on_admin` is set. */
   refresh(): Promise<void> {
     return this.collect(this.flushOnAdmin);
+  }
+
+  /** Turns recording of stat-name lookups on or off in every process of the tree. */
+  trackLookups(on: boolean): void {
+    this.merged.lookupTracking = on;
+    if (!on) this.merged.recentLookups.clear();
+    stats.trackLookups(on);
+    this.send({ type: 'stats_lookups', tracking: on });
   }
 
   onStats(m: Extract<ToAdmin, { type: 'stats' }>): void {

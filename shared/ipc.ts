@@ -35,6 +35,8 @@ export interface ServerContext {
   logSettings: LogSettingsMessage;
   /** Whether POST /healthcheck/fail is in effect. */
   healthCheckFailing: boolean;
+  /** Whether stat-name lookups are being recorded (a replacement worker starts that way too). */
+  statsLookupTracking: boolean;
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -47,6 +49,8 @@ export type ToWorker =
   | { type: 'reopen_logs' }
   /** Send `stats` with everything that changed since the last delta. */
   | { type: 'stats_collect'; id: number }
+  /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
+  | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'shutdown'; graceMs: number };
 
 // worker → supervisor
@@ -74,7 +78,8 @@ export type FromAdmin =
   | { type: 'fatal'; error: string }
   | { type: 'quit' }
   | { type: 'healthcheck'; failing: boolean }
-  | { type: 'stats_collect'; id: number };
+  | { type: 'stats_collect'; id: number }
+  | { type: 'stats_lookups'; tracking: boolean };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

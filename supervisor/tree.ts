@@ -1,6 +1,7 @@
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { FromAdmin, FromWorker, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger, reopenLogs } from '../shared/log/logger.js';
+import { stats } from '../shared/stats/process.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { ManagedChild } from './children.js';
 import { commandLineOptionsJson } from './command-line-json.js';
@@ -57,6 +58,7 @@ export class ProcessTree {
       originalStartTimeMs: now,
       logSettings,
       healthCheckFailing: false,
+      statsLookupTracking: false,
     };
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
@@ -133,6 +135,11 @@ export class ProcessTree {
         break;
       case 'stats_collect':
         this.statsRelay.collect(m.id);
+        break;
+      case 'stats_lookups':
+        this.context.statsLookupTracking = m.tracking;
+        stats.trackLookups(m.tracking);
+        for (const w of this.workers) w.send<ToWorker>({ type: 'stats_lookups', tracking: m.tracking });
         break;
       case 'healthcheck':
         this.context.healthCheckFailing = m.failing;

@@ -186,6 +186,37 @@ describe('/stats/prometheus', () => {
   });
 });
 
+describe('/stats/recentlookups', () => {
+  const admin = (path: string, method = 'GET') => httpRequest(`http://${proxy.admin}${path}`, { method });
+  const total = (body: string) => Number(/\ntotal: (\d+)\n$/.exec(body)?.[1]);
+
+  it('counts lookups while tracking is off, lists names while on, and drops the list when turned off', async () => {
+    const before = (await admin('/stats/recentlookups')).body;
+    assert.match(before, /^Lookup tracking is not enabled\. Use \/stats\/recentlookups\/enable to enable\.\n\ntotal: \d+\n$/);
+    assert.ok(total(before) > 0, 'start-up creates stats by name');
+    assert.equal((await admin('/stats/recentlookups/enable')).status, 400);
+    assert.equal((await admin('/stats/recentlookups/enable', 'POST')).body, 'OK\n');
+    // A status code the cluster has not seen makes a worker look up upstream_rq_418 by name.
+    await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/status?code=418`);
+    const on = (await admin('/stats/recentlookups')).body;
+    assert.match(on, /^ {3}Count Lookup\n(?: {7}\d [^\n]+\n)*/);
+    assert.match(on, /^ {7}1 cluster\.backend\.upstream_rq_418$/m);
+    assert.ok(total(on) > total(before));
+    assert.equal((await admin('/stats/recentlookups/disable', 'POST')).body, 'OK\n');
+    const off = (await admin('/stats/recentlookups')).body;
+    assert.match(off, /^Lookup tracking is not enabled/);
+    assert.ok(total(off) >= total(on), 'the total keeps accumulating');
+    assert.match((await stats('?filter=^server\\.stats_recent_lookups$')).body, /^server\.stats_recent_lookups: \d+$/m);
+  });
+
+  it('clears list and total with /clear, tracking or not', async () => {
+    await admin('/stats/recentlookups/enable', 'POST');
+    assert.equal((await admin('/stats/recentlookups/clear', 'POST')).body, 'OK\n');
+    assert.equal((await admin('/stats/recentlookups')).body, '   Count Lookup\n\ntotal: 0\n');
+    await admin('/stats/recentlookups/disable', 'POST');
+  });
+});
+
 describe('/reset_counters', () => {
   it('zeroes every counter (POST only) and keeps gauges', async () => {
     assert.equal((await httpRequest(`http://${proxy.admin}/reset_counters`)).status, 400);

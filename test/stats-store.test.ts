@@ -20,7 +20,7 @@ describe('per-process stats store', () => {
     assert.deepEqual(first.counters, [['c', 0]]);
     assert.deepEqual(first.gauges, [['g', 0, false, 'accumulate']]);
     assert.deepEqual(first.histograms, [['h', []]]);
-    assert.deepEqual(store.takeDelta(), { counters: [], gauges: [], histograms: [], textReadouts: [] });
+    assert.deepEqual(store.takeDelta(), { lookups: 0, recentLookups: [], counters: [], gauges: [], histograms: [], textReadouts: [] });
     c.inc();
     c.inc(2);
     g.set(7);

@@ -25,6 +25,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   index = workerIndex;
   applyLogSettings(server.logSettings);
   healthCheckFailing = server.healthCheckFailing;
+  stats.trackLookups(server.statsLookupTracking);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
   await clusters.start();
@@ -67,6 +68,9 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'reopen_logs':
       reopenLogs();
+      break;
+    case 'stats_lookups':
+      stats.trackLookups(m.tracking);
       break;
     case 'stats_collect':
       reportProcessMemory();

@@ -72,6 +72,50 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
       },
     },
     {
+      path: '/stats/recentlookups',
+      help: 'Show recent stat-name lookups',
+      mutates: false,
+      handle: async () => {
+        await collector.refresh();
+        const merged = collector.merged;
+        const total = `\ntotal: ${merged.lookupTotal}\n`;
+        if (!merged.lookupTracking) return { status: 200, body: `Lookup tracking is not enabled. Use /stats/recentlookups/enable to enable.\n${total}` };
+        const rows = [...merged.recentLookups]
+          .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+          .map(([name, count]) => `${String(count).padStart(8)} ${name}\n`)
+          .join('');
+        return { status: 200, body: `   Count Lookup\n${rows}${total}` };
+      },
+    },
+    {
+      path: '/stats/recentlookups/enable',
+      help: 'enable recording of reset stat-name lookup names',
+      mutates: true,
+      handle: () => {
+        collector.trackLookups(true);
+        return { status: 200, body: 'OK\n' };
+      },
+    },
+    {
+      path: '/stats/recentlookups/disable',
+      help: 'disable recording of reset stat-name lookup names',
+      mutates: true,
+      handle: () => {
+        collector.trackLookups(false);
+        return { status: 200, body: 'OK\n' };
+      },
+    },
+    {
+      path: '/stats/recentlookups/clear',
+      help: 'clear list of stat-name lookups and counter',
+      mutates: true,
+      handle: async () => {
+        await collector.refresh(); // lookups in flight count before the clear, not after it
+        collector.merged.clearLookups();
+        return { status: 200, body: 'OK\n' };
+      },
+    },
+    {
       path: '/reset_counters',
       help: 'reset all counters to zero',
       mutates: true,

@@ -8,6 +8,9 @@ import type { StatsDelta } from './store.js';
  * and an interval part (the samples between the last two flushes).
  */
 
+/** Envoy keeps the 100 most recent lookups. */
+export const RECENT_LOOKUPS = 100;
+
 export interface MergedHistogram {
   cumulative: Bins;
   /** Samples of the last completed flush interval. */
@@ -24,8 +27,22 @@ export class MergedStats {
   readonly textReadouts = new Map<string, { value: string; used: boolean }>();
   /** Bumped when a stat is added, so sorted name lists can be cached until then. */
   generation = 0;
+  /** String-based stat-name lookups since start or the last clear, in every process. */
+  lookupTotal = 0;
+  lookupTracking = false;
+  /** The most recent names looked up (at most RECENT_LOOKUPS, least recently seen dropped first). */
+  readonly recentLookups = new Map<string, number>();
 
   apply(source: string, delta: StatsDelta): void {
+    this.lookupTotal += delta.lookups;
+    if (this.lookupTracking) {
+      for (const [name, count] of delta.recentLookups) {
+        const previous = this.recentLookups.get(name) ?? 0;
+        this.recentLookups.delete(name); // re-inserted last: Map order is the recency order
+        this.recentLookups.set(name, previous + count);
+      }
+      while (this.recentLookups.size > RECENT_LOOKUPS) this.recentLookups.delete(this.recentLookups.keys().next().value!);
+    }
     for (const [name, d] of delta.counters) {
       let c = this.counters.get(name);
       if (!c) {
@@ -84,9 +101,15 @@ export class MergedStats {
     }
   }
 
-  /** POST /reset_counters: every counter to zero; "used" stays, as in Envoy. */
+  /** POST /reset_counters: every counter to zero; "used" stays, as in Envoy. Recent lookups are cleared too. */
   resetCounters(): void {
     for (const c of this.counters.values()) c.value = 0;
+    this.clearLookups();
+  }
+
+  clearLookups(): void {
+    this.lookupTotal = 0;
+    this.recentLookups.clear();
   }
 
   /** A process is gone for good (not replaced): its gauge contributions go with it. */

@@ -104,6 +104,10 @@ export class TextReadout extends Stat {
 
 /** What changed in one process since its last delta. Names are full Envoy stat names. */
 export interface StatsDelta {
+  /** String-based stat-name lookups since the last delta (server.stats_recent_lookups). */
+  lookups: number;
+  /** While tracking is on: the names looked up since the last delta, with their counts. */
+  recentLookups: [name: string, count: number][];
   counters: [name: string, delta: number][];
   gauges: [name: string, value: number, used: boolean, mode: GaugeMode][];
   histograms: [name: string, bins: [key: number, count: number][]][];
@@ -113,8 +117,19 @@ export interface StatsDelta {
 export class StatsStore {
   readonly changed: Stat[] = [];
   private readonly stats = new Map<string, Stat>();
+  private lookups = 0;
+  private tracking = false;
+  private recent = new Map<string, number>();
+
+  /** POST /stats/recentlookups/enable and /disable reach every process through this. */
+  trackLookups(on: boolean): void {
+    this.tracking = on;
+    if (!on) this.recent.clear();
+  }
 
   private get<T extends Stat>(name: string, kind: StatKind, make: () => T): T {
+    this.lookups++;
+    if (this.tracking) this.recent.set(name, (this.recent.get(name) ?? 0) + 1);
     const existing = this.stats.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new Error(`stat '${name}' is a ${existing.kind}, not a ${kind}`);
@@ -147,7 +162,9 @@ export class StatsStore {
 
   /** Everything that changed (and every stat created) since the last call. */
   takeDelta(): StatsDelta {
-    const delta: StatsDelta = { counters: [], gauges: [], histograms: [], textReadouts: [] };
+    const delta: StatsDelta = { lookups: this.lookups, recentLookups: [...this.recent], counters: [], gauges: [], histograms: [], textReadouts: [] };
+    this.lookups = 0;
+    this.recent = new Map();
     for (const stat of this.changed) {
       stat.queued = false;
       stat.announced = true;
