@@ -80,12 +80,17 @@ export class AdminServer {
     void this.stream(res, r.body).then(done, () => res.destroy());
   }
 
-  /** Writes chunks as the client takes them, so a huge /stats never sits whole in memory. */
+  /**
+   * Writes chunks as the client takes them, so a huge /stats never sits whole in memory, and
+   * yields to the event loop between chunks, so that /ready and other requests are answered
+   * while it renders.
+   */
   private async stream(res: ServerResponse, chunks: Iterable<string>): Promise<number> {
     let bytes = 0;
     for (const chunk of chunks) {
       bytes += Buffer.byteLength(chunk);
       if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+      else await new Promise((resolve) => setImmediate(resolve));
       if (res.destroyed) return bytes;
     }
     await new Promise<void>((resolve) => res.end(resolve));

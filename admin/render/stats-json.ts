@@ -50,14 +50,17 @@ export function* renderStatsJson(merged: MergedStats, selection: Selection, mode
     first = false;
   };
   for (const name of selection.textReadouts) {
-    add({ name, value: merged.textReadouts.get(name)!.value });
+    out += `${first ? '' : ','}{"name":${JSON.stringify(name)},"value":${JSON.stringify(merged.textReadouts.get(name)!.value)}}`;
+    first = false;
     if (out.length > CHUNK) {
       yield out;
       out = '';
     }
   }
   for (const { name, counter } of selection.scalars) {
-    add({ name, value: counter ? merged.counters.get(name)!.value : merged.gaugeValue(name) });
+    // Built by hand: JSON.stringify of 100k small objects is most of the render time.
+    out += `${first ? '' : ','}{"name":${JSON.stringify(name)},"value":${counter ? merged.counters.get(name)!.value : merged.gaugeValue(name)}}`;
+    first = false;
     if (out.length > CHUNK) {
       yield out;
       out = '';

@@ -1,6 +1,5 @@
-import { approximateSum, SUPPORTED_QUANTILES, sampleCount, quantiles } from '../../shared/stats/histogram.js';
+import { approximateSum, DEFAULT_BUCKETS, SUPPORTED_QUANTILES, sampleCount, quantiles } from '../../shared/stats/histogram.js';
 import type { MergedStats } from '../../shared/stats/merged.js';
-import type { Selection } from '../stats-view.js';
 import { histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 
@@ -64,75 +63,126 @@ function labels(tags: [string, string][], extra: [string, string][] = []): strin
 
 /** Dotted names compared segment by segment; a segment-prefix sorts first. */
 export function segmentOrder(a: string, b: string): number {
-  const as = a.split('.');
-  const bs = b.split('.');
+  return compareSegments(a.split('.'), b.split('.'));
+}
+
+function compareSegments(as: string[], bs: string[]): number {
   for (let i = 0; i < Math.min(as.length, bs.length); i++) {
     if (as[i] !== bs[i]) return as[i]! < bs[i]! ? -1 : 1;
   }
   return as.length - bs.length;
 }
 
-function families(names: string[]): [string, string[]][] {
-  const byFamily = new Map<string, string[]>();
-  const extractedOf = new Map<string, string>();
-  for (const name of names) {
-    const { extracted } = extractTags(name);
-    const family = `envoy_${sanitize(extracted)}`;
-    extractedOf.set(family, extracted);
-    const list = byFamily.get(family);
-    if (list) list.push(name);
-    else byFamily.set(family, [name]);
-  }
-  return [...byFamily]
-    .sort((a, b) => segmentOrder(extractedOf.get(a[0])!, extractedOf.get(b[0])!))
-    .map(([family, members]) => [family, members.sort(segmentOrder)]);
+interface Member {
+  name: string;
+  family: string;
+  /** The label list without braces (tags only). */
+  labels: string;
+  tags: [string, string][];
 }
 
-export function* renderPrometheus(merged: MergedStats, selection: Selection, options: { summaries: boolean; textReadouts: boolean }): Generator<string> {
+interface Family {
+  name: string;
+  members: Member[];
+}
+
+interface FamilyIndex {
+  generation: number;
+  counters: Family[];
+  gauges: Family[];
+  textReadouts: Family[];
+  histograms: Family[];
+}
+
+/**
+ * Families grouped and sorted once per set of stat names (rebuilt only when a stat is added):
+ * grouping 100k names by their tag-extracted name and sorting them segment-wise is the costly
+ * part of a render, and the same for every request.
+ */
+function buildFamilies(names: Iterable<string>): Family[] {
+  const byFamily = new Map<string, { extracted: string[]; members: { member: Member; segments: string[] }[] }>();
+  for (const name of names) {
+    const { extracted, tags } = extractTags(name);
+    const family = `envoy_${sanitize(extracted)}`;
+    let f = byFamily.get(family);
+    if (!f) byFamily.set(family, (f = { extracted: extracted.split('.'), members: [] }));
+    f.members.push({ member: { name, family, labels: labels(tags), tags }, segments: name.split('.') });
+  }
+  return [...byFamily]
+    .sort((a, b) => compareSegments(a[1].extracted, b[1].extracted))
+    .map(([name, f]) => ({ name, members: f.members.sort((x, y) => compareSegments(x.segments, y.segments)).map((m) => m.member) }));
+}
+
+const indexes = new WeakMap<MergedStats, FamilyIndex>();
+
+function familyIndex(merged: MergedStats): FamilyIndex {
+  let index = indexes.get(merged);
+  if (!index || index.generation !== merged.generation) {
+    index = {
+      generation: merged.generation,
+      counters: buildFamilies(merged.counters.keys()),
+      gauges: buildFamilies(merged.gauges.keys()),
+      textReadouts: buildFamilies(merged.textReadouts.keys()),
+      histograms: buildFamilies(merged.histograms.keys()),
+    };
+    indexes.set(merged, index);
+  }
+  return index;
+}
+
+export interface PrometheusOptions {
+  summaries: boolean;
+  textReadouts: boolean;
+  usedOnly: boolean;
+  filter?: (name: string) => boolean;
+}
+
+export function* renderPrometheus(merged: MergedStats, options: PrometheusOptions): Generator<string> {
+  const index = familyIndex(merged);
+  const keep = (name: string, used: boolean) => (!options.usedOnly || used) && (!options.filter || options.filter(name));
   let out = '';
-  const flush = function* () {
-    if (out.length > 64 * 1024) {
-      yield out;
-      out = '';
-    }
-  };
-  const counters = selection.scalars.filter((s) => s.counter).map((s) => s.name);
-  const gauges = selection.scalars.filter((s) => !s.counter).map((s) => s.name);
-  for (const [family, members] of families(counters)) {
-    out += `# TYPE ${family} counter\n`;
-    for (const name of members) out += `${family}{${labels(extractTags(name).tags)}} ${merged.counters.get(name)!.value}\n`;
-    yield* flush();
-  }
-  for (const [family, members] of families(gauges)) {
-    out += `# TYPE ${family} gauge\n`;
-    for (const name of members) out += `${family}{${labels(extractTags(name).tags)}} ${merged.gaugeValue(name)}\n`;
-    yield* flush();
-  }
-  if (options.textReadouts) {
-    for (const [family, members] of families(selection.textReadouts)) {
-      out += `# TYPE ${family} gauge\n`;
-      for (const name of members) out += `${family}{${labels(extractTags(name).tags, [['text_value', merged.textReadouts.get(name)!.value]])}} 0\n`;
-      yield* flush();
-    }
-  }
-  for (const [family, members] of families(selection.histograms)) {
-    out += `# TYPE ${family} ${options.summaries ? 'summary' : 'histogram'}\n`;
-    for (const name of members) {
-      const h = merged.histograms.get(name)!;
-      const tags = extractTags(name).tags;
-      const plain = labels(tags);
-      const withExtra = (k: string, v: string) => labels(tags, [[k, v]]);
-      if (options.summaries) {
-        const qs = quantiles(h.interval, SUPPORTED_QUANTILES);
-        SUPPORTED_QUANTILES.forEach((q, i) => (out += `${family}{${withExtra('quantile', String(q))}} ${formatG32(qs[i]!)}\n`));
-        out += `${family}_sum{${plain}} ${formatG32(approximateSum(h.interval))}\n${family}_count{${plain}} ${sampleCount(h.interval)}\n`;
-      } else {
-        for (const b of histogramBuckets(h, false)) out += `${family}_bucket{${withExtra('le', formatG32(b.upperBound))}} ${b.cumulative}\n`;
-        const total = sampleCount(h.cumulative);
-        out += `${family}_bucket{${withExtra('le', '+Inf')}} ${total}\n${family}_sum{${plain}} ${formatG32(approximateSum(h.cumulative))}\n${family}_count{${plain}} ${total}\n`;
+  function* section(families: Family[], type: string, used: (name: string) => boolean, line: (m: Member) => string): Generator<string> {
+    for (const family of families) {
+      let typed = false;
+      for (const m of family.members) {
+        if (!keep(m.name, used(m.name))) continue;
+        if (!typed) {
+          out += `# TYPE ${family.name} ${type}\n`;
+          typed = true;
+        }
+        out += line(m);
+        // Checked per series, not per family: one family can hold thousands of histograms.
+        if (out.length > 64 * 1024) {
+          yield out;
+          out = '';
+        }
       }
-      yield* flush();
     }
   }
+  yield* section(index.counters, 'counter', (n) => merged.counters.get(n)!.used, (m) => `${m.family}{${m.labels}} ${merged.counters.get(m.name)!.value}\n`);
+  yield* section(index.gauges, 'gauge', (n) => merged.gauges.get(n)!.used, (m) => `${m.family}{${m.labels}} ${merged.gaugeValue(m.name)}\n`);
+  if (options.textReadouts) {
+    yield* section(index.textReadouts, 'gauge', (n) => merged.textReadouts.get(n)!.used, (m) => `${m.family}{${labels(m.tags, [['text_value', merged.textReadouts.get(m.name)!.value]])}} 0\n`);
+  }
+  yield* section(index.histograms, options.summaries ? 'summary' : 'histogram', (n) => merged.histograms.get(n)!.used, (m) => histogramLines(merged, m, options.summaries));
   if (out) yield out;
+}
+
+const LE = DEFAULT_BUCKETS.map(formatG32);
+const QUANTILE_LABELS = SUPPORTED_QUANTILES.map(String);
+
+function histogramLines(merged: MergedStats, m: Member, summaries: boolean): string {
+  const family = m.family;
+  const h = merged.histograms.get(m.name)!;
+  const prefix = m.labels ? `${m.labels},` : '';
+  let out = '';
+  if (summaries) {
+    const qs = quantiles(h.interval, SUPPORTED_QUANTILES);
+    for (let i = 0; i < qs.length; i++) out += `${family}{${prefix}quantile="${QUANTILE_LABELS[i]}"} ${formatG32(qs[i]!)}\n`;
+    return `${out}${family}_sum{${m.labels}} ${formatG32(approximateSum(h.interval))}\n${family}_count{${m.labels}} ${sampleCount(h.interval)}\n`;
+  }
+  const buckets = h.cumulative.size ? histogramBuckets(h, false) : undefined;
+  for (let i = 0; i < LE.length; i++) out += `${family}_bucket{${prefix}le="${LE[i]}"} ${buckets ? buckets[i]!.cumulative : 0}\n`;
+  const total = buckets ? sampleCount(h.cumulative) : 0;
+  return `${out}${family}_bucket{${prefix}le="+Inf"} ${total}\n${family}_sum{${m.labels}} ${buckets ? formatG32(approximateSum(h.cumulative)) : '0'}\n${family}_count{${m.labels}} ${total}\n`;
 }

@@ -2,7 +2,9 @@
 // autocannon when wrk is not installed), beside a plain Node keep-alive proxy measured in the
 // same run. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
 // proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
-// every proxy process and prints the worker's hottest functions. Prints figures; asserts nothing.
+// every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
+// the proxy with stats recording off (PROXY_BENCH_STATS=off), bracketed by two runs with it on.
+// Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -92,13 +94,16 @@ function runLoad(url: string, seconds: number): LoadResult {
   return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
-function measure(label: string, url: string, pid: number): void {
-  runLoad(url, WARMUP_S);
+function measure(label: string, url: string, pid: number, warmup = true): { rps: number; cpuUs: number } {
+  if (warmup) runLoad(url, WARMUP_S);
   const before = treeCpuTicks(pid);
   const r = runLoad(url, DURATION_S);
   const cpuUs = ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
   console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
+  return { rps: r.rps, cpuUs };
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
   const upstream = await startPrintingPort([join(root, 'scripts/bench/upstream.mjs')]);
@@ -122,19 +127,46 @@ try {
   const profileDir = join(dir, 'profiles');
   // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const proxy = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', join(dir, 'admin'), '-l', 'warning'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  children.push(proxy);
-  const admin = await waitFor(() => (existsSync(join(dir, 'admin')) ? readFileSync(join(dir, 'admin'), 'utf8') || undefined : undefined));
-  await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
-  const port = Number(/:(\d+)\n/.exec(await get(`http://${admin}/listeners`))![1]);
+  const startProxy = async (name: string, env: NodeJS.ProcessEnv) => {
+    const adminFile = join(dir, `${name}.admin`);
+    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', adminFile, '-l', 'warning'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+    children.push(child);
+    const admin = await waitFor(() => (existsSync(adminFile) ? readFileSync(adminFile, 'utf8') || undefined : undefined));
+    await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
+    return { child, port: Number(/:(\d+)\n/.exec(await get(`http://${admin}/listeners`))![1]) };
+  };
+  const { child: proxy, port } = await startProxy('proxy', {});
   const baseline = await startPrintingPort([join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
 
   console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
   measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
+  if (!process.env.PROFILE) {
+    // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off). Both
+    // are warm (the JIT needs longer than one warm-up run), then measured in turn, and compared
+    // by their medians, since the machine drifts more between runs than the difference sought.
+    const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
+    const on = `http://127.0.0.1:${port}/`;
+    const off = `http://127.0.0.1:${inert.port}/`;
+    runLoad(on, WARMUP_S * 2);
+    runLoad(off, WARMUP_S * 3);
+    const rounds = Number(process.env.ROUNDS ?? 3);
+    const results = { on: [] as { rps: number; cpuUs: number }[], off: [] as { rps: number; cpuUs: number }[] };
+    console.log(`\nstatistics cost: ${rounds} alternating rounds, stats on / off`);
+    for (let i = 0; i < rounds; i++) {
+      results.on.push(measure(`stats on  (round ${i + 1})`, on, proxy.pid!, false));
+      results.off.push(measure(`stats off (round ${i + 1})`, off, inert.child.pid!, false));
+    }
+    const cpuOn = median(results.on.map((r) => r.cpuUs));
+    const cpuOff = median(results.off.map((r) => r.cpuUs));
+    const rpsOn = median(results.on.map((r) => r.rps));
+    const rpsOff = median(results.off.map((r) => r.rps));
+    console.log(`  medians: stats on ${rpsOn.toFixed(0)} req/s ${cpuOn.toFixed(1)} µs/req; off ${rpsOff.toFixed(0)} req/s ${cpuOff.toFixed(1)} µs/req; cost ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)}% CPU per request, ${(((rpsOff - rpsOn) / rpsOff) * 100).toFixed(1)}% throughput`);
+  }
 
   if (process.env.PROFILE) {
     proxy.kill('SIGTERM');
