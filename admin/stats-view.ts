@@ -1,5 +1,6 @@
 import { RE2JS } from 're2js';
 import type { MergedStats } from '../shared/stats/merged.js';
+import { HOST_STAT_PREFIX } from '../shared/stats/scopes.js';
 
 /**
  * Which stats a /stats request shows, and in what order: text readouts, then counters and
@@ -96,10 +97,11 @@ export class SortedNames {
 
 export function select(merged: MergedStats, names: SortedNames, p: StatsParams): Selection {
   const all = names.get();
-  // Applied in Envoy's order: usedonly before the regex, which is the expensive part.
-  const keep = (name: string, used: boolean) => (!p.usedOnly || used) && (!p.filter || p.filter(name));
+  // Hidden stats are the per-host figures; then usedonly, before the regex, which is the costly part.
+  const hidden = (name: string) => name.startsWith(HOST_STAT_PREFIX);
+  const showHidden = (name: string) => (p.hidden === 'include' ? true : p.hidden === 'only' ? hidden(name) : !hidden(name));
+  const keep = (name: string, used: boolean) => showHidden(name) && (!p.usedOnly || used) && (!p.filter || p.filter(name));
   const out: Selection = { textReadouts: [], scalars: [], histograms: [] };
-  if (p.hidden === 'only') return out; // this proxy has no hidden stats
   if (p.type === 'All' || p.type === 'TextReadouts') out.textReadouts = all.textReadouts.filter((n) => keep(n, merged.textReadouts.get(n)!.used));
   const counters = p.type === 'All' || p.type === 'Counters' ? all.counters.filter((n) => keep(n, merged.counters.get(n)!.used)) : [];
   const gauges = p.type === 'All' || p.type === 'Gauges' ? all.gauges.filter((n) => keep(n, merged.gauges.get(n)!.used)) : [];

@@ -114,6 +114,20 @@ describe('/stats text', () => {
   });
 });
 
+describe('per-host figures', () => {
+  it('are hidden stats: out of /stats and Prometheus, shown with hidden=include or only', async () => {
+    const host = `127.0.0.1:${upstream.port}`;
+    const only = (await stats('?hidden=only')).body;
+    assert.match(only, new RegExp(`^_host\\.backend\\.${host.replace(/\./g, '\\.')}\\.rq_total: \\d+$`, 'm'));
+    assert.match(only, new RegExp(`^_host\\.backend\\.${host.replace(/\./g, '\\.')}\\.rq_success: \\d+$`, 'm'));
+    assert.match(only, new RegExp(`^_host\\.backend\\.${host.replace(/\./g, '\\.')}\\.cx_total: [1-9]\\d*$`, 'm'));
+    assert.ok(only.split('\n').filter(Boolean).every((l) => l.startsWith('_host.')));
+    assert.doesNotMatch((await stats()).body, /^_host\./m);
+    assert.doesNotMatch((await httpRequest(`http://${proxy.admin}/stats/prometheus`)).body, /_host/);
+    assert.match((await stats('?hidden=include&filter=^(_host|cluster\\.backend\\.upstream_cx_total)')).body, /^cluster\.backend\.upstream_cx_total: [1-9]/m);
+  });
+});
+
 describe('/stats?format=json', () => {
   it('lists counters and gauges as name/value pairs, then the histograms\' quantiles (null for an empty interval)', async () => {
     const r = await stats('?format=json&filter=^http\\.web\\.(downstream_rq_total|downstream_rq_active|downstream_rq_time)$');

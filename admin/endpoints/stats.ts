@@ -17,7 +17,6 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
     const mode = p.histogramBuckets;
     if (mode === 'disjoint' || mode === 'detailed') return { status: 400, body: 'unsupported prometheus histogram bucket mode' };
     const summaries = mode === 'summary' || mode === 'none';
-    if (p.hidden === 'only') return { status: 200, contentType: TEXT, body: '' }; // this proxy has no hidden stats
     return { status: 200, contentType: TEXT, body: renderPrometheus(collector.merged, { summaries, textReadouts: p.textReadouts, usedOnly: p.usedOnly, filter: p.filter }) };
   };
   const parse = (query: Map<string, string>, format?: 'prometheus'): StatsParams | AdminResponse => {

@@ -90,6 +90,8 @@ export class HttpStats {
 
 /** `cluster.<name>.*`: upstream connections and requests. */
 export class ClusterStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
   readonly rqTotal: Counter;
   readonly rqActive: Gauge;
   readonly rqCompleted: Counter;
@@ -107,6 +109,8 @@ export class ClusterStats {
 
   constructor(private readonly prefix: string) {
     const p = prefix;
+    this.cxTotal = stats.counter(`${p}upstream_cx_total`);
+    this.cxActive = stats.gauge(`${p}upstream_cx_active`);
     this.rqTotal = stats.counter(`${p}upstream_rq_total`);
     this.rqActive = stats.gauge(`${p}upstream_rq_active`);
     this.rqCompleted = stats.counter(`${p}upstream_rq_completed`);
@@ -149,4 +153,41 @@ export function reportProcessMemory(): void {
   memoryGauges[0].set(m.heapUsed + m.external);
   memoryGauges[1].set(m.heapTotal);
   memoryGauges[2].set(m.rss);
+}
+
+/**
+ * Per-host figures (what /clusters prints, seed §2.1). In Envoy they live outside the stats
+ * store; here they are hidden stats named `_host.<cluster>.<address>.<stat>`, merged like any
+ * other and left out of /stats unless `hidden=include` or `hidden=only`.
+ */
+export const HOST_STAT_PREFIX = '_host.';
+
+export class HostStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
+  readonly cxConnectFail: Counter;
+  readonly rqTotal: Counter;
+  readonly rqTimeout: Counter;
+  readonly rqSuccess: Counter;
+  readonly rqError: Counter;
+  readonly rqActive: Gauge;
+
+  constructor(cluster: string, address: string) {
+    const p = `${HOST_STAT_PREFIX}${cluster}.${address}.`;
+    this.cxTotal = stats.counter(`${p}cx_total`);
+    this.cxActive = stats.gauge(`${p}cx_active`);
+    this.cxConnectFail = stats.counter(`${p}cx_connect_fail`);
+    this.rqTotal = stats.counter(`${p}rq_total`);
+    this.rqTimeout = stats.counter(`${p}rq_timeout`);
+    this.rqSuccess = stats.counter(`${p}rq_success`);
+    this.rqError = stats.counter(`${p}rq_error`);
+    this.rqActive = stats.gauge(`${p}rq_active`);
+  }
+}
+
+/** `_host.<cluster>.<address>.<stat>` → its parts (addresses are `a.b.c.d:port` or `[v6]:port`). */
+export function parseHostStatName(name: string): { cluster: string; address: string; stat: string } | undefined {
+  if (!name.startsWith(HOST_STAT_PREFIX)) return undefined;
+  const m = /^(.*)\.((?:\d{1,3}\.){3}\d{1,3}:\d+|\[[^\]]+\]:\d+)\.([a-z_]+)$/.exec(name.slice(HOST_STAT_PREFIX.length));
+  return m ? { cluster: m[1]!, address: m[2]!, stat: m[3]! } : undefined;
 }

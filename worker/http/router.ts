@@ -101,6 +101,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
 class Exchange implements Dispatcher.DispatchHandler {
   private host: Host | undefined;
+  /** The host of the try that just ended (for figures recorded after it). */
+  private lastHost: Host | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   /** The current try's response is a retriable failure: swallow its body, then try again. */
   private discarding = false;
@@ -139,6 +141,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     this.host = host;
     host.activeRequests++;
+    host.stats.rqTotal.inc();
+    host.stats.rqActive.inc();
     this.cluster.stats.rqTotal.inc();
     this.tryStarted = performance.now();
     this.discarding = false;
@@ -162,6 +166,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.cluster.stats.response(statusCode, this.tryStarted);
+    (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     const policy = this.action.retry;
     if (policy && this.retriesLeft > 0 && shouldRetryStatus(policy, statusCode)) {
       this.discarding = true;
@@ -206,7 +211,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     log.debug(`cluster '${this.cluster.name}' host ${this.host?.address}: ${failure} (${err.message})`);
     const cs = this.cluster.stats;
     if (failure === 'connect') cs.cxConnectFail.inc();
-    else if (failure === 'timeout') cs.rqTimeout.inc();
+    else if (failure === 'timeout') {
+      cs.rqTimeout.inc();
+      this.lastHost?.stats.rqTimeout.inc();
+    }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
     else cs.cxDestroyRemote.inc();
     if (this.res.headersSent) {
@@ -233,7 +241,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   private endTry(): void {
     if (this.perTryTimer) clearTimeout(this.perTryTimer);
     this.perTryTimer = undefined;
-    if (this.host) this.host.activeRequests--;
+    if (this.host) {
+      this.host.activeRequests--;
+      this.host.stats.rqActive.dec();
+    }
+    this.lastHost = this.host;
     this.host = undefined;
   }
 

@@ -90,6 +90,7 @@ export class TcpProxy {
     let connected = false;
     upstream.once('connect', () => {
       connected = true;
+      host.connectionOpened();
       upstream.setTimeout(this.idleMs);
       downstream.setTimeout(this.idleMs);
       downstream.pipe(upstream);
@@ -112,6 +113,8 @@ export class TcpProxy {
     });
     downstream.on('error', () => upstream.destroy());
     upstream.once('close', () => {
+      if (connected) host.connectionClosed();
+      else host.connectionFailed();
       downstream.end();
       this.sockets.delete(downstream);
       this.sockets.delete(upstream);

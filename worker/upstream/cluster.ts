@@ -4,7 +4,7 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
-import { clusterStats, type ClusterStats } from '../../shared/stats/scopes.js';
+import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
@@ -30,6 +30,7 @@ export class Host {
   activeRequests = 0;
   private pool: Pool | undefined;
   private h2: H2Connection | undefined;
+  private hostStats: HostStats | undefined;
 
   constructor(
     readonly cluster: Cluster,
@@ -47,6 +48,28 @@ export class Host {
     return this.ip.includes(':') ? `[${this.ip}]:${this.port}` : `${this.ip}:${this.port}`;
   }
 
+  get stats(): HostStats {
+    this.hostStats ??= new HostStats(this.cluster.name, this.address);
+    return this.hostStats;
+  }
+
+  /** An upstream connection opened (or failed to): per-host and cluster figures. */
+  connectionOpened(): void {
+    this.stats.cxTotal.inc();
+    this.stats.cxActive.inc();
+    this.cluster.stats.cxTotal.inc();
+    this.cluster.stats.cxActive.inc();
+  }
+
+  connectionClosed(): void {
+    this.stats.cxActive.dec();
+    this.cluster.stats.cxActive.dec();
+  }
+
+  connectionFailed(): void {
+    this.stats.cxConnectFail.inc();
+  }
+
   /** The keep-alive pool to this host, created on first use. */
   connectionPool(): Pool {
     this.pool ??= new Pool(`http://${this.address}`, {
@@ -58,12 +81,15 @@ export class Host {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
+    this.pool.on('connect', () => this.connectionOpened());
+    this.pool.on('disconnect', () => this.connectionClosed());
+    this.pool.on('connectionError', () => this.connectionFailed());
     return this.pool;
   }
 
   /** The HTTP/2 session to this host (clusters that speak HTTP/2 upstream). */
   h2Connection(): H2Connection {
-    this.h2 ??= new H2Connection({ authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs });
+    this.h2 ??= new H2Connection({ authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs }, this);
     return this.h2;
   }
 

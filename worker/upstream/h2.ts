@@ -26,12 +26,22 @@ function connectError(err: Error, sessionError: Error | undefined): Error {
   return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === 'UND_ERR_CONNECT_TIMEOUT' ? code : 'ECONNREFUSED' });
 }
 
+/** Told of each session's life, for the connection figures. */
+export interface ConnectionObserver {
+  connectionOpened(): void;
+  connectionClosed(): void;
+  connectionFailed(): void;
+}
+
 export class H2Connection {
   private session: ClientHttp2Session | undefined;
   private connected = false;
   private sessionError: Error | undefined;
 
-  constructor(private readonly target: H2Target) {}
+  constructor(
+    private readonly target: H2Target,
+    private readonly observer: ConnectionObserver,
+  ) {}
 
   private current(): ClientHttp2Session {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
@@ -41,13 +51,18 @@ export class H2Connection {
     const timer = setTimeout(() => {
       if (!this.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);
+    let opened = false;
     session.once('connect', () => {
       this.connected = true;
+      opened = true;
+      this.observer.connectionOpened();
       clearTimeout(timer);
     });
     session.on('error', (err) => (this.sessionError = err)); // reported through each stream
     session.once('close', () => {
       clearTimeout(timer);
+      if (opened) this.observer.connectionClosed();
+      else this.observer.connectionFailed();
       if (this.session === session) this.session = undefined;
     });
     this.session = session;
