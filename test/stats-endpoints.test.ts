@@ -56,6 +56,8 @@ describe('/stats text', () => {
     assert.equal(value(body, 'cluster.backend.upstream_rq_200'), (REQUESTS * 3) / 4);
     assert.equal(value(body, `listener.127.0.0.1_${proxy.ports.get('web')}.downstream_cx_total`), REQUESTS);
     assert.equal(value(body, 'cluster.backend.membership_total'), 1); // process-local: not added up
+    // each upstream connection counted once (the upstream only ever talks to this proxy)
+    assert.equal(value(body, 'cluster.backend.upstream_cx_total'), upstream.connections);
     assert.equal(value(body, 'server.concurrency'), 2);
     assert.equal(value(body, 'server.live'), 1);
   });

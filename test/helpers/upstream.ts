@@ -13,13 +13,15 @@ export interface Upstream {
   port: number;
   name: string;
   hits: number;
+  /** TCP connections accepted. */
+  connections: number;
   server: Server;
   close: () => Promise<void>;
 }
 
 export function startUpstream(name: string): Promise<Upstream> {
   const failures = new Map<string, number>();
-  const upstream = { name, hits: 0 } as Upstream;
+  const upstream = { name, hits: 0, connections: 0 } as Upstream;
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     upstream.hits++;
     const url = new URL(req.url ?? '/', 'http://x');
@@ -52,6 +54,7 @@ export function startUpstream(name: string): Promise<Upstream> {
         res.end(name);
     }
   });
+  server.on('connection', () => upstream.connections++);
   upstream.server = server;
   upstream.close = () => new Promise((resolve) => {
     server.close(() => resolve());

@@ -72,7 +72,8 @@ export class Host {
 
   /** The keep-alive pool to this host, created on first use. */
   connectionPool(): Pool {
-    this.pool ??= new Pool(`http://${this.address}`, {
+    if (this.pool) return this.pool;
+    const pool = new Pool(`http://${this.address}`, {
       connect: { timeout: this.cluster.connectTimeoutMs },
       connections: this.cluster.maxConnections,
       keepAliveTimeout: 60_000,
@@ -81,10 +82,11 @@ export class Host {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
-    this.pool.on('connect', () => this.connectionOpened());
-    this.pool.on('disconnect', () => this.connectionClosed());
-    this.pool.on('connectionError', () => this.connectionFailed());
-    return this.pool;
+    pool.on('connect', () => this.connectionOpened());
+    pool.on('disconnect', () => this.connectionClosed());
+    pool.on('connectionError', () => this.connectionFailed());
+    this.pool = pool;
+    return pool;
   }
 
   /** The HTTP/2 session to this host (clusters that speak HTTP/2 upstream). */
