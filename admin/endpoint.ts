@@ -16,8 +16,13 @@ export interface AdminParam {
 export interface AdminRequest {
   method: string;
   path: string;
-  /** Query parameters; the first value of a repeated key, as Envoy uses. */
+  /**
+   * Query parameters; the first value of a repeated key, as Envoy uses. With no query string and
+   * an `application/x-www-form-urlencoded` body, the form's fields (Envoy's rule), except for /stats.
+   */
   query: Map<string, string>;
+  /** Every parameter in order, repeats included (what /runtime_modify applies). */
+  params: [string, string][];
   raw: IncomingMessage;
 }
 

@@ -7,6 +7,8 @@ import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
+import { RuntimeClient, runtimeEndpoints } from './endpoints/runtime.js';
+import { setRuntime } from '../shared/runtime.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { statsEndpoints } from './endpoints/stats.js';
 import { AdminServer } from './server.js';
@@ -26,6 +28,7 @@ let state: AdminState | undefined;
 let server: AdminServer | undefined;
 let accessLog: AdminAccessLog | undefined;
 let collector: StatsCollector | undefined;
+const runtimeClient = new RuntimeClient((m) => sendToParent<FromAdmin>(m));
 
 function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -33,6 +36,7 @@ function formatAddress(host: string, port: number): string {
 
 async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string): Promise<void> {
   applyLogSettings(context.logSettings);
+  setRuntime(context.runtime);
   state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
   const bootstrap = context.bootstrap;
   collector = new StatsCollector(
@@ -42,7 +46,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   );
   collector.start();
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector));
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);
@@ -92,6 +96,12 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'stats':
       collector?.onStats(m);
+      break;
+    case 'runtime':
+      setRuntime(m.snapshot);
+      break;
+    case 'runtime_modify_result':
+      runtimeClient.onResult(m);
       break;
     case 'healthcheck':
       if (state) state.healthCheckFailing = m.failing;

@@ -14,19 +14,37 @@ import { helpText } from './help.js';
 
 const log = getLogger('admin', import.meta.url);
 
-function parseQuery(raw: string): Map<string, string> {
-  const query = new Map<string, string>();
-  if (!raw) return query;
+/** Envoy's query parsing: split on '&', then on the first '='; %XX decoded, '+' kept as a plus. */
+function parseParams(raw: string): [string, string][] {
+  const params: [string, string][] = [];
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s.replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+    } catch {
+      return s; // an invalid sequence stays as written
+    }
+  };
   for (const item of raw.split('&')) {
     if (!item) continue;
     const eq = item.indexOf('=');
-    const [k, v] = eq < 0 ? [item, ''] : [item.slice(0, eq), item.slice(eq + 1)];
-    // Envoy decodes %XX only; '+' stays a plus.
-    const decode = (s: string) => s.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-    const key = decode(k);
-    if (!query.has(key)) query.set(key, decode(v));
+    params.push(eq < 0 ? [decode(item), ''] : [decode(item.slice(0, eq)), decode(item.slice(eq + 1))]);
   }
-  return query;
+  return params;
+}
+
+const MAX_BODY = 64 * 1024;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => {
+      body += d;
+      if (body.length > MAX_BODY) req.destroy(new Error('admin request body too large'));
+    });
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
 }
 
 /** RFC 3986 dot-segment removal and merged slashes, so `//ready` and `/stats/../ready` reach /ready. */
@@ -47,6 +65,7 @@ export class AdminServer {
   }
 
   private async dispatch(req: IncomingMessage): Promise<AdminResponse> {
+    const body = await readBody(req);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = normalisePath(q < 0 ? url : url.slice(0, q));
@@ -57,8 +76,13 @@ export class AdminServer {
       log.error(`admin path "${path}" mutates state, method=${method} rather than POST`);
       return { status: 400, body: `Method ${method} not allowed, POST required.` };
     }
-    const request: AdminRequest = { method, path, query: parseQuery(q < 0 ? '' : url.slice(q + 1)), raw: req };
-    return endpoint.handle(request);
+    let params = parseParams(q < 0 ? '' : url.slice(q + 1));
+    if (params.length === 0 && req.headers['content-type'] === 'application/x-www-form-urlencoded' && !path.startsWith('/stats')) {
+      params = parseParams(body);
+    }
+    const query = new Map<string, string>();
+    for (const [k, v] of params) if (!query.has(k)) query.set(k, v);
+    return endpoint.handle({ method, path, query, params, raw: req });
   }
 
   private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number): void {
@@ -100,7 +124,6 @@ export class AdminServer {
   listen(host: string, port: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
       const startedAt = Date.now();
-      req.resume();
       this.dispatch(req).then(
         (r) => this.respond(req, res, r, startedAt),
         (err: Error) => {

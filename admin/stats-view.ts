@@ -1,5 +1,6 @@
 import { RE2JS } from 're2js';
 import type { MergedStats } from '../shared/stats/merged.js';
+import { runtimeFeature } from '../shared/runtime.js';
 import { HOST_STAT_PREFIX } from '../shared/stats/scopes.js';
 
 /**
@@ -36,13 +37,25 @@ export function parseStatsParams(query: Map<string, string>, defaultFormat: Stat
   let filter: StatsParams['filter'];
   const filterText = param(query, 'filter');
   if (filterText !== undefined) {
-    let re: RE2JS;
-    try {
-      re = RE2JS.compile(filterText);
-    } catch (err) {
-      throw new StatsParamError(`Invalid re2 regex: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`);
+    // RE2 syntax in linear time by default; the runtime key switches to ECMAScript RegExp, as
+    // Envoy's switches to std::regex (ECMAScript) — with its backtracking cost.
+    if (runtimeFeature('proxy.reloadable_features.admin_stats_filter_use_re2', true)) {
+      let re: RE2JS;
+      try {
+        re = RE2JS.compile(filterText);
+      } catch (err) {
+        throw new StatsParamError(`Invalid re2 regex: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`);
+      }
+      filter = (name) => re.test(name);
+    } else {
+      let re: RegExp;
+      try {
+        re = new RegExp(filterText);
+      } catch (err) {
+        throw new StatsParamError(`Invalid regex: "${(err as Error).message}"\n`);
+      }
+      filter = (name) => re.test(name);
     }
-    filter = (name) => re.test(name);
   }
   const buckets = param(query, 'histogram_buckets');
   let histogramMode: HistogramMode = 'summary';

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
+import type { RuntimeSnapshot } from './runtime.js';
 import type { StatsDelta } from './stats/store.js';
 
 /**
@@ -37,6 +38,8 @@ export interface ServerContext {
   healthCheckFailing: boolean;
   /** Whether stat-name lookups are being recorded (a replacement worker starts that way too). */
   statsLookupTracking: boolean;
+  /** The runtime layers' values when the child starts; `runtime` messages follow every change. */
+  runtime: RuntimeSnapshot;
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -51,6 +54,7 @@ export type ToWorker =
   | { type: 'stats_collect'; id: number }
   /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
   | { type: 'stats_lookups'; tracking: boolean }
+  | { type: 'runtime'; snapshot: RuntimeSnapshot }
   | { type: 'shutdown'; graceMs: number };
 
 // worker → supervisor
@@ -70,6 +74,9 @@ export type ToAdmin =
    * a worker's answer that came after the collection closed, which is never dropped.
    */
   | { type: 'stats'; id: number; sources: [source: string, delta: StatsDelta][] }
+  | { type: 'runtime'; snapshot: RuntimeSnapshot }
+  /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
+  | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor
@@ -79,7 +86,8 @@ export type FromAdmin =
   | { type: 'quit' }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'stats_collect'; id: number }
-  | { type: 'stats_lookups'; tracking: boolean };
+  | { type: 'stats_lookups'; tracking: boolean }
+  | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

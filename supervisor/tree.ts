@@ -7,6 +7,7 @@ import { ManagedChild } from './children.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import type { ListenerSocketRegistry } from './listeners.js';
 import type { Options } from './options.js';
+import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
 
@@ -38,6 +39,7 @@ export class ProcessTree {
     () => this.serverStats.refresh(this.state, this.context.healthCheckFailing),
   );
   private readonly serverStats: ServerStats;
+  private readonly runtime: RuntimeLayers;
   /** Resolves with the process exit status once the whole tree has stopped. */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
 
@@ -48,6 +50,8 @@ export class ProcessTree {
     logSettings: LogSettingsMessage,
   ) {
     const now = Date.now();
+    const node = (loaded.bootstrap.node ?? {}) as { cluster?: string };
+    this.runtime = new RuntimeLayers(loaded.bootstrap, options.serviceCluster || node.cluster || '', () => this.broadcastRuntime());
     this.context = {
       bootstrap: loaded.bootstrap,
       listeners: sockets.childView(),
@@ -59,6 +63,7 @@ export class ProcessTree {
       logSettings,
       healthCheckFailing: false,
       statsLookupTracking: false,
+      runtime: this.runtime.snapshot(),
     };
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
@@ -136,6 +141,17 @@ export class ProcessTree {
       case 'stats_collect':
         this.statsRelay.collect(m.id);
         break;
+      case 'runtime_modify': {
+        let error: { status: number; message: string } | undefined;
+        try {
+          this.runtime.modify(m.overrides);
+        } catch (err) {
+          if (!(err instanceof RuntimeModifyError)) throw err;
+          error = { status: err.status, message: err.message };
+        }
+        this.admin?.send<ToAdmin>({ type: 'runtime_modify_result', id: m.id, ...(error ? { error } : {}) });
+        break;
+      }
       case 'stats_lookups':
         this.context.statsLookupTracking = m.tracking;
         stats.trackLookups(m.tracking);
@@ -147,6 +163,15 @@ export class ProcessTree {
         this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
         break;
     }
+  }
+
+  /** Every process gets the new values at once (between its events), and replacements start with them. */
+  private broadcastRuntime(): void {
+    if (!this.context) return; // during construction
+    const snapshot = this.runtime.snapshot();
+    this.context.runtime = snapshot;
+    for (const w of this.workers) w.send<ToWorker>({ type: 'runtime', snapshot });
+    this.admin?.send<ToAdmin>({ type: 'runtime', snapshot });
   }
 
   reopenLogs(): void {
@@ -162,6 +187,7 @@ export class ProcessTree {
       this.setState('DRAINING');
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
+      this.runtime.close();
       this.resolveDone(this.exitCode);
     })();
     return this.stopping;

@@ -2,6 +2,7 @@ import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { serveListeners, type ServedListener } from './listeners.js';
@@ -26,6 +27,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   applyLogSettings(server.logSettings);
   healthCheckFailing = server.healthCheckFailing;
   stats.trackLookups(server.statsLookupTracking);
+  setRuntime(server.runtime);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
   await clusters.start();
@@ -68,6 +70,9 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'reopen_logs':
       reopenLogs();
+      break;
+    case 'runtime':
+      setRuntime(m.snapshot);
       break;
     case 'stats_lookups':
       stats.trackLookups(m.tracking);

@@ -10,7 +10,10 @@ import { typeNameOfUrl } from './wkt.js';
  * through fields refused above them. Each issue that implements a field adds it here.
  */
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin'],
+  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime'],
+  'envoy.config.bootstrap.v3.LayeredRuntime': ['layers'],
+  'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
+  'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
   'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path'],
   'envoy.config.listener.v3.Listener': ['name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size'],
@@ -70,6 +73,7 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.cluster.v3.Cluster.eds_cluster_config': 'EDS is not supported; use load_assignment',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
   'envoy.config.listener.v3.Listener.udp_listener_config': 'UDP listeners are not supported',
+  'envoy.config.bootstrap.v3.RuntimeLayer.rtds_layer': 'RTDS is not supported; use static, disk or admin layers',
 };
 
 export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
