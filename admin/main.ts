@@ -2,11 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
-import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
+import { loggingEndpoints } from './endpoints/logging.js';
+import { processEndpoints } from './endpoints/process.js';
 import { RuntimeClient, runtimeEndpoints } from './endpoints/runtime.js';
 import { setRuntime } from '../shared/runtime.js';
 import { serverEndpoints } from './endpoints/server.js';
@@ -46,7 +48,8 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   );
   collector.start();
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient));
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient),
+    ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);
@@ -99,6 +102,9 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'runtime':
       setRuntime(m.snapshot);
+      break;
+    case 'log_levels':
+      applyLogLevelChange(m.change); // replayed to a replacement admin process
       break;
     case 'runtime_modify_result':
       runtimeClient.onResult(m);

@@ -55,7 +55,14 @@ export type ToWorker =
   /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
+  | { type: 'log_levels'; change: LogLevelChange }
   | { type: 'shutdown'; graceMs: number };
+
+/** POST /logging, applied by every process to its own loggers. */
+export type LogLevelChange =
+  | { kind: 'all'; level: number }
+  /** Component loggers by name, or (fine-grain mode) source files by path, glob or basename. */
+  | { kind: 'some'; levels: [name: string, level: number][] };
 
 // worker → supervisor
 export type FromWorker =
@@ -75,6 +82,7 @@ export type ToAdmin =
    */
   | { type: 'stats'; id: number; sources: [source: string, delta: StatsDelta][] }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
+  | { type: 'log_levels'; change: LogLevelChange }
   /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   | { type: 'shutdown'; graceMs: number };
@@ -87,7 +95,9 @@ export type FromAdmin =
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'stats_collect'; id: number }
   | { type: 'stats_lookups'; tracking: boolean }
-  | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] };
+  | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
+  | { type: 'log_levels'; change: LogLevelChange }
+  | { type: 'reopen_logs' };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

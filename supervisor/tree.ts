@@ -1,6 +1,6 @@
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
-import type { FromAdmin, FromWorker, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
-import { getLogger, reopenLogs } from '../shared/log/logger.js';
+import type { FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { ManagedChild } from './children.js';
@@ -40,6 +40,8 @@ export class ProcessTree {
   );
   private readonly serverStats: ServerStats;
   private readonly runtime: RuntimeLayers;
+  /** POST /logging changes so far, replayed to a replacement child after its init. */
+  private readonly logLevelChanges: LogLevelChange[] = [];
   /** Resolves with the process exit status once the whole tree has stopped. */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
 
@@ -82,7 +84,9 @@ export class ProcessTree {
             server: this.context,
             serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
             adminAddressPath: this.options.adminAddressPath,
-          }) && child.send<ToAdmin>({ type: 'state', state: this.state }),
+          }) &&
+          child.send<ToAdmin>({ type: 'state', state: this.state }) &&
+          this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })),
         onMessage: (m) => this.onAdminMessage(m),
       });
       this.admin.start();
@@ -94,7 +98,10 @@ export class ProcessTree {
         role: 'worker',
         name: `worker_${i}`,
         descriptors,
-        onStart: (child) => child.send<ToWorker>({ type: 'init', index: i, server: this.context }),
+        onStart: (child) => {
+          child.send<ToWorker>({ type: 'init', index: i, server: this.context });
+          for (const change of this.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
+        },
         onMessage: (m) => this.onWorkerMessage(m),
       });
       this.workers.push(worker);
@@ -152,6 +159,14 @@ export class ProcessTree {
         this.admin?.send<ToAdmin>({ type: 'runtime_modify_result', id: m.id, ...(error ? { error } : {}) });
         break;
       }
+      case 'log_levels':
+        applyLogLevelChange(m.change);
+        this.logLevelChanges.push(m.change);
+        for (const w of this.workers) w.send<ToWorker>({ type: 'log_levels', change: m.change });
+        break;
+      case 'reopen_logs':
+        this.reopenLogs();
+        break;
       case 'stats_lookups':
         this.context.statsLookupTracking = m.tracking;
         stats.trackLookups(m.tracking);

@@ -1,7 +1,7 @@
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
-import { flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
@@ -73,6 +73,9 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'runtime':
       setRuntime(m.snapshot);
+      break;
+    case 'log_levels':
+      applyLogLevelChange(m.change);
       break;
     case 'stats_lookups':
       stats.trackLookups(m.tracking);

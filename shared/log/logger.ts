@@ -108,6 +108,18 @@ export function configureLogging(settings: LogSettings): void {
   registry.configure(settings);
 }
 
+/** A POST /logging change, as every process applies it to its own loggers. */
+export function applyLogLevelChange(change: { kind: 'all'; level: number } | { kind: 'some'; levels: [string, number][] }): void {
+  if (change.kind === 'all') {
+    registry.setAllLevels(change.level);
+    return;
+  }
+  for (const [name, level] of change.levels) {
+    if (registry.fineGrain) registry.setFileLevel(name, level);
+    else registry.setComponentLevel(name, level);
+  }
+}
+
 export function flushLogs(): void {
   registry.sink?.flush();
 }
