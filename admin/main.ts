@@ -5,6 +5,7 @@ import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContex
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
+import { clusterEndpoints } from './endpoints/clusters.js';
 import { healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { loggingEndpoints } from './endpoints/logging.js';
@@ -49,7 +50,8 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   collector.start();
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient),
-    ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector));
+    ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
+    ...clusterEndpoints(state, collector));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);

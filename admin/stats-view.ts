@@ -1,7 +1,7 @@
 import { RE2JS } from 're2js';
 import type { MergedStats } from '../shared/stats/merged.js';
 import { runtimeFeature } from '../shared/runtime.js';
-import { HOST_STAT_PREFIX } from '../shared/stats/scopes.js';
+import { isHiddenStat } from '../shared/stats/scopes.js';
 
 /**
  * Which stats a /stats request shows, and in what order: text readouts, then counters and
@@ -111,7 +111,7 @@ export class SortedNames {
 export function select(merged: MergedStats, names: SortedNames, p: StatsParams): Selection {
   const all = names.get();
   // Hidden stats are the per-host figures; then usedonly, before the regex, which is the costly part.
-  const hidden = (name: string) => name.startsWith(HOST_STAT_PREFIX);
+  const hidden = isHiddenStat;
   const showHidden = (name: string) => (p.hidden === 'include' ? true : p.hidden === 'only' ? hidden(name) : !hidden(name));
   const keep = (name: string, used: boolean) => showHidden(name) && (!p.usedOnly || used) && (!p.filter || p.filter(name));
   const out: Selection = { textReadouts: [], scalars: [], histograms: [] };

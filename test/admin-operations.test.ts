@@ -110,3 +110,46 @@ describe('/reopen_logs', () => {
     });
   });
 });
+
+describe('/clusters', () => {
+  it('prints every cluster, its thresholds and its hosts\' figures in Envoy\'s text layout', async () => {
+    await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/x`); // a connect failure
+    const body = (await admin('/clusters')).body;
+    const lines = body.trim().split('\n');
+    assert.deepEqual(lines.slice(0, 10), [
+      'down::observability_name::down',
+      'down::default_priority::max_connections::1024',
+      'down::default_priority::max_pending_requests::1024',
+      'down::default_priority::max_requests::1024',
+      'down::default_priority::max_retries::3',
+      'down::high_priority::max_connections::1024',
+      'down::high_priority::max_pending_requests::1024',
+      'down::high_priority::max_requests::1024',
+      'down::high_priority::max_retries::3',
+      'down::added_via_api::false',
+    ]);
+    const host = /^down::(127\.0\.0\.1:\d+)::cx_active::0$/m.exec(body)![1];
+    const names = lines.filter((l) => l.startsWith(`down::${host}::`)).map((l) => l.split('::')[2]);
+    assert.deepEqual(names, ['cx_active', 'cx_connect_fail', 'cx_total', 'rq_active', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total', 'hostname', 'health_flags', 'weight', 'region', 'zone', 'sub_zone', 'canary', 'priority', 'success_rate', 'local_origin_success_rate']);
+    assert.match(body, new RegExp(`^down::${host.replace(/\./g, '\\.')}::cx_connect_fail::[1-9]\\d*$`, 'm'));
+    assert.match(body, /::health_flags::healthy$/m);
+    assert.match(body, /::success_rate::-1$/m);
+  });
+
+  it('is envoy.admin.v3.Clusters with format=json: defaults omitted, values as strings, HIGH thresholds tagged', async () => {
+    const r = await admin('/clusters?format=json');
+    assert.equal(r.headers['content-type'], 'application/json');
+    const [cluster] = JSON.parse(r.body).cluster_statuses;
+    assert.equal(cluster.name, 'down');
+    assert.equal(cluster.added_via_api, undefined);
+    assert.deepEqual(cluster.circuit_breakers.thresholds[0], { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 });
+    assert.equal(cluster.circuit_breakers.thresholds[1].priority, 'HIGH');
+    const [host] = cluster.host_statuses;
+    assert.equal(host.address.socket_address.address, '127.0.0.1');
+    assert.deepEqual(host.health_status, { eds_health_status: 'HEALTHY' });
+    assert.equal(host.weight, 1);
+    const fail = host.stats.find((s: { name: string }) => s.name === 'cx_connect_fail');
+    assert.match(fail.value, /^[1-9]\d*$/);
+    assert.deepEqual(host.stats.find((s: { name: string }) => s.name === 'rq_active'), { type: 'GAUGE', name: 'rq_active' });
+  });
+});

@@ -1,6 +1,6 @@
 import { approximateSum, DEFAULT_BUCKETS, SUPPORTED_QUANTILES, sampleCount, quantiles } from '../../shared/stats/histogram.js';
 import type { MergedStats } from '../../shared/stats/merged.js';
-import { HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
+import { isHiddenStat } from '../../shared/stats/scopes.js';
 import { histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 
@@ -141,7 +141,7 @@ export interface PrometheusOptions {
 export function* renderPrometheus(merged: MergedStats, options: PrometheusOptions): Generator<string> {
   const index = familyIndex(merged);
   // Per-host figures stay out of Prometheus, as Envoy's do (they are for /clusters).
-  const keep = (name: string, used: boolean) => !name.startsWith(HOST_STAT_PREFIX) && (!options.usedOnly || used) && (!options.filter || options.filter(name));
+  const keep = (name: string, used: boolean) => !isHiddenStat(name) && (!options.usedOnly || used) && (!options.filter || options.filter(name));
   let out = '';
   function* section(families: Family[], type: string, used: (name: string) => boolean, line: (m: Member) => string): Generator<string> {
     for (const family of families) {

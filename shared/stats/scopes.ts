@@ -1,5 +1,5 @@
 import { stats } from './process.js';
-import type { Counter, Gauge, Histogram } from './store.js';
+import type { Counter, Gauge, Histogram, TextReadout } from './store.js';
 
 /**
  * Envoy's stat names for the parts of the data plane, resolved once per listener, connection
@@ -105,6 +105,8 @@ export class ClusterStats {
   readonly cxDestroyRemote: Counter;
   readonly membershipTotal: Gauge;
   readonly membershipHealthy: Gauge;
+  /** The hosts, as JSON, for /clusters: a hidden text readout `_hosts.<cluster>`. */
+  readonly membership: TextReadout;
   private readonly byCode = new Map<number, Counter>();
 
   constructor(private readonly prefix: string) {
@@ -125,6 +127,7 @@ export class ClusterStats {
     // Membership is the same in every worker: report it from one place (the admin merge would add them).
     this.membershipTotal = stats.gauge(`${p}membership_total`, 'local');
     this.membershipHealthy = stats.gauge(`${p}membership_healthy`, 'local');
+    this.membership = stats.textReadout(`${HOSTS_READOUT_PREFIX}${prefix.slice('cluster.'.length, -1)}`);
   }
 
   /** An upstream response: upstream_rq_<code>, its class, completion and time. */
@@ -161,6 +164,13 @@ export function reportProcessMemory(): void {
  * other and left out of /stats unless `hidden=include` or `hidden=only`.
  */
 export const HOST_STAT_PREFIX = '_host.';
+/** `_hosts.<cluster>`: a cluster's host list (see ClusterStats.membership). */
+export const HOSTS_READOUT_PREFIX = '_hosts.';
+
+/** Hidden stats (per-host figures and host lists) stay out of /stats unless asked for, and out of Prometheus. */
+export function isHiddenStat(name: string): boolean {
+  return name.startsWith('_host');
+}
 
 export class HostStats {
   readonly cxTotal: Counter;

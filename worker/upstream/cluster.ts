@@ -22,34 +22,44 @@ export interface EndpointConfig {
   hostname: string;
   port: number;
   weight: number;
+  region: string;
   zone: string;
+  subZone: string;
   canary: boolean;
+  /** endpoint.hostname, when configured. */
+  configuredHostname: string;
 }
 
 export class Host {
   activeRequests = 0;
   private pool: Pool | undefined;
   private h2: H2Connection | undefined;
-  private hostStats: HostStats | undefined;
+  private readonly hostStats: HostStats;
 
   constructor(
     readonly cluster: Cluster,
     /** The address connections go to (an IP literal). */
     readonly ip: string,
     readonly port: number,
-    readonly weight: number,
-    readonly zone: string,
-    readonly canary: boolean,
-    /** The configured name, for DNS clusters the hostname that resolved to `ip`. */
-    readonly hostname: string,
-  ) {}
+    readonly endpoint: EndpointConfig,
+  ) {
+    this.hostStats = new HostStats(cluster.name, this.address);
+  }
+
+  get weight(): number {
+    return this.endpoint.weight;
+  }
+
+  /** The configured name, for DNS clusters the hostname that resolved to `ip`. */
+  get hostname(): string {
+    return this.endpoint.hostname;
+  }
 
   get address(): string {
     return this.ip.includes(':') ? `[${this.ip}]:${this.port}` : `${this.ip}:${this.port}`;
   }
 
   get stats(): HostStats {
-    this.hostStats ??= new HostStats(this.cluster.name, this.address);
     return this.hostStats;
   }
 
@@ -115,14 +125,36 @@ export function clusterSpeaksHttp2(config: Obj): boolean {
 function endpointsOf(config: Obj): EndpointConfig[] {
   const out: EndpointConfig[] = [];
   for (const locality of list(obj(config.load_assignment).endpoints)) {
-    const zone = String(obj(locality.locality).zone ?? '');
+    const where = obj(locality.locality);
     for (const ep of list(locality.lb_endpoints)) {
-      const sa = obj(obj(obj(ep.endpoint).address).socket_address);
+      const endpoint = obj(ep.endpoint);
+      const sa = obj(obj(endpoint.address).socket_address);
       const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
-      out.push({ hostname: String(sa.address), port: Number(sa.port_value ?? 0), weight: Number(ep.load_balancing_weight ?? 1), zone, canary });
+      out.push({
+        hostname: String(sa.address),
+        port: Number(sa.port_value ?? 0),
+        weight: Number(ep.load_balancing_weight ?? 1),
+        region: String(where.region ?? ''),
+        zone: String(where.zone ?? ''),
+        subZone: String(where.sub_zone ?? ''),
+        canary,
+        configuredHostname: String(endpoint.hostname ?? ''),
+      });
     }
   }
   return out;
+}
+
+/** What /clusters prints of each host, besides its figures (the membership text readout). */
+export interface HostDescription {
+  address: string;
+  hostname: string;
+  weight: number;
+  region: string;
+  zone: string;
+  subZone: string;
+  canary: boolean;
+  priority: number;
 }
 
 export class Cluster {
@@ -149,7 +181,7 @@ export class Cluster {
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
     this.endpoints = endpointsOf(config);
     if (this.type === 'STATIC') {
-      this.hosts = this.endpoints.map((e) => new Host(this, e.hostname, e.port, e.weight, e.zone, e.canary, e.hostname));
+      this.hosts = this.endpoints.map((e) => new Host(this, e.hostname, e.port, e));
     } else {
       this.hosts = [];
     }
@@ -159,11 +191,22 @@ export class Cluster {
     return this.hostList;
   }
 
-  /** Every change of membership updates membership_total and membership_healthy. */
+  /** Every change of membership updates membership_total/healthy and the host list /clusters prints. */
   set hosts(hosts: Host[]) {
     this.hostList = hosts;
     this.stats.membershipTotal.set(hosts.length);
     this.stats.membershipHealthy.set(hosts.length);
+    const described: HostDescription[] = hosts.map((h) => ({
+      address: h.address,
+      hostname: h.endpoint.configuredHostname || (this.type === 'STATIC' ? '' : h.hostname),
+      weight: h.weight,
+      region: h.endpoint.region,
+      zone: h.endpoint.zone,
+      subZone: h.endpoint.subZone,
+      canary: h.endpoint.canary,
+      priority: 0,
+    }));
+    this.stats.membership.set(JSON.stringify(described));
   }
 
   /** Starts DNS resolution for STRICT_DNS and LOGICAL_DNS clusters; resolves after the first round. */
@@ -190,7 +233,7 @@ export class Cluster {
         const addresses = this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found;
         for (const a of addresses) {
           const existing = this.hosts.find((h) => h.ip === a.address && h.port === e.port && h.hostname === e.hostname);
-          next.push(existing ?? new Host(this, a.address, e.port, e.weight, e.zone, e.canary, e.hostname));
+          next.push(existing ?? new Host(this, a.address, e.port, e));
         }
       } catch (err) {
         log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${this.hosts.filter((h) => h.hostname === e.hostname).length} known address(es)`);

@@ -1,0 +1,123 @@
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
+import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
+import type { StatsCollector } from '../stats-collector.js';
+import type { AdminState } from '../state.js';
+
+/**
+ * /clusters: every cluster with its circuit-breaker thresholds and every host with its figures
+ * (merged over the workers), in Envoy's text layout or, with format=json, as
+ * envoy.admin.v3.Clusters (defaults omitted, counter values as strings). Hosts come from the
+ * workers' host lists, so DNS-resolved hosts appear as the workers see them.
+ */
+
+interface HostDescription {
+  address: string;
+  hostname: string;
+  weight: number;
+  region: string;
+  zone: string;
+  subZone: string;
+  canary: boolean;
+  priority: number;
+}
+
+const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
+const GAUGES = ['cx_active', 'rq_active'] as const;
+const THRESHOLD_DEFAULTS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
+
+function thresholds(cluster: JsonObject, priority: 'DEFAULT' | 'HIGH'): typeof THRESHOLD_DEFAULTS {
+  const list = ((cluster.circuit_breakers as JsonObject | undefined)?.thresholds ?? []) as JsonObject[];
+  const t = list.find((x) => (x.priority ?? 'DEFAULT') === priority) ?? {};
+  return {
+    max_connections: Number(t.max_connections ?? THRESHOLD_DEFAULTS.max_connections),
+    max_pending_requests: Number(t.max_pending_requests ?? THRESHOLD_DEFAULTS.max_pending_requests),
+    max_requests: Number(t.max_requests ?? THRESHOLD_DEFAULTS.max_requests),
+    max_retries: Number(t.max_retries ?? THRESHOLD_DEFAULTS.max_retries),
+  };
+}
+
+function socketAddress(address: string): JsonObject {
+  const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
+  return m ? { socket_address: { address: m[1], port_value: Number(m[2]) } } : { pipe: { path: address } };
+}
+
+export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
+  const clusters = () => (((state.server.bootstrap.static_resources as JsonObject | undefined)?.clusters ?? []) as JsonObject[]);
+  const hostsOf = (name: string): HostDescription[] => {
+    const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${name}`);
+    return readout?.value ? (JSON.parse(readout.value) as HostDescription[]) : [];
+  };
+  const figure = (cluster: string, address: string, stat: string): number => {
+    const name = `${HOST_STAT_PREFIX}${cluster}.${address}.${stat}`;
+    return (GAUGES as readonly string[]).includes(stat) ? collector.merged.gaugeValue(name) : (collector.merged.counters.get(name)?.value ?? 0);
+  };
+
+  const text = (): string => {
+    let out = '';
+    for (const c of clusters()) {
+      const name = String(c.name);
+      out += `${name}::observability_name::${name}\n`;
+      for (const [label, priority] of [['default_priority', 'DEFAULT'], ['high_priority', 'HIGH']] as const) {
+        for (const [k, v] of Object.entries(thresholds(c, priority))) out += `${name}::${label}::${k}::${v}\n`;
+      }
+      out += `${name}::added_via_api::false\n`;
+      for (const h of hostsOf(name)) {
+        const p = `${name}::${h.address}::`;
+        for (const stat of [...COUNTERS, ...GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
+        out += `${p}hostname::${h.hostname}\n${p}health_flags::healthy\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
+        out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::-1\n${p}local_origin_success_rate::-1\n`;
+      }
+    }
+    return out;
+  };
+
+  const json = (): unknown => {
+    const statuses = clusters().map((c) => {
+      const name = String(c.name);
+      const high = thresholds(c, 'HIGH');
+      return {
+        name,
+        observability_name: name,
+        circuit_breakers: { thresholds: [thresholds(c, 'DEFAULT'), { priority: 'HIGH', ...high }] },
+        host_statuses: hostsOf(name).map((h) => {
+          const counters = COUNTERS.map((stat) => {
+            const v = figure(name, h.address, stat);
+            return v ? { name: stat, value: String(v) } : { name: stat };
+          });
+          const gauges = GAUGES.map((stat) => {
+            const v = figure(name, h.address, stat);
+            return v ? { type: 'GAUGE', name: stat, value: String(v) } : { type: 'GAUGE', name: stat };
+          });
+          const locality: JsonObject = {};
+          if (h.region) locality.region = h.region;
+          if (h.zone) locality.zone = h.zone;
+          if (h.subZone) locality.sub_zone = h.subZone;
+          return {
+            address: socketAddress(h.address),
+            stats: [...counters, ...gauges],
+            health_status: { eds_health_status: 'HEALTHY' },
+            weight: h.weight,
+            ...(h.hostname ? { hostname: h.hostname } : {}),
+            ...(h.priority ? { priority: h.priority } : {}),
+            locality,
+          };
+        }),
+      };
+    });
+    return statuses.length ? { cluster_statuses: statuses } : {};
+  };
+
+  return [
+    {
+      path: '/clusters',
+      help: 'upstream cluster status',
+      mutates: false,
+      handle: async (rq) => {
+        await collector.refresh();
+        if (rq.query.get('format') === 'json') return { status: 200, contentType: JSON_TYPE, body: protoJson(json()) };
+        return { status: 200, body: text() };
+      },
+    },
+  ];
+}
