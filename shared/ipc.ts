@@ -20,6 +20,17 @@ export interface ListenerInfo {
   trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
   /** Index of the listener in the bootstrap's static_resources.listeners. */
   configIndex: number;
+  /** Stopped by /drain_listeners: not served (a replacement worker leaves it alone). */
+  stopped: boolean;
+}
+
+/** A drain sequence (/drain_listeners?graceful), as every worker applies it. */
+export interface DrainOrder {
+  direction: 'all' | 'inbound';
+  strategy: 'gradual' | 'immediate';
+  drainTimeMs: number;
+  /** ms since the epoch, from the supervisor, so every worker follows one clock. */
+  startedAt: number;
 }
 
 /** What every child needs to know about the server it belongs to. */
@@ -40,6 +51,8 @@ export interface ServerContext {
   statsLookupTracking: boolean;
   /** The runtime layers' values when the child starts; `runtime` messages follow every change. */
   runtime: RuntimeSnapshot;
+  /** Drains in progress (a replacement worker joins them). */
+  drains: DrainOrder[];
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -56,6 +69,9 @@ export type ToWorker =
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
   | { type: 'log_levels'; change: LogLevelChange }
+  | { type: 'drain'; order: DrainOrder }
+  /** Stop accepting on these listeners (existing connections go on). */
+  | { type: 'stop_listeners'; names: string[] }
   | { type: 'shutdown'; graceMs: number };
 
 /** POST /logging, applied by every process to its own loggers. */
@@ -97,7 +113,8 @@ export type FromAdmin =
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   | { type: 'log_levels'; change: LogLevelChange }
-  | { type: 'reopen_logs' };
+  | { type: 'reopen_logs' }
+  | { type: 'drain_listeners'; inboundOnly: boolean; graceful: boolean; skipExit: boolean };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

@@ -24,7 +24,7 @@ export interface ChildOptions<In> {
   role: Role;
   /** `admin`, `worker_0`, … (also the child's `%t` in logs). */
   name: string;
-  descriptors: () => number[];
+  descriptors: () => (number | 'ignore')[];
   onMessage: (message: In, child: ManagedChild<In>) => void;
   /** Called after every (re)start, to send the child its init message. */
   onStart: (child: ManagedChild<In>) => void;

@@ -17,6 +17,8 @@ export interface BoundListener {
   fd: number;
   trafficDirection: ListenerInfo['trafficDirection'];
   configIndex: number;
+  /** Stopped by /drain_listeners: its descriptor is closed, and no child serves it. */
+  stopped: boolean;
 }
 
 export class ListenerBindError extends Error {
@@ -54,7 +56,7 @@ export class ListenerSocketRegistry {
       const path = String(pipe.path);
       try {
         const fd = native.listenUnix(path, backlog, typeof pipe.mode === 'number' ? pipe.mode : 0);
-        this.listeners.push({ name, address: path, fd, trafficDirection, configIndex });
+        this.listeners.push({ name, address: path, fd, trafficDirection, configIndex, stopped: false });
       } catch (err) {
         throw new ListenerBindError(`cannot bind '${path}' for listener '${name}': ${(err as Error).message}`);
       }
@@ -65,7 +67,7 @@ export class ListenerSocketRegistry {
     const port = Number(sa.port_value ?? 0);
     try {
       const [fd, bound] = native.listenTcp(host, port, backlog);
-      this.listeners.push({ name, address: formatAddress(host, bound), fd, trafficDirection, configIndex });
+      this.listeners.push({ name, address: formatAddress(host, bound), fd, trafficDirection, configIndex, stopped: false });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const reason = e.code === 'EADDRINUSE' ? 'Address already in use' : e.message;
@@ -75,16 +77,30 @@ export class ListenerSocketRegistry {
 
   /** The listeners as a child sees them: descriptors at stdio slots 4, 5, … (after stdin, stdout, stderr and IPC). */
   childView(): ListenerInfo[] {
-    return this.listeners.map((l, i) => ({ name: l.name, address: l.address, childFd: 4 + i, trafficDirection: l.trafficDirection, configIndex: l.configIndex }));
+    return this.listeners.map((l, i) => ({ name: l.name, address: l.address, childFd: 4 + i, trafficDirection: l.trafficDirection, configIndex: l.configIndex, stopped: l.stopped }));
   }
 
-  /** The stdio array entries that hand every listener to a forked child. */
-  descriptors(): number[] {
-    return this.listeners.map((l) => l.fd);
+  /** The stdio array entries that hand every listener to a forked child (a stopped one keeps its slot, empty). */
+  descriptors(): (number | 'ignore')[] {
+    return this.listeners.map((l) => (l.stopped ? 'ignore' : l.fd));
+  }
+
+  /** /drain_listeners: close the supervisor's copy; once the workers close theirs, the socket is gone. */
+  stop(names: string[]): void {
+    for (const l of this.listeners) {
+      if (!names.includes(l.name) || l.stopped) continue;
+      l.stopped = true;
+      try {
+        native.closeFd(l.fd);
+      } catch {
+        // already closed
+      }
+    }
   }
 
   closeAll(): void {
     for (const l of this.listeners.splice(0)) {
+      if (l.stopped) continue;
       try {
         native.closeFd(l.fd);
       } catch {

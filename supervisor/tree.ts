@@ -1,5 +1,5 @@
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
-import type { FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import type { DrainOrder, FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
@@ -40,6 +40,7 @@ export class ProcessTree {
   );
   private readonly serverStats: ServerStats;
   private readonly runtime: RuntimeLayers;
+  private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
   /** POST /logging changes so far, replayed to a replacement child after its init. */
   private readonly logLevelChanges: LogLevelChange[] = [];
   /** Resolves with the process exit status once the whole tree has stopped. */
@@ -66,6 +67,7 @@ export class ProcessTree {
       healthCheckFailing: false,
       statsLookupTracking: false,
       runtime: this.runtime.snapshot(),
+      drains: [],
     };
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
@@ -167,6 +169,9 @@ export class ProcessTree {
       case 'reopen_logs':
         this.reopenLogs();
         break;
+      case 'drain_listeners':
+        this.drainListeners(m.inboundOnly ? 'inbound' : 'all', m.graceful, m.skipExit);
+        break;
       case 'stats_lookups':
         this.context.statsLookupTracking = m.tracking;
         stats.trackLookups(m.tracking);
@@ -178,6 +183,36 @@ export class ProcessTree {
         this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
         break;
     }
+  }
+
+  /**
+   * /drain_listeners. Graceful: every worker starts closing connections per --drain-strategy
+   * over --drain-time-s, and the listeners stop at the end (unless skip_exit). Otherwise the
+   * listeners stop now. A drain already covering the direction makes a second call a no-op.
+   */
+  private drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): void {
+    if (graceful) {
+      if (this.context.drains.some((d) => d.direction === 'all' || d.direction === direction)) return;
+      const order: DrainOrder = { direction, strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
+      this.context.drains.push(order);
+      log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
+      for (const w of this.workers) w.send<ToWorker>({ type: 'drain', order });
+      this.setState('DRAINING');
+      if (!skipExit) setTimeout(() => this.stopListeners(direction), order.drainTimeMs).unref();
+      return;
+    }
+    this.stopListeners(direction);
+  }
+
+  private stopListeners(direction: DrainOrder['direction']): void {
+    const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
+    if (names.length === 0) return;
+    for (const w of this.workers) w.send<ToWorker>({ type: 'stop_listeners', names });
+    this.sockets.stop(names);
+    this.context.listeners = this.sockets.childView();
+    this.listenersStopped.inc(names.length);
+    log.info(`stopped listener(s) ${names.join(', ')}`);
+    this.setState('DRAINING');
   }
 
   /** Every process gets the new values at once (between its events), and replacements start with them. */

@@ -128,7 +128,7 @@ describe('/clusters', () => {
       'down::high_priority::max_retries::3',
       'down::added_via_api::false',
     ]);
-    const host = /^down::(127\.0\.0\.1:\d+)::cx_active::0$/m.exec(body)![1];
+    const host = /^down::(127\.0\.0\.1:\d+)::cx_active::0$/m.exec(body)![1]!;
     const names = lines.filter((l) => l.startsWith(`down::${host}::`)).map((l) => l.split('::')[2]);
     assert.deepEqual(names, ['cx_active', 'cx_connect_fail', 'cx_total', 'rq_active', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total', 'hostname', 'health_flags', 'weight', 'region', 'zone', 'sub_zone', 'canary', 'priority', 'success_rate', 'local_origin_success_rate']);
     assert.match(body, new RegExp(`^down::${host.replace(/\./g, '\\.')}::cx_connect_fail::[1-9]\\d*$`, 'm'));

@@ -29,14 +29,14 @@ function terminalFilter(listener: Obj): { name: string; config: Obj } {
   return { name: ext?.name ?? String(f.name), config };
 }
 
-export async function serveListeners(bootstrap: Obj, infos: ListenerInfo[], ctx: Omit<ConnectionManagerContext, 'listenerStatPrefix'>): Promise<ServedListener[]> {
+export async function serveListeners(bootstrap: Obj, infos: ListenerInfo[], ctx: Omit<ConnectionManagerContext, 'listenerStatPrefix' | 'trafficDirection'>): Promise<ServedListener[]> {
   const configs = ((bootstrap.static_resources as Obj | undefined)?.listeners ?? []) as Obj[];
   const served: ServedListener[] = [];
   for (const info of infos) {
     const listener = configs[info.configIndex]!;
     const { name, config } = terminalFilter(listener);
     const prefix = listenerStatPrefix(info.address, listener.stat_prefix as string | undefined);
-    const filter = name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(config, ctx.clusters, prefix) : new HttpConnectionManager(config, { ...ctx, listenerStatPrefix: prefix });
+    const filter = name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(config, ctx.clusters, prefix) : new HttpConnectionManager(config, { ...ctx, listenerStatPrefix: prefix, trafficDirection: info.trafficDirection });
     await filter.listen(info.childFd);
     served.push({ info, filter });
   }

@@ -5,6 +5,7 @@ import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared
 import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
+import { DrainManager } from './drain.js';
 import { serveListeners, type ServedListener } from './listeners.js';
 import { ClusterManager } from './upstream/cluster.js';
 
@@ -21,6 +22,7 @@ let clusters: ClusterManager | undefined;
 let listeners: ServedListener[] = [];
 let healthCheckFailing = false;
 let stopping = false;
+const drain = new DrainManager(() => healthCheckFailing);
 
 async function init(workerIndex: number, server: ServerContext): Promise<void> {
   index = workerIndex;
@@ -31,7 +33,9 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
   await clusters.start();
-  listeners = await serveListeners(server.bootstrap, server.listeners, {
+  for (const order of server.drains) drain.start(order);
+  listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), {
+    drain,
     clusters,
     healthCheckFailing: () => healthCheckFailing,
     localAddressIpVersion: server.localAddressIpVersion,
@@ -76,6 +80,12 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'log_levels':
       applyLogLevelChange(m.change);
+      break;
+    case 'drain':
+      drain.start(m.order);
+      break;
+    case 'stop_listeners':
+      for (const l of listeners) if (m.names.includes(l.info.name)) l.filter.stopAccepting();
       break;
     case 'stats_lookups':
       stats.trackLookups(m.tracking);

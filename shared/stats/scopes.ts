@@ -58,6 +58,7 @@ export class HttpStats {
   readonly rqDirectResponse: Counter;
   readonly rqRedirect: Counter;
   readonly headersTooLarge: Counter;
+  readonly cxDrainClose: Counter;
 
   constructor(statPrefix: string) {
     const p = `http.${statPrefix}.`;
@@ -77,6 +78,7 @@ export class HttpStats {
     this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
     this.headersTooLarge = stats.counter(`${p}downstream_rq_header_size_exceeded`);
+    this.cxDrainClose = stats.counter(`${p}downstream_cx_drain_close`);
   }
 
   /** A response went out: its class counter, completion, and the time since the request began. */

@@ -8,6 +8,8 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
+import type { ListenerInfo } from '../../shared/ipc.js';
+import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
@@ -27,6 +29,8 @@ type Obj = JsonObject;
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
+  drain: DrainManager;
+  trafficDirection: ListenerInfo['trafficDirection'];
   /** `listener.<address>.` of the listener this filter chain belongs to. */
   listenerStatPrefix: string;
   healthCheckFailing: () => boolean;
@@ -181,6 +185,7 @@ export class HttpConnectionManager {
       stats.rqActive.dec();
       if (res.writableFinished) stats.completed(res.statusCode, started);
     });
+    if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);
     if (req.rawHeaders.length / 2 > this.maxHeadersCount) {
       stats.headersTooLarge.inc();
       sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
@@ -245,6 +250,26 @@ export class HttpConnectionManager {
         });
       }
     }
+  }
+
+  /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */
+  private closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
+    if (req.httpVersionMajor === 2) {
+      const session = (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
+      if (!session || session.closed) return;
+      this.stats.cxDrainClose.inc();
+      session.close(); // GOAWAY: streams in flight finish, new ones go elsewhere
+      return;
+    }
+    if (res.shouldKeepAlive) {
+      this.stats.cxDrainClose.inc();
+      res.shouldKeepAlive = false;
+    }
+  }
+
+  /** /drain_listeners: stop accepting; connections already open go on. */
+  stopAccepting(): void {
+    this.front?.close();
   }
 
   /**

@@ -123,6 +123,11 @@ export class TcpProxy {
     downstream.once('close', () => upstream.end());
   }
 
+  /** /drain_listeners: stop accepting; connections already open go on. */
+  stopAccepting(): void {
+    this.server?.close();
+  }
+
   /** Stops accepting; resolves when every proxied connection has closed (a TCP connection has no request boundary to stop at). */
   close(): Promise<void> {
     return new Promise((resolve) => {
