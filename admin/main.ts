@@ -6,6 +6,7 @@ import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { clusterEndpoints } from './endpoints/clusters.js';
+import { configDumpEndpoints } from './endpoints/config-dump.js';
 import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { loggingEndpoints } from './endpoints/logging.js';
@@ -51,7 +52,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient),
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
-    ...clusterEndpoints(state, collector), ...drainEndpoints((m) => sendToParent<FromAdmin>(m)));
+    ...clusterEndpoints(state, collector), ...drainEndpoints((m) => sendToParent<FromAdmin>(m)), ...configDumpEndpoints(state, collector));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);

@@ -9,18 +9,22 @@ import type { AdminState } from '../state.js';
 
 const seconds = (ms: number) => `${Math.max(0, Math.floor(ms / 1000))}s`;
 
-function nodeInfo(state: AdminState): JsonObject {
+/**
+ * The effective node: the bootstrap's, with the agent's name, version and extensions. All-fields
+ * form (what /server_info prints: empty scalars, lists and maps too), or defaults omitted (the
+ * bootstrap in /config_dump).
+ */
+export function nodeInfo(state: AdminState, allFields = true): JsonObject {
   const node = (state.server.bootstrap.node ?? {}) as JsonObject;
-  // All-fields proto JSON: scalars, lists and maps appear even when empty; unset messages do not.
+  const agent = { user_agent_name: 'envoy', user_agent_build_version: { version: semanticVersion() }, extensions: extensionsForNode() };
+  if (!allFields) return { ...node, ...agent };
   return {
     id: node.id ?? '',
     cluster: node.cluster ?? '',
     ...(node.metadata !== undefined ? { metadata: node.metadata } : {}),
     dynamic_parameters: node.dynamic_parameters ?? {},
     ...(node.locality !== undefined ? { locality: node.locality } : {}),
-    user_agent_name: 'envoy',
-    user_agent_build_version: { version: semanticVersion() },
-    extensions: extensionsForNode(),
+    ...agent,
     client_features: node.client_features ?? [],
     listening_addresses: node.listening_addresses ?? [],
   };

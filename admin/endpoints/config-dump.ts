@@ -1,0 +1,188 @@
+import protobuf from 'protobufjs';
+import { RE2JS } from 're2js';
+import { envoySchema } from '../../shared/config/schema.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
+import { JSON_TYPE, protoJson, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
+import { applyMask, FieldMaskError, maskDebugText, parseMask } from '../field-mask.js';
+import type { StatsCollector } from '../stats-collector.js';
+import type { AdminState } from '../state.js';
+import { nodeInfo } from './server.js';
+
+/**
+ * /config_dump: the configuration in force as envoy.admin.v3.ConfigDump, one dump per config
+ * tracker in Envoy's key order (bootstrap, clusters, endpoint with include_eds, listeners,
+ * route_scopes, routes, secrets), with `name_regex` (RE2 full match), `resource`, `mask` and their
+ * errors as Envoy words them. Configuration is already in normalised proto JSON, so defaults
+ * are omitted as Envoy omits them. Sensitive fields are printed as `[redacted]`.
+ */
+
+const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
+const PLAIN = 'text/plain';
+
+/** Fields Envoy marks sensitive (TLS private keys, passwords): every string below them is redacted. */
+const SENSITIVE = new Set(['private_key', 'password']);
+
+export function redact(value: unknown, inside = false): unknown {
+  if (Array.isArray(value)) return value.map((v) => redact(v, inside));
+  if (value !== null && typeof value === 'object') {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(value)) out[k] = k === '@type' ? v : redact(v, inside || SENSITIVE.has(k));
+    return out;
+  }
+  return inside && typeof value === 'string' ? '[redacted]' : value;
+}
+
+interface HostDescription {
+  address: string;
+  hostname: string;
+  weight: number;
+  region: string;
+  zone: string;
+  subZone: string;
+}
+
+function socketAddress(address: string): JsonObject {
+  const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
+  return m ? { socket_address: { address: m[1], port_value: Number(m[2]) } } : { pipe: { path: address } };
+}
+
+export function configDumpEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
+  const lastUpdated = new Date(state.server.startTimeMs).toISOString();
+  const bootstrap = state.server.bootstrap;
+  const staticResources = (bootstrap.static_resources ?? {}) as JsonObject;
+  const listeners = (staticResources.listeners ?? []) as JsonObject[];
+  const clusters = (staticResources.clusters ?? []) as JsonObject[];
+  const hcms = listeners.flatMap((l) =>
+    ((l.filter_chains ?? []) as JsonObject[]).flatMap((c) => ((c.filters ?? []) as JsonObject[]).map((f) => (f.typed_config ?? {}) as JsonObject)),
+  ).filter((t) => String(t['@type'] ?? '').endsWith('.HttpConnectionManager'));
+
+  /** [tracker key, dump] in Envoy's order; `keep` filters resources by name. */
+  const dumps = (includeEds: boolean, keep: (name: string) => boolean): [string, JsonObject][] => {
+    const out: [string, JsonObject][] = [];
+    out.push(['bootstrap', { '@type': `${ADMIN}BootstrapConfigDump`, bootstrap: { ...bootstrap, node: nodeInfo(state, false) }, last_updated: lastUpdated }]);
+    const staticClusters = clusters.filter((c) => keep(String(c.name))).map((c) => ({ cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c }, last_updated: lastUpdated }));
+    out.push(['clusters', { '@type': `${ADMIN}ClustersConfigDump`, ...(staticClusters.length ? { static_clusters: staticClusters } : {}) }]);
+    if (includeEds && clusters.length) {
+      const configs = clusters.filter((c) => keep(String(c.name))).map((c) => {
+        const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${String(c.name)}`);
+        const hosts = readout?.value ? (JSON.parse(readout.value) as HostDescription[]) : [];
+        const byLocality = new Map<string, HostDescription[]>();
+        for (const h of hosts) {
+          const key = JSON.stringify([h.region, h.zone, h.subZone]);
+          byLocality.set(key, [...(byLocality.get(key) ?? []), h]);
+        }
+        const endpoints = [...byLocality.values()].map((group) => {
+          const h0 = group[0]!;
+          const locality: JsonObject = {};
+          if (h0.region) locality.region = h0.region;
+          if (h0.zone) locality.zone = h0.zone;
+          if (h0.subZone) locality.sub_zone = h0.subZone;
+          return {
+            locality,
+            lb_endpoints: group.map((h) => ({
+              endpoint: { address: socketAddress(h.address), ...(h.hostname ? { hostname: h.hostname } : {}), health_check_config: {} },
+              health_status: 'HEALTHY',
+              metadata: {},
+              load_balancing_weight: h.weight,
+            })),
+          };
+        });
+        return {
+          endpoint_config: {
+            '@type': 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+            cluster_name: String(c.name),
+            ...(endpoints.length ? { endpoints } : {}),
+            policy: { overprovisioning_factor: 140 },
+          },
+        };
+      });
+      out.push(['endpoint', { '@type': `${ADMIN}EndpointsConfigDump`, ...(configs.length ? { static_endpoint_configs: configs } : {}) }]);
+    }
+    const staticListeners = listeners.filter((l) => keep(String(l.name ?? ''))).map((l) => ({ listener: { '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', ...l }, last_updated: lastUpdated }));
+    out.push(['listeners', { '@type': `${ADMIN}ListenersConfigDump`, ...(staticListeners.length ? { static_listeners: staticListeners } : {}) }]);
+    if (hcms.length) {
+      out.push(['route_scopes', { '@type': `${ADMIN}ScopedRoutesConfigDump` }]);
+      const routes = hcms
+        .map((h) => (h.route_config ?? {}) as JsonObject)
+        .filter((rc) => keep(String(rc.name ?? '')))
+        .map((rc) => ({ route_config: { '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', ...rc }, last_updated: lastUpdated }));
+      out.push(['routes', { '@type': `${ADMIN}RoutesConfigDump`, ...(routes.length ? { static_route_configs: routes } : {}) }]);
+    }
+    out.push(['secrets', { '@type': `${ADMIN}SecretsConfigDump` }]);
+    return out;
+  };
+
+  const fail = (status: number, body: string): AdminResponse => ({ status, contentType: PLAIN, body });
+
+  return [
+    {
+      path: '/config_dump',
+      help: 'dump current Envoy configs (experimental)',
+      mutates: false,
+      params: [
+        { name: 'resource', help: 'The resource to dump' },
+        { name: 'mask', help: 'The mask to apply. When both resource and mask are specified, the mask is applied to every element in the desired repeated field so that only a subset of fields are returned. The mask is parsed as a Protobuf::FieldMask' },
+        { name: 'name_regex', help: 'Dump only the currently loaded configurations whose names match the specified regex. Can be used with both resource and mask query parameters.' },
+        { name: 'include_eds', help: 'Dump currently loaded configuration including EDS. See the response definition for more information' },
+      ],
+      handle: async (rq) => {
+        const param = (name: string) => (rq.query.get(name) || undefined);
+        let keep: (name: string) => boolean = () => true;
+        const nameRegex = param('name_regex');
+        if (nameRegex !== undefined) {
+          try {
+            const re = RE2JS.compile(nameRegex);
+            keep = (name) => re.matches(name);
+          } catch (err) {
+            return fail(400, `INVALID_ARGUMENT: Error while parsing name_regex from ${nameRegex}: ${(err as Error).message}`);
+          }
+        }
+        const includeEds = rq.query.has('include_eds');
+        if (includeEds) await collector.refresh();
+        const root = envoySchema();
+        const all = dumps(includeEds, keep).map(([key, dump]) => [key, redact(dump) as JsonObject] as const);
+        const maskText = param('mask');
+        const paths = maskText ? parseMask(maskText) : undefined;
+        const resource = param('resource');
+
+        if (resource !== undefined) {
+          for (const [, dump] of all) {
+            const type = root.lookupType(String(dump['@type']).slice('type.googleapis.com/'.length));
+            const field = type.fields[resource];
+            if (!field) continue;
+            if (!field.repeated) return fail(400, `${resource} is not a repeated field. Use ?mask=${resource} to get only this field`);
+            const elementType = field.resolvedType as protobuf.Type;
+            const typeUrl = `type.googleapis.com/${elementType.fullName.slice(1)}`;
+            const elements = (dump[resource] ?? []) as JsonObject[];
+            if (elements.length === 0) return { status: 200, contentType: JSON_TYPE, body: '{}\n' };
+            try {
+              const configs = elements.map((e) => ({ '@type': typeUrl, ...(paths ? applyMask(elementType, e, paths, true) : e) }));
+              return { status: 200, contentType: JSON_TYPE, body: protoJson({ configs }) };
+            } catch (err) {
+              if (err instanceof FieldMaskError) return fail(400, `FieldMask ${maskDebugText(paths!)} could not be successfully used.`);
+              throw err;
+            }
+          }
+          return fail(404, `${resource} not found in config dump`);
+        }
+
+        let configs = all.map(([, dump]) => dump);
+        if (paths) {
+          configs = configs.flatMap((dump) => {
+            const type = root.lookupType(String(dump['@type']).slice('type.googleapis.com/'.length));
+            const { '@type': typeUrl, ...fields } = dump;
+            try {
+              return [{ '@type': typeUrl, ...applyMask(type, fields, paths, false) }];
+            } catch (err) {
+              if (err instanceof FieldMaskError) return [];
+              throw err;
+            }
+          });
+          if (configs.length === 0) return fail(400, `FieldMask ${maskText} could not be successfully applied to any configs.`);
+        }
+        return { status: 200, contentType: JSON_TYPE, body: protoJson({ configs }) };
+      },
+    },
+  ];
+}
