@@ -87,33 +87,48 @@ function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Sorted name lists, cached until a stat is added. */
+interface NameLists {
+  textReadouts: string[];
+  counters: string[];
+  gauges: string[];
+  histograms: string[];
+}
+
+/**
+ * Sorted name lists, cached until a stat is added, with the hidden ones (per-host figures,
+ * host lists) apart: most requests never show them, so they are not walked at all.
+ */
 export class SortedNames {
   private generation = -1;
-  private names: { textReadouts: string[]; counters: string[]; gauges: string[]; histograms: string[] } = { textReadouts: [], counters: [], gauges: [], histograms: [] };
+  private visible: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
+  private hidden: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
+  private all: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
 
   constructor(private readonly merged: MergedStats) {}
 
-  get(): SortedNames['names'] {
+  get(which: 'include' | 'only' | 'exclude' = 'exclude'): NameLists {
     if (this.generation !== this.merged.generation) {
-      this.names = {
-        textReadouts: [...this.merged.textReadouts.keys()].sort(byteOrder),
-        counters: [...this.merged.counters.keys()].sort(byteOrder),
-        gauges: [...this.merged.gauges.keys()].sort(byteOrder),
-        histograms: [...this.merged.histograms.keys()].sort(byteOrder),
+      const split = (names: Iterable<string>) => {
+        const sorted = [...names].sort(byteOrder);
+        return [sorted.filter((n) => !isHiddenStat(n)), sorted.filter(isHiddenStat), sorted] as const;
       };
+      const t = split(this.merged.textReadouts.keys());
+      const c = split(this.merged.counters.keys());
+      const g = split(this.merged.gauges.keys());
+      const h = split(this.merged.histograms.keys());
+      this.visible = { textReadouts: t[0], counters: c[0], gauges: g[0], histograms: h[0] };
+      this.hidden = { textReadouts: t[1], counters: c[1], gauges: g[1], histograms: h[1] };
+      this.all = { textReadouts: t[2], counters: c[2], gauges: g[2], histograms: h[2] };
       this.generation = this.merged.generation;
     }
-    return this.names;
+    return which === 'exclude' ? this.visible : which === 'only' ? this.hidden : this.all;
   }
 }
 
 export function select(merged: MergedStats, names: SortedNames, p: StatsParams): Selection {
-  const all = names.get();
-  // Hidden stats are the per-host figures; then usedonly, before the regex, which is the costly part.
-  const hidden = isHiddenStat;
-  const showHidden = (name: string) => (p.hidden === 'include' ? true : p.hidden === 'only' ? hidden(name) : !hidden(name));
-  const keep = (name: string, used: boolean) => showHidden(name) && (!p.usedOnly || used) && (!p.filter || p.filter(name));
+  const all = names.get(p.hidden);
+  // usedonly before the regex, which is the costly part.
+  const keep = (name: string, used: boolean) => (!p.usedOnly || used) && (!p.filter || p.filter(name));
   const out: Selection = { textReadouts: [], scalars: [], histograms: [] };
   if (p.type === 'All' || p.type === 'TextReadouts') out.textReadouts = all.textReadouts.filter((n) => keep(n, merged.textReadouts.get(n)!.used));
   const counters = p.type === 'All' || p.type === 'Counters' ? all.counters.filter((n) => keep(n, merged.counters.get(n)!.used)) : [];

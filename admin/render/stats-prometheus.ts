@@ -103,6 +103,7 @@ interface FamilyIndex {
 function buildFamilies(names: Iterable<string>): Family[] {
   const byFamily = new Map<string, { extracted: string[]; members: { member: Member; segments: string[] }[] }>();
   for (const name of names) {
+    if (isHiddenStat(name)) continue; // per-host figures never reach Prometheus
     const { extracted, tags } = extractTags(name);
     const family = `envoy_${sanitize(extracted)}`;
     let f = byFamily.get(family);
@@ -141,7 +142,7 @@ export interface PrometheusOptions {
 export function* renderPrometheus(merged: MergedStats, options: PrometheusOptions): Generator<string> {
   const index = familyIndex(merged);
   // Per-host figures stay out of Prometheus, as Envoy's do (they are for /clusters).
-  const keep = (name: string, used: boolean) => !isHiddenStat(name) && (!options.usedOnly || used) && (!options.filter || options.filter(name));
+  const keep = (name: string, used: boolean) => (!options.usedOnly || used) && (!options.filter || options.filter(name));
   let out = '';
   function* section(families: Family[], type: string, used: (name: string) => boolean, line: (m: Member) => string): Generator<string> {
     for (const family of families) {

@@ -1,4 +1,4 @@
-// /stats and /stats/prometheus at about 100,000 stats: a bootstrap with 6,000 clusters (each
+// /stats, /stats/prometheus, /clusters and /config_dump at about 100,000 stats: a bootstrap with 6,000 clusters (each
 // 17 stats in each of 2 workers, merged), timed to the last byte through the admin interface,
 // and /ready's latency measured while a /stats is being served. Prints figures; asserts nothing.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -64,6 +64,10 @@ try {
     ['/stats/prometheus', '/stats/prometheus'],
     ['/stats?usedonly', '/stats?usedonly'],
     ['/stats?filter=service_42\\.', '/stats?filter=service_42%5C.'],
+    ['/clusters', '/clusters'],
+    ['/clusters?format=json', '/clusters?format=json'],
+    ['/config_dump', '/config_dump'],
+    ['/config_dump?include_eds', '/config_dump?include_eds'],
   ] as const) {
     const runs: { ms: number; bytes: number }[] = [];
     for (let i = 0; i < RUNS; i++) runs.push(await get(`http://${admin}${path}`));
