@@ -11,7 +11,8 @@ import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { loggingEndpoints } from './endpoints/logging.js';
 import { processEndpoints } from './endpoints/process.js';
-import { RuntimeClient, runtimeEndpoints } from './endpoints/runtime.js';
+import { runtimeEndpoints } from './endpoints/runtime.js';
+import { SupervisorClient } from './supervisor-client.js';
 import { setRuntime } from '../shared/runtime.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { statsEndpoints } from './endpoints/stats.js';
@@ -32,7 +33,7 @@ let state: AdminState | undefined;
 let server: AdminServer | undefined;
 let accessLog: AdminAccessLog | undefined;
 let collector: StatsCollector | undefined;
-const runtimeClient = new RuntimeClient((m) => sendToParent<FromAdmin>(m));
+const supervisor = new SupervisorClient((m) => sendToParent<FromAdmin>(m));
 
 function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -50,9 +51,9 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   );
   collector.start();
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state), ...statsEndpoints(collector), ...runtimeEndpoints(runtimeClient),
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
-    ...clusterEndpoints(state, collector), ...drainEndpoints((m) => sendToParent<FromAdmin>(m)), ...configDumpEndpoints(state, collector));
+    ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector));
   const admin = context.bootstrap.admin as JsonObject;
   if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
   server = new AdminServer(endpoints, accessLog);
@@ -110,7 +111,8 @@ process.on('message', (m: ToAdmin) => {
       applyLogLevelChange(m.change); // replayed to a replacement admin process
       break;
     case 'runtime_modify_result':
-      runtimeClient.onResult(m);
+    case 'done':
+      supervisor.onReply(m);
       break;
     case 'healthcheck':
       if (state) state.healthCheckFailing = m.failing;

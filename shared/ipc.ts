@@ -61,7 +61,7 @@ export type LogSettingsMessage = Omit<LogSettings, 'componentLevels'> & { compon
 // supervisor → worker
 export type ToWorker =
   | { type: 'init'; index: number; server: ServerContext }
-  | { type: 'healthcheck'; failing: boolean }
+  | { type: 'healthcheck'; failing: boolean; ack?: number }
   | { type: 'reopen_logs' }
   /** Send `stats` with everything that changed since the last delta. */
   | { type: 'stats_collect'; id: number }
@@ -69,9 +69,9 @@ export type ToWorker =
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
   | { type: 'log_levels'; change: LogLevelChange }
-  | { type: 'drain'; order: DrainOrder }
+  | { type: 'drain'; order: DrainOrder; ack?: number }
   /** Stop accepting on these listeners (existing connections go on). */
-  | { type: 'stop_listeners'; names: string[] }
+  | { type: 'stop_listeners'; names: string[]; ack?: number }
   | { type: 'shutdown'; graceMs: number };
 
 /** POST /logging, applied by every process to its own loggers. */
@@ -83,6 +83,8 @@ export type LogLevelChange =
 // worker → supervisor
 export type FromWorker =
   | { type: 'ready'; index: number }
+  /** The message carrying `ack` has been applied. */
+  | { type: 'ack'; index: number; ack: number }
   | { type: 'fatal'; index: number; error: string }
   | { type: 'stats'; index: number; id: number; delta: StatsDelta };
 
@@ -99,6 +101,8 @@ export type ToAdmin =
   | { type: 'stats'; id: number; sources: [source: string, delta: StatsDelta][] }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
   | { type: 'log_levels'; change: LogLevelChange }
+  /** Request `id` (healthcheck, drain_listeners) is in effect in every worker. */
+  | { type: 'done'; id: number }
   /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   | { type: 'shutdown'; graceMs: number };
@@ -108,13 +112,13 @@ export type FromAdmin =
   | { type: 'ready'; address: string }
   | { type: 'fatal'; error: string }
   | { type: 'quit' }
-  | { type: 'healthcheck'; failing: boolean }
+  | { type: 'healthcheck'; id: number; failing: boolean }
   | { type: 'stats_collect'; id: number }
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   | { type: 'log_levels'; change: LogLevelChange }
   | { type: 'reopen_logs' }
-  | { type: 'drain_listeners'; inboundOnly: boolean; graceful: boolean; skipExit: boolean };
+  | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

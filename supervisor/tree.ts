@@ -41,6 +41,8 @@ export class ProcessTree {
   private readonly serverStats: ServerStats;
   private readonly runtime: RuntimeLayers;
   private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
+  private nextAck = 1;
+  private readonly pendingAcks = new Map<number, { waiting: Set<number>; done: () => void }>();
   /** POST /logging changes so far, replayed to a replacement child after its init. */
   private readonly logLevelChanges: LogLevelChange[] = [];
   /** Resolves with the process exit status once the whole tree has stopped. */
@@ -124,6 +126,10 @@ export class ProcessTree {
         this.serverStats.becameLive();
         log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s): LIVE`);
       }
+    } else if (m.type === 'ack') {
+      const pending = this.pendingAcks.get(m.ack);
+      pending?.waiting.delete(m.index);
+      if (pending && pending.waiting.size === 0) pending.done();
     } else if (m.type === 'stats') {
       this.statsRelay.onWorkerStats(m);
     } else if (m.type === 'fatal' && this.state !== 'LIVE') {
@@ -170,7 +176,7 @@ export class ProcessTree {
         this.reopenLogs();
         break;
       case 'drain_listeners':
-        this.drainListeners(m.inboundOnly ? 'inbound' : 'all', m.graceful, m.skipExit);
+        void this.drainListeners(m.inboundOnly ? 'inbound' : 'all', m.graceful, m.skipExit).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
         break;
       case 'stats_lookups':
         this.context.statsLookupTracking = m.tracking;
@@ -179,8 +185,8 @@ export class ProcessTree {
         break;
       case 'healthcheck':
         this.context.healthCheckFailing = m.failing;
-        for (const w of this.workers) w.send<ToWorker>({ type: 'healthcheck', failing: m.failing });
         this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
+        void this.toAllWorkers((ack) => ({ type: 'healthcheck', failing: m.failing, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
         break;
     }
   }
@@ -190,29 +196,52 @@ export class ProcessTree {
    * over --drain-time-s, and the listeners stop at the end (unless skip_exit). Otherwise the
    * listeners stop now. A drain already covering the direction makes a second call a no-op.
    */
-  private drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): void {
+  private async drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): Promise<void> {
     if (graceful) {
       if (this.context.drains.some((d) => d.direction === 'all' || d.direction === direction)) return;
       const order: DrainOrder = { direction, strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
       this.context.drains.push(order);
       log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
-      for (const w of this.workers) w.send<ToWorker>({ type: 'drain', order });
       this.setState('DRAINING');
-      if (!skipExit) setTimeout(() => this.stopListeners(direction), order.drainTimeMs).unref();
+      if (!skipExit) setTimeout(() => void this.stopListeners(direction), order.drainTimeMs).unref();
+      await this.toAllWorkers((ack) => ({ type: 'drain', order, ack }));
       return;
     }
-    this.stopListeners(direction);
+    await this.stopListeners(direction);
   }
 
-  private stopListeners(direction: DrainOrder['direction']): void {
+  private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
     const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
     if (names.length === 0) return;
-    for (const w of this.workers) w.send<ToWorker>({ type: 'stop_listeners', names });
+    await this.toAllWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
     this.sockets.stop(names);
     this.context.listeners = this.sockets.childView();
     this.listenersStopped.inc(names.length);
     log.info(`stopped listener(s) ${names.join(', ')}`);
     this.setState('DRAINING');
+  }
+
+  /**
+   * Sends every worker a message carrying a fresh ack id; resolves once each has applied it (a
+   * worker that does not answer within 2 s is not waited for: it is dying or being replaced, and
+   * its replacement starts from the context, which already holds the change).
+   */
+  private toAllWorkers(make: (ack: number) => ToWorker): Promise<void> {
+    const ack = this.nextAck++;
+    return new Promise((resolve) => {
+      const waiting = new Set<number>();
+      const done = () => {
+        clearTimeout(timer);
+        this.pendingAcks.delete(ack);
+        resolve();
+      };
+      const timer = setTimeout(done, 2000);
+      this.pendingAcks.set(ack, { waiting, done });
+      this.workers.forEach((w, i) => {
+        if (w.send<ToWorker>(make(ack))) waiting.add(i);
+      });
+      if (waiting.size === 0) done();
+    });
   }
 
   /** Every process gets the new values at once (between its events), and replacements start with them. */

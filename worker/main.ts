@@ -58,6 +58,11 @@ function stop(graceMs: number): void {
     .finally(exit);
 }
 
+/** Tells the supervisor a change is in effect here (it answers the admin request only then). */
+function acknowledge(ack: number | undefined): void {
+  if (ack !== undefined) sendToParent<FromWorker>({ type: 'ack', index, ack });
+}
+
 setUpChild(stop);
 process.on('message', (m: ToWorker) => {
   switch (m.type) {
@@ -71,6 +76,7 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'healthcheck':
       healthCheckFailing = m.failing;
+      acknowledge(m.ack);
       break;
     case 'reopen_logs':
       reopenLogs();
@@ -83,9 +89,11 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'drain':
       drain.start(m.order);
+      acknowledge(m.ack);
       break;
     case 'stop_listeners':
       for (const l of listeners) if (m.names.includes(l.info.name)) l.filter.stopAccepting();
+      acknowledge(m.ack);
       break;
     case 'stats_lookups':
       stats.trackLookups(m.tracking);

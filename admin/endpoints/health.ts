@@ -1,6 +1,6 @@
-import type { FromAdmin } from '../../shared/ipc.js';
 import type { AdminEndpoint } from '../endpoint.js';
 import type { AdminState } from '../state.js';
+import type { SupervisorClient } from '../supervisor-client.js';
 
 /**
  * POST /healthcheck/fail and /healthcheck/ok: every inbound health check (the health-check
@@ -8,10 +8,11 @@ import type { AdminState } from '../state.js';
  * meanwhile. The supervisor holds the state and tells every worker, and any replacement worker
  * starts with it.
  */
-export function healthEndpoints(state: AdminState): AdminEndpoint[] {
-  const set = (failing: boolean): AdminEndpoint['handle'] => () => {
+export function healthEndpoints(state: AdminState, supervisor: SupervisorClient): AdminEndpoint[] {
+  const set = (failing: boolean): AdminEndpoint['handle'] => async () => {
     state.healthCheckFailing = failing;
-    state.notify({ type: 'healthcheck', failing });
+    // Answered once every worker applies it: a script may act on the answer at once.
+    await supervisor.request((id) => ({ type: 'healthcheck', id, failing }));
     return { status: 200, body: 'OK\n' };
   };
   return [
@@ -25,7 +26,7 @@ export function healthEndpoints(state: AdminState): AdminEndpoint[] {
  * after a drain sequence of --drain-time-s shaped by --drain-strategy (`skip_exit`: keep them
  * open after it). The supervisor runs the sequence; the answer is immediate.
  */
-export function drainEndpoints(send: (m: FromAdmin) => void): AdminEndpoint[] {
+export function drainEndpoints(supervisor: SupervisorClient): AdminEndpoint[] {
   return [
     {
       path: '/drain_listeners',
@@ -36,11 +37,12 @@ export function drainEndpoints(send: (m: FromAdmin) => void): AdminEndpoint[] {
         { name: 'skip_exit', help: 'When draining listeners, do not exit after the drain period. This must be used with graceful' },
         { name: 'inboundonly', help: 'Drains all inbound listeners. traffic_direction field in envoy_v3_api_msg_config.listener.v3.Listener is used to determine whether a listener is inbound or outbound.' },
       ],
-      handle: (rq) => {
+      handle: async (rq) => {
         const graceful = rq.query.has('graceful');
         const skipExit = rq.query.has('skip_exit');
         if (skipExit && !graceful) return { status: 400, body: 'skip_exit requires graceful\n' };
-        send({ type: 'drain_listeners', inboundOnly: rq.query.has('inboundonly'), graceful, skipExit });
+        // Answered once every worker is draining (or has stopped accepting).
+        await supervisor.request((id) => ({ type: 'drain_listeners', id, inboundOnly: rq.query.has('inboundonly'), graceful, skipExit }));
         return { status: 200, body: 'OK\n' };
       },
     },

@@ -1,4 +1,5 @@
-import type { FromAdmin, ToAdmin } from '../../shared/ipc.js';
+import type { ToAdmin } from '../../shared/ipc.js';
+import type { SupervisorClient } from '../supervisor-client.js';
 import { finalValue, runtimeSnapshot } from '../../shared/runtime.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 
@@ -10,27 +11,7 @@ import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 
 const USAGE = 'usage: /runtime_modify?key1=value1&key2=value2&keyN=valueN\n       or send the parameters as form values\nuse an empty value to remove a previously added override';
 
-export class RuntimeClient {
-  private nextId = 1;
-  private readonly waiting = new Map<number, (r: Extract<ToAdmin, { type: 'runtime_modify_result' }>) => void>();
-
-  constructor(private readonly send: (m: FromAdmin) => void) {}
-
-  modify(overrides: [string, string][]): Promise<Extract<ToAdmin, { type: 'runtime_modify_result' }>> {
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
-      this.send({ type: 'runtime_modify', id, overrides });
-    });
-  }
-
-  onResult(m: Extract<ToAdmin, { type: 'runtime_modify_result' }>): void {
-    this.waiting.get(m.id)?.(m);
-    this.waiting.delete(m.id);
-  }
-}
-
-export function runtimeEndpoints(client: RuntimeClient): AdminEndpoint[] {
+export function runtimeEndpoints(supervisor: SupervisorClient): AdminEndpoint[] {
   return [
     {
       path: '/runtime',
@@ -49,7 +30,8 @@ export function runtimeEndpoints(client: RuntimeClient): AdminEndpoint[] {
       mutates: true,
       handle: async (rq) => {
         if (rq.params.length === 0) return { status: 400, body: USAGE };
-        const result = await client.modify(rq.params);
+        const result = await supervisor.request<Extract<ToAdmin, { type: 'runtime_modify_result' }>>((id) => ({ type: 'runtime_modify', id, overrides: rq.params }));
+        if (!result) return { status: 503, body: 'the supervisor did not answer' };
         if (result.error) return { status: result.error.status, body: result.error.message };
         return { status: 200, body: 'OK\n' };
       },
