@@ -101,6 +101,9 @@ process.on('message', (m: ToAdmin) => {
     case 'state':
       if (state) state.state = m.state;
       break;
+    case 'unready':
+      if (state) state.unreadyWorkers = m.workers;
+      break;
     case 'stats':
       collector?.onStats(m);
       break;

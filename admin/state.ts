@@ -4,6 +4,8 @@ import type { FromAdmin, ServerContext, ServerInfoContext, ServerState } from '.
 export class AdminState {
   state: ServerState = 'PRE_INITIALIZING';
   healthCheckFailing = false;
+  /** Workers not serving their listeners yet (see /init_dump). */
+  unreadyWorkers: string[] = [];
 
   constructor(
     readonly server: ServerContext,

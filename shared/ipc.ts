@@ -103,6 +103,8 @@ export type ToAdmin =
   | { type: 'log_levels'; change: LogLevelChange }
   /** Request `id` (healthcheck, drain_listeners) is in effect in every worker. */
   | { type: 'done'; id: number }
+  /** The workers not serving yet (starting up, or replacing a crashed one): /init_dump's unready targets. */
+  | { type: 'unready'; workers: string[] }
   /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   | { type: 'shutdown'; graceMs: number };

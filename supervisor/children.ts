@@ -28,6 +28,8 @@ export interface ChildOptions<In> {
   onMessage: (message: In, child: ManagedChild<In>) => void;
   /** Called after every (re)start, to send the child its init message. */
   onStart: (child: ManagedChild<In>) => void;
+  /** Called when the child exits, expectedly or not. */
+  onExit?: (child: ManagedChild<In>) => void;
 }
 
 export function childEntry(role: Role): string {
@@ -73,6 +75,7 @@ export class ManagedChild<In> {
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.process) return;
     this.process = undefined;
+    this.options.onExit?.(this);
     if (this.stopping) {
       for (const w of this.exitWaiters.splice(0)) w();
       return;

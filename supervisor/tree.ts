@@ -90,6 +90,7 @@ export class ProcessTree {
             adminAddressPath: this.options.adminAddressPath,
           }) &&
           child.send<ToAdmin>({ type: 'state', state: this.state }) &&
+          child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
           this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })),
         onMessage: (m) => this.onAdminMessage(m),
       });
@@ -107,10 +108,19 @@ export class ProcessTree {
           for (const change of this.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
         },
         onMessage: (m) => this.onWorkerMessage(m),
+        onExit: () => {
+          this.readyWorkers.delete(i);
+          this.reportUnready();
+        },
       });
       this.workers.push(worker);
       worker.start();
     }
+  }
+
+  private reportUnready(): void {
+    const workers = this.workers.map((w, i) => (this.readyWorkers.has(i) ? undefined : w.name)).filter((n): n is string => n !== undefined);
+    this.admin?.send<ToAdmin>({ type: 'unready', workers });
   }
 
   private setState(state: ServerState): void {
@@ -121,6 +131,7 @@ export class ProcessTree {
   private onWorkerMessage(m: FromWorker): void {
     if (m.type === 'ready') {
       this.readyWorkers.add(m.index);
+      this.reportUnready();
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
         this.setState('LIVE');
         this.serverStats.becameLive();

@@ -118,6 +118,9 @@ describe('the process tree', () => {
     process.kill(victim, 'SIGKILL');
     await waitFor('the worker to die', () => !alive(victim) || undefined);
     deadAt = Date.now();
+    // While its replacement starts, the listener has an unready target (or it is already back).
+    const initDump = JSON.parse((await httpRequest(`http://${proxy.admin}/init_dump`)).body);
+    if (initDump.unready_targets_dumps) assert.deepEqual(initDump.unready_targets_dumps[0].target_names, ['target worker_0 serving listener http']);
     const replacement = await waitFor('a replacement worker_0', () => {
       const pid = roles(proxy.pid).get('worker_0');
       return pid !== undefined && pid !== victim ? pid : undefined;
@@ -132,6 +135,8 @@ describe('the process tree', () => {
     assert.deepEqual(after.filter((r) => !r.ok).length, 0, `${after.filter((r) => !r.ok).length} of ${after.length} requests failed after the worker died`);
     assert.ok(alive(replacement));
     assert.match(proxy.output(), /worker_0 \(pid \d+\) exited unexpectedly \(signal SIGKILL\)/);
+    assert.equal((await httpRequest(`http://${proxy.admin}/init_dump`)).body, '{}\n'); // all serving again
+    assert.equal((await httpRequest(`http://${proxy.admin}/init_dump?mask=cluster`)).body, '{}\n');
     assert.equal(await proxy.stop(), 0);
   });
 

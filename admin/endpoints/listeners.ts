@@ -15,6 +15,23 @@ function socketAddress(address: string): Record<string, unknown> {
 export function listenerEndpoints(state: AdminState): AdminEndpoint[] {
   return [
     {
+      path: '/init_dump',
+      help: 'dump current Envoy init manager information (experimental)',
+      mutates: false,
+      params: [{ name: 'mask', help: 'The desired component to dump unready targets. The mask is parsed as a Protobuf::FieldMask. For example, get the unready targets of all listeners with /init_dump?mask=listener`' }],
+      // A listener's initialization ends when every worker serves it: until then (start-up, or a
+      // crashed worker's replacement starting) each such worker is an unready target.
+      handle: (rq) => {
+        const mask = rq.query.get('mask') || undefined;
+        const listeners = state.server.listeners.filter((l) => !l.stopped);
+        const dumps =
+          (mask === undefined || mask === 'listener') && state.unreadyWorkers.length
+            ? listeners.map((l) => ({ name: `init manager ${l.name}`, target_names: state.unreadyWorkers.map((w) => `target ${w} serving listener ${l.name}`) }))
+            : [];
+        return { status: 200, contentType: JSON_TYPE, body: protoJson(dumps.length ? { unready_targets_dumps: dumps } : {}) };
+      },
+    },
+    {
       path: '/listeners',
       help: 'print listener info',
       mutates: false,
