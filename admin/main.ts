@@ -31,7 +31,6 @@ import { AdminState } from './state.js';
 const log = getLogger('admin', import.meta.url);
 let state: AdminState | undefined;
 let server: AdminServer | undefined;
-let accessLog: AdminAccessLog | undefined;
 let collector: StatsCollector | undefined;
 const supervisor = new SupervisorClient((m) => sendToParent<FromAdmin>(m));
 
@@ -55,8 +54,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector));
   const admin = context.bootstrap.admin as JsonObject;
-  if (typeof admin.access_log_path === 'string') accessLog = new AdminAccessLog(admin.access_log_path);
-  server = new AdminServer(endpoints, accessLog);
+  server = new AdminServer(endpoints, AdminAccessLog.from(admin));
   const sa = (admin.address as JsonObject).socket_address as JsonObject;
   const host = String(sa.address);
   const requested = Number(sa.port_value ?? 0);
@@ -87,7 +85,6 @@ function stop(): void {
 }
 
 setUpChild(stop);
-process.on('SIGUSR1', () => accessLog?.reopen());
 process.on('message', (m: ToAdmin) => {
   switch (m.type) {
     case 'init':
@@ -122,7 +119,6 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'reopen_logs':
       reopenLogs();
-      accessLog?.reopen();
       break;
     case 'shutdown':
       stop();

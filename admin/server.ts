@@ -64,8 +64,10 @@ export class AdminServer {
     this.byPath = new Map(endpoints.map((e) => [e.path, e]));
   }
 
-  private async dispatch(req: IncomingMessage): Promise<AdminResponse> {
+  /** `received.bytes` gets the request body's size, for the access log. */
+  private async dispatch(req: IncomingMessage, received: { bytes: number }): Promise<AdminResponse> {
     const body = await readBody(req);
+    received.bytes = Buffer.byteLength(body);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = normalisePath(q < 0 ? url : url.slice(0, q));
@@ -85,15 +87,16 @@ export class AdminServer {
     return endpoint.handle({ method, path, query, params, raw: req });
   }
 
-  private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number): void {
-    res.writeHead(r.status, {
+  private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number, bytesReceived: number): void {
+    const headers = {
       'content-type': r.contentType ?? TEXT,
       'cache-control': 'no-cache, max-age=0',
       'x-content-type-options': 'nosniff',
       server: 'envoy',
-    });
+    };
+    res.writeHead(r.status, headers);
     const done = (bytes: number) => {
-      this.accessLog?.record(req, res, startedAt, bytes);
+      this.accessLog?.record(req, res.statusCode, headers, startedAt, bytesReceived, bytes);
       r.after?.();
     };
     if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) {
@@ -124,11 +127,12 @@ export class AdminServer {
   listen(host: string, port: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
       const startedAt = Date.now();
-      this.dispatch(req).then(
-        (r) => this.respond(req, res, r, startedAt),
+      const received = { bytes: 0 };
+      this.dispatch(req, received).then(
+        (r) => this.respond(req, res, r, startedAt, received.bytes),
         (err: Error) => {
           log.error(`admin ${req.method} ${req.url} failed: ${err.stack ?? err.message}`);
-          this.respond(req, res, { status: 500, body: `${err.message}\n` }, startedAt);
+          this.respond(req, res, { status: 500, body: `${err.message}\n` }, startedAt, received.bytes);
         },
       );
     });

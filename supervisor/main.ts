@@ -1,4 +1,7 @@
+import { closeSync, openSync } from 'node:fs';
+import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
 import { BootstrapError, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
 import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
@@ -42,7 +45,24 @@ function logSettings(options: Options): LogSettingsMessage {
   };
 }
 
+/** Opens (creating) every access-log file once, as Envoy does at start-up; the first failure is fatal. */
+function openAccessLogs(bootstrap: JsonObject): string | undefined {
+  for (const path of bootstrapAccessLogPaths(bootstrap)) {
+    try {
+      closeSync(openSync(path, 'a'));
+    } catch (err) {
+      return `unable to open access log file '${path}': ${(err as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
 async function serve(options: Options, loaded: LoadedBootstrap): Promise<number> {
+  const accessLogError = openAccessLogs(loaded.bootstrap);
+  if (accessLogError) {
+    log.critical(`error initializing configuration '${options.configPath}': ${accessLogError}`);
+    return 1;
+  }
   const sockets = new ListenerSocketRegistry();
   try {
     sockets.bindAll(loaded.bootstrap);

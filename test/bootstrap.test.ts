@@ -284,11 +284,12 @@ describe('field checks from the schema and Envoy\'s constraint annotations', () 
 describe('extensions', () => {
   it('refuse a typed_config the proxy does not implement, naming its type URL', () => {
     const d = minimalBootstrap() as Record<string, any>;
-    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log = [
-      { name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: '/dev/stdout' } },
-    ];
+    // A type of Envoy's API (so the schema knows it) that this proxy does not implement.
+    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.unshift({
+      name: 'tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext' },
+    });
     const errors = errorsOf({ configPath: tmp.file('x.yaml', yamlOf(d)) });
-    assert.ok(errors.some((e) => /access_log\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.access_loggers\.file\.v3\.FileAccessLog' is not implemented by this proxy/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.transport_sockets\.tls\.v3\.DownstreamTlsContext' is not implemented by this proxy/.test(e)), errors.join('\n'));
   });
 
   it('refuse a type URL that is not in the schema at all', () => {
@@ -350,4 +351,33 @@ describe('whole-bootstrap checks', () => {
     assert.equal(b.node.cluster, 'c9');
     assert.deepEqual(b.node.locality, { zone: 'z9' });
   });
+});
+
+describe('access logs in the bootstrap', () => {
+  const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
+  const STDOUT_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StdoutAccessLog';
+  const hcm = (d: Record<string, any>) => d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+  const at = 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log[0]';
+
+  it('accepts file and stdout loggers with formats and filters, on listeners and the admin', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    hcm(d).access_log = [
+      { name: 'envoy.access_loggers.file', filter: { status_code_filter: { comparison: { op: 'GE', value: { default_value: 500, runtime_key: 'log.min' } } } }, typed_config: { '@type': FILE_LOG, path: '/dev/null' } },
+      { name: 'envoy.access_loggers.stdout', typed_config: { '@type': STDOUT_LOG, log_format: { json_format: { code: '%RESPONSE_CODE%' } } } },
+    ];
+    d.admin.access_log = [{ name: 'admin', typed_config: { '@type': FILE_LOG, path: '/dev/null', log_format: { text_format_source: { inline_string: '%REQ(:PATH)%\n' } } } }];
+    load({ configPath: tmp.file('access-logs.yaml', yamlOf(d)) });
+  });
+
+  refuses('refuses', [
+    ['a format with a command this proxy does not know', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%NOPE%' } }]),
+      new RegExp(`^${at.replace(/[.[\]]/g, '\\$&')}: Not supported field in StreamInfo: NOPE$`)],
+    ['a file logger without a path', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG } }]), /access_log\[0\]\.typed_config\.path/],
+    ['a filter this proxy does not implement, with why', (d) => (hcm(d).access_log = [{ name: 'f', filter: { traceable_filter: {} }, typed_config: { '@type': FILE_LOG, path: '/x' } }]),
+      /traceable_filter.*tracing is not supported/],
+    ['a typed_config that is not an access logger', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
+      /access_log\[0\]: typed_config: 'envoy\.extensions\.filters\.http\.router\.v3\.Router' is not an access logger/],
+    ['a bad admin access log format', (d) => ((d.admin as Record<string, unknown>).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%START_TIME(%Q)%' } }]),
+      /^admin\.access_log\[0\]: START_TIME: unsupported time format conversion '%Q'/],
+  ]);
 });

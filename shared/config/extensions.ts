@@ -45,6 +45,24 @@ export const EXTENSIONS: readonly Extension[] = [
     typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
     deprecatedNames: ['envoy.health_check'],
   },
+  {
+    name: 'envoy.access_loggers.file',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.file.v3.FileAccessLog',
+    deprecatedNames: ['envoy.file_access_log'],
+  },
+  {
+    name: 'envoy.access_loggers.stdout',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.access_loggers.stderr',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
+    deprecatedNames: [],
+  },
 ];
 
 const byTypeName = new Map(EXTENSIONS.map((e) => [e.typeName, e]));

@@ -27,6 +27,7 @@ export const schemaFiles = [
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/health_check/v3/health_check.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
+  'envoy/extensions/access_loggers/stream/v3/stream.proto',
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/admin/v3/config_dump.proto',

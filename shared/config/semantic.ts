@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
+import { checkAccessLogs } from '../access-log/loggers.js';
 import { list, obj } from './access.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
@@ -100,6 +101,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
   });
   if (filters.length === 0) errors.push(`${path}.http_filters: an HTTP connection manager needs at least the router filter`);
+  checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);
 }
 
 function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[]): void {
@@ -146,6 +148,7 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
             if (!clusters.has(String(wc.name))) errors.push(`${fPath}.typed_config.weighted_clusters.clusters[${k}].name: unknown cluster '${String(wc.name)}'`);
           });
           if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
+          checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
         }
       });
     }
@@ -203,4 +206,5 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   checkListeners(list(sr.listeners), clusterNames, errors);
   const admin = obj(bootstrap.admin);
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
+  checkAccessLogs(admin.access_log, 'admin.access_log', errors);
 }

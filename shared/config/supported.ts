@@ -15,7 +15,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
   'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
-  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path'],
+  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log'],
   'envoy.config.listener.v3.Listener': ['name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata'],
   'envoy.config.listener.v3.Filter': ['name', 'typed_config'],
@@ -25,7 +25,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': [
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
-    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id',
+    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log',
   ],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
   'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
@@ -41,7 +41,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],
   'envoy.extensions.filters.http.router.v3.Router': [],
   'envoy.extensions.filters.http.health_check.v3.HealthCheck': ['pass_through_mode', 'headers'],
-  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'access_log'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster': ['clusters'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.cluster.v3.Cluster': [
@@ -60,6 +60,15 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.endpoint.v3.LocalityLbEndpoints': ['locality', 'lb_endpoints', 'metadata'],
   'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight'],
   'envoy.config.endpoint.v3.Endpoint': ['address', 'hostname'],
+  'envoy.config.accesslog.v3.AccessLog': ['name', 'filter', 'typed_config'],
+  'envoy.config.accesslog.v3.AccessLogFilter': [
+    'status_code_filter', 'duration_filter', 'not_health_check_filter', 'runtime_filter', 'and_filter', 'or_filter', 'header_filter', 'response_flag_filter',
+  ],
+  'envoy.extensions.access_loggers.file.v3.FileAccessLog': ['path', 'format', 'json_format', 'typed_json_format', 'log_format'],
+  'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog': ['log_format'],
+  'envoy.extensions.access_loggers.stream.v3.StderrAccessLog': ['log_format'],
+  // content_type only shapes local-reply bodies; formatters are extensions none of which is implemented.
+  'envoy.config.core.v3.SubstitutionFormatString': ['text_format', 'json_format', 'text_format_source', 'omit_empty_values', 'json_format_options'],
 };
 
 const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));
@@ -73,6 +82,12 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.cluster.v3.Cluster.eds_cluster_config': 'EDS is not supported; use load_assignment',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
   'envoy.config.listener.v3.Listener.udp_listener_config': 'UDP listeners are not supported',
+  'envoy.config.accesslog.v3.AccessLogFilter.traceable_filter': 'tracing is not supported',
+  'envoy.config.accesslog.v3.AccessLogFilter.grpc_status_filter': 'gRPC status is not decoded; use a header_filter on grpc-status or a status_code_filter',
+  'envoy.config.accesslog.v3.AccessLogFilter.metadata_filter': 'no filter of this proxy sets dynamic metadata',
+  'envoy.config.accesslog.v3.AccessLogFilter.log_type_filter': 'every entry is logged at the end of its request or connection; periodic and upstream log types are not produced',
+  'envoy.config.accesslog.v3.AccessLogFilter.extension_filter': 'no access log filter extension is implemented',
+  'envoy.config.core.v3.SubstitutionFormatString.formatters': 'no formatter extension is implemented',
   'envoy.config.bootstrap.v3.RuntimeLayer.rtds_layer': 'RTDS is not supported; use static, disk or admin layers',
 };
 

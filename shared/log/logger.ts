@@ -39,6 +39,7 @@ class Registry {
   escape = false;
   compiled: CompiledFormat = compileFormat(DEFAULT_LOG_FORMAT);
   sink: LogSink | undefined;
+  flushIntervalMs = 10_000;
   readonly files = new Set<string>();
 
   constructor() {
@@ -54,6 +55,7 @@ class Registry {
     this.compiled = compileFormat(s.format, { prefixWithLocation: s.prefixWithLocation });
     this.sink?.close();
     this.sink = new LogSink(s.path, s.flushIntervalMs);
+    this.flushIntervalMs = s.flushIntervalMs;
     this.generation++;
   }
 
@@ -120,15 +122,35 @@ export function applyLogLevelChange(change: { kind: 'all'; level: number } | { k
   }
 }
 
+/** Access-log files, one writer per path in a process (Envoy's access log manager shares them too). */
+const accessLogFiles = new Map<string, LogSink>();
+
+/**
+ * The buffered writer of an access log: a file path, or '' with fd 1 or 2 for the stdout and
+ * stderr loggers. Flushed like the log (`--file-flush-interval-msec`, a full buffer, exit) and
+ * reopened with it (SIGUSR1, POST /reopen_logs).
+ */
+export function accessLogSink(path: string, stdFd: 1 | 2 = 1): LogSink {
+  const key = path || `fd:${stdFd}`;
+  let sink = accessLogFiles.get(key);
+  if (!sink) {
+    sink = new LogSink(path, registry.flushIntervalMs, stdFd);
+    accessLogFiles.set(key, sink);
+  }
+  return sink;
+}
+
 export function flushLogs(): void {
   registry.sink?.flush();
+  for (const sink of accessLogFiles.values()) sink.flush();
 }
 
 export function reopenLogs(): void {
   registry.sink?.reopen();
+  for (const sink of accessLogFiles.values()) sink.reopen();
 }
 
-process.on('exit', () => registry.sink?.flush());
+process.on('exit', flushLogs);
 
 /**
  * The caller's line and function, from a one-frame stack. The text form of the stack is parsed

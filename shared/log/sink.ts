@@ -20,11 +20,13 @@ export class LogSink {
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `path` '' writes to `stdFd` (stderr unless told otherwise), flushed at the end of each tick. */
   constructor(
     readonly path: string,
     private readonly flushIntervalMs: number,
+    private readonly stdFd = 2,
   ) {
-    this.fd = path ? openSync(path, 'a') : 2;
+    this.fd = path ? openSync(path, 'a') : stdFd;
     if (path && flushIntervalMs > 0) {
       this.timer = setInterval(() => this.flush(), flushIntervalMs);
       this.timer.unref();

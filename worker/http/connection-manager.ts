@@ -3,6 +3,8 @@ import { createServer as createHttp1Server, type IncomingMessage, type Server as
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { ResponseFlag } from '../../shared/access-log/entry.js';
+import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
@@ -11,6 +13,7 @@ import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
 import type { ListenerInfo } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
+import { HttpAccessRecord } from './access-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
@@ -71,6 +74,7 @@ export class HttpConnectionManager {
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
   private readonly listenerStats: ListenerStats;
+  private readonly accessLogs: AccessLogs | undefined;
 
   constructor(
     private readonly config: Obj,
@@ -91,6 +95,7 @@ export class HttpConnectionManager {
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
     this.listenerStats = new ListenerStats(ctx.listenerStatPrefix);
+    this.accessLogs = AccessLogs.from(config.access_log);
   }
 
   /** Serves the listening socket `fd`; resolves once listening. */
@@ -178,12 +183,21 @@ export class HttpConnectionManager {
     const reply = { serverName: this.serverName };
     const stats = this.stats;
     const started = performance.now();
+    const headers = req.headers;
+    const authority = String(headers[':authority'] ?? headers.host ?? '');
+    const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
+    const logs = this.accessLogs;
+    const record = logs ? new HttpAccessRecord(req, res, rq) : undefined;
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
     res.once('close', () => {
       stats.rqActive.dec();
       if (res.writableFinished) stats.completed(res.statusCode, started);
+      if (record) {
+        if (!res.writableFinished && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
+        record.finish(res, logs!);
+      }
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);
     if (req.rawHeaders.length / 2 > this.maxHeadersCount) {
@@ -192,11 +206,14 @@ export class HttpConnectionManager {
       return;
     }
     if (streamIdleMs > 0) {
-      req.setTimeout(streamIdleMs, () => sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply));
+      req.setTimeout(streamIdleMs, () => {
+        if (record) {
+          record.responseFlags |= ResponseFlag.streamIdleTimeout;
+          record.responseCodeDetails = 'stream_idle_timeout';
+        }
+        sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
+      });
     }
-    const headers = req.headers;
-    const authority = String(headers[':authority'] ?? headers.host ?? '');
-    const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
 
     if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
       headers['x-request-id'] = randomUUID();
@@ -210,6 +227,10 @@ export class HttpConnectionManager {
 
     if (this.healthCheck) {
       const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
+      if (record && decision.healthCheck) {
+        record.healthCheck = true;
+        if (decision.status === 503) record.responseFlags |= ResponseFlag.failedLocalHealthCheck;
+      }
       if (decision.status !== undefined) {
         const extra = decision.status === 503 ? { 'x-envoy-immediate-health-check-fail': 'true' } : undefined;
         sendLocalReply(res, decision.status, '', { serverName: this.serverName, extraHeaders: extra });
@@ -218,8 +239,13 @@ export class HttpConnectionManager {
     }
 
     const route = this.routes.route(rq);
+    if (record) record.routeName = route?.name;
     if (!route) {
       stats.noRoute.inc();
+      if (record) {
+        record.responseFlags |= ResponseFlag.noRouteFound;
+        record.responseCodeDetails = 'route_not_found';
+      }
       sendLocalReply(res, LocalReply.noRoute.status, LocalReply.noRoute.body, reply);
       return;
     }
@@ -227,16 +253,21 @@ export class HttpConnectionManager {
     switch (action.kind) {
       case 'direct_response':
         stats.rqDirectResponse.inc();
+        if (record) record.responseCodeDetails = 'direct_response';
         sendLocalReply(res, action.status, action.body ?? '', reply);
         return;
       case 'redirect':
         stats.rqRedirect.inc();
+        if (record) record.responseCodeDetails = 'direct_response';
         res.writeHead(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
         res.end();
         return;
       case 'route': {
         let path = rq.path;
-        if (action.prefixRewrite !== undefined && route.prefix !== undefined) path = action.prefixRewrite + path.slice(route.prefix.length);
+        if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
+          path = action.prefixRewrite + path.slice(route.prefix.length);
+          if (record) record.rewrittenPath = path;
+        }
         forward(req, res, action, {
           stats,
           clusters: this.ctx.clusters,
@@ -244,6 +275,7 @@ export class HttpConnectionManager {
           headers,
           path,
           authority: action.hostRewriteLiteral ?? authority,
+          record,
         }).catch((err: Error) => {
           log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
           sendLocalReply(res, 500, '', reply);

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { compileHeaderMatcher, type RequestView } from './route-table.js';
+import { compileHeaderMatcher, type RequestView } from '../../shared/matchers.js';
 
 /**
  * The health-check HTTP filter (envoy.filters.http.health_check). A request whose headers match
@@ -11,6 +11,8 @@ import { compileHeaderMatcher, type RequestView } from './route-table.js';
 type Obj = JsonObject;
 
 export interface HealthCheckDecision {
+  /** The request is a health check (access logs' not_health_check_filter leaves it out). */
+  healthCheck: boolean;
   /** Answer locally with this status (200 or 503), or undefined to let the request through. */
   status?: number;
 }
@@ -29,8 +31,8 @@ export class HealthCheckFilter {
   }
 
   decide(rq: RequestView, failing: boolean): HealthCheckDecision {
-    if (!this.isHealthCheck(rq)) return {};
-    if (failing) return { status: 503 };
-    return this.passThrough ? {} : { status: 200 };
+    if (!this.isHealthCheck(rq)) return { healthCheck: false };
+    if (failing) return { healthCheck: true, status: 503 };
+    return this.passThrough ? { healthCheck: true } : { healthCheck: true, status: 200 };
   }
 }

@@ -1,9 +1,11 @@
-import { readFileSync } from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
 import { RE2JS } from 're2js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
+import { readDataSource } from '../../shared/config/data-source.js';
 import { durationMs } from '../../shared/config/wkt.js';
+import { compileHeaderMatcher, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+
+export type { RequestView } from '../../shared/matchers.js';
 
 /**
  * An HCM `route_config`, compiled once per worker: virtual hosts chosen by Envoy's domain
@@ -61,18 +63,11 @@ export interface RedirectAction {
 
 export type RouteAction = ForwardAction | DirectResponseAction | RedirectAction;
 
-/** What matchers see of a request. `path` includes the query string, as Envoy's :path does. */
-export interface RequestView {
-  method: string;
-  path: string;
-  authority: string;
-  headers: IncomingHttpHeaders;
-}
-
-type HeaderMatcher = (rq: RequestView) => boolean;
 type PathMatcher = (path: string) => boolean;
 
 export interface Route {
+  /** Route.name, for %ROUTE_NAME%. */
+  name?: string;
   /** The matched prefix (for prefix_rewrite), when the route matches by prefix. */
   prefix?: string;
   matchPath: PathMatcher;
@@ -88,83 +83,6 @@ export interface VirtualHost {
 const CLUSTER_NOT_FOUND_CODES: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
 const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
 
-function compileRegex(regex: string): RE2JS {
-  return RE2JS.compile(regex);
-}
-
-/** A StringMatcher (exact, prefix, suffix, contains, safe_regex; ignore_case). */
-export function compileStringMatcher(m: Obj): (value: string) => boolean {
-  const ignoreCase = m.ignore_case === true;
-  const norm = (s: string) => (ignoreCase ? s.toLowerCase() : s);
-  if (typeof m.exact === 'string') {
-    const want = norm(m.exact);
-    return (v) => norm(v) === want;
-  }
-  if (typeof m.prefix === 'string') {
-    const want = norm(m.prefix);
-    return (v) => norm(v).startsWith(want);
-  }
-  if (typeof m.suffix === 'string') {
-    const want = norm(m.suffix);
-    return (v) => norm(v).endsWith(want);
-  }
-  if (typeof m.contains === 'string') {
-    const want = norm(m.contains);
-    return (v) => norm(v).includes(want);
-  }
-  if (m.safe_regex) {
-    const re = compileRegex(String(obj(m.safe_regex).regex));
-    return (v) => re.matches(v);
-  }
-  return () => true;
-}
-
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name.toLowerCase()];
-  if (v === undefined) return undefined;
-  return Array.isArray(v) ? v.join(',') : v;
-}
-
-function requestHeader(rq: RequestView, name: string): string | undefined {
-  switch (name) {
-    case ':path': return rq.path;
-    case ':method': return rq.method;
-    case ':authority': return rq.authority;
-    case ':scheme': return 'http';
-    default: return headerValue(rq.headers, name);
-  }
-}
-
-/** A route HeaderMatcher (also the health-check filter's). `:path` includes the query string, as in Envoy. */
-export function compileHeaderMatcher(h: Obj): HeaderMatcher {
-  const name = String(h.name);
-  const invert = h.invert_match === true;
-  const treatMissingAsEmpty = h.treat_missing_header_as_empty === true;
-  let test: (value: string | undefined) => boolean;
-  if (typeof h.exact_match === 'string') test = (v) => v === h.exact_match;
-  else if (h.safe_regex_match) {
-    const re = compileRegex(String(obj(h.safe_regex_match).regex));
-    test = (v) => v !== undefined && re.matches(v);
-  } else if (h.range_match) {
-    const r = obj(h.range_match);
-    const start = Number(r.start ?? 0);
-    const end = Number(r.end ?? 0);
-    test = (v) => v !== undefined && /^-?\d+$/.test(v) && Number(v) >= start && Number(v) < end;
-  } else if (h.present_match !== undefined) test = (v) => (v !== undefined) === (h.present_match === true);
-  else if (typeof h.prefix_match === 'string') test = (v) => v !== undefined && v.startsWith(h.prefix_match as string);
-  else if (typeof h.suffix_match === 'string') test = (v) => v !== undefined && v.endsWith(h.suffix_match as string);
-  else if (typeof h.contains_match === 'string') test = (v) => v !== undefined && v.includes(h.contains_match as string);
-  else if (h.string_match) {
-    const sm = compileStringMatcher(obj(h.string_match));
-    test = (v) => v !== undefined && sm(v);
-  } else test = (v) => v !== undefined;
-  return (rq) => {
-    let v = requestHeader(rq, name);
-    if (v === undefined && treatMissingAsEmpty) v = '';
-    return test(v) !== invert;
-  };
-}
-
 function compileRetryPolicy(p: Obj | undefined): RetryPolicy | undefined {
   if (!p) return undefined;
   const on = String(p.retry_on ?? '').split(',').map((s) => s.trim());
@@ -179,19 +97,10 @@ function compileRetryPolicy(p: Obj | undefined): RetryPolicy | undefined {
   };
 }
 
-function dataSource(ds: Obj | undefined): Buffer | undefined {
-  if (!ds) return undefined;
-  if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
-  if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
-  if (typeof ds.filename === 'string') return readFileSync(ds.filename);
-  if (typeof ds.environment_variable === 'string') return Buffer.from(process.env[ds.environment_variable] ?? '');
-  return undefined;
-}
-
 function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
   if (route.direct_response) {
     const d = obj(route.direct_response);
-    return { kind: 'direct_response', status: Number(d.status), body: dataSource(d.body as Obj | undefined) };
+    return { kind: 'direct_response', status: Number(d.status), body: readDataSource(d.body as Obj | undefined) };
   }
   if (route.redirect) {
     const r = obj(route.redirect);
@@ -233,7 +142,7 @@ function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: stri
     return { matchPath: (p) => norm(p) === path };
   }
   if (match.safe_regex) {
-    const re = compileRegex(String(obj(match.safe_regex).regex));
+    const re = RE2JS.compile(String(obj(match.safe_regex).regex));
     return { matchPath: (p) => re.matches(p) };
   }
   if (typeof match.path_separated_prefix === 'string') {
@@ -257,6 +166,7 @@ export class RouteTable {
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
           return {
+            name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: list(match.headers).map(compileHeaderMatcher),
             action: compileAction(r, vhostRetry),

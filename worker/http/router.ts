@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
+import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
+import type { HttpAccessRecord } from './access-record.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 
@@ -35,6 +37,8 @@ export interface ForwardContext {
   /** The path after any prefix rewrite. */
   path: string;
   authority: string;
+  /** The access-log entry, when the listener logs. */
+  record?: HttpAccessRecord;
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
@@ -44,6 +48,14 @@ const ABORT = {
   timeout: Object.assign(new Error('route timeout'), { failure: 'timeout' as Failure }),
   perTry: Object.assign(new Error('per-try timeout'), { failure: 'per_try_timeout' as Failure }),
   client: Object.assign(new Error('downstream went away'), { failure: 'client' as Failure }),
+};
+
+/** What each failure means in an access log: its response flag and Envoy's response code details. */
+const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; details: string }> = {
+  connect: { flag: ResponseFlag.upstreamConnectionFailure, details: 'upstream_reset_before_response_started{connection_failure}' },
+  reset: { flag: ResponseFlag.upstreamConnectionTermination, details: 'upstream_reset_before_response_started{connection_termination}' },
+  timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_response_timeout' },
+  per_try_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_timeout' },
 };
 
 function classify(err: Error & { failure?: Failure; code?: string }): Failure {
@@ -128,6 +140,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private retriesLeft: number,
   ) {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
+    if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
     if (action.timeoutMs > 0) this.timer = setTimeout(() => this.controller?.abort(ABORT.timeout), action.timeoutMs);
     res.once('close', this.onClose);
@@ -136,10 +149,20 @@ class Exchange implements Dispatcher.DispatchHandler {
   start(): void {
     const host = this.cluster.pickHost();
     if (!host) {
+      const record = this.ctx.record;
+      if (record) {
+        record.responseFlags |= ResponseFlag.noHealthyUpstream;
+        record.responseCodeDetails = 'no_healthy_upstream';
+      }
       this.localReply(LocalReply.noHealthyUpstream);
       return;
     }
     this.host = host;
+    const record = this.ctx.record;
+    if (record) {
+      record.upstreamHost = host.address;
+      record.attemptCount = (record.attemptCount ?? 0) + 1;
+    }
     host.activeRequests++;
     host.stats.rqTotal.inc();
     host.stats.rqActive.inc();
@@ -168,9 +191,16 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.cluster.stats.response(statusCode, this.tryStarted);
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     const policy = this.action.retry;
-    if (policy && this.retriesLeft > 0 && shouldRetryStatus(policy, statusCode)) {
+    const retriable = policy !== undefined && shouldRetryStatus(policy, statusCode);
+    if (retriable && this.retriesLeft > 0) {
       this.discarding = true;
       return;
+    }
+    const record = this.ctx.record;
+    if (record) {
+      record.upstreamResponded();
+      record.responseCodeDetails = 'via_upstream';
+      if (retriable && this.retried) record.responseFlags |= ResponseFlag.upstreamRetryLimitExceeded;
     }
     const out: string[] = [];
     for (const k in headers) {
@@ -208,7 +238,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.finish();
       return;
     }
-    log.debug(`cluster '${this.cluster.name}' host ${this.host?.address}: ${failure} (${err.message})`);
+    log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
     const cs = this.cluster.stats;
     if (failure === 'connect') cs.cxConnectFail.inc();
     else if (failure === 'timeout') {
@@ -217,16 +247,27 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
     else cs.cxDestroyRemote.inc();
+    const record = this.ctx.record;
     if (this.res.headersSent) {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
+      if (record) {
+        record.responseFlags |= ResponseFlag.upstreamRemoteReset;
+        record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';
+      }
       this.finish();
       this.res.destroy();
       return;
     }
     const policy = this.action.retry;
-    if (failure !== 'timeout' && policy && this.retriesLeft > 0 && this.body !== this.req && shouldRetryFailure(policy, failure)) {
+    const retriable = failure !== 'timeout' && policy !== undefined && this.body !== this.req && shouldRetryFailure(policy, failure);
+    if (retriable && this.retriesLeft > 0) {
       this.retry();
       return;
+    }
+    if (record) {
+      // Only the outcome is logged: a failed try that a retry made good leaves no flag.
+      record.responseFlags |= FAILURE_LOG[failure].flag | (retriable && this.retried ? ResponseFlag.upstreamRetryLimitExceeded : 0);
+      record.responseCodeDetails = FAILURE_LOG[failure].details;
     }
     this.localReply(failure === 'connect' ? LocalReply.connectFailure : failure === 'timeout' || failure === 'per_try_timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination);
   }
@@ -268,6 +309,10 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
   const cluster = pickCluster(action, ctx.clusters);
   if (!cluster) {
     ctx.stats.noCluster.inc();
+    if (ctx.record) {
+      ctx.record.responseFlags |= ResponseFlag.noClusterFound;
+      ctx.record.responseCodeDetails = 'cluster_not_found';
+    }
     sendLocalReply(res, action.clusterNotFoundStatus, '', { serverName: ctx.serverName });
     return;
   }

@@ -1,4 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { NO_REQUEST, ResponseFlag, addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
+import { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -27,6 +29,7 @@ export class TcpProxy {
   private readonly idleTimeout: Counter;
   private readonly rxBytes: Counter;
   private readonly txBytes: Counter;
+  private readonly accessLogs: AccessLogs | undefined;
 
   constructor(
     private readonly config: Obj,
@@ -41,6 +44,7 @@ export class TcpProxy {
     this.idleTimeout = stats.counter(`${p}idle_timeout`);
     this.rxBytes = stats.counter(`${p}downstream_cx_rx_bytes_total`);
     this.txBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
+    this.accessLogs = AccessLogs.from(config.access_log);
   }
 
   private pickCluster(): Cluster | undefined {
@@ -71,14 +75,23 @@ export class TcpProxy {
     const ls = this.listenerStats;
     ls.opened();
     this.cxTotal.inc();
+    const cluster = this.pickCluster();
+    const host = cluster?.pickHost();
+    const entry = this.accessLogs ? connectionEntry(downstream, cluster?.name, host?.address) : undefined;
     downstream.once('close', () => {
       ls.closed();
       this.rxBytes.inc(downstream.bytesRead);
       this.txBytes.inc(downstream.bytesWritten);
+      if (entry) {
+        entry.bytesReceived = downstream.bytesRead;
+        entry.bytesSent = downstream.bytesWritten;
+        entry.durationMs = Date.now() - entry.startTime;
+        this.accessLogs!.log(entry);
+      }
     });
-    const host = this.pickCluster()?.pickHost();
     if (!host) {
       this.noRoute.inc();
+      if (entry) entry.responseFlags |= cluster ? ResponseFlag.noHealthyUpstream : ResponseFlag.noClusterFound;
       downstream.destroy();
       return;
     }
@@ -99,6 +112,7 @@ export class TcpProxy {
     });
     upstream.once('timeout', () => {
       if (!connected) log.debug(`tcp_proxy: connect to ${host.address} timed out`);
+      if (!connected && entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
       upstream.destroy();
       downstream.destroy();
     });
@@ -109,6 +123,7 @@ export class TcpProxy {
     });
     upstream.on('error', (err) => {
       if (!connected) log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
+      if (!connected && entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
       downstream.destroy();
     });
     downstream.on('error', () => upstream.destroy());
@@ -135,4 +150,23 @@ export class TcpProxy {
       this.server.close(() => resolve());
     });
   }
+}
+
+/** A TCP connection's access-log entry: no request or response, just addresses, bytes and time. */
+function connectionEntry(downstream: Socket, cluster: string | undefined, upstreamHost: string | undefined): AccessLogEntry {
+  return {
+    startTime: Date.now(),
+    request: NO_REQUEST,
+    responseHeader: () => undefined,
+    responseCode: 0,
+    responseFlags: 0,
+    bytesReceived: 0,
+    bytesSent: 0,
+    upstreamHost,
+    upstreamCluster: cluster,
+    attemptCount: upstreamHost ? 1 : 0,
+    downstreamRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
+    downstreamLocalAddress: addressText(downstream.localAddress, downstream.localPort),
+    healthCheck: false,
+  };
 }

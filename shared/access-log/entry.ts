@@ -1,0 +1,103 @@
+import { requestHeader, type RequestView } from '../matchers.js';
+
+/**
+ * What an access log sees of one finished request (or, for the TCP proxy, one connection):
+ * Envoy's StreamInfo, reduced to what this proxy records. Absent values print as `-` in text
+ * formats and `null` in JSON ones, as Envoy's do.
+ */
+export interface AccessLogEntry {
+  /** Wall-clock start, ms since the epoch. */
+  startTime: number;
+  /** `HTTP/1.0`, `HTTP/1.1`, `HTTP/2`; absent for TCP. */
+  protocol?: string;
+  /** The downstream request as it arrived (an empty one for TCP connections). */
+  request: RequestView;
+  /** The path sent upstream when a prefix rewrite changed it (Envoy's `:path` after the rewrite). */
+  rewrittenPath?: string;
+  /** A response header by lower-case name. */
+  responseHeader(name: string): string | undefined;
+  /** 0 when no response was sent. */
+  responseCode: number;
+  responseCodeDetails?: string;
+  /** A bitmask of RESPONSE_FLAGS (see `ResponseFlag`). */
+  responseFlags: number;
+  bytesReceived: number;
+  bytesSent: number;
+  /** Milliseconds from the start: to the last request byte, the first upstream response byte, the end. */
+  requestDurationMs?: number;
+  responseDurationMs?: number;
+  durationMs?: number;
+  /** `ip:port` of the upstream host of the last try. */
+  upstreamHost?: string;
+  upstreamCluster?: string;
+  attemptCount?: number;
+  downstreamRemoteAddress?: string;
+  downstreamLocalAddress?: string;
+  routeName?: string;
+  filterChainName?: string;
+  localReplyBody?: string;
+  /** The health-check filter answered or passed this request as a health check. */
+  healthCheck: boolean;
+}
+
+/**
+ * Envoy's response flags, in the order `%RESPONSE_FLAGS%` prints them (comma-separated; `-`
+ * when none). Only the flags this proxy can raise have names in `ResponseFlag`; the others are
+ * still known, so that a response_flag_filter naming them is valid.
+ */
+export const RESPONSE_FLAG_NAMES = [
+  'LH', 'UH', 'UT', 'LR', 'UR', 'UF', 'UC', 'UO', 'NR', 'DI', 'FI', 'RL', 'UAEX', 'RLSE', 'DC', 'URX', 'SI', 'IH', 'DPE',
+  'UMSDR', 'RFCF', 'NFCF', 'DT', 'UPE', 'NC', 'OM', 'DF', 'DO', 'DR',
+] as const;
+
+const bit = (name: (typeof RESPONSE_FLAG_NAMES)[number]) => 1 << RESPONSE_FLAG_NAMES.indexOf(name);
+
+export const ResponseFlag = {
+  /** Health checks are failed (/healthcheck/fail) and the health-check filter answered 503. */
+  failedLocalHealthCheck: bit('LH'),
+  noHealthyUpstream: bit('UH'),
+  upstreamRequestTimeout: bit('UT'),
+  upstreamRemoteReset: bit('UR'),
+  upstreamConnectionFailure: bit('UF'),
+  upstreamConnectionTermination: bit('UC'),
+  noRouteFound: bit('NR'),
+  downstreamConnectionTermination: bit('DC'),
+  upstreamRetryLimitExceeded: bit('URX'),
+  streamIdleTimeout: bit('SI'),
+  noClusterFound: bit('NC'),
+} as const;
+
+export function responseFlagBit(name: string): number {
+  const i = (RESPONSE_FLAG_NAMES as readonly string[]).indexOf(name);
+  return i < 0 ? 0 : 1 << i;
+}
+
+export function responseFlagsText(flags: number): string {
+  if (flags === 0) return '-';
+  const out: string[] = [];
+  for (let i = 0; i < RESPONSE_FLAG_NAMES.length; i++) if (flags & (1 << i)) out.push(RESPONSE_FLAG_NAMES[i]!);
+  return out.join(',');
+}
+
+/** A connection has no request: TCP proxy entries match header formats and filters as if every header were absent. */
+export const NO_REQUEST: RequestView = { method: '', path: '', authority: '', headers: {} };
+
+/**
+ * A request header by lower-case name, pseudo-headers included. After a prefix rewrite `:path`
+ * is the rewritten path and `x-envoy-original-path` the one the client sent, as in Envoy.
+ */
+export function entryRequestHeader(e: AccessLogEntry, name: string): string | undefined {
+  if (e.request === NO_REQUEST) return undefined;
+  if (e.rewrittenPath !== undefined) {
+    if (name === ':path') return e.rewrittenPath;
+    if (name === 'x-envoy-original-path') return requestHeader(e.request, name) ?? e.request.path;
+  }
+  return requestHeader(e.request, name);
+}
+
+/** `ip:port` as Envoy prints addresses (`[v6]:port`; IPv4-mapped IPv6 as plain IPv4). */
+export function addressText(ip: string | undefined, port: number | undefined): string | undefined {
+  if (ip === undefined) return undefined;
+  const bare = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+  return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
+}

@@ -1,0 +1,115 @@
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { typeNameOfUrl } from '../config/wkt.js';
+import { accessLogSink } from '../log/logger.js';
+import type { LogSink } from '../log/sink.js';
+import type { AccessLogEntry } from './entry.js';
+import { compileAccessLogFilter, type AccessLogFilter } from './filter.js';
+import { compileAccessLogFormat, type LogFormatter } from './format.js';
+
+/**
+ * The `access_log` lists of the HTTP connection manager, the TCP proxy and the admin: each entry
+ * an optional filter, a format, and where the lines go (`envoy.access_loggers.file`, `stdout`,
+ * `stderr`). Compiled once; `log()` formats only entries its filter lets through, into a
+ * buffered writer, so a request costs a format and an array push.
+ */
+
+type Obj = JsonObject;
+
+const FILE = 'envoy.extensions.access_loggers.file.v3.FileAccessLog';
+const STDOUT = 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog';
+const STDERR = 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog';
+const BY_NAME: Record<string, string> = {
+  'envoy.access_loggers.file': FILE,
+  'envoy.file_access_log': FILE,
+  'envoy.access_loggers.stdout': STDOUT,
+  'envoy.access_loggers.stderr': STDERR,
+};
+
+interface Destination {
+  /** '' for stdout / stderr. */
+  path: string;
+  stdFd: 1 | 2;
+}
+
+class AccessLogger {
+  constructor(
+    private readonly filter: AccessLogFilter | undefined,
+    private readonly formatter: LogFormatter,
+    private readonly sink: LogSink,
+  ) {}
+
+  log(e: AccessLogEntry): void {
+    if (this.filter && !this.filter(e)) return;
+    this.sink.write(this.formatter.format(e), false);
+  }
+}
+
+interface Compiled {
+  filter: AccessLogFilter | undefined;
+  formatter: LogFormatter;
+  destination: Destination;
+}
+
+function compileOne(entry: Obj): Compiled {
+  const typed = obj(entry.typed_config);
+  const typeName = typeof typed['@type'] === 'string' ? typeNameOfUrl(typed['@type']) : BY_NAME[String(entry.name ?? '')];
+  if (typeName === undefined) throw new Error(`access logger '${String(entry.name ?? '')}' needs a typed_config`);
+  if (typeName !== FILE && typeName !== STDOUT && typeName !== STDERR) throw new Error(`typed_config: '${typeName}' is not an access logger`);
+  const formatter = compileAccessLogFormat(typed);
+  const filter = entry.filter !== undefined ? compileAccessLogFilter(obj(entry.filter)) : undefined;
+  const destination: Destination = typeName === FILE ? { path: String(typed.path), stdFd: 1 } : { path: '', stdFd: typeName === STDERR ? 2 : 1 };
+  return { filter, formatter, destination };
+}
+
+/** Validation: the errors of an `access_log` list, each naming the entry's path. Opens nothing. */
+export function checkAccessLogs(entries: unknown, path: string, errors: string[]): void {
+  list(entries).forEach((entry, i) => {
+    try {
+      compileOne(entry);
+    } catch (err) {
+      errors.push(`${path}[${i}]: ${(err as Error).message}`);
+    }
+  });
+}
+
+function accessLogPaths(entries: unknown): string[] {
+  return list(entries)
+    .map((e) => obj(e.typed_config))
+    .filter((t) => typeof t['@type'] === 'string' && typeNameOfUrl(t['@type']) === FILE)
+    .map((t) => String(t.path));
+}
+
+/**
+ * Every file the bootstrap's access logs write to: the listeners' HTTP connection managers and
+ * TCP proxies, and the admin's. The supervisor opens each before starting, so that a bad path
+ * fails the start with its name instead of failing every worker.
+ */
+export function bootstrapAccessLogPaths(bootstrap: Obj): string[] {
+  const paths: string[] = [];
+  for (const l of list(obj(bootstrap.static_resources).listeners)) {
+    const chains = [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])];
+    for (const chain of chains) for (const f of list(chain.filters)) paths.push(...accessLogPaths(obj(f.typed_config).access_log));
+  }
+  const admin = obj(bootstrap.admin);
+  paths.push(...accessLogPaths(admin.access_log));
+  if (typeof admin.access_log_path === 'string' && admin.access_log_path !== '') paths.push(admin.access_log_path);
+  return [...new Set(paths)];
+}
+
+/** The loggers of an `access_log` list; undefined when there are none, so callers skip recording. */
+export class AccessLogs {
+  private constructor(private readonly loggers: AccessLogger[]) {}
+
+  static from(entries: unknown): AccessLogs | undefined {
+    const loggers = list(entries).map((entry) => {
+      const c = compileOne(entry);
+      return new AccessLogger(c.filter, c.formatter, accessLogSink(c.destination.path, c.destination.stdFd));
+    });
+    return loggers.length ? new AccessLogs(loggers) : undefined;
+  }
+
+  log(e: AccessLogEntry): void {
+    for (const l of this.loggers) l.log(e);
+  }
+}

@@ -1,0 +1,99 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { RE2JS } from 're2js';
+import { obj } from './config/access.js';
+import type { JsonObject } from './config/proto-json.js';
+
+/**
+ * Envoy's string and header matchers, compiled once: routes, the health-check filter and
+ * access-log header filters all match requests the same way.
+ */
+
+type Obj = JsonObject;
+
+/** What matchers see of a request. `path` includes the query string, as Envoy's :path does. */
+export interface RequestView {
+  method: string;
+  path: string;
+  authority: string;
+  headers: IncomingHttpHeaders;
+}
+
+export type HeaderMatcher = (rq: RequestView) => boolean;
+
+function compileRegex(regex: string): RE2JS {
+  return RE2JS.compile(regex);
+}
+
+/** A StringMatcher (exact, prefix, suffix, contains, safe_regex; ignore_case). */
+export function compileStringMatcher(m: Obj): (value: string) => boolean {
+  const ignoreCase = m.ignore_case === true;
+  const norm = (s: string) => (ignoreCase ? s.toLowerCase() : s);
+  if (typeof m.exact === 'string') {
+    const want = norm(m.exact);
+    return (v) => norm(v) === want;
+  }
+  if (typeof m.prefix === 'string') {
+    const want = norm(m.prefix);
+    return (v) => norm(v).startsWith(want);
+  }
+  if (typeof m.suffix === 'string') {
+    const want = norm(m.suffix);
+    return (v) => norm(v).endsWith(want);
+  }
+  if (typeof m.contains === 'string') {
+    const want = norm(m.contains);
+    return (v) => norm(v).includes(want);
+  }
+  if (m.safe_regex) {
+    const re = compileRegex(String(obj(m.safe_regex).regex));
+    return (v) => re.matches(v);
+  }
+  return () => true;
+}
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+/** A request header (a repeated one's values joined with commas), pseudo-headers included. */
+export function requestHeader(rq: RequestView, name: string): string | undefined {
+  switch (name) {
+    case ':path': return rq.path;
+    case ':method': return rq.method;
+    case ':authority': return rq.authority;
+    case ':scheme': return 'http';
+    default: return headerValue(rq.headers, name);
+  }
+}
+
+/** A route HeaderMatcher (also the health-check filter's). `:path` includes the query string, as in Envoy. */
+export function compileHeaderMatcher(h: Obj): HeaderMatcher {
+  const name = String(h.name);
+  const invert = h.invert_match === true;
+  const treatMissingAsEmpty = h.treat_missing_header_as_empty === true;
+  let test: (value: string | undefined) => boolean;
+  if (typeof h.exact_match === 'string') test = (v) => v === h.exact_match;
+  else if (h.safe_regex_match) {
+    const re = compileRegex(String(obj(h.safe_regex_match).regex));
+    test = (v) => v !== undefined && re.matches(v);
+  } else if (h.range_match) {
+    const r = obj(h.range_match);
+    const start = Number(r.start ?? 0);
+    const end = Number(r.end ?? 0);
+    test = (v) => v !== undefined && /^-?\d+$/.test(v) && Number(v) >= start && Number(v) < end;
+  } else if (h.present_match !== undefined) test = (v) => (v !== undefined) === (h.present_match === true);
+  else if (typeof h.prefix_match === 'string') test = (v) => v !== undefined && v.startsWith(h.prefix_match as string);
+  else if (typeof h.suffix_match === 'string') test = (v) => v !== undefined && v.endsWith(h.suffix_match as string);
+  else if (typeof h.contains_match === 'string') test = (v) => v !== undefined && v.includes(h.contains_match as string);
+  else if (h.string_match) {
+    const sm = compileStringMatcher(obj(h.string_match));
+    test = (v) => v !== undefined && sm(v);
+  } else test = (v) => v !== undefined;
+  return (rq) => {
+    let v = requestHeader(rq, name);
+    if (v === undefined && treatMissingAsEmpty) v = '';
+    return test(v) !== invert;
+  };
+}

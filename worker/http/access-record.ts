@@ -1,0 +1,120 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
+import type { AccessLogs } from '../../shared/access-log/loggers.js';
+import type { RequestView } from '../../shared/matchers.js';
+
+/**
+ * One HTTP request's access-log entry, filled in as the request goes: the connection manager
+ * creates it (only when the listener has access logs), the router adds the upstream, the
+ * response flags and the details, and it is logged when the response closes, finished or not.
+ *
+ * Byte counts and the response headers are taken where Node hands them over: the request's
+ * `push` (every body chunk, and the end of the body, go through it whoever reads them) and the
+ * response's `writeHead` / `write` / `end`. Wrapping this one request's methods keeps the
+ * connection manager and the router free of logging code, and costs nothing when no access
+ * log is configured, since then there is no record.
+ */
+
+type Header = string | number | string[] | undefined;
+
+function headerText(v: Header): string | undefined {
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v[0] : String(v);
+}
+
+export class HttpAccessRecord implements AccessLogEntry {
+  readonly startTime = Date.now();
+  private readonly started = performance.now();
+  readonly protocol: string;
+  readonly request: RequestView;
+  rewrittenPath?: string;
+  responseCode = 0;
+  responseCodeDetails?: string;
+  responseFlags = 0;
+  bytesReceived = 0;
+  bytesSent = 0;
+  requestDurationMs?: number;
+  responseDurationMs?: number;
+  durationMs?: number;
+  upstreamHost?: string;
+  upstreamCluster?: string;
+  attemptCount?: number;
+  readonly downstreamRemoteAddress?: string;
+  readonly downstreamLocalAddress?: string;
+  routeName?: string;
+  filterChainName?: string;
+  localReplyBody?: string;
+  healthCheck = false;
+  /** The response headers as written: a flat [name, value, …] array or an object. */
+  private responseHeaders: readonly unknown[] | OutgoingHttpHeaders | undefined;
+
+  constructor(req: IncomingMessage, res: ServerResponse, request: RequestView) {
+    this.request = request;
+    this.protocol = req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
+    this.downstreamRemoteAddress = addressText(req.socket.remoteAddress, req.socket.remotePort);
+    this.downstreamLocalAddress = addressText(req.socket.localAddress, req.socket.localPort);
+
+    const push = req.push;
+    req.push = (chunk: Buffer | null, encoding?: BufferEncoding) => {
+      if (chunk === null) this.requestDurationMs ??= this.elapsed();
+      else this.bytesReceived += chunk.length;
+      return push.call(req, chunk, encoding);
+    };
+    // A request without a body may be complete before it reaches here.
+    if (req.complete) this.requestDurationMs = this.elapsed();
+
+    const writeHead = res.writeHead;
+    res.writeHead = ((status: number, ...rest: unknown[]) => {
+      const headers = rest[rest.length - 1];
+      if (headers !== null && typeof headers === 'object') this.responseHeaders = headers as OutgoingHttpHeaders;
+      return (writeHead as (...a: unknown[]) => ServerResponse).call(res, status, ...rest);
+    }) as typeof res.writeHead;
+    const write = res.write;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      this.countSent(chunk);
+      return (write as (...a: unknown[]) => boolean).call(res, chunk, ...rest);
+    }) as typeof res.write;
+    const end = res.end;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (typeof chunk !== 'function') {
+        this.countSent(chunk);
+        // Nothing came from upstream: this body is the proxy's own (a local reply or a direct response).
+        if (this.responseDurationMs === undefined && chunk != null) this.localReplyBody = String(chunk);
+      }
+      return (end as (...a: unknown[]) => ServerResponse).call(res, chunk, ...rest);
+    }) as typeof res.end;
+  }
+
+  private elapsed(): number {
+    return Math.floor(performance.now() - this.started);
+  }
+
+  private countSent(chunk: unknown): void {
+    if (typeof chunk === 'string') this.bytesSent += Buffer.byteLength(chunk);
+    else if (chunk instanceof Uint8Array) this.bytesSent += chunk.length;
+  }
+
+  /** The router saw the first byte of the upstream response. */
+  upstreamResponded(): void {
+    this.responseDurationMs = this.elapsed();
+  }
+
+  responseHeader(name: string): string | undefined {
+    const h = this.responseHeaders;
+    if (h === undefined) return undefined;
+    if (Array.isArray(h)) {
+      for (let i = 0; i < h.length; i += 2) if (String(h[i]).toLowerCase() === name) return String(h[i + 1]);
+      return undefined;
+    }
+    const o = h as OutgoingHttpHeaders;
+    for (const k in o) if (k.toLowerCase() === name) return headerText(o[k]);
+    return undefined;
+  }
+
+  /** The response closed (finished, or cut by either side): log it. */
+  finish(res: ServerResponse, logs: AccessLogs): void {
+    this.durationMs = this.elapsed();
+    this.responseCode = res.headersSent ? res.statusCode : 0;
+    logs.log(this);
+  }
+}
