@@ -3,7 +3,8 @@
 // same run. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
 // proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
 // every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
-// the proxy with stats recording off (PROXY_BENCH_STATS=off), bracketed by two runs with it on.
+// the proxy with stats recording off (PROXY_BENCH_STATS=off), and the proxy with a file access log
+// in Envoy's default format, each against the plain proxy in alternating rounds.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -124,12 +125,16 @@ try {
     },
   };
   writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
+  const hcm = bootstrap.static_resources.listeners[0]!.filter_chains[0]!.filters[0]!.typed_config as Record<string, unknown>;
+  hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(dir, 'access.log') } }];
+  writeFileSync(join(dir, 'bootstrap-access-log.json'), JSON.stringify(bootstrap));
+  delete hcm.access_log;
   const profileDir = join(dir, 'profiles');
   // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const startProxy = async (name: string, env: NodeJS.ProcessEnv) => {
+  const startProxy = async (name: string, env: NodeJS.ProcessEnv, config = 'bootstrap.json') => {
     const adminFile = join(dir, `${name}.admin`);
-    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', adminFile, '-l', 'warning'], {
+    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '-l', 'warning'], {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, ...env },
     });
@@ -146,26 +151,35 @@ try {
   measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
   if (!process.env.PROFILE) {
-    // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off). Both
-    // are warm (the JIT needs longer than one warm-up run), then measured in turn, and compared
-    // by their medians, since the machine drifts more between runs than the difference sought.
-    const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
-    const on = `http://127.0.0.1:${port}/`;
-    const off = `http://127.0.0.1:${inert.port}/`;
-    runLoad(on, WARMUP_S * 2);
-    runLoad(off, WARMUP_S * 3);
+    // The cost of a feature: the plain proxy against one with the feature, both warm (the JIT needs
+    // longer than one warm-up run), measured in turn and compared by their medians, since the
+    // machine drifts more between runs than the difference sought.
     const rounds = Number(process.env.ROUNDS ?? 3);
-    const results = { on: [] as { rps: number; cpuUs: number }[], off: [] as { rps: number; cpuUs: number }[] };
-    console.log(`\nstatistics cost: ${rounds} alternating rounds, stats on / off`);
-    for (let i = 0; i < rounds; i++) {
-      results.on.push(measure(`stats on  (round ${i + 1})`, on, proxy.pid!, false));
-      results.off.push(measure(`stats off (round ${i + 1})`, off, inert.child.pid!, false));
-    }
-    const cpuOn = median(results.on.map((r) => r.cpuUs));
-    const cpuOff = median(results.off.map((r) => r.cpuUs));
-    const rpsOn = median(results.on.map((r) => r.rps));
-    const rpsOff = median(results.off.map((r) => r.rps));
-    console.log(`  medians: stats on ${rpsOn.toFixed(0)} req/s ${cpuOn.toFixed(1)} µs/req; off ${rpsOff.toFixed(0)} req/s ${cpuOff.toFixed(1)} µs/req; cost ${(((cpuOn - cpuOff) / cpuOff) * 100).toFixed(1)}% CPU per request, ${(((rpsOff - rpsOn) / rpsOff) * 100).toFixed(1)}% throughput`);
+    const compare = (title: string, labels: [string, string], a: { url: string; pid: number }, b: { url: string; pid: number }) => {
+      runLoad(a.url, WARMUP_S * 2);
+      runLoad(b.url, WARMUP_S * 3);
+      const results = { a: [] as { rps: number; cpuUs: number }[], b: [] as { rps: number; cpuUs: number }[] };
+      console.log(`\n${title}: ${rounds} alternating rounds, ${labels[0]} / ${labels[1]}`);
+      for (let i = 0; i < rounds; i++) {
+        results.a.push(measure(`${labels[0]} (round ${i + 1})`, a.url, a.pid, false));
+        results.b.push(measure(`${labels[1]} (round ${i + 1})`, b.url, b.pid, false));
+      }
+      const [cpuA, cpuB] = [median(results.a.map((r) => r.cpuUs)), median(results.b.map((r) => r.cpuUs))];
+      const [rpsA, rpsB] = [median(results.a.map((r) => r.rps)), median(results.b.map((r) => r.rps))];
+      console.log(`  medians: ${labels[0]} ${rpsA.toFixed(0)} req/s ${cpuA.toFixed(1)} µs/req; ${labels[1]} ${rpsB.toFixed(0)} req/s ${cpuB.toFixed(1)} µs/req; cost ${(((cpuA - cpuB) / cpuB) * 100).toFixed(1)}% CPU per request, ${(((rpsB - rpsA) / rpsB) * 100).toFixed(1)}% throughput`);
+    };
+    const plain = { url: `http://127.0.0.1:${port}/`, pid: proxy.pid! };
+    // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
+    const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
+    compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! });
+    inert.child.kill('SIGTERM');
+    // The cost of an access log: every request written to a file in Envoy's default format.
+    const logged = await startProxy('access-log', {}, 'bootstrap-access-log.json');
+    compare('access log cost', ['access log', 'no log    '], { url: `http://127.0.0.1:${logged.port}/`, pid: logged.child.pid! }, plain);
+    logged.child.kill('SIGTERM');
+    await new Promise((r) => logged.child.once('exit', r));
+    const logLines = readFileSync(join(dir, 'access.log'), 'utf8').split('\n').filter(Boolean);
+    console.log(`  access log: ${logLines.length} lines written, e.g. ${logLines[logLines.length - 1]}`);
   }
 
   if (process.env.PROFILE) {
