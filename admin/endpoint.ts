@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /**
  * One admin endpoint: its path, its help text, whether it mutates state (POST only), its query
@@ -28,9 +29,11 @@ export interface AdminRequest {
 
 export interface AdminResponse {
   status: number;
-  /** A string or buffer, or chunks written as they come, with backpressure (large /stats output). */
-  body: string | Buffer | Iterable<string>;
+  /** A string or buffer, chunks written as they come with backpressure (large /stats output), or a stream piped (a heap dump file). */
+  body: string | Buffer | Iterable<string> | Readable;
   contentType?: string;
+  /** Headers beyond the ones every admin response has. */
+  headers?: Record<string, string>;
   /** Runs after the response has been sent (e.g. /quitquitquit's shutdown). */
   after?: () => void;
 }

@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
+import { startContentionTracing } from '../shared/contention.js';
+import { applyProfilerOrder } from '../shared/profiler.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
@@ -11,6 +13,7 @@ import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { loggingEndpoints } from './endpoints/logging.js';
 import { processEndpoints } from './endpoints/process.js';
+import { profilingEndpoints } from './endpoints/profiling.js';
 import { runtimeEndpoints } from './endpoints/runtime.js';
 import { SupervisorClient } from './supervisor-client.js';
 import { setRuntime } from '../shared/runtime.js';
@@ -52,7 +55,10 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
-    ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector));
+    ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector));
+  if (context.enableMutexTracing) startContentionTracing();
+  // A replacement admin process joins the profiling in progress.
+  for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');
   const admin = context.bootstrap.admin as JsonObject;
   server = new AdminServer(endpoints, AdminAccessLog.from(admin));
   const sa = (admin.address as JsonObject).socket_address as JsonObject;
@@ -111,6 +117,7 @@ process.on('message', (m: ToAdmin) => {
       applyLogLevelChange(m.change); // replayed to a replacement admin process
       break;
     case 'runtime_modify_result':
+    case 'profiler_result':
     case 'done':
       supervisor.onReply(m);
       break;

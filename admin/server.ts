@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { posix } from 'node:path';
+import { Readable } from 'node:stream';
 import { getLogger } from '../shared/log/logger.js';
 import type { AdminAccessLog } from './access-log.js';
 import { TEXT, type AdminEndpoint, type AdminRequest, type AdminResponse } from './endpoint.js';
@@ -88,11 +89,12 @@ export class AdminServer {
   }
 
   private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number, bytesReceived: number): void {
-    const headers = {
+    const headers: Record<string, string> = {
       'content-type': r.contentType ?? TEXT,
       'cache-control': 'no-cache, max-age=0',
       'x-content-type-options': 'nosniff',
       server: 'envoy',
+      ...r.headers,
     };
     res.writeHead(r.status, headers);
     const done = (bytes: number) => {
@@ -102,6 +104,13 @@ export class AdminServer {
     if (typeof r.body === 'string' || Buffer.isBuffer(r.body)) {
       const bytes = Buffer.byteLength(r.body);
       res.end(r.body, () => done(bytes));
+      return;
+    }
+    if (r.body instanceof Readable) {
+      let bytes = 0;
+      r.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      r.body.once('error', () => res.destroy());
+      r.body.pipe(res).once('finish', () => done(bytes));
       return;
     }
     void this.stream(res, r.body).then(done, () => res.destroy());

@@ -6,7 +6,7 @@ import type { FromAdmin, ToAdmin } from '../shared/ipc.js';
  * where that applies), so a script that POSTs and then acts sees the change.
  */
 
-type Reply = Extract<ToAdmin, { type: 'done' } | { type: 'runtime_modify_result' }>;
+type Reply = Extract<ToAdmin, { type: 'done' } | { type: 'runtime_modify_result' } | { type: 'profiler_result' }>;
 
 const TIMEOUT_MS = 5000;
 
@@ -17,13 +17,13 @@ export class SupervisorClient {
   constructor(private readonly send: (m: FromAdmin) => void) {}
 
   /** Sends the message built with a fresh id; resolves with the reply, or undefined after a timeout. */
-  request<R extends Reply>(build: (id: number) => FromAdmin): Promise<R | undefined> {
+  request<R extends Reply>(build: (id: number) => FromAdmin, timeoutMs = TIMEOUT_MS): Promise<R | undefined> {
     const id = this.nextId++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         resolve(undefined);
-      }, TIMEOUT_MS);
+      }, timeoutMs);
       this.waiting.set(id, (reply) => {
         clearTimeout(timer);
         resolve(reply as R | undefined);

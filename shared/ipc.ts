@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
+import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
 import type { StatsDelta } from './stats/store.js';
 
@@ -53,6 +54,11 @@ export interface ServerContext {
   runtime: RuntimeSnapshot;
   /** Drains in progress (a replacement worker joins them). */
   drains: DrainOrder[];
+  /** --enable-mutex-tracing: every process measures event-loop contention for /contention. */
+  enableMutexTracing: boolean;
+  /** admin.profile_path, and the profilers running now (a replacement worker starts them too). */
+  profilePath: string;
+  profilers: ProfilerKind[];
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -72,6 +78,10 @@ export type ToWorker =
   | { type: 'drain'; order: DrainOrder; ack?: number }
   /** Stop accepting on these listeners (existing connections go on). */
   | { type: 'stop_listeners'; names: string[]; ack?: number }
+  /** Start or stop a profiler; the ack carries the ProfilerOutcome. */
+  | { type: 'profiler'; order: ProfilerOrder; ack: number }
+  /** Write a heap snapshot; the ack carries the ProfilerOutcome (the file). */
+  | { type: 'heap_dump'; ack: number }
   | { type: 'shutdown'; graceMs: number };
 
 /** POST /logging, applied by every process to its own loggers. */
@@ -83,8 +93,8 @@ export type LogLevelChange =
 // worker → supervisor
 export type FromWorker =
   | { type: 'ready'; index: number }
-  /** The message carrying `ack` has been applied. */
-  | { type: 'ack'; index: number; ack: number }
+  /** The message carrying `ack` has been applied (with its outcome, for those that have one). */
+  | { type: 'ack'; index: number; ack: number; result?: ProfilerOutcome }
   | { type: 'fatal'; index: number; error: string }
   | { type: 'stats'; index: number; id: number; delta: StatsDelta };
 
@@ -107,6 +117,8 @@ export type ToAdmin =
   | { type: 'unready'; workers: string[] }
   /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
+  /** The answer to `profiler` / `heap_dump` `id`: what the supervisor and each worker did. */
+  | { type: 'profiler_result'; id: number; outcomes: ProfilerOutcome[] }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor
@@ -120,7 +132,10 @@ export type FromAdmin =
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   | { type: 'log_levels'; change: LogLevelChange }
   | { type: 'reopen_logs' }
-  | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean };
+  | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean }
+  | { type: 'profiler'; id: number; kind: ProfilerKind; enable: boolean }
+  /** A heap snapshot of `process` (`main` or `worker_<n>`). */
+  | { type: 'heap_dump'; id: number; process: string };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

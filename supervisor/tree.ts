@@ -1,6 +1,7 @@
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { DrainOrder, FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
+import type { ProfilerOutcome } from '../shared/profiler.js';
 import { stats } from '../shared/stats/process.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { ManagedChild } from './children.js';
@@ -8,6 +9,7 @@ import { commandLineOptionsJson } from './command-line-json.js';
 import type { ListenerSocketRegistry } from './listeners.js';
 import type { Options } from './options.js';
 import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
+import { profilePathOf, TreeProfiling } from './profiling.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
 
@@ -42,7 +44,8 @@ export class ProcessTree {
   private readonly runtime: RuntimeLayers;
   private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
   private nextAck = 1;
-  private readonly pendingAcks = new Map<number, { waiting: Set<number>; done: () => void }>();
+  private readonly pendingAcks = new Map<number, { waiting: Set<number>; results: ProfilerOutcome[]; done: () => void }>();
+  private readonly profiling: TreeProfiling;
   /** POST /logging changes so far, replayed to a replacement child after its init. */
   private readonly logLevelChanges: LogLevelChange[] = [];
   /** Resolves with the process exit status once the whole tree has stopped. */
@@ -70,7 +73,11 @@ export class ProcessTree {
       statsLookupTracking: false,
       runtime: this.runtime.snapshot(),
       drains: [],
+      enableMutexTracing: options.enableMutexTracing,
+      profilePath: profilePathOf(loaded.bootstrap),
+      profilers: [],
     };
+    this.profiling = new TreeProfiling(this.context, (make, only) => this.toWorkers(make, only));
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
 
@@ -139,6 +146,7 @@ export class ProcessTree {
       }
     } else if (m.type === 'ack') {
       const pending = this.pendingAcks.get(m.ack);
+      if (pending && m.result) pending.results.push(m.result);
       pending?.waiting.delete(m.index);
       if (pending && pending.waiting.size === 0) pending.done();
     } else if (m.type === 'stats') {
@@ -197,7 +205,13 @@ export class ProcessTree {
       case 'healthcheck':
         this.context.healthCheckFailing = m.failing;
         this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
-        void this.toAllWorkers((ack) => ({ type: 'healthcheck', failing: m.failing, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
+        void this.toWorkers((ack) => ({ type: 'healthcheck', failing: m.failing, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
+        break;
+      case 'profiler':
+        void this.profiling.profiler(m.kind, m.enable).then((outcomes) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes }));
+        break;
+      case 'heap_dump':
+        void this.profiling.heapDump(m.process).then((outcome) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes: [outcome] }));
         break;
     }
   }
@@ -215,7 +229,7 @@ export class ProcessTree {
       log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
       this.setState('DRAINING');
       if (!skipExit) setTimeout(() => void this.stopListeners(direction), order.drainTimeMs).unref();
-      await this.toAllWorkers((ack) => ({ type: 'drain', order, ack }));
+      await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
       return;
     }
     await this.stopListeners(direction);
@@ -224,7 +238,7 @@ export class ProcessTree {
   private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
     const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
     if (names.length === 0) return;
-    await this.toAllWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
+    await this.toWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
     this.sockets.stop(names);
     this.context.listeners = this.sockets.childView();
     this.listenersStopped.inc(names.length);
@@ -233,23 +247,26 @@ export class ProcessTree {
   }
 
   /**
-   * Sends every worker a message carrying a fresh ack id; resolves once each has applied it (a
-   * worker that does not answer within 2 s is not waited for: it is dying or being replaced, and
-   * its replacement starts from the context, which already holds the change).
+   * Sends every worker (or only worker `only`) a message carrying a fresh ack id; resolves once
+   * each has applied it, with the outcomes acks carry. A worker that does not answer in time
+   * (2 s; a minute for a heap dump) is not waited for: it is dying or being replaced, and its
+   * replacement starts from the context, which already holds the change.
    */
-  private toAllWorkers(make: (ack: number) => ToWorker): Promise<void> {
+  private toWorkers(make: (ack: number) => ToWorker, only?: number): Promise<ProfilerOutcome[]> {
     const ack = this.nextAck++;
     return new Promise((resolve) => {
       const waiting = new Set<number>();
+      const results: ProfilerOutcome[] = [];
       const done = () => {
         clearTimeout(timer);
         this.pendingAcks.delete(ack);
-        resolve();
+        resolve(results);
       };
-      const timer = setTimeout(done, 2000);
-      this.pendingAcks.set(ack, { waiting, done });
+      const message = make(ack);
+      const timer = setTimeout(done, message.type === 'heap_dump' ? 60_000 : 2000);
+      this.pendingAcks.set(ack, { waiting, results, done });
       this.workers.forEach((w, i) => {
-        if (w.send<ToWorker>(make(ack))) waiting.add(i);
+        if ((only === undefined || only === i) && w.send<ToWorker>(message)) waiting.add(i);
       });
       if (waiting.size === 0) done();
     });

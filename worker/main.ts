@@ -1,7 +1,9 @@
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
+import { startContentionTracing } from '../shared/contention.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
+import { applyProfilerOrder, heapSnapshotFile, type ProfilerOutcome } from '../shared/profiler.js';
 import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
@@ -30,6 +32,9 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   healthCheckFailing = server.healthCheckFailing;
   stats.trackLookups(server.statsLookupTracking);
   setRuntime(server.runtime);
+  if (server.enableMutexTracing) startContentionTracing();
+  // A replacement worker joins the profiling in progress.
+  for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
   await clusters.start();
@@ -59,8 +64,8 @@ function stop(graceMs: number): void {
 }
 
 /** Tells the supervisor a change is in effect here (it answers the admin request only then). */
-function acknowledge(ack: number | undefined): void {
-  if (ack !== undefined) sendToParent<FromWorker>({ type: 'ack', index, ack });
+function acknowledge(ack: number | undefined, result?: ProfilerOutcome): void {
+  if (ack !== undefined) sendToParent<FromWorker>({ type: 'ack', index, ack, ...(result ? { result } : {}) });
 }
 
 setUpChild(stop);
@@ -101,6 +106,12 @@ process.on('message', (m: ToWorker) => {
     case 'stats_collect':
       reportProcessMemory();
       sendToParent<FromWorker>({ type: 'stats', index, id: m.id, delta: stats.takeDelta() });
+      break;
+    case 'profiler':
+      void applyProfilerOrder(m.order, childRole()).then((result) => acknowledge(m.ack, result));
+      break;
+    case 'heap_dump':
+      acknowledge(m.ack, heapSnapshotFile(childRole()));
       break;
     case 'shutdown':
       stop(m.graceMs);

@@ -15,7 +15,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
   'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
-  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log'],
+  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path'],
   'envoy.config.listener.v3.Listener': ['name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata'],
   'envoy.config.listener.v3.Filter': ['name', 'typed_config'],

@@ -169,9 +169,12 @@ export const HOST_STAT_PREFIX = '_host.';
 /** `_hosts.<cluster>`: a cluster's host list (see ClusterStats.membership). */
 export const HOSTS_READOUT_PREFIX = '_hosts.';
 
-/** Hidden stats (per-host figures and host lists) stay out of /stats unless asked for, and out of Prometheus. */
+/**
+ * Hidden stats (names starting with `_`: per-host figures, host lists, contention figures) stay
+ * out of /stats unless asked for, and out of Prometheus.
+ */
 export function isHiddenStat(name: string): boolean {
-  return name.startsWith('_host');
+  return name.charCodeAt(0) === 95; // '_'
 }
 
 export class HostStats {
