@@ -7,6 +7,7 @@ import { applyProfilerOrder } from '../shared/profiler.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { AdminAccessLog } from './access-log.js';
 import type { AdminEndpoint } from './endpoint.js';
+import { certsEndpoints } from './endpoints/certs.js';
 import { clusterEndpoints } from './endpoints/clusters.js';
 import { configDumpEndpoints } from './endpoints/config-dump.js';
 import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
@@ -55,7 +56,8 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
-    ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector));
+    ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
+    ...certsEndpoints());
   if (context.enableMutexTracing) startContentionTracing();
   // A replacement admin process joins the profiling in progress.
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');

@@ -153,3 +153,10 @@ describe('/clusters', () => {
     assert.deepEqual(host.stats.find((s: { name: string }) => s.name === 'rq_active'), { type: 'GAUGE', name: 'rq_active' });
   });
 });
+
+describe('/certs', () => {
+  it('lists no certificates while no TLS context can be configured, as Envoy prints a server without TLS', async () => {
+    const r = await admin('/certs');
+    assert.deepEqual([r.status, r.headers['content-type'], r.body], [200, 'application/json', '{\n "certificates": []\n}\n']);
+  });
+});

@@ -370,6 +370,8 @@ describe('access logs in the bootstrap', () => {
   });
 
   refuses('refuses', [
+    ['a TLS transport socket (so /certs has nothing to list)', (d) => (d.static_resources.listeners[0].filter_chains[0].transport_socket = { name: 'tls' }),
+      /filter_chains\[0\]\.transport_socket: .*not supported/],
     ['a format with a command this proxy does not know', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%NOPE%' } }]),
       new RegExp(`^${at.replace(/[.[\]]/g, '\\$&')}: Not supported field in StreamInfo: NOPE$`)],
     ['a file logger without a path', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG } }]), /access_log\[0\]\.typed_config\.path/],
