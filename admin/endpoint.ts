@@ -34,6 +34,8 @@ export interface AdminResponse {
   contentType?: string;
   /** Headers beyond the ones every admin response has. */
   headers?: Record<string, string>;
+  /** A raw stream until the connection closes, without chunked encoding (Envoy's event stream). */
+  unchunked?: boolean;
   /** Runs after the response has been sent (e.g. /quitquitquit's shutdown). */
   after?: () => void;
 }

@@ -10,6 +10,7 @@ import type { AdminEndpoint } from './endpoint.js';
 import { certsEndpoints } from './endpoints/certs.js';
 import { clusterEndpoints } from './endpoints/clusters.js';
 import { configDumpEndpoints } from './endpoints/config-dump.js';
+import { dashboardEndpoints } from './endpoints/dashboard.js';
 import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { loggingEndpoints } from './endpoints/logging.js';
@@ -57,7 +58,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
-    ...certsEndpoints());
+    ...certsEndpoints(), ...dashboardEndpoints(bootstrap, collector));
   if (context.enableMutexTracing) startContentionTracing();
   // A replacement admin process joins the profiling in progress.
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');

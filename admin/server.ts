@@ -96,6 +96,7 @@ export class AdminServer {
       server: 'envoy',
       ...r.headers,
     };
+    if (r.unchunked) res.removeHeader('transfer-encoding');
     res.writeHead(r.status, headers);
     const done = (bytes: number) => {
       this.accessLog?.record(req, res.statusCode, headers, startedAt, bytesReceived, bytes);
@@ -107,6 +108,9 @@ export class AdminServer {
       return;
     }
     if (r.body instanceof Readable) {
+      const body = r.body;
+      // The client went away (or the stream ended): a stream that never ends must be let go.
+      res.once('close', () => body.destroy());
       let bytes = 0;
       r.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
       r.body.once('error', () => res.destroy());

@@ -18,6 +18,7 @@ export class StatsCollector {
   private nextId = 1;
   private readonly waiting = new Map<number, () => void>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly flushListeners: (() => void)[] = [];
 
   constructor(
     private readonly send: (m: FromAdmin) => void,
@@ -46,7 +47,10 @@ export class StatsCollector {
       const done = () => {
         clearTimeout(timer);
         this.waiting.delete(id);
-        if (flush) this.merged.completeInterval();
+        if (flush) {
+          this.merged.completeInterval();
+          for (const listener of this.flushListeners) listener();
+        }
         resolve();
       };
       this.waiting.set(id, done);
@@ -57,6 +61,11 @@ export class StatsCollector {
   /** For a stats read: fresh figures, and a flush too when `stats_flush_on_admin` is set. */
   refresh(): Promise<void> {
     return this.collect(this.flushOnAdmin);
+  }
+
+  /** Calls `listener` after every stats flush (the dashboard event stream pushes then). */
+  onFlush(listener: () => void): void {
+    this.flushListeners.push(listener);
   }
 
   /** Turns recording of stat-name lookups on or off in every process of the tree. */

@@ -383,3 +383,16 @@ describe('access logs in the bootstrap', () => {
       /^admin\.access_log\[0\]: START_TIME: unsupported time format conversion '%Q'/],
   ]);
 });
+
+describe('stats sinks', () => {
+  const HYSTRIX = 'type.googleapis.com/envoy.config.metrics.v3.HystrixSink';
+  refuses('refuse', [
+    ['two Hystrix sinks', (d) => (d.stats_sinks = [{ name: 'a', typed_config: { '@type': HYSTRIX } }, { name: 'b', typed_config: { '@type': HYSTRIX } }]),
+      /^stats_sinks\[1\]: only a single HystrixSink may be configured$/],
+    ['a sink this proxy does not implement, by name', (d) => (d.stats_sinks = [{ name: 'envoy.stat_sinks.statsd' }]), /^stats_sinks\[0\]: unknown stats sink 'envoy\.stat_sinks\.statsd'/],
+    ['a sink this proxy does not implement, by type', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink' } }]),
+      /stats_sinks\[0\]\.typed_config: type URL .*StatsdSink' is not implemented by this proxy/],
+    ['a filter given as a stats sink', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
+      /^stats_sinks\[0\]: 'envoy\.filters\.http\.router' is not a stats sink$/],
+  ]);
+});

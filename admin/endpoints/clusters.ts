@@ -26,7 +26,7 @@ const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_t
 const GAUGES = ['cx_active', 'rq_active'] as const;
 const THRESHOLD_DEFAULTS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
 
-function thresholds(cluster: JsonObject, priority: 'DEFAULT' | 'HIGH'): typeof THRESHOLD_DEFAULTS {
+export function thresholds(cluster: JsonObject, priority: 'DEFAULT' | 'HIGH'): typeof THRESHOLD_DEFAULTS {
   const list = ((cluster.circuit_breakers as JsonObject | undefined)?.thresholds ?? []) as JsonObject[];
   const t = list.find((x) => (x.priority ?? 'DEFAULT') === priority) ?? {};
   return {

@@ -63,6 +63,13 @@ export const EXTENSIONS: readonly Extension[] = [
     typeName: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
     deprecatedNames: [],
   },
+  {
+    // Serves /dashboard_event_stream (Envoy's /hystrix_event_stream).
+    name: 'envoy.stat_sinks.hystrix',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.HystrixSink',
+    deprecatedNames: [],
+  },
 ];
 
 const byTypeName = new Map(EXTENSIONS.map((e) => [e.typeName, e]));

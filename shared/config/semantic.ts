@@ -207,4 +207,19 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   const admin = obj(bootstrap.admin);
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
+  checkStatsSinks(bootstrap, errors);
+}
+
+/** Each stats sink must be one this proxy implements (only the Hystrix sink behind /dashboard_event_stream), once. */
+function checkStatsSinks(bootstrap: Obj, errors: string[]): void {
+  let hystrix = 0;
+  list(bootstrap.stats_sinks).forEach((sink, i) => {
+    const ext = filterExtension(sink);
+    if (!ext) {
+      if (sink.typed_config === undefined) errors.push(`stats_sinks[${i}]: unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix)`);
+      return;
+    }
+    if (ext.category !== 'envoy.stats_sinks') errors.push(`stats_sinks[${i}]: '${ext.name}' is not a stats sink`);
+    else if (++hystrix > 1) errors.push(`stats_sinks[${i}]: only a single HystrixSink may be configured`);
+  });
 }

@@ -10,7 +10,9 @@ import { typeNameOfUrl } from './wkt.js';
  * through fields refused above them. Each issue that implements a field adds it here.
  */
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime'],
+  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
+  'envoy.config.metrics.v3.StatsSink': ['name', 'typed_config'],
+  'envoy.config.metrics.v3.HystrixSink': ['num_buckets'],
   'envoy.config.bootstrap.v3.LayeredRuntime': ['layers'],
   'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
   'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
