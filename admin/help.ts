@@ -38,5 +38,86 @@ export function homePage(endpoints: readonly AdminEndpoint[]): string {
       return `<tr class='vert-space'><td class='home-data'>${command}</td><td class='home-data'>${escapeHtml(e.help)}</td></tr>${params ? '\n' + params : ''}`;
     })
     .join('\n');
-  return `<!DOCTYPE html>\n<html lang='en'>\n<head>\n<title>Envoy Admin</title>\n<style>.home-table{font-family:sans-serif}.home-data{padding-right:2em}.button-as-link{background:none;border:none;color:blue;text-decoration:underline;cursor:pointer;padding:0;font:inherit}</style>\n</head>\n<body>\n<table class='home-table'>\n<thead><tr><th class='home-data'>Command</th><th class='home-data'>Description</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>\n</body>\n</html>\n`;
+  return `<!DOCTYPE html>\n<html lang='en'>\n<head>\n<title>Envoy Admin</title>\n<style>${STYLE}</style>\n</head>\n<body>\n${LIVE_PANEL}\n<table class='home-table'>\n<thead><tr><th class='home-data'>Command</th><th class='home-data'>Description</th></tr></thead>\n<tbody>\n${rows}\n</tbody>\n</table>\n<script>${LIVE_SCRIPT}</script>\n</body>\n</html>\n`;
 }
+
+const STYLE =
+  '.home-table{font-family:sans-serif}.home-data{padding-right:2em}' +
+  '.button-as-link{background:none;border:none;color:blue;text-decoration:underline;cursor:pointer;padding:0;font:inherit}' +
+  '#live{font-family:sans-serif;margin-bottom:1.5em}#live table{border-collapse:collapse}#live td,#live th{padding:.15em 1em .15em 0;text-align:left}' +
+  '#live .figure{font-variant-numeric:tabular-nums}.unhealthy{color:#b00}#live-error{color:#b00}';
+
+/**
+ * The live figures at the top of the home page: the server's state, requests and connections
+ * (totals, in flight, and the request rate between two refreshes) and each cluster's healthy
+ * hosts. The page reads them from the admin's own JSON (/server_info, /stats?format=json,
+ * /clusters?format=json) every two seconds, by relative URLs so it works behind a path prefix.
+ */
+const LIVE_PANEL = `<div id='live'>
+<table>
+<tr><th>State</th><td id='live-state' class='figure'>…</td><th>Uptime</th><td id='live-uptime' class='figure'>…</td></tr>
+<tr><th>Requests</th><td id='live-requests' class='figure'>…</td><th>In flight</th><td id='live-requests-active' class='figure'>…</td><th>Per second</th><td id='live-rps' class='figure'>…</td></tr>
+<tr><th>Connections</th><td id='live-connections' class='figure'>…</td><th>Open</th><td id='live-connections-active' class='figure'>…</td></tr>
+</table>
+<table id='live-hosts'><thead><tr><th>Cluster</th><th>Healthy hosts</th></tr></thead><tbody></tbody></table>
+<div id='live-error'></div>
+</div>`;
+
+const LIVE_SCRIPT = `
+(function () {
+  var previous;
+  var FILTER = '^http\\\\.[^.]+\\\\.downstream_(rq|cx)_(total|active)$';
+  function text(id, value) { document.getElementById(id).textContent = value; }
+  function sum(stats, suffix) {
+    return stats.filter(function (s) { return s.name.slice(-suffix.length) === suffix; })
+      .reduce(function (t, s) { return t + (s.value || 0); }, 0);
+  }
+  function healthy(host) {
+    var h = host.health_status || {};
+    return !h.failed_active_health_check && !h.failed_outlier_check && !h.failed_active_degraded_check &&
+      !h.pending_dynamic_removal && !h.pending_active_hc && (h.eds_health_status || 'HEALTHY') === 'HEALTHY';
+  }
+  function json(path) {
+    return fetch(path, { cache: 'no-store' }).then(function (r) {
+      if (!r.ok) throw new Error(path + ': ' + r.status);
+      return r.json();
+    });
+  }
+  function refresh() {
+    Promise.all([json('server_info'), json('stats?format=json&usedonly&filter=' + encodeURIComponent(FILTER)), json('clusters?format=json')])
+      .then(function (all) {
+        var info = all[0], stats = all[1].stats || [], clusters = all[2].cluster_statuses || [];
+        text('live-state', info.state);
+        text('live-uptime', info.uptime_current_epoch);
+        var requests = sum(stats, '.downstream_rq_total');
+        var now = Date.now();
+        text('live-requests', requests);
+        text('live-requests-active', sum(stats, '.downstream_rq_active'));
+        text('live-connections', sum(stats, '.downstream_cx_total'));
+        text('live-connections-active', sum(stats, '.downstream_cx_active'));
+        if (previous) text('live-rps', ((requests - previous.requests) * 1000 / Math.max(1, now - previous.at)).toFixed(1));
+        previous = { requests: requests, at: now };
+        var body = document.querySelector('#live-hosts tbody');
+        body.textContent = '';
+        clusters.forEach(function (c) {
+          var hosts = c.host_statuses || [];
+          var up = hosts.filter(healthy).length;
+          var row = document.createElement('tr');
+          row.className = up < hosts.length ? 'unhealthy' : '';
+          var name = document.createElement('td');
+          name.textContent = c.name;
+          var count = document.createElement('td');
+          count.className = 'figure';
+          count.textContent = up + ' / ' + hosts.length;
+          row.appendChild(name);
+          row.appendChild(count);
+          body.appendChild(row);
+        });
+        text('live-error', '');
+      })
+      .catch(function (err) { text('live-error', 'live figures unavailable: ' + err.message); });
+  }
+  refresh();
+  setInterval(refresh, 2000);
+})();
+`;

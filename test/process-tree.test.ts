@@ -68,7 +68,7 @@ describe('the process tree', () => {
       const proxy = await startProxy(bootstrap(), ['--concurrency', '2']);
       const kids = proxy.children();
       assert.equal(kids.length, 3);
-      assert.equal(await proxy.stop(signal), 0);
+      assert.equal(await proxy.stop(signal), 0, `exit status after ${signal}; the proxy said:\n${proxy.output()}`);
       for (const k of kids) assert.ok(!alive(k), `child ${k} outlived its supervisor after ${signal}`);
     }
   });

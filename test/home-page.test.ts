@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { minimalBootstrap } from './helpers/bootstraps.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/**
+ * The admin home page in a real browser (Debian's chromium, driven by playwright-core): what a
+ * person sees: the live figures filling in and following the traffic, the endpoints as links
+ * and forms, and a POST form changing the server (health checks failed, then restored).
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM} (apt-get install chromium; .ci/run installs it when it runs as root)`;
+
+let upstream: Upstream;
+let proxy: RunningProxy;
+let browser: Browser | undefined;
+let page: Page;
+
+before(async () => {
+  if (skip) return;
+  upstream = await startUpstream('A');
+  const d = minimalBootstrap() as Record<string, any>;
+  d.admin.address.socket_address.port_value = 0;
+  d.static_resources.listeners[0].address.socket_address.port_value = 0;
+  d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = upstream.port;
+  proxy = await startProxy(d, ['--concurrency', '2']);
+  // Root (as in CI containers) cannot use Chromium's sandbox.
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  page = await browser.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await stopAllProxies();
+  await upstream?.close();
+});
+
+const figure = async (id: string) => (await page.locator(`#${id}`).textContent())?.trim() ?? '';
+
+describe('the admin home page in a browser', { skip }, () => {
+  it('shows the live state, requests, connections and hosts, and follows the traffic', async () => {
+    await page.goto(`http://${proxy.admin}/`);
+    assert.equal(await page.title(), 'Envoy Admin');
+    await page.locator('#live-state', { hasText: 'LIVE' }).waitFor();
+    await page.locator('#live-hosts tbody tr', { hasText: 'backend' }).waitFor();
+    assert.equal((await page.locator('#live-hosts tbody tr', { hasText: 'backend' }).locator('td').nth(1).textContent())?.trim(), '1 / 1');
+    assert.equal(await figure('live-error'), '');
+
+    const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
+    for (let i = 0; i < 30; i += 10) await Promise.all(Array.from({ length: 10 }, () => httpRequest(url)));
+    await waitFor('the page to count 30 requests', async () => (Number(await figure('live-requests')) >= 30 ? true : undefined));
+    assert.ok(Number(await figure('live-connections')) >= 1);
+    assert.equal(await figure('live-requests-active'), '0');
+    assert.match(await figure('live-rps'), /^\d+\.\d$/);
+  });
+
+  it('links every endpoint, with POST forms for the mutating ones', async () => {
+    await page.goto(`http://${proxy.admin}/`);
+    assert.equal(await page.locator("a[href='server_info']").textContent(), 'server_info');
+    assert.equal(await page.locator('form#quitquitquit').getAttribute('method'), 'post');
+    assert.equal(await page.locator('form#stats').getAttribute('method'), 'get');
+    const help = (await httpRequest(`http://${proxy.admin}/help`)).body;
+    const paths = [...help.matchAll(/^ {2}\/(\S*?)(?: \(POST\))?:/gm)].map((m) => m[1]!).filter((p) => p !== '');
+    for (const p of paths) assert.equal(await page.locator(`a[href='${p}'], form[action='${p}']`).count(), 1, `the page lacks ${p}`);
+  });
+
+  it('submits a GET form with its parameters', async () => {
+    await page.goto(`http://${proxy.admin}/`);
+    await page.locator("input[form='stats'][name='filter']").fill('^server\\.live$');
+    await page.locator('form#stats button').click();
+    await page.waitForURL(/\/stats\?/);
+    assert.equal((await page.locator('body').textContent())?.trim(), 'server.live: 1');
+  });
+
+  it('fails health checks with the POST form, and the live state shows it', async () => {
+    await page.goto(`http://${proxy.admin}/`);
+    await page.locator("form[action='healthcheck/fail'] button").click();
+    await page.waitForURL(/healthcheck\/fail$/);
+    assert.equal((await page.locator('body').textContent())?.trim(), 'OK');
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).body, 'DRAINING\n');
+    await page.goto(`http://${proxy.admin}/`);
+    await page.locator('#live-state', { hasText: 'DRAINING' }).waitFor();
+    await page.locator("form[action='healthcheck/ok'] button").click();
+    await page.waitForURL(/healthcheck\/ok$/);
+    await page.goto(`http://${proxy.admin}/`);
+    await page.locator('#live-state', { hasText: 'LIVE' }).waitFor();
+  });
+});
