@@ -149,13 +149,19 @@ export interface ServerInfoContext {
 /** Sends a typed message to a child, if its channel is still open. */
 export function sendTo<T>(child: ChildProcess, message: T): boolean {
   if (!child.connected) return false;
-  child.send(message as never);
+  // A child can exit between the check and the write (EPIPE). With a callback the failure comes
+  // here instead of as an 'error' event, which unhandled would bring the sender down with it.
+  child.send(message as never, ignoreSendError);
   return true;
+}
+
+function ignoreSendError(): void {
+  // The child is gone; its exit is handled where it is observed ('exit').
 }
 
 /** Sends a typed message to the parent (the supervisor), if the channel is still open. */
 export function sendToParent<T>(message: T): boolean {
   if (!process.send || !process.connected) return false;
-  process.send(message as never);
+  process.send(message as never, undefined, undefined, ignoreSendError);
   return true;
 }

@@ -64,6 +64,8 @@ export class ManagedChild<In> {
     });
     this.process = child;
     child.on('message', (m) => this.options.onMessage(m as In, this));
+    // IPC write failures (a child exiting as it is written to) are not the supervisor's to die of.
+    child.on('error', (err) => log.debug(`${this.options.name}: ${err.message}`));
     child.on('exit', (code, signal) => this.onExit(child, code, signal));
     this.options.onStart(this);
   }

@@ -117,7 +117,7 @@ export class ProcessTree {
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
           this.readyWorkers.delete(i);
-          this.reportUnready();
+          if (!this.stopping) this.reportUnready();
         },
       });
       this.workers.push(worker);
