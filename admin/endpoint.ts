@@ -24,6 +24,8 @@ export interface AdminRequest {
   query: Map<string, string>;
   /** Every parameter in order, repeats included (what /runtime_modify applies). */
   params: [string, string][];
+  /** The request body (POST /tap's TapRequest). */
+  body: string;
   raw: IncomingMessage;
 }
 

@@ -21,6 +21,7 @@ import { SupervisorClient } from './supervisor-client.js';
 import { setRuntime } from '../shared/runtime.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { statsEndpoints } from './endpoints/stats.js';
+import { tapEndpoints, type AdminTap } from './endpoints/tap.js';
 import { AdminServer } from './server.js';
 import { StatsCollector } from './stats-collector.js';
 import { durationMs } from '../shared/config/wkt.js';
@@ -37,6 +38,7 @@ const log = getLogger('admin', import.meta.url);
 let state: AdminState | undefined;
 let server: AdminServer | undefined;
 let collector: StatsCollector | undefined;
+let tap: AdminTap | undefined;
 const supervisor = new SupervisorClient((m) => sendToParent<FromAdmin>(m));
 
 function formatAddress(host: string, port: number): string {
@@ -59,6 +61,9 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     ...loggingEndpoints((m) => sendToParent<FromAdmin>(m)), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
     ...certsEndpoints(), ...dashboardEndpoints(bootstrap, collector));
+  const taps = tapEndpoints(bootstrap, supervisor, (m) => sendToParent<FromAdmin>(m));
+  tap = taps.tap;
+  endpoints.push(...taps.endpoints);
   if (context.enableMutexTracing) startContentionTracing();
   // A replacement admin process joins the profiling in progress.
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');
@@ -118,6 +123,9 @@ process.on('message', (m: ToAdmin) => {
       break;
     case 'log_levels':
       applyLogLevelChange(m.change); // replayed to a replacement admin process
+      break;
+    case 'tap_trace':
+      tap?.onTrace(m.sessionId, m.trace);
       break;
     case 'runtime_modify_result':
     case 'profiler_result':

@@ -85,7 +85,7 @@ export class AdminServer {
     }
     const query = new Map<string, string>();
     for (const [k, v] of params) if (!query.has(k)) query.set(k, v);
-    return endpoint.handle({ method, path, query, params, raw: req });
+    return endpoint.handle({ method, path, query, params, raw: req, body });
   }
 
   private respond(req: IncomingMessage, res: ServerResponse, r: AdminResponse, startedAt: number, bytesReceived: number): void {
@@ -111,6 +111,9 @@ export class AdminServer {
       const body = r.body;
       // The client went away (or the stream ended): a stream that never ends must be let go.
       res.once('close', () => body.destroy());
+      // A stream may have nothing to say for a while (a tap waiting for traffic): the status and
+      // headers go now, so the client knows it is attached.
+      res.flushHeaders();
       let bytes = 0;
       r.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
       r.body.once('error', () => res.destroy());

@@ -4,6 +4,7 @@ import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
 import type { StatsDelta } from './stats/store.js';
+import type { TapSession } from './tap.js';
 
 /**
  * Every message between a supervisor and its children, in one place. They travel over Node's
@@ -59,6 +60,8 @@ export interface ServerContext {
   /** admin.profile_path, and the profilers running now (a replacement worker starts them too). */
   profilePath: string;
   profilers: ProfilerKind[];
+  /** Open /tap sessions (a replacement worker taps too). */
+  taps: TapSession[];
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -82,6 +85,8 @@ export type ToWorker =
   | { type: 'profiler'; order: ProfilerOrder; ack: number }
   /** Write a heap snapshot; the ack carries the ProfilerOutcome (the file). */
   | { type: 'heap_dump'; ack: number }
+  | { type: 'tap_start'; session: TapSession; ack: number }
+  | { type: 'tap_stop'; sessionId: number }
   | { type: 'shutdown'; graceMs: number };
 
 /** POST /logging, applied by every process to its own loggers. */
@@ -96,7 +101,9 @@ export type FromWorker =
   /** The message carrying `ack` has been applied (with its outcome, for those that have one). */
   | { type: 'ack'; index: number; ack: number; result?: ProfilerOutcome }
   | { type: 'fatal'; index: number; error: string }
-  | { type: 'stats'; index: number; id: number; delta: StatsDelta };
+  | { type: 'stats'; index: number; id: number; delta: StatsDelta }
+  /** An exchange matched tap session `sessionId`: its envoy.data.tap.v3.TraceWrapper. */
+  | { type: 'tap_trace'; sessionId: number; trace: JsonObject };
 
 // supervisor → admin
 export type ToAdmin =
@@ -119,6 +126,7 @@ export type ToAdmin =
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   /** The answer to `profiler` / `heap_dump` `id`: what the supervisor and each worker did. */
   | { type: 'profiler_result'; id: number; outcomes: ProfilerOutcome[] }
+  | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor
@@ -135,7 +143,10 @@ export type FromAdmin =
   | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean }
   | { type: 'profiler'; id: number; kind: ProfilerKind; enable: boolean }
   /** A heap snapshot of `process` (`main` or `worker_<n>`). */
-  | { type: 'heap_dump'; id: number; process: string };
+  | { type: 'heap_dump'; id: number; process: string }
+  /** Open a /tap session in every worker; answered with `done` once they tap. */
+  | { type: 'tap_start'; id: number; session: TapSession }
+  | { type: 'tap_stop'; sessionId: number };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 

@@ -76,6 +76,7 @@ export class ProcessTree {
       enableMutexTracing: options.enableMutexTracing,
       profilePath: profilePathOf(loaded.bootstrap),
       profilers: [],
+      taps: [],
     };
     this.profiling = new TreeProfiling(this.context, (make, only) => this.toWorkers(make, only));
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
@@ -151,6 +152,8 @@ export class ProcessTree {
       if (pending && pending.waiting.size === 0) pending.done();
     } else if (m.type === 'stats') {
       this.statsRelay.onWorkerStats(m);
+    } else if (m.type === 'tap_trace') {
+      this.admin?.send<ToAdmin>(m);
     } else if (m.type === 'fatal' && this.state !== 'LIVE') {
       log.critical(`worker_${m.index} could not start: ${m.error}`);
       this.stop(1);
@@ -209,6 +212,14 @@ export class ProcessTree {
         break;
       case 'profiler':
         void this.profiling.profiler(m.kind, m.enable).then((outcomes) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes }));
+        break;
+      case 'tap_start':
+        this.context.taps = [...this.context.taps.filter((t) => t.configId !== m.session.configId), m.session];
+        void this.toWorkers((ack) => ({ type: 'tap_start', session: m.session, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
+        break;
+      case 'tap_stop':
+        this.context.taps = this.context.taps.filter((t) => t.id !== m.sessionId);
+        for (const w of this.workers) w.send<ToWorker>({ type: 'tap_stop', sessionId: m.sessionId });
         break;
       case 'heap_dump':
         void this.profiling.heapDump(m.process).then((outcome) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes: [outcome] }));

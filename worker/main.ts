@@ -8,6 +8,7 @@ import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';
+import { startTap, stopTap } from './http/tap.js';
 import { serveListeners, type ServedListener } from './listeners.js';
 import { ClusterManager } from './upstream/cluster.js';
 
@@ -35,6 +36,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   if (server.enableMutexTracing) startContentionTracing();
   // A replacement worker joins the profiling in progress.
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
+  for (const session of server.taps) startTap(session);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
   await clusters.start();
@@ -112,6 +114,13 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'heap_dump':
       acknowledge(m.ack, heapSnapshotFile(childRole()));
+      break;
+    case 'tap_start':
+      startTap(m.session);
+      acknowledge(m.ack);
+      break;
+    case 'tap_stop':
+      stopTap(m.sessionId);
       break;
     case 'shutdown':
       stop(m.graceMs);

@@ -46,6 +46,13 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.health_check'],
   },
   {
+    // Taps requests for POST /tap (admin_config only).
+    name: 'envoy.filters.http.tap',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.tap.v3.Tap',
+    deprecatedNames: [],
+  },
+  {
     name: 'envoy.access_loggers.file',
     category: 'envoy.access_loggers',
     typeName: 'envoy.extensions.access_loggers.file.v3.FileAccessLog',

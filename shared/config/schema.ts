@@ -26,6 +26,8 @@ export const schemaFiles = [
   'envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/health_check/v3/health_check.proto',
+  'envoy/extensions/filters/http/tap/v3/tap.proto',
+  'envoy/admin/v3/tap.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',

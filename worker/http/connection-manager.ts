@@ -13,8 +13,9 @@ import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
 import type { ListenerInfo } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
-import { HttpAccessRecord } from './access-record.js';
+import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
+import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
 import { forward } from './router.js';
@@ -41,6 +42,7 @@ export interface ConnectionManagerContext {
 }
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
+const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
 function serverLocalAddress(version: 'v4' | 'v6'): string {
@@ -75,6 +77,8 @@ export class HttpConnectionManager {
   private readonly stats: HttpStats;
   private readonly listenerStats: ListenerStats;
   private readonly accessLogs: AccessLogs | undefined;
+  /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
+  private readonly tapConfigId: string | undefined;
 
   constructor(
     private readonly config: Obj,
@@ -85,6 +89,8 @@ export class HttpConnectionManager {
       (f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === HEALTH_CHECK_TYPE || f.name === 'envoy.filters.http.health_check',
     );
     this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
+    const tap = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === TAP_TYPE);
+    this.tapConfigId = tap ? String(obj(obj(obj(tap.typed_config).common_config).admin_config).config_id) : undefined;
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
     this.skipXffAppend = config.skip_xff_append === true;
@@ -187,7 +193,9 @@ export class HttpConnectionManager {
     const authority = String(headers[':authority'] ?? headers.host ?? '');
     const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
     const logs = this.accessLogs;
-    const record = logs ? new HttpAccessRecord(req, res, rq) : undefined;
+    const tap = activeTap(this.tapConfigId);
+    const record = logs || tap ? new HttpExchangeRecord(req, res, rq) : undefined;
+    if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
@@ -196,7 +204,8 @@ export class HttpConnectionManager {
       if (res.writableFinished) stats.completed(res.statusCode, started);
       if (record) {
         if (!res.writableFinished && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
-        record.finish(res, logs!);
+        record.finish(res, logs);
+        if (tap) offerTrace(tap, req, record.responseCode, record);
       }
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);

@@ -4,7 +4,7 @@ import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
-import type { HttpAccessRecord } from './access-record.js';
+import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 
@@ -38,7 +38,7 @@ export interface ForwardContext {
   path: string;
   authority: string;
   /** The access-log entry, when the listener logs. */
-  record?: HttpAccessRecord;
+  record?: HttpExchangeRecord;
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';

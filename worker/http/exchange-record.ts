@@ -4,25 +4,49 @@ import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
 
 /**
- * One HTTP request's access-log entry, filled in as the request goes: the connection manager
- * creates it (only when the listener has access logs), the router adds the upstream, the
- * response flags and the details, and it is logged when the response closes, finished or not.
+ * What one HTTP exchange did, for its access-log entry and its tap trace: the connection manager
+ * creates it (only when the listener logs, or a tap session is on), the router adds the
+ * upstream, the response flags and the details, and it is complete when the response closes,
+ * finished or not.
  *
- * Byte counts and the response headers are taken where Node hands them over: the request's
- * `push` (every body chunk, and the end of the body, go through it whoever reads them) and the
- * response's `writeHead` / `write` / `end`. Wrapping this one request's methods keeps the
- * connection manager and the router free of logging code, and costs nothing when no access
- * log is configured, since then there is no record.
+ * Byte counts, bodies (for a tap, up to its limits) and the response headers are taken where
+ * Node hands them over: the request's `push` (every body chunk, and the end of the body, go
+ * through it whoever reads them) and the response's `writeHead` / `write` / `end`. Wrapping
+ * this one request's methods keeps the connection manager and the router free of logging code,
+ * and costs nothing when neither is on, since then there is no record.
  */
 
 type Header = string | number | string[] | undefined;
+
+/** Up to `limit` bytes of a body, and whether there was more. */
+export class BodyCapture {
+  readonly chunks: Buffer[] = [];
+  length = 0;
+  truncated = false;
+
+  constructor(private readonly limit: number) {}
+
+  add(chunk: Uint8Array | string): void {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const room = this.limit - this.length;
+    if (data.length > room) this.truncated = true;
+    if (room <= 0) return;
+    const kept = data.length > room ? data.subarray(0, room) : data;
+    this.chunks.push(Buffer.from(kept));
+    this.length += kept.length;
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
 
 function headerText(v: Header): string | undefined {
   if (v === undefined) return undefined;
   return Array.isArray(v) ? v[0] : String(v);
 }
 
-export class HttpAccessRecord implements AccessLogEntry {
+export class HttpExchangeRecord implements AccessLogEntry {
   readonly startTime = Date.now();
   private readonly started = performance.now();
   readonly protocol: string;
@@ -45,6 +69,9 @@ export class HttpAccessRecord implements AccessLogEntry {
   filterChainName?: string;
   localReplyBody?: string;
   healthCheck = false;
+  /** The bodies, when a tap asked for them (see captureBodies). */
+  requestBody: BodyCapture | undefined;
+  responseBody: BodyCapture | undefined;
   /** The response headers as written: a flat [name, value, …] array or an object. */
   private responseHeaders: readonly unknown[] | OutgoingHttpHeaders | undefined;
 
@@ -57,7 +84,10 @@ export class HttpAccessRecord implements AccessLogEntry {
     const push = req.push;
     req.push = (chunk: Buffer | null, encoding?: BufferEncoding) => {
       if (chunk === null) this.requestDurationMs ??= this.elapsed();
-      else this.bytesReceived += chunk.length;
+      else {
+        this.bytesReceived += chunk.length;
+        this.requestBody?.add(chunk);
+      }
       return push.call(req, chunk, encoding);
     };
     // A request without a body may be complete before it reaches here.
@@ -92,6 +122,29 @@ export class HttpAccessRecord implements AccessLogEntry {
   private countSent(chunk: unknown): void {
     if (typeof chunk === 'string') this.bytesSent += Buffer.byteLength(chunk);
     else if (chunk instanceof Uint8Array) this.bytesSent += chunk.length;
+    else return;
+    this.responseBody?.add(chunk);
+  }
+
+  /** Keep up to these many bytes of each body (a tap's max_buffered_rx_bytes / max_buffered_tx_bytes). */
+  captureBodies(maxRequestBytes: number, maxResponseBytes: number): void {
+    this.requestBody = new BodyCapture(maxRequestBytes);
+    this.responseBody = new BodyCapture(maxResponseBytes);
+  }
+
+  /** The response headers as sent, lower-case names, `:status` first. */
+  responseHeaderList(status: number): [string, string][] {
+    const out: [string, string][] = [[':status', String(status)]];
+    const h = this.responseHeaders;
+    if (Array.isArray(h)) {
+      for (let i = 0; i < h.length; i += 2) out.push([String(h[i]).toLowerCase(), String(h[i + 1])]);
+    } else if (h) {
+      for (const [k, v] of Object.entries(h as OutgoingHttpHeaders)) {
+        if (v === undefined) continue;
+        for (const item of Array.isArray(v) ? v : [v]) out.push([k.toLowerCase(), String(item)]);
+      }
+    }
+    return out;
   }
 
   /** The router saw the first byte of the upstream response. */
@@ -111,10 +164,10 @@ export class HttpAccessRecord implements AccessLogEntry {
     return undefined;
   }
 
-  /** The response closed (finished, or cut by either side): log it. */
-  finish(res: ServerResponse, logs: AccessLogs): void {
+  /** The response closed (finished, or cut by either side): complete the record, and log it. */
+  finish(res: ServerResponse, logs: AccessLogs | undefined): void {
     this.durationMs = this.elapsed();
     this.responseCode = res.headersSent ? res.statusCode : 0;
-    logs.log(this);
+    logs?.log(this);
   }
 }
