@@ -109,15 +109,19 @@ export class AdminServer {
     }
     if (r.body instanceof Readable) {
       const body = r.body;
-      // The client went away (or the stream ended): a stream that never ends must be let go.
-      res.once('close', () => body.destroy());
+      let bytes = 0;
+      // The response closes when the stream ended or the client went away (a tap or an event
+      // stream never ends otherwise): let the stream go, and log the request either way.
+      res.once('close', () => {
+        body.destroy();
+        done(bytes);
+      });
       // A stream may have nothing to say for a while (a tap waiting for traffic): the status and
       // headers go now, so the client knows it is attached.
       res.flushHeaders();
-      let bytes = 0;
-      r.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      r.body.once('error', () => res.destroy());
-      r.body.pipe(res).once('finish', () => done(bytes));
+      body.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      body.once('error', () => res.destroy());
+      body.pipe(res);
       return;
     }
     void this.stream(res, r.body).then(done, () => res.destroy());
