@@ -87,7 +87,7 @@ export const SHARED_MEMORY_LAYOUT = [
   ['size', 4],
   ['flags', 4],
   ['initializing_pid', 4],
-  ['reserved', 4],
+  ['newest_pid', 4],
   ['original_start_time_ms', 8],
 ] as const;
 
