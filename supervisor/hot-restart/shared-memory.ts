@@ -20,7 +20,9 @@ const OFFSETS = Object.fromEntries(
   SHARED_MEMORY_LAYOUT.map(([name], i) => [name, SHARED_MEMORY_LAYOUT.slice(0, i).reduce((sum, [, size]) => sum + size, 0)]),
 ) as Record<(typeof SHARED_MEMORY_LAYOUT)[number][0], number>;
 
-export class HotRestartError extends Error {}
+export class HotRestartError extends Error {
+  override name = 'HotRestartError';
+}
 
 export function sharedMemoryDir(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
