@@ -14,6 +14,12 @@ export interface BoundListener {
   name: string;
   /** Envoy's address string: `127.0.0.1:10000`, `[::1]:10000`, or a pipe path (`@name` abstract). */
   address: string;
+  /** The address as configured (port 0 stays 0), for hand-over to the next epoch. */
+  configuredAddress: string;
+  /** Taken from the previous epoch rather than bound here. */
+  inherited: boolean;
+  /** A Unix (pipe) listener. */
+  pipe: boolean;
   fd: number;
   trafficDirection: ListenerInfo['trafficDirection'];
   configIndex: number;
@@ -32,31 +38,51 @@ export function formatAddress(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** The hot-restart protocol's address form: `tcp://1.2.3.4:80`, `tcp://[::1]:80`, `unix://<path>`. */
+export function handOverAddress(address: string, pipe: boolean): string {
+  return pipe ? `unix://${address}` : `tcp://${address}`;
+}
+
+/**
+ * Asks the previous epoch for a listener's socket; resolves to its descriptor, or undefined when
+ * the previous epoch has none for that address (then this epoch binds its own).
+ */
+export type InheritSocket = (address: string, listenerName: string) => Promise<number | undefined>;
+
 export class ListenerSocketRegistry {
   readonly listeners: BoundListener[] = [];
 
-  /** Binds every static listener; on any failure closes what it bound and throws, naming the listener. */
-  bindAll(bootstrap: JsonObject): void {
+  /**
+   * Takes every static listener's socket from the previous epoch when there is one (`inherit`),
+   * else binds it; on any failure closes what it has and throws, naming the listener.
+   */
+  async bindAll(bootstrap: JsonObject, inherit?: InheritSocket): Promise<void> {
     const configs = (obj(bootstrap.static_resources).listeners ?? []) as JsonObject[];
     try {
-      configs.forEach((config, configIndex) => this.bind(config, configIndex));
+      for (const [configIndex, config] of configs.entries()) await this.bind(config, configIndex, inherit);
     } catch (err) {
       this.closeAll();
       throw err;
     }
   }
 
-  private bind(config: JsonObject, configIndex: number): void {
+  private async bind(config: JsonObject, configIndex: number, inherit: InheritSocket | undefined): Promise<void> {
     const name = String(config.name ?? `listener_${configIndex}`);
     const address = obj(config.address);
     const backlog = typeof config.tcp_backlog_size === 'number' ? config.tcp_backlog_size : DEFAULT_BACKLOG;
     const trafficDirection = (config.traffic_direction ?? 'UNSPECIFIED') as BoundListener['trafficDirection'];
+    const base = { name, trafficDirection, configIndex, stopped: false, pipe: Boolean(address.pipe) };
     if (address.pipe) {
       const pipe = obj(address.pipe);
       const path = String(pipe.path);
+      const inherited = await inherit?.(handOverAddress(path, true), name);
+      if (inherited !== undefined) {
+        this.listeners.push({ ...base, address: path, configuredAddress: path, fd: inherited, inherited: true });
+        return;
+      }
       try {
         const fd = native.listenUnix(path, backlog, typeof pipe.mode === 'number' ? pipe.mode : 0);
-        this.listeners.push({ name, address: path, fd, trafficDirection, configIndex, stopped: false });
+        this.listeners.push({ ...base, address: path, configuredAddress: path, fd, inherited: false });
       } catch (err) {
         throw new ListenerBindError(`cannot bind '${path}' for listener '${name}': ${(err as Error).message}`);
       }
@@ -65,9 +91,16 @@ export class ListenerSocketRegistry {
     const sa = obj(address.socket_address);
     const host = String(sa.address);
     const port = Number(sa.port_value ?? 0);
+    const configuredAddress = formatAddress(host, port);
+    const inherited = await inherit?.(handOverAddress(configuredAddress, false), name);
+    if (inherited !== undefined) {
+      const actualPort = native.localPort(inherited);
+      this.listeners.push({ ...base, address: formatAddress(host, actualPort), configuredAddress, fd: inherited, inherited: true });
+      return;
+    }
     try {
       const [fd, bound] = native.listenTcp(host, port, backlog);
-      this.listeners.push({ name, address: formatAddress(host, bound), fd, trafficDirection, configIndex, stopped: false });
+      this.listeners.push({ ...base, address: formatAddress(host, bound), configuredAddress, fd, inherited: false });
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const reason = e.code === 'EADDRINUSE' ? 'Address already in use' : e.message;
@@ -96,6 +129,18 @@ export class ListenerSocketRegistry {
         // already closed
       }
     }
+  }
+
+  /**
+   * The socket to hand to the next epoch for `address` (a request by hand-over address): the
+   * listener bound there, or, for a port-0 request, the same-named listener configured on port 0.
+   */
+  forHandOver(address: string, listenerName: string): BoundListener | undefined {
+    const live = this.listeners.filter((l) => !l.stopped);
+    return (
+      live.find((l) => handOverAddress(l.address, l.pipe) === address) ??
+      live.find((l) => l.name === listenerName && handOverAddress(l.configuredAddress, l.pipe) === address)
+    );
   }
 
   closeAll(): void {

@@ -65,7 +65,7 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   }
   const sockets = new ListenerSocketRegistry();
   try {
-    sockets.bindAll(loaded.bootstrap);
+    await sockets.bindAll(loaded.bootstrap);
   } catch (err) {
     if (!(err instanceof ListenerBindError)) throw err;
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);

@@ -16,6 +16,8 @@ interface NativeSockets {
   /** A listening Unix stream socket ("@name" is abstract); mode 0 keeps the file's default mode. */
   listenUnix(path: string, backlog: number, mode: number): number;
   closeFd(fd: number): void;
+  /** The port an IP socket is bound to (0 for a Unix socket). */
+  localPort(fd: number): number;
   /** Binds a datagram socket; `onMessage` gets each datagram and the descriptor it carried (-1 if none). */
   dgramOpen(address: string, onMessage: (data: Buffer, fd: number) => void): DgramHandle;
   /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */

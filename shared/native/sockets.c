@@ -180,6 +180,25 @@ static napi_value close_fd(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* localPort(fd: number) -> the port an IP socket is bound to (0 for other families): how an
+ * epoch that inherited a port-0 listener learns its port. */
+static napi_value local_port(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t fd;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) return throw_type(env, "localPort(fd)");
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) return throw_errno(env, "getsockname", errno);
+  int port = 0;
+  if (ss.ss_family == AF_INET) port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+  else if (ss.ss_family == AF_INET6) port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+  napi_value result;
+  napi_create_int32(env, port, &result);
+  return result;
+}
+
 /* Freed only when both the poll handle has closed and the JS handle has been collected, so a
  * stale JS handle never points at freed memory (it just finds `closing` set). */
 typedef struct {
@@ -363,6 +382,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
       {"listenUnix", NULL, listen_unix, NULL, NULL, NULL, napi_enumerable, NULL},
       {"closeFd", NULL, close_fd, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"localPort", NULL, local_port, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},

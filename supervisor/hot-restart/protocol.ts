@@ -23,7 +23,7 @@ const root = new protobuf.Root().loadSync(join(packageRoot, 'shared', 'hot-resta
 const HotRestartMessage = root.lookupType('proxy.hot_restart.HotRestartMessage');
 
 export interface RequestMessage {
-  pass_listen_socket?: { address: string; worker_index?: number };
+  pass_listen_socket?: { address: string; worker_index?: number; listener_name?: string };
   shutdown_admin?: Record<string, never>;
   stats?: Record<string, never>;
   drain_listeners?: Record<string, never>;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { connect, createServer } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { HotRestartChannel } from '../supervisor/hot-restart/protocol.js';
+import { ListenerSocketRegistry } from '../supervisor/listeners.js';
+import { tempDir } from './helpers/cli.js';
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+const socketPath = `@proxy_handover_test_${process.pid}`;
+
+function listener(name: string, address: object): object {
+  return { name, address, filter_chains: [] };
+}
+
+describe('listener hand-over between epochs', () => {
+  it('gives the next epoch the same sockets by address: port 0 keeps its port, Unix listeners too; a new listener is bound afresh', async () => {
+    const pipePath = `${tmp.dir}/ingress.sock`;
+    const oldConfig = { static_resources: { listeners: [listener('web', { socket_address: { address: '127.0.0.1', port_value: 0 } }), listener('pipe', { pipe: { path: pipePath } })] } };
+    const newConfig = { static_resources: { listeners: [...oldConfig.static_resources.listeners, listener('added', { socket_address: { address: '127.0.0.1', port_value: 0 } })] } };
+    const old = new ListenerSocketRegistry();
+    await old.bindAll(oldConfig);
+    const parent = new HotRestartChannel({
+      socketPath, socketMode: 0, baseId: 1, epoch: 0,
+      onRequest: (rq) => {
+        const l = rq.pass_listen_socket ? old.forHandOver(rq.pass_listen_socket.address, rq.pass_listen_socket.listener_name ?? '') : undefined;
+        return { reply: { pass_listen_socket: { fd: l ? l.fd : -1 } }, fd: l?.fd };
+      },
+    });
+    const child = new HotRestartChannel({ socketPath, socketMode: 0, baseId: 1, epoch: 1, onRequest: () => ({}) });
+    const next = new ListenerSocketRegistry();
+    try {
+      await next.bindAll(newConfig, async (address, listenerName) => {
+        const { fd } = await child.request({ pass_listen_socket: { address, listener_name: listenerName } }, { timeoutMs: 2000, expectReply: true });
+        return fd >= 0 ? fd : undefined;
+      });
+      const [web, pipe, added] = next.listeners;
+      assert.equal(web!.address, old.listeners[0]!.address, 'the same port, though configured as 0');
+      assert.ok(web!.inherited && pipe!.inherited && !added!.inherited);
+      assert.equal(pipe!.address, pipePath);
+      assert.notEqual(added!.address, web!.address);
+
+      // The inherited descriptor is the listening socket: the next epoch serves its queue.
+      const server = createServer((s) => s.end('from the next epoch'));
+      await new Promise<void>((resolve) => server.listen({ fd: web!.fd }, resolve));
+      const port = Number(/:(\d+)$/.exec(web!.address)![1]);
+      const text = await new Promise<string>((resolve) => {
+        let t = '';
+        connect(port, '127.0.0.1').on('data', (d) => (t += d)).on('end', () => resolve(t));
+      });
+      assert.equal(text, 'from the next epoch');
+      server.close();
+    } finally {
+      child.close();
+      parent.close();
+      next.closeAll();
+      old.closeAll();
+    }
+  });
+});
