@@ -5,6 +5,8 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
+import { HotRestartEpoch } from './hot-restart/epoch.js';
+import { HotRestartError } from './hot-restart/shared-memory.js';
 import { ListenerBindError, ListenerSocketRegistry } from './listeners.js';
 import { parseOptions, type Options } from './options.js';
 import { ProcessTree } from './tree.js';
@@ -63,27 +65,44 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
     log.critical(`error initializing configuration '${options.configPath}': ${accessLogError}`);
     return 1;
   }
+  let epoch: HotRestartEpoch | undefined;
+  if (!options.disableHotRestart) {
+    try {
+      epoch = HotRestartEpoch.establish(options, Date.now());
+    } catch (err) {
+      if (!(err instanceof HotRestartError)) throw err;
+      log.critical(err.message);
+      return 1;
+    }
+  }
+  // The parent lets go of the admin interface first, then hands over each listener's socket.
+  const parent = await epoch?.shutdownParentAdmin();
   const sockets = new ListenerSocketRegistry();
   try {
-    await sockets.bindAll(loaded.bootstrap);
+    await sockets.bindAll(loaded.bootstrap, epoch?.inherit);
   } catch (err) {
+    epoch?.close();
     if (!(err instanceof ListenerBindError)) throw err;
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
     return 1;
   }
   const tree = new ProcessTree(options, loaded, sockets, logSettings(options));
+  if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
+  epoch?.attach(tree, sockets);
   process.removeListener('SIGUSR1', reopenLogs);
   process.on('SIGUSR1', () => tree.reopenLogs());
   process.on('SIGHUP', () => log.info('SIGHUP ignored (as Envoy does); use a hot restart to reload'));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       log.warn(`caught ${signal}: shutting down`);
-      void tree.stop(0);
+      // As Envoy: a stopping child takes its draining parent with it.
+      void (epoch?.terminateParent() ?? Promise.resolve()).finally(() => tree.stop(0));
     });
   }
   log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
   tree.start();
   const code = await tree.done;
+  epoch?.close();
   log.info(`exiting with status ${code}`);
   return code;
 }

@@ -11,6 +11,9 @@ export class ServerStats {
   private readonly state = stats.gauge('server.state', 'local');
   private readonly uptime = stats.gauge('server.uptime', 'local');
   private readonly initializationTime = stats.histogram('server.initialization_time_ms');
+  private readonly generation = stats.gauge('server.hot_restart_generation', 'local');
+  /** server.uptime counts from the first epoch's start, as Envoy's does. */
+  private uptimeFromMs: number;
 
   constructor(
     private readonly startTimeMs: number,
@@ -21,12 +24,23 @@ export class ServerStats {
   ) {
     stats.gauge('server.concurrency', 'local').set(concurrency);
     stats.gauge('server.hot_restart_epoch', 'local').set(restartEpoch);
-    stats.gauge('server.hot_restart_generation', 'local').set(restartEpoch + 1);
+    // One per epoch in the chain: 1 without a parent; a hot-restart child learns its parent's.
+    this.generation.set(1);
+    this.uptimeFromMs = startTimeMs;
     stats.gauge('server.parent_connections', 'local').set(0);
     // Envoy's server.version: the first six hex digits of the source revision, as a number.
     stats.gauge('server.version', 'local').set(parseInt(version.slice(0, 6), 16) || 0);
     stats.counter('server.static_unknown_fields').inc(staticUnknownFields);
     stats.counter('server.dynamic_unknown_fields');
+  }
+
+  get hotRestartGeneration(): number {
+    return this.generation.value;
+  }
+
+  inheritFromParent(originalStartTimeMs: number, parentGeneration: number): void {
+    this.uptimeFromMs = originalStartTimeMs;
+    this.generation.set(parentGeneration + 1);
   }
 
   becameLive(): void {
@@ -37,7 +51,7 @@ export class ServerStats {
     const reported = state === 'LIVE' && healthCheckFailing ? 'DRAINING' : state;
     this.state.set(STATE_NUMBERS[reported]);
     this.live.set(reported === 'LIVE' ? 1 : 0);
-    this.uptime.set(Math.floor((Date.now() - this.startTimeMs) / 1000));
+    this.uptime.set(Math.floor((Date.now() - this.uptimeFromMs) / 1000));
     reportProcessMemory();
   }
 }

@@ -12,6 +12,8 @@ import type { ManagedChild } from './children.js';
  */
 
 const DEADLINE_MS = 1000;
+/** The extra source's place among the workers awaited. */
+const EXTRA = -1;
 
 interface Collection {
   id: number;
@@ -20,8 +22,13 @@ interface Collection {
   timer: NodeJS.Timeout;
 }
 
+/** Where a source outside the tree comes from: a hot-restart parent's figures (see hot-restart/epoch.ts). */
+export type ExtraSource = () => Promise<[source: string, delta: StatsDelta] | undefined>;
+
 export class StatsRelay {
   private readonly open = new Map<number, Collection>();
+  /** Asked at every collection, alongside the workers; a late or failed answer is left out. */
+  extraSource: ExtraSource | undefined;
 
   constructor(
     private readonly workers: () => ManagedChild<FromWorker>[],
@@ -37,6 +44,25 @@ export class StatsRelay {
     this.workers().forEach((w, index) => {
       if (w.send<ToWorker>({ type: 'stats_collect', id })) collection.waiting.add(index);
     });
+    if (this.extraSource) {
+      collection.waiting.add(EXTRA);
+      this.extraSource().then(
+        (source) => this.onExtra(id, source),
+        () => this.onExtra(id, undefined),
+      );
+    }
+    if (collection.waiting.size === 0) this.close(id);
+  }
+
+  private onExtra(id: number, source: [string, StatsDelta] | undefined): void {
+    const collection = this.open.get(id);
+    if (!collection) {
+      // Late: forwarded on its own, as a late worker's delta is (its counter deltas exist nowhere else).
+      if (source) this.toAdmin({ type: 'stats', id: -1, sources: [source] });
+      return;
+    }
+    if (source) collection.sources.push(source);
+    collection.waiting.delete(EXTRA);
     if (collection.waiting.size === 0) this.close(id);
   }
 

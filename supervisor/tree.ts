@@ -2,6 +2,7 @@ import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { DrainOrder, FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
 import type { ProfilerOutcome } from '../shared/profiler.js';
+import { MergedStats } from '../shared/stats/merged.js';
 import { stats } from '../shared/stats/process.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { ManagedChild } from './children.js';
@@ -35,11 +36,16 @@ export class ProcessTree {
   private stopping: Promise<void> | undefined;
   private exitCode = 0;
   private resolveDone!: (code: number) => void;
-  private readonly statsRelay = new StatsRelay(
+  readonly statsRelay = new StatsRelay(
     () => this.workers,
-    (m) => this.admin?.send<ToAdmin>(m),
+    (m) => this.deliverStats(m),
     () => this.serverStats.refresh(this.state, this.context.healthCheckFailing),
   );
+  /**
+   * After a hot-restart child took the admin interface: the tree's figures, merged here for the
+   * child's stats requests (counter deltas since the last request, gauges as sums).
+   */
+  private localStats: { merged: MergedStats; exported: Map<string, number>; waiting: Map<number, () => void>; nextId: number } | undefined;
   private readonly serverStats: ServerStats;
   private readonly runtime: RuntimeLayers;
   private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
@@ -143,6 +149,7 @@ export class ProcessTree {
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
         this.setState('LIVE');
         this.serverStats.becameLive();
+        this.resolveLive();
         log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s): LIVE`);
       }
     } else if (m.type === 'ack') {
@@ -281,6 +288,85 @@ export class ProcessTree {
       });
       if (waiting.size === 0) done();
     });
+  }
+
+  private deliverStats(m: ToAdmin): void {
+    if (this.admin) {
+      this.admin.send<ToAdmin>(m);
+      return;
+    }
+    const local = this.localStats;
+    if (!local || m.type !== 'stats') return;
+    for (const [source, delta] of m.sources) local.merged.apply(source, delta);
+    local.waiting.get(m.id)?.();
+  }
+
+  /** Hot restart, parent side: the next epoch takes the admin interface; this tree keeps its figures itself. */
+  async shutdownAdminForChild(): Promise<void> {
+    this.localStats ??= { merged: new MergedStats(), exported: new Map(), waiting: new Map(), nextId: -1_000_000 };
+    const admin = this.admin;
+    this.admin = undefined;
+    log.info('shutting down admin due to child startup');
+    await admin?.stop(1000);
+  }
+
+  /** Hot restart, parent side: the figures for the child's `stats` request. */
+  async exportStats(): Promise<{ counters: Record<string, number>; gauges: Record<string, number>; connections: number; memory: number }> {
+    const local = this.localStats;
+    if (!local) throw new Error('the admin interface still runs here; stats are exported only after shutdown_admin');
+    const id = local.nextId--;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1500);
+      local.waiting.set(id, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.statsRelay.collect(id);
+    });
+    local.waiting.delete(id);
+    const counters: Record<string, number> = {};
+    for (const [name, c] of local.merged.counters) {
+      const delta = c.value - (local.exported.get(name) ?? 0);
+      if (delta > 0) counters[name] = delta;
+      local.exported.set(name, c.value);
+    }
+    const gauges: Record<string, number> = {};
+    for (const [name, g] of local.merged.gauges) if (g.used && !g.local) gauges[name] = Math.max(0, local.merged.gaugeValue(name));
+    const connections = [...local.merged.gauges.keys()].filter((n) => /^listener\.[^.]+\.downstream_cx_active$/.test(n)).reduce((sum, n) => sum + local.merged.gaugeValue(n), 0);
+    return { counters, gauges, connections, memory: local.merged.gaugeValue('server.memory_allocated') };
+  }
+
+  /**
+   * Hot restart, parent side, on the child's `drain_listeners`: stop accepting now (the child has
+   * the sockets) and drain the connections left per --drain-strategy over --drain-time-s; the
+   * tree stays until the child says terminate.
+   */
+  async drainForChild(): Promise<void> {
+    log.info('closing and draining listeners');
+    await this.stopListeners('all');
+    if (this.context.drains.some((d) => d.direction === 'all')) return;
+    const order: DrainOrder = { direction: 'all', strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
+    this.context.drains.push(order);
+    this.setState('DRAINING');
+    await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
+  }
+
+  get hotRestartGeneration(): number {
+    return this.serverStats.hotRestartGeneration;
+  }
+
+  get originalStartTimeMs(): number {
+    return this.context.originalStartTimeMs;
+  }
+
+  private resolveLive!: () => void;
+  /** Resolves when every worker serves (LIVE), or never if the tree stops first. */
+  readonly live = new Promise<void>((resolve) => (this.resolveLive = resolve));
+
+  /** Hot restart, child side: what the parent epoch said. */
+  inheritFromParent(originalStartTimeMs: number, parentGeneration: number): void {
+    this.context.originalStartTimeMs = originalStartTimeMs;
+    this.serverStats.inheritFromParent(originalStartTimeMs, parentGeneration);
   }
 
   /** Every process gets the new values at once (between its events), and replacements start with them. */

@@ -191,7 +191,7 @@ describe('access log start-up checks', () => {
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log = [
       { name: 'f', typed_config: { '@type': FILE_LOG, path: `${tmp.dir}/no/such/dir/access.log` } },
     ];
-    const r = await runProxy(['-c', tmp.file('bad-path.json', JSON.stringify(d))]);
+    const r = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('bad-path.json', JSON.stringify(d))]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /unable to open access log file '.*\/no\/such\/dir\/access\.log': ENOENT/);
   });

@@ -170,7 +170,7 @@ describe('start-up failures', () => {
     probe.close();
     const doc = bootstrap(port) as any;
     doc.static_resources.clusters = [{ name: 'bad', type: 'EDS', connect_timeout: '1s' }];
-    const out = await runProxy(['-c', tmp.file('bad.json', JSON.stringify(doc))]);
+    const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('bad.json', JSON.stringify(doc))]);
     assert.equal(out.code, 1);
     assert.match(out.stderr, /cluster type EDS is not supported/);
     assert.doesNotMatch(out.stderr, /starting epoch/);
@@ -182,7 +182,7 @@ describe('start-up failures', () => {
     const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     try {
-      const out = await runProxy(['-c', tmp.file('busy.json', JSON.stringify(bootstrap(port)))]);
+      const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('busy.json', JSON.stringify(bootstrap(port)))]);
       assert.equal(out.code, 1);
       assert.match(out.stderr, new RegExp(`cannot bind '127\\.0\\.0\\.1:${port}' for listener 'http': Address already in use`));
     } finally {
@@ -194,7 +194,7 @@ describe('start-up failures', () => {
     const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     try {
-      const out = await runProxy(['-c', tmp.file('admin-busy.json', JSON.stringify(bootstrap(0, port))), '--concurrency', '1']);
+      const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('admin-busy.json', JSON.stringify(bootstrap(0, port))), '--concurrency', '1']);
       assert.equal(out.code, 1);
       assert.match(out.stderr, new RegExp(`the admin process could not start: cannot bind '127\\.0\\.0\\.1:${port}': Address already in use`));
     } finally {

@@ -134,7 +134,7 @@ try {
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const startProxy = async (name: string, env: NodeJS.ProcessEnv, config = 'bootstrap.json') => {
     const adminFile = join(dir, `${name}.admin`);
-    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '-l', 'warning'], {
+    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning'], {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, ...env },
     });

@@ -45,7 +45,7 @@ try {
   };
   writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
   const adminFile = join(dir, 'admin');
-  proxy = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: 'inherit' });
+  proxy = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '2', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning'], { stdio: 'inherit' });
   let admin = '';
   for (let i = 0; i < 600 && !admin; i++) {
     if (existsSync(adminFile)) admin = readFileSync(adminFile, 'utf8');

@@ -33,7 +33,7 @@ export interface RequestMessage {
 
 export interface ReplyMessage {
   pass_listen_socket?: { fd: number };
-  shutdown_admin?: { original_start_time_unix_seconds: number; original_start_time_unix_ms: number };
+  shutdown_admin?: { original_start_time_unix_seconds: number; original_start_time_unix_ms: number; hot_restart_generation?: number };
   stats?: { memory_allocated: number; num_connections: number; counter_deltas: Record<string, number>; gauges: Record<string, number> };
 }
 

@@ -147,6 +147,21 @@ export class SharedMemoryRegion {
     }
   }
 
+  /**
+   * This epoch exits: if no later epoch has claimed the region, the family ends with it and the
+   * region goes (Envoy leaves its segment behind; a stale one would only have to be taken over).
+   */
+  releaseIfNewest(): void {
+    try {
+      const current = decode(readFileSync(this.path));
+      if (current && current.newestPid !== process.pid && processAlive(current.newestPid)) return;
+      if (this.initializingPid() === process.pid) unlinkSync(this.markerPath);
+      unlinkSync(this.path);
+    } catch {
+      // already gone
+    }
+  }
+
   private get markerPath(): string {
     return `${this.path}.initializing`;
   }

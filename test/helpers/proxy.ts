@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { proxyBin, repoRoot, tempDir } from './cli.js';
@@ -82,7 +82,11 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
   const tmp = tempDir('proxy-run-');
   const config = tmp.file('bootstrap.json', JSON.stringify(bootstrap));
   const adminPath = join(tmp.dir, 'admin-address');
-  const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...args], {
+  // Every proxy a test starts is its own hot-restart family, unless the test says otherwise.
+  const ownsIdentity = args.some((a) => ['--base-id', '--restart-epoch', '--use-dynamic-base-id', '--disable-hot-restart'].includes(a));
+  const baseIdPath = join(tmp.dir, 'base-id');
+  const identity = ownsIdentity ? [] : ['--use-dynamic-base-id', '--base-id-path', baseIdPath];
+  const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...identity, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -108,6 +112,12 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
         for (const k of kids) if (alive(k)) process.kill(k, 'SIGKILL');
       });
       running.delete(proxy);
+      // A proxy killed with SIGKILL cannot remove its hot-restart region; do it for it.
+      if (existsSync(baseIdPath)) {
+        const region = `/dev/shm/proxy_shared_memory_${Number(readFileSync(baseIdPath, 'utf8')) * 10}`;
+        rmSync(region, { force: true });
+        rmSync(`${region}.initializing`, { force: true });
+      }
       tmp.cleanup();
       return code;
     },
