@@ -72,8 +72,8 @@ export type ToWorker =
   | { type: 'init'; index: number; server: ServerContext }
   | { type: 'healthcheck'; failing: boolean; ack?: number }
   | { type: 'reopen_logs' }
-  /** Send `stats` with everything that changed since the last delta. */
-  | { type: 'stats_collect'; id: number }
+  /** Send `stats` with everything that changed since the last delta (and every gauge, with allGauges). */
+  | { type: 'stats_collect'; id: number; allGauges?: boolean }
   /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }

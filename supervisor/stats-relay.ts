@@ -37,12 +37,13 @@ export class StatsRelay {
     private readonly beforeCollect: () => void,
   ) {}
 
-  collect(id: number): void {
+  collect(id: number, allGauges = false): void {
     this.beforeCollect();
+    if (allGauges) stats.touchAllGauges();
     const collection: Collection = { id, sources: [['main', stats.takeDelta()]], waiting: new Set(), timer: setTimeout(() => this.close(id), DEADLINE_MS) };
     this.open.set(id, collection);
     this.workers().forEach((w, index) => {
-      if (w.send<ToWorker>({ type: 'stats_collect', id })) collection.waiting.add(index);
+      if (w.send<ToWorker>({ type: 'stats_collect', id, ...(allGauges ? { allGauges } : {}) })) collection.waiting.add(index);
     });
     if (this.extraSource) {
       collection.waiting.add(EXTRA);

@@ -321,7 +321,7 @@ export class ProcessTree {
         clearTimeout(timer);
         resolve();
       });
-      this.statsRelay.collect(id);
+      this.statsRelay.collect(id, true);
     });
     local.waiting.delete(id);
     const counters: Record<string, number> = {};

@@ -107,6 +107,7 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'stats_collect':
       reportProcessMemory();
+      if (m.allGauges) stats.touchAllGauges();
       sendToParent<FromWorker>({ type: 'stats', index, id: m.id, delta: stats.takeDelta() });
       break;
     case 'profiler':

@@ -25,7 +25,8 @@ abstract class Stat {
     this.queued = true;
   }
 
-  protected touch(): void {
+  /** Queues this stat for the next delta. */
+  touch(): void {
     if (!this.queued) {
       this.queued = true;
       this.store.changed.push(this);
@@ -161,6 +162,11 @@ export class StatsStore {
   }
 
   /** Everything that changed (and every stat created) since the last call. */
+  /** Puts every gauge in the next delta, changed or not (a hot-restart parent reports all of them each time). */
+  touchAllGauges(): void {
+    for (const stat of this.stats.values()) if (stat instanceof Gauge) stat.touch();
+  }
+
   takeDelta(): StatsDelta {
     const delta: StatsDelta = { lookups: this.lookups, recentLookups: [...this.recent], counters: [], gauges: [], histograms: [], textReadouts: [] };
     this.lookups = 0;

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { after, describe, it } from 'node:test';
+import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+
+/**
+ * Hot restart end to end, shaped like Envoy's own test (hot-restart.md §9): three epochs of one
+ * base id, for an abstract and a file-system socket path. The generation counts 1 → 2 → 3; an
+ * accumulating gauge (open connections) adds the parent's while it drains and drops it after;
+ * listener addresses stay (port 0 and a Unix listener included); epoch 0 ends when epoch 2
+ * starts, epoch 1 after its parent-shutdown time.
+ */
+
+const tmp = tempDir();
+after(async () => {
+  await stopAllProxies();
+  tmp.cleanup();
+});
+
+function bootstrap(pipePath: string): object {
+  const hcm = (prefix: string) => ({
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: {
+      '@type': HCM_TYPE,
+      stat_prefix: prefix,
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hello' } } }] }] },
+      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+    },
+  });
+  return {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [
+        { name: 'ingress', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm('ingress')] }] },
+        { name: 'pipe', address: { pipe: { path: pipePath } }, filter_chains: [{ filters: [hcm('pipe')] }] },
+      ],
+    },
+  };
+}
+
+async function stat(p: RunningProxy, name: string): Promise<number> {
+  const body = (await httpRequest(`http://${p.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
+  return Number(/: (\d+)/.exec(body)?.[1] ?? NaN);
+}
+
+async function listeners(p: RunningProxy): Promise<string> {
+  return (await httpRequest(`http://${p.admin}/listeners`)).body;
+}
+
+/** A keep-alive connection that made one request and now sits idle on whichever epoch accepted it. */
+async function idleConnection(port: number): Promise<Agent> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  await new Promise<void>((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+      res.resume();
+      res.on('end', resolve);
+    }).on('error', reject).end();
+  });
+  return agent;
+}
+
+const exited = (p: RunningProxy) => new Promise<number | null>((resolve) => (p.process.exitCode !== null ? resolve(p.process.exitCode) : p.process.once('exit', (code) => resolve(code))));
+
+for (const variant of ['abstract', 'file'] as const) {
+  describe(`hot restart across three epochs (${variant} socket path)`, () => {
+    it('hands the listeners over, counts generations, adds and drops the parent figures, and ends old epochs on time', async () => {
+      const baseId = 100 + (process.pid % 1000) * 2 + (variant === 'file' ? 1 : 0);
+      const socketPath = variant === 'abstract' ? `@proxy_hot_restart_test_${process.pid}` : `${tmp.dir}/proxy_domain_socket`;
+      const identity = ['--base-id', String(baseId), '--socket-path', socketPath, ...(variant === 'file' ? ['--socket-mode', '644'] : []), '--concurrency', '1'];
+      const config = bootstrap(`${tmp.dir}/${variant}.sock`);
+
+      const e0 = await startProxy(config, [...identity, '--parent-shutdown-time-s', '30']);
+      assert.equal(await stat(e0, 'server.hot_restart_generation'), 1);
+      const version = (await runProxy(['--hot-restart-version', '--base-id', String(baseId)])).stderr;
+      assert.equal((await httpRequest(`http://${e0.admin}/hot_restart_version`)).body, version);
+      if (variant === 'file') assert.equal((statSync(`${socketPath}_parent_${baseId * 10}`).mode & 0o777).toString(8), '644');
+      const addresses = await listeners(e0);
+      const port = e0.ports.get('ingress')!;
+      const onParent = await idleConnection(port);
+      assert.equal(await stat(e0, 'http.ingress.downstream_cx_active'), 1);
+
+      const e1 = await startProxy(config, [...identity, '--restart-epoch', '1', '--parent-shutdown-time-s', '30']);
+      assert.equal(await listeners(e1), addresses, 'the same addresses: port 0 kept its port, the Unix listener its path');
+      assert.equal(await stat(e1, 'server.hot_restart_generation'), 2);
+      const onChild = await idleConnection(port);
+      await waitFor('the parent connection counted in the child', async () => ((await stat(e1, 'http.ingress.downstream_cx_active')) === 2 ? true : undefined));
+
+      const e2 = await startProxy(config, [...identity, '--restart-epoch', '2', '--parent-shutdown-time-s', '2']);
+      assert.equal(await exited(e0), 0, 'epoch 0 ends as soon as epoch 2 takes over');
+      const started = Date.now();
+      assert.equal(await exited(e1), 0);
+      assert.ok(Date.now() - started >= 1000, 'epoch 1 ends after its parent-shutdown time');
+      assert.equal(await stat(e2, 'server.hot_restart_generation'), 3);
+      assert.equal(await listeners(e2), addresses);
+      const onNewest = await idleConnection(port);
+      await waitFor('the parent figures gone', async () => ((await stat(e2, 'http.ingress.downstream_cx_active')) === 1 ? true : undefined), 5000);
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'hello');
+      for (const a of [onParent, onChild, onNewest]) a.destroy();
+      assert.equal(await e2.stop(), 0);
+      assert.ok(!existsSync(`/dev/shm/proxy_shared_memory_${baseId * 10}`), 'the last epoch of the family removes the region');
+    });
+  });
+}
