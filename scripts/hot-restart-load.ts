@@ -1,0 +1,157 @@
+// Hot restarts under load: epoch 0 serves, client loops run (HTTP/1.1 keep-alive, HTTP/1.1 with a
+// new connection per request, and h2c), and RESTARTS new epochs follow one another every
+// INTERVAL_MS with short drain and parent-shutdown times. Prints the requests, the failures (with
+// their reasons) and each epoch's hand-over time: from its start to its first request served.
+// Usage: node --import tsx scripts/hot-restart-load.ts   (env: RESTARTS=10 INTERVAL_MS=1500 LOOPS=4)
+// Prints figures; asserts nothing (test/hot-restart-load.test.ts asserts 0 failures).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { connect as h2connect } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const RESTARTS = Number(process.env.RESTARTS ?? 10);
+const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 1500);
+const LOOPS = Number(process.env.LOOPS ?? 4);
+const root = join(import.meta.dirname, '..');
+let dir = '';
+const baseId = 5000 + (process.pid % 1000);
+
+export interface LoadResult {
+  requests: number;
+  failures: Map<string, number>;
+  handOverMs: number[];
+}
+
+function bootstrap(port: number): object {
+  return {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [{
+        name: 'ingress',
+        address: { socket_address: { address: '127.0.0.1', port_value: port } },
+        filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+          stat_prefix: 'ingress',
+          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }] }] },
+          http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+        } }] }],
+      }],
+    },
+  };
+}
+
+function startEpoch(epoch: number, config: string): { child: ChildProcess; startedAt: number; adminFile: string } {
+  const adminFile = join(dir, `admin-${epoch}`);
+  const child = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, '--base-id', String(baseId), '--restart-epoch', String(epoch),
+    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return { child, startedAt: Date.now(), adminFile };
+}
+
+async function waitFile(path: string): Promise<string> {
+  for (;;) {
+    if (existsSync(path)) {
+      const v = readFileSync(path, 'utf8');
+      if (v) return v;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loopCount = LOOPS): Promise<LoadResult> {
+  dir = mkdtempSync(join(tmpdir(), 'hot-restart-load-'));
+  const result: LoadResult = { requests: 0, failures: new Map(), handOverMs: [] };
+  const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
+  const config = join(dir, 'bootstrap.json');
+  writeFileSync(config, JSON.stringify(bootstrap(0)));
+  const epochs = [startEpoch(0, config)];
+  const admin = await waitFile(epochs[0]!.adminFile);
+  const port = Number(/:(\d+)\n/.exec(await new Promise<string>((resolve) => request(`http://${admin}/listeners`, (res) => {
+    let t = '';
+    res.on('data', (d) => (t += d)).on('end', () => resolve(t));
+  }).end()))![1]);
+  // Later epochs ask for the same address (port 0 would also work, by listener name).
+  writeFileSync(config, JSON.stringify(bootstrap(port)));
+
+  let running = true;
+  const get = (agent: Agent | false) => new Promise<void>((resolve) => {
+    request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode === 200) result.requests++;
+        else fail(`HTTP ${res.statusCode}`);
+        resolve();
+      });
+      res.on('error', (err) => (fail(`h1 response: ${err.message}`), resolve()));
+    }).on('error', (err: NodeJS.ErrnoException) => (fail(`h1 ${agent ? 'keep-alive' : 'new connection'}: ${err.code ?? err.message}`), resolve())).end();
+  });
+  const loops: Promise<void>[] = [];
+  for (let i = 0; i < loopCount; i++) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    loops.push((async () => { while (running) await get(agent); agent.destroy(); })());
+    loops.push((async () => { while (running) await get(false); })());
+  }
+  loops.push((async () => {
+    let session = h2connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    while (running) {
+      if (session.closed || session.destroyed) {
+        session = h2connect(`http://127.0.0.1:${port}`);
+        session.on('error', () => {});
+      }
+      await new Promise<void>((resolve) => {
+        const s = session.request({ ':path': '/' });
+        let status = 0;
+        s.on('response', (h) => (status = Number(h[':status'])));
+        s.on('data', () => {});
+        s.on('end', () => {
+          if (status === 200) result.requests++;
+          else fail(`h2 status ${status}`);
+          resolve();
+        });
+        s.on('error', (err: NodeJS.ErrnoException) => {
+          // A GOAWAY'd session refuses new streams before any byte was exchanged: the client opens a new session.
+          if (err.code === 'ERR_HTTP2_GOAWAY_SESSION' || err.code === 'ERR_HTTP2_STREAM_CANCEL') session.destroy();
+          else fail(`h2: ${err.code ?? err.message}`);
+          resolve();
+        });
+        s.end();
+      });
+    }
+    session.close();
+  })());
+
+  for (let epoch = 1; epoch <= restarts; epoch++) {
+    await new Promise((r) => setTimeout(r, intervalMs));
+    const e = startEpoch(epoch, config);
+    epochs.push(e);
+    await waitFile(e.adminFile);
+    // Hand-over time: this epoch's start to the first request its worker served.
+    for (;;) {
+      const served = await new Promise<number>((resolve) => request(`http://${readFileSync(e.adminFile, 'utf8')}/stats?filter=^http\\.ingress\\.downstream_rq_total$`, (res) => {
+        let t = '';
+        res.on('data', (d) => (t += d)).on('end', () => resolve(Number(/: (\d+)/.exec(t)?.[1] ?? 0)));
+      }).on('error', () => resolve(0)).end());
+      if (served > 0) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    result.handOverMs.push(Date.now() - e.startedAt);
+  }
+  await new Promise((r) => setTimeout(r, intervalMs));
+  running = false;
+  await Promise.all(loops);
+  for (const e of epochs) if (e.child.exitCode === null) e.child.kill('SIGTERM');
+  await Promise.all(epochs.map((e) => (e.child.exitCode !== null ? undefined : new Promise((r) => e.child.once('exit', r)))));
+  rmSync(dir, { recursive: true, force: true });
+  return result;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await runLoad();
+  const failed = [...r.failures.values()].reduce((a, b) => a + b, 0);
+  const sorted = [...r.handOverMs].sort((a, b) => a - b);
+  console.log(`hot restart under load: ${RESTARTS} restarts every ${INTERVAL_MS} ms, ${LOOPS} keep-alive + ${LOOPS} new-connection HTTP/1.1 loops and 1 h2c loop`);
+  console.log(`  requests ok: ${r.requests}, failed: ${failed}${failed ? ` (${[...r.failures].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
+  console.log(`  hand-over (epoch start to its first request served): median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms, all ${r.handOverMs.join(', ')}`);
+}
