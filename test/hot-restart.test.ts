@@ -104,3 +104,42 @@ for (const variant of ['abstract', 'file'] as const) {
     });
   });
 }
+
+describe('hot restart hand-over', () => {
+  it('lets slow responses started on the old epoch finish there while new requests reach the new epoch', async () => {
+    const { startUpstream } = await import('./helpers/upstream.js');
+    const upstream = await startUpstream('A');
+    try {
+      const config = (answer: string) => {
+        const d = bootstrap(`${tmp.dir}/handover.sock`) as any;
+        const routes = d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;
+        routes.unshift(
+          { match: { prefix: '/slow' }, route: { cluster: 'upstream', timeout: '10s' } },
+          { match: { path: '/who' }, direct_response: { status: 200, body: { inline_string: answer } } },
+        );
+        d.static_resources.clusters = [{
+          name: 'upstream', type: 'STATIC', connect_timeout: '1s',
+          load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } } }] }] },
+        }];
+        return d;
+      };
+      const identity = ['--base-id', String(3000 + (process.pid % 1000)), '--socket-path', `@proxy_handover_test_${process.pid}`, '--concurrency', '1'];
+      const e0 = await startProxy(config('old epoch'), identity);
+      const port = e0.ports.get('ingress')!;
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/who`)).body, 'old epoch');
+      const slow = Array.from({ length: 5 }, () => httpRequest(`http://127.0.0.1:${port}/slow?ms=2500`));
+      await new Promise((r) => setTimeout(r, 300)); // the slow requests are in the old epoch's hands
+      const e1 = await startProxy(config('new epoch'), [...identity, '--restart-epoch', '1', '--parent-shutdown-time-s', '6']);
+      const switched = Date.now();
+      for (let i = 0; i < 10; i++) assert.equal((await httpRequest(`http://127.0.0.1:${port}/who`)).body, 'new epoch');
+      const results = await Promise.all(slow);
+      assert.ok(Date.now() - switched > 500, 'the slow responses outlived the switch');
+      for (const r of results) assert.deepEqual([r.status, r.body], [200, 'A slow']);
+      assert.equal(e0.process.exitCode, null, 'the old epoch is still draining');
+      assert.equal(await exited(e0), 0);
+      assert.equal(await e1.stop(), 0);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
