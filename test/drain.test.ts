@@ -123,3 +123,41 @@ describe('draining through the health check', () => {
     await proxy.stop();
   });
 });
+
+describe('idle keep-alive connections while draining', () => {
+  /** One request on its own keep-alive connection; the Keep-Alive hint, and when the server closed the idle connection. */
+  function hinted(port: number): Promise<{ connection: string | undefined; timeout: number | undefined; closedAfterMs: Promise<number> }> {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+        const socket = res.socket;
+        res.resume();
+        res.on('end', () => {
+          const finished = Date.now();
+          const closedAfterMs = new Promise<number>((r) => socket.once('close', () => r(Date.now() - finished)));
+          const m = /timeout=(\d+)/.exec(String(res.headers['keep-alive'] ?? ''));
+          resolve({ connection: res.headers.connection, timeout: m ? Number(m[1]) : undefined, closedAfterMs });
+        });
+      });
+      req.on('error', reject).end();
+    });
+  }
+
+  it('are told the drain deadline (a shrinking Keep-Alive timeout) and closed once idle past it', async () => {
+    const proxy = await startProxy(bootstrap, ['--concurrency', '1', '--drain-time-s', '4', '--drain-strategy', 'gradual']);
+    const port = proxy.ports.get('in')!;
+    const before = await hinted(port);
+    assert.equal(before.timeout, 3600, 'the idle timeout (1 h by default) before any drain');
+    await post(proxy, '/drain_listeners?graceful&skip_exit');
+    // Early in a gradual drain most responses keep their connection; take the first that does.
+    const early = await waitFor('a kept connection', async () => {
+      const r = await hinted(port);
+      return r.connection === 'close' ? undefined : r;
+    });
+    assert.ok(early.timeout !== undefined && early.timeout <= 4, `told ${early.timeout} s`);
+    const closedAfter = await early.closedAfterMs;
+    assert.ok(closedAfter >= early.timeout * 1000 - 100, `closed after ${closedAfter} ms, having been told ${early.timeout} s`);
+    assert.ok(closedAfter < 6000, 'not left until terminate');
+    await proxy.stop();
+  });
+});

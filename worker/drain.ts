@@ -11,11 +11,19 @@ import type { DrainOrder, ListenerInfo } from '../shared/ipc.js';
 
 export class DrainManager {
   private readonly drains: DrainOrder[] = [];
+  private readonly startListeners: ((order: DrainOrder) => void)[] = [];
 
   constructor(private readonly healthCheckFailing: () => boolean) {}
 
   start(order: DrainOrder): void {
     this.drains.push(order);
+    for (const listener of this.startListeners) listener(order);
+  }
+
+  /** Calls `listener` for every drain, those already started included. */
+  onStart(listener: (order: DrainOrder) => void): void {
+    this.startListeners.push(listener);
+    for (const order of this.drains) listener(order);
   }
 
   draining(direction: ListenerInfo['trafficDirection']): DrainOrder | undefined {

@@ -10,7 +10,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
-import type { ListenerInfo } from '../../shared/ipc.js';
+import type { DrainOrder, ListenerInfo } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
@@ -73,6 +73,8 @@ export class HttpConnectionManager {
   private front: NetServer | Http1Server | Http2Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly sessions = new Set<Http2Session>();
+  private h1: Http1Server | undefined;
+  private keepAliveTimer: NodeJS.Timeout | undefined;
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
   private readonly listenerStats: ListenerStats;
@@ -134,6 +136,10 @@ export class HttpConnectionManager {
       session.once('close', () => this.sessions.delete(session));
     });
     this.servers.push(h1, h2);
+    this.h1 = h1;
+    this.ctx.drain.onStart((order) => {
+      if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') this.shortenKeepAlive(order, idleMs);
+    });
 
     let front: NetServer | Http1Server | Http2Server;
     if (this.codec === 'HTTP1') front = h1;
@@ -308,6 +314,25 @@ export class HttpConnectionManager {
     }
   }
 
+  /**
+   * Draining: tell HTTP/1 clients, on every response that keeps its connection, that the
+   * connection lives only until the drain ends (`Keep-Alive: timeout=` with the seconds left,
+   * shrinking each second), and close a connection that stays idle past what it was told. So an
+   * idle keep-alive connection is not left until terminate (Envoy #42305), and none is closed
+   * under a client that was promised more time (the race behind failed requests on reload).
+   */
+  private shortenKeepAlive(order: DrainOrder, idleMs: number): void {
+    if (this.keepAliveTimer || order.drainTimeMs <= 0) return;
+    const deadline = order.startedAt + order.drainTimeMs;
+    const update = () => {
+      if (!this.h1) return;
+      this.h1.keepAliveTimeout = Math.min(idleMs, Math.max(1000, deadline - Date.now()));
+    };
+    update();
+    this.keepAliveTimer = setInterval(update, 1000);
+    this.keepAliveTimer.unref();
+  }
+
   /** /drain_listeners: stop accepting; connections already open go on. */
   stopAccepting(): void {
     this.front?.close();
@@ -318,6 +343,7 @@ export class HttpConnectionManager {
    * and resolves when the last connection has closed (busy ones finish their requests first).
    */
   close(): Promise<void> {
+    clearInterval(this.keepAliveTimer);
     this.front?.close();
     for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
     for (const session of this.sessions) session.close();
