@@ -115,6 +115,9 @@ process.on('message', (m: ToAdmin) => {
     case 'unready':
       if (state) state.unreadyWorkers = m.workers;
       break;
+    case 'hot_restart':
+      if (state) state.hotRestart = m.status;
+      break;
     case 'stats':
       collector?.onStats(m);
       break;

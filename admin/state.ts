@@ -1,4 +1,4 @@
-import type { FromAdmin, ServerContext, ServerInfoContext, ServerState } from '../shared/ipc.js';
+import type { FromAdmin, HotRestartStatus, ServerContext, ServerInfoContext, ServerState } from '../shared/ipc.js';
 
 /** What the admin process knows of the server, kept current by the supervisor's messages. */
 export class AdminState {
@@ -6,6 +6,8 @@ export class AdminState {
   healthCheckFailing = false;
   /** Workers not serving their listeners yet (see /init_dump). */
   unreadyWorkers: string[] = [];
+  /** Where this epoch is in a hot restart (see /hot_restart_status). */
+  hotRestart: HotRestartStatus = { enabled: false };
 
   constructor(
     readonly server: ServerContext,

@@ -122,6 +122,8 @@ export type ToAdmin =
   | { type: 'done'; id: number }
   /** The workers not serving yet (starting up, or replacing a crashed one): /init_dump's unready targets. */
   | { type: 'unready'; workers: string[] }
+  /** This epoch's hot-restart phase and its parent's, for /hot_restart_status. */
+  | { type: 'hot_restart'; status: HotRestartStatus }
   /** The answer to `runtime_modify` `id`: nothing on success, else Envoy's status and message. */
   | { type: 'runtime_modify_result'; id: number; error?: { status: number; message: string } }
   /** The answer to `profiler` / `heap_dump` `id`: what the supervisor and each worker did. */
@@ -149,6 +151,18 @@ export type FromAdmin =
   | { type: 'tap_stop'; sessionId: number };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
+
+/** What /hot_restart_status shows: where this epoch and its parent are in the restart timeline. */
+export interface HotRestartStatus {
+  enabled: boolean;
+  baseId?: number;
+  restartEpoch?: number;
+  socketPath?: string;
+  phase?: 'initializing' | 'live' | 'draining' | 'terminating';
+  /** none: epoch 0 or a regular start; draining: until terminateAtMs; terminated: told to go; gone: stopped answering. */
+  parent?: 'none' | 'draining' | 'terminated' | 'gone';
+  parentTerminateAtMs?: number;
+}
 
 /** What /server_info reports beyond the bootstrap: the version and the effective options. */
 export interface ServerInfoContext {

@@ -1,5 +1,5 @@
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
-import type { DrainOrder, FromAdmin, FromWorker, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import type { DrainOrder, FromAdmin, FromWorker, HotRestartStatus, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
 import type { ProfilerOutcome } from '../shared/profiler.js';
 import { MergedStats } from '../shared/stats/merged.js';
@@ -105,6 +105,7 @@ export class ProcessTree {
           }) &&
           child.send<ToAdmin>({ type: 'state', state: this.state }) &&
           child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
+          child.send<ToAdmin>({ type: 'hot_restart', status: this.hotRestart }) &&
           this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })),
         onMessage: (m) => this.onAdminMessage(m),
       });
@@ -362,6 +363,14 @@ export class ProcessTree {
   private resolveLive!: () => void;
   /** Resolves when every worker serves (LIVE), or never if the tree stops first. */
   readonly live = new Promise<void>((resolve) => (this.resolveLive = resolve));
+
+  private hotRestart: HotRestartStatus = { enabled: false };
+
+  /** The hot-restart status for /hot_restart_status (kept for a replacement admin process). */
+  reportHotRestart(status: HotRestartStatus): void {
+    this.hotRestart = status;
+    this.admin?.send<ToAdmin>({ type: 'hot_restart', status });
+  }
 
   /** Hot restart, child side: what the parent epoch said. */
   inheritFromParent(originalStartTimeMs: number, parentGeneration: number): void {

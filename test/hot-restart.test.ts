@@ -82,8 +82,13 @@ for (const variant of ['abstract', 'file'] as const) {
       const onParent = await idleConnection(port);
       assert.equal(await stat(e0, 'http.ingress.downstream_cx_active'), 1);
 
+      const e0Status = JSON.parse((await httpRequest(`http://${e0.admin}/hot_restart_status`)).body);
+      assert.deepEqual(e0Status, { enabled: true, base_id: baseId, restart_epoch: 0, socket_path: socketPath, phase: 'live', parent: 'none' });
       const e1 = await startProxy(config, [...identity, '--restart-epoch', '1', '--parent-shutdown-time-s', '30']);
       assert.equal(await listeners(e1), addresses, 'the same addresses: port 0 kept its port, the Unix listener its path');
+      const e1Status = JSON.parse((await httpRequest(`http://${e1.admin}/hot_restart_status`)).body);
+      assert.deepEqual([e1Status.restart_epoch, e1Status.phase, e1Status.parent], [1, 'live', 'draining']);
+      assert.ok(e1Status.parent_terminate_in_seconds > 20 && e1Status.parent_terminate_in_seconds <= 30, 'the deadline an operator can see');
       assert.equal(await stat(e1, 'server.hot_restart_generation'), 2);
       const onChild = await idleConnection(port);
       await waitFor('the parent connection counted in the child', async () => ((await stat(e1, 'http.ingress.downstream_cx_active')) === 2 ? true : undefined));
@@ -141,5 +146,14 @@ describe('hot restart hand-over', () => {
     } finally {
       await upstream.close();
     }
+  });
+});
+
+describe('/hot_restart_status', () => {
+  it('says hot restart is off with --disable-hot-restart', async () => {
+    const p = await startProxy(bootstrap(`${tmp.dir}/disabled.sock`), ['--disable-hot-restart', '--concurrency', '1']);
+    assert.equal((await httpRequest(`http://${p.admin}/hot_restart_status`)).body, '{\n "enabled": false\n}\n');
+    assert.equal((await httpRequest(`http://${p.admin}/hot_restart_version`)).body, 'disabled');
+    await p.stop();
   });
 });

@@ -17,6 +17,23 @@ export function processEndpoints(state: AdminState, collector: StatsCollector): 
       handle: () => ({ status: 200, body: state.info.hotRestartVersion }),
     },
     {
+      path: '/hot_restart_status',
+      help: 'print where this epoch and its parent are in a hot restart (phase, parent state, parent terminate deadline)',
+      mutates: false,
+      handle: () => {
+        const h = state.hotRestart;
+        const body: Record<string, unknown> = { enabled: h.enabled };
+        if (h.enabled) {
+          Object.assign(body, { base_id: h.baseId, restart_epoch: h.restartEpoch, socket_path: h.socketPath, phase: h.phase, parent: h.parent });
+          if (h.parentTerminateAtMs !== undefined) {
+            body.parent_terminate_at = new Date(h.parentTerminateAtMs).toISOString();
+            body.parent_terminate_in_seconds = Math.max(0, Math.ceil((h.parentTerminateAtMs - Date.now()) / 1000));
+          }
+        }
+        return { status: 200, contentType: JSON_TYPE, body: protoJson(body) };
+      },
+    },
+    {
       path: '/memory',
       help: 'print current allocation/heap usage',
       mutates: false,

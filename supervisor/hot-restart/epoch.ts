@@ -1,4 +1,5 @@
 import { getLogger } from '../../shared/log/logger.js';
+import type { HotRestartStatus } from '../../shared/ipc.js';
 import type { StatsDelta } from '../../shared/stats/store.js';
 import { hotRestartVersion } from '../../shared/version.js';
 import type { InheritSocket, ListenerSocketRegistry } from '../listeners.js';
@@ -28,7 +29,7 @@ const ADMIN_SHUTDOWN_TIMEOUT_MS = 3000;
 const SOCKET_TIMEOUT_MS = 2000;
 const STATS_TIMEOUT_MS = 800;
 
-type Phase = 'initializing' | 'live' | 'draining' | 'terminating';
+type Phase = NonNullable<HotRestartStatus['phase']>;
 
 export class HotRestartEpoch {
   private tree: ProcessTree | undefined;
@@ -37,15 +38,39 @@ export class HotRestartEpoch {
   private parentAlive: boolean;
   private parentGauges = new Set<string>();
   private parentShutdownTimer: NodeJS.Timeout | undefined;
-  phase: Phase = 'initializing';
+  private phaseValue: Phase = 'initializing';
   /** When the parent is (or was) told to terminate, ms since the epoch. */
-  parentTerminateAt: number | undefined;
+  private parentTerminateAt: number | undefined;
+  private parentState: NonNullable<HotRestartStatus['parent']>;
 
   private constructor(
     private readonly options: Options,
     readonly identity: HotRestartIdentity,
   ) {
     this.parentAlive = options.restartEpoch > 0;
+    this.parentState = this.parentAlive ? 'draining' : 'none';
+  }
+
+  private set phase(p: Phase) {
+    this.phaseValue = p;
+    this.report();
+  }
+
+  status(): HotRestartStatus {
+    return {
+      enabled: true,
+      baseId: this.identity.baseId,
+      restartEpoch: this.options.restartEpoch,
+      socketPath: this.options.socketPath,
+      phase: this.phaseValue,
+      parent: this.parentState,
+      ...(this.parentTerminateAt !== undefined ? { parentTerminateAtMs: this.parentTerminateAt } : {}),
+    };
+  }
+
+  /** Tells the admin process (the supervisor forwards it, and replays it to a replacement). */
+  private report(): void {
+    this.tree?.reportHotRestart(this.status());
   }
 
   /** Binds this epoch's sockets and region (throws HotRestartError with Envoy's messages). */
@@ -76,6 +101,7 @@ export class HotRestartEpoch {
       return { originalStartTimeMs: r.original_start_time_unix_ms || r.original_start_time_unix_seconds * 1000, parentGeneration: r.hot_restart_generation ?? 1 };
     } catch (err) {
       this.parentAlive = false;
+      this.parentState = 'none';
       log.warn(`no parent epoch answered (${(err as Error).message}); starting as a regular epoch with fresh sockets`);
       return undefined;
     }
@@ -97,6 +123,7 @@ export class HotRestartEpoch {
   attach(tree: ProcessTree, sockets: ListenerSocketRegistry): void {
     this.tree = tree;
     this.sockets = sockets;
+    this.report();
     if (this.parentAlive) tree.statsRelay.extraSource = () => this.parentStats();
     void tree.live.then(() => this.becameLive());
   }
@@ -114,6 +141,7 @@ export class HotRestartEpoch {
     log.info(`parent epoch draining; it will be terminated in ${this.options.parentShutdownTimeS} s`);
     this.parentShutdownTimer = setTimeout(() => void this.terminateParent(), ms);
     this.parentShutdownTimer.unref();
+    this.report();
   }
 
   /** Child side: ends the parent (parent-shutdown time, or this epoch stopping). */
@@ -122,6 +150,8 @@ export class HotRestartEpoch {
     this.parentAlive = false;
     clearTimeout(this.parentShutdownTimer);
     this.parentTerminateAt = Date.now();
+    this.parentState = 'terminated';
+    this.report();
     log.info('shutting down parent after drain');
     await this.identity.channel.request({ terminate: {} }, { timeoutMs: 1000, expectReply: false }).catch(() => undefined);
     this.dropParentGauges();
@@ -162,6 +192,8 @@ export class HotRestartEpoch {
       // Gone mid-drain (Envoy #7468): as drained, not a reason to crash.
       log.warn(`the parent epoch did not answer a stats request (${(err as Error).message}); treating it as gone`);
       this.parentAlive = false;
+      this.parentState = 'gone';
+      this.report();
       clearTimeout(this.parentShutdownTimer);
       this.dropParentGauges();
       return undefined;
