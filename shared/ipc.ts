@@ -71,7 +71,7 @@ export type LogSettingsMessage = Omit<LogSettings, 'componentLevels'> & { compon
 export type ToWorker =
   | { type: 'init'; index: number; server: ServerContext }
   | { type: 'healthcheck'; failing: boolean; ack?: number }
-  | { type: 'reopen_logs' }
+  | { type: 'reopen_logs'; ack?: number }
   /** Send `stats` with everything that changed since the last delta (and every gauge, with allGauges). */
   | { type: 'stats_collect'; id: number; allGauges?: boolean }
   /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
@@ -141,7 +141,8 @@ export type FromAdmin =
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   | { type: 'log_levels'; change: LogLevelChange }
-  | { type: 'reopen_logs' }
+  /** Answered with `done` once every worker has reopened (a script may rotate and then check). */
+  | { type: 'reopen_logs'; id?: number }
   | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean }
   | { type: 'profiler'; id: number; kind: ProfilerKind; enable: boolean }
   /** A heap snapshot of `process` (`main` or `worker_<n>`). */

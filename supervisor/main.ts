@@ -9,6 +9,7 @@ import { HotRestartEpoch } from './hot-restart/epoch.js';
 import { HotRestartError } from './hot-restart/shared-memory.js';
 import { ListenerBindError, ListenerSocketRegistry } from './listeners.js';
 import { parseOptions, type Options } from './options.js';
+import { sdNotify } from './sd-notify.js';
 import { ProcessTree } from './tree.js';
 
 /**
@@ -90,7 +91,7 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
   epoch?.attach(tree, sockets);
   process.removeListener('SIGUSR1', reopenLogs);
-  process.on('SIGUSR1', () => tree.reopenLogs());
+  process.on('SIGUSR1', () => void tree.reopenLogs());
   process.on('SIGHUP', () => log.info('SIGHUP ignored (as Envoy does); use a hot restart to reload'));
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -101,7 +102,11 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   }
   log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
   tree.start();
+  void tree.live.then(() =>
+    sdNotify({ READY: 1, STATUS: `epoch ${options.restartEpoch} serving ${sockets.listeners.length} listener(s)`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid }),
+  );
   const code = await tree.done;
+  sdNotify({ STOPPING: 1, STATUS: `epoch ${options.restartEpoch} exiting with status ${code}`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid });
   epoch?.close();
   log.info(`exiting with status ${code}`);
   return code;

@@ -203,7 +203,7 @@ export class ProcessTree {
         for (const w of this.workers) w.send<ToWorker>({ type: 'log_levels', change: m.change });
         break;
       case 'reopen_logs':
-        this.reopenLogs();
+        void this.reopenLogs().then(() => m.id !== undefined && this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
         break;
       case 'drain_listeners':
         void this.drainListeners(m.inboundOnly ? 'inbound' : 'all', m.graceful, m.skipExit).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
@@ -387,10 +387,11 @@ export class ProcessTree {
     this.admin?.send<ToAdmin>({ type: 'runtime', snapshot });
   }
 
-  reopenLogs(): void {
+  /** Every process reopens its log and access-log files; resolves once every worker has. */
+  async reopenLogs(): Promise<void> {
     reopenLogs();
-    for (const w of this.workers) w.send<ToWorker>({ type: 'reopen_logs' });
     this.admin?.send<ToAdmin>({ type: 'reopen_logs' });
+    await this.toWorkers((ack) => ({ type: 'reopen_logs', ack }));
   }
 
   /** Stops every child (requests in flight get SHUTDOWN_GRACE_MS), then closes the listening sockets. */

@@ -87,6 +87,7 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'reopen_logs':
       reopenLogs();
+      acknowledge(m.ack);
       break;
     case 'runtime':
       setRuntime(m.snapshot);

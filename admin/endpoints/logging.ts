@@ -2,6 +2,7 @@ import type { FromAdmin, LogLevelChange } from '../../shared/ipc.js';
 import { LEVEL_NAMES, parseLevel } from '../../shared/log/levels.js';
 import { applyLogLevelChange, registry } from '../../shared/log/logger.js';
 import type { AdminEndpoint, AdminResponse } from '../endpoint.js';
+import type { SupervisorClient } from '../supervisor-client.js';
 
 /**
  * POST /logging: list the loggers, or change levels — all (`level=`), several
@@ -25,7 +26,7 @@ function failure(message: string): AdminResponse {
   return { status: 400, body: `error: ${message}\n\n${USAGE}${listing()}` };
 }
 
-export function loggingEndpoints(send: (m: FromAdmin) => void): AdminEndpoint[] {
+export function loggingEndpoints(send: (m: FromAdmin) => void, supervisor: SupervisorClient): AdminEndpoint[] {
   return [
     {
       path: '/logging',
@@ -73,8 +74,9 @@ export function loggingEndpoints(send: (m: FromAdmin) => void): AdminEndpoint[] 
       path: '/reopen_logs',
       help: 'reopen access logs',
       mutates: true,
-      handle: () => {
-        send({ type: 'reopen_logs' });
+      // Answered once every process has reopened, so a rotation script can check the new file at once.
+      handle: async () => {
+        await supervisor.request((id) => ({ type: 'reopen_logs', id }));
         return { status: 200, body: 'OK\n' };
       },
     },

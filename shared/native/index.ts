@@ -18,6 +18,8 @@ interface NativeSockets {
   closeFd(fd: number): void;
   /** The port an IP socket is bound to (0 for a Unix socket). */
   localPort(fd: number): number;
+  /** One sd_notify(3) datagram to NOTIFY_SOCKET (a path, or "@name" abstract, unpadded). */
+  sdNotify(socketPath: string, message: string): number;
   /** Binds a datagram socket; `onMessage` gets each datagram and the descriptor it carried (-1 if none). */
   dgramOpen(address: string, onMessage: (data: Buffer, fd: number) => void): DgramHandle;
   /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */

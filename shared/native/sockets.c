@@ -199,6 +199,36 @@ static napi_value local_port(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* sdNotify(socketPath: string, message: string): one datagram to systemd's NOTIFY_SOCKET, as
+ * sd_notify(3) sends it: a file path, or "@name" abstract with the name's exact length (systemd
+ * binds abstract names unpadded, unlike the hot-restart sockets). Returns the bytes sent. */
+static napi_value sd_notify_send(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+  char message[4096];
+  if (argc < 2 || get_string(env, argv[0], path, sizeof path) < 0 || get_string(env, argv[1], message, sizeof message) < 0)
+    return throw_type(env, "sdNotify(socketPath, message)");
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof addr.sun_path) return throw_type(env, "sdNotify: socket path is empty or too long");
+  memcpy(addr.sun_path, path, n);
+  if (path[0] == '@') addr.sun_path[0] = 0;
+  socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  ssize_t sent = sendto(fd, message, strlen(message), MSG_NOSIGNAL, (struct sockaddr *)&addr, len);
+  int err = errno;
+  close(fd);
+  if (sent < 0) return throw_errno(env, "sendto", err);
+  napi_value result;
+  napi_create_int32(env, (int32_t)sent, &result);
+  return result;
+}
+
 /* Freed only when both the poll handle has closed and the JS handle has been collected, so a
  * stale JS handle never points at freed memory (it just finds `closing` set). */
 typedef struct {
@@ -383,6 +413,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"listenUnix", NULL, listen_unix, NULL, NULL, NULL, napi_enumerable, NULL},
       {"closeFd", NULL, close_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"localPort", NULL, local_port, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sdNotify", NULL, sd_notify_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},

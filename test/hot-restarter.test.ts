@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { repoRoot, tempDir } from './helpers/cli.js';
+import { alive, childPids, httpRequest, waitFor } from './helpers/proxy.js';
+
+/**
+ * `proxy-hot-restarter` as an operator runs it: a start script, SIGHUP for each restart, SIGTERM
+ * to stop. A new epoch that fails to start leaves the serving one alone; SIGHUPs during a restart
+ * wait for it.
+ */
+
+const tmp = tempDir();
+const failMark = join(tmp.dir, 'fail');
+let restarterPid = 0;
+
+after(() => {
+  if (restarterPid && alive(restarterPid)) {
+    for (const pid of childPids(restarterPid)) for (const grandchild of childPids(pid)) process.kill(grandchild, 'SIGKILL');
+    for (const pid of childPids(restarterPid)) process.kill(pid, 'SIGKILL');
+    process.kill(restarterPid, 'SIGKILL');
+  }
+  tmp.cleanup();
+});
+
+const config = {
+  admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+  static_resources: {
+    listeners: [{
+      name: 'ingress',
+      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+      filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+        '@type': HCM_TYPE, stat_prefix: 'ingress',
+        route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hi' } } }] }] },
+        http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+      } }] }],
+    }],
+  },
+};
+
+async function ready(epoch: number): Promise<string> {
+  const path = join(tmp.dir, `admin-${epoch}`);
+  const admin = await waitFor(`epoch ${epoch}'s admin`, () => (existsSync(path) ? readFileSync(path, 'utf8') || undefined : undefined), 20_000);
+  await waitFor(`epoch ${epoch} ready`, async () => ((await httpRequest(`http://${admin}/ready`)).status === 200 ? true : undefined));
+  return admin;
+}
+
+describe('proxy-hot-restarter', () => {
+  it('starts epochs on SIGHUP, survives a failed one, queues restarts, and stops everything on SIGTERM', async () => {
+    const configPath = tmp.file('bootstrap.json', JSON.stringify(config));
+    const script = tmp.file(
+      'start.sh',
+      `#!/bin/sh\nif [ -e '${failMark}' ]; then echo 'start.sh: refusing to start' >&2; exit 3; fi\n` +
+        `exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" --base-id ${4000 + (process.pid % 1000)} ` +
+        `--admin-address-path '${tmp.dir}/admin-'"$RESTART_EPOCH" --concurrency 1 --drain-time-s 1 --parent-shutdown-time-s 1 -l warning\n`,
+    );
+    chmodSync(script, 0o755);
+    const restarter = spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    restarterPid = restarter.pid!;
+    let output = '';
+    restarter.stdout.on('data', (d) => (output += d));
+    restarter.stderr.on('data', (d) => (output += d));
+    const said = (text: string, times = 1) =>
+      waitFor(`the restarter to say "${text}" ${times} time(s)`, () => (output.split(text).length - 1 >= times ? true : undefined), 20_000);
+
+    const admin0 = await ready(0);
+    const listener = (await httpRequest(`http://${admin0}/listeners`)).body;
+    process.kill(restarterPid, 'SIGHUP');
+    const admin1 = await ready(1);
+    assert.equal((await httpRequest(`http://${admin1}/listeners`)).body, listener);
+    await said('epoch 0');
+    await said('exited with code=0');
+
+    // A new epoch that fails to start leaves epoch 1 serving (Envoy's restarter would kill it).
+    writeFileSync(failMark, '');
+    process.kill(restarterPid, 'SIGHUP');
+    await said('epoch 2');
+    await said('failed to start (code 3); epoch 1 keeps serving');
+    assert.equal((await httpRequest(`http://${admin1}/ready`)).status, 200);
+    assert.equal((await httpRequest(`http://127.0.0.1:${/:(\d+)\n/.exec(listener)![1]}/`)).body, 'hi');
+
+    // A SIGHUP while epoch 2 (the same number, retried) is starting waits for it. (Two signals sent
+    // at once may merge into one, so the second goes once the first is handled.)
+    rmSync(failMark);
+    process.kill(restarterPid, 'SIGHUP');
+    await said('starting epoch 2', 2);
+    process.kill(restarterPid, 'SIGHUP');
+    await said('is still starting; the restart waits for it');
+    await ready(2);
+    await ready(3);
+
+    const exited = new Promise<number | null>((resolve) => restarter.once('exit', resolve));
+    const epochs = childPids(restarterPid);
+    process.kill(restarterPid, 'SIGTERM');
+    assert.equal(await exited, 0, output);
+    assert.match(output, /all epochs exited cleanly/);
+    for (const pid of epochs) assert.ok(!alive(pid), `epoch pid ${pid} outlived the restarter`);
+    restarterPid = 0;
+  });
+});
