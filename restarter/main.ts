@@ -91,7 +91,9 @@ export function main(args: string[]): void {
   function startEpoch(): void {
     const epoch = nextEpoch;
     logLine('info', `starting epoch ${epoch}: ${script}`);
-    const child: ChildProcess = spawn(script, [], { stdio: 'inherit', env: { ...process.env, RESTART_EPOCH: String(epoch), NOTIFY_SOCKET: notifyPath } });
+    // Each epoch in its own process group: a signal meant for the restarter's group (a shell job,
+    // Ctrl-C) reaches only the restarter, which decides what the epochs get.
+    const child: ChildProcess = spawn(script, [], { stdio: 'inherit', detached: true, env: { ...process.env, RESTART_EPOCH: String(epoch), NOTIFY_SOCKET: notifyPath } });
     const e: Epoch = { epoch, child, ready: false };
     epochs.push(e);
     starting = e;
@@ -138,7 +140,8 @@ export function main(args: string[]): void {
       logLine('info', `epoch ${starting.epoch} is still starting; the restart waits for it`);
       return;
     }
-    notifySystemd({ RELOADING: 1, STATUS: `starting epoch ${nextEpoch}`, MONOTONIC_USEC: Math.round(performance.timeOrigin * 1000 + performance.now() * 1000) });
+    // CLOCK_MONOTONIC in µs, which systemd wants with RELOADING=1 (process.hrtime is that clock).
+    notifySystemd({ RELOADING: 1, STATUS: `starting epoch ${nextEpoch}`, MONOTONIC_USEC: String(process.hrtime.bigint() / 1000n) });
     startEpoch();
   });
   process.on('SIGUSR1', () => {
