@@ -15,6 +15,8 @@ import { native, type DgramHandle } from '../shared/native/index.js';
  *   failure is logged, the previous epoch keeps serving, and the next SIGHUP retries the same epoch.
  * - A SIGHUP while an epoch is still starting waits for it, instead of failing with "previous
  *   process is still initializing".
+ * - Its epochs stop when it dies, however it dies (they watch PROXY_RESTARTER_PID), as Envoy's
+ *   epochs do through PR_SET_PDEATHSIG.
  * - It knows when an epoch serves: each epoch reports READY=1 on a NOTIFY_SOCKET the restarter
  *   gives it. Under systemd (`Type=notify`), the restarter itself reports READY=1, RELOADING=1
  *   and STATUS= to systemd, so `systemctl reload` waits for the new epoch.
@@ -93,7 +95,7 @@ export function main(args: string[]): void {
     logLine('info', `starting epoch ${epoch}: ${script}`);
     // Each epoch in its own process group: a signal meant for the restarter's group (a shell job,
     // Ctrl-C) reaches only the restarter, which decides what the epochs get.
-    const child: ChildProcess = spawn(script, [], { stdio: 'inherit', detached: true, env: { ...process.env, RESTART_EPOCH: String(epoch), NOTIFY_SOCKET: notifyPath } });
+    const child: ChildProcess = spawn(script, [], { stdio: 'inherit', detached: true, env: { ...process.env, RESTART_EPOCH: String(epoch), NOTIFY_SOCKET: notifyPath, PROXY_RESTARTER_PID: String(process.pid) } });
     const e: Epoch = { epoch, child, ready: false };
     epochs.push(e);
     starting = e;

@@ -60,6 +60,25 @@ function openAccessLogs(bootstrap: JsonObject): string | undefined {
   return undefined;
 }
 
+/**
+ * Started by proxy-hot-restarter: stop if it dies, however it dies (Envoy's epochs get SIGTERM
+ * through PR_SET_PDEATHSIG; Node has no prctl, so the restarter's pid is watched).
+ */
+function watchRestarter(stop: () => void): void {
+  const pid = Number(process.env.PROXY_RESTARTER_PID);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      clearInterval(timer);
+      log.warn(`the hot restarter (pid ${pid}) is gone: shutting down`);
+      stop();
+    }
+  }, 1000);
+  timer.unref();
+}
+
 async function serve(options: Options, loaded: LoadedBootstrap): Promise<number> {
   const accessLogError = openAccessLogs(loaded.bootstrap);
   if (accessLogError) {
@@ -101,6 +120,7 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
     });
   }
   log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
+  watchRestarter(() => void (epoch?.terminateParent() ?? Promise.resolve()).finally(() => tree.stop(0)));
   tree.start();
   void tree.live.then(() =>
     sdNotify({ READY: 1, STATUS: `epoch ${options.restartEpoch} serving ${sockets.listeners.length} listener(s)`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid }),

@@ -100,4 +100,25 @@ describe('proxy-hot-restarter', () => {
     for (const pid of epochs) assert.ok(!alive(pid), `epoch pid ${pid} outlived the restarter`);
     restarterPid = 0;
   });
+
+  it('its epochs stop when it is killed outright (as PR_SET_PDEATHSIG would)', async () => {
+    const configPath = tmp.file('bootstrap-orphan.json', JSON.stringify(config));
+    const script = tmp.file(
+      'start-orphan.sh',
+      `#!/bin/sh
+exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" --base-id ${6000 + (process.pid % 1000)} ` +
+        `--admin-address-path '${tmp.dir}/admin-orphan' --concurrency 1 -l warning
+`,
+    );
+    chmodSync(script, 0o755);
+    const restarter = spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), script], { stdio: 'ignore' });
+    restarterPid = restarter.pid!;
+    const adminPath = join(tmp.dir, 'admin-orphan');
+    const admin = await waitFor('the epoch', () => (existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined), 20_000);
+    await waitFor('ready', async () => ((await httpRequest(`http://${admin}/ready`)).status === 200 ? true : undefined));
+    const [epochPid] = childPids(restarterPid);
+    process.kill(restarterPid, 'SIGKILL');
+    await waitFor('the orphaned epoch to stop', () => (!alive(epochPid!) ? true : undefined), 10_000);
+    restarterPid = 0;
+  });
 });
