@@ -121,6 +121,9 @@ process.on('message', (m: ToAdmin) => {
     case 'stats':
       collector?.onStats(m);
       break;
+    case 'hand_back_counters':
+      sendToParent<FromAdmin>({ type: 'counters', counters: collector?.counterTotals() ?? [] });
+      break;
     case 'runtime':
       setRuntime(m.snapshot);
       break;

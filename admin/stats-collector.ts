@@ -76,6 +76,12 @@ export class StatsCollector {
     this.send({ type: 'stats_lookups', tracking: on });
   }
 
+  /** Every used counter's total, the admin process's own included: the tree's history, for a hot-restart child. */
+  counterTotals(): [string, number][] {
+    this.merged.apply('admin', stats.takeDelta());
+    return [...this.merged.counters].filter(([, c]) => c.used && c.value > 0).map(([name, c]) => [name, c.value]);
+  }
+
   onStats(m: Extract<ToAdmin, { type: 'stats' }>): void {
     for (const [source, delta] of m.sources) this.merged.apply(source, delta);
     this.waiting.get(m.id)?.();

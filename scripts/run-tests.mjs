@@ -16,5 +16,6 @@ if (files.length === 0) {
   console.error('run-tests: no test files found under test/');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', cwd: root });
+// A test that waits forever fails after 3 minutes instead of holding CI until its own limit.
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=180000', '--test-reporter=spec', ...files], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);

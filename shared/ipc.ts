@@ -111,6 +111,8 @@ export type ToAdmin =
   | { type: 'state'; state: ServerState }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }
+  /** Hot restart: the next epoch takes the admin interface; answered with `counters` (the totals so far). */
+  | { type: 'hand_back_counters' }
   /**
    * Deltas from the supervisor and the workers: the answer to `stats_collect` `id`, or (id -1)
    * a worker's answer that came after the collection closed, which is never dropped.
@@ -138,6 +140,8 @@ export type FromAdmin =
   | { type: 'quit' }
   | { type: 'healthcheck'; id: number; failing: boolean }
   | { type: 'stats_collect'; id: number }
+  /** Every counter's total so far, handed back before a hot-restart child takes the admin interface. */
+  | { type: 'counters'; counters: [name: string, total: number][] }
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   | { type: 'log_levels'; change: LogLevelChange }

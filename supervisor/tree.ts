@@ -183,6 +183,9 @@ export class ProcessTree {
         log.info('shutting down on POST /quitquitquit');
         this.stop(0);
         break;
+      case 'counters':
+        this.handedBack?.(m.counters);
+        break;
       case 'stats_collect':
         this.statsRelay.collect(m.id);
         break;
@@ -302,13 +305,36 @@ export class ProcessTree {
     local.waiting.get(m.id)?.();
   }
 
-  /** Hot restart, parent side: the next epoch takes the admin interface; this tree keeps its figures itself. */
+  private handedBack: ((counters: [string, number][]) => void) | undefined;
+
+  /**
+   * Hot restart, parent side: the next epoch takes the admin interface; this tree keeps its
+   * figures itself from now on, starting from the counter totals the admin process hands back
+   * (the child's first stats request gets them, so counters continue across the restart).
+   * Deltas already on their way to the admin process reach it before the hand-back request
+   * (IPC keeps order); later ones come here.
+   */
   async shutdownAdminForChild(): Promise<void> {
-    this.localStats ??= { merged: new MergedStats(), exported: new Map(), waiting: new Map(), nextId: -1_000_000 };
+    if (this.localStats) return;
+    const local = (this.localStats = { merged: new MergedStats(), exported: new Map(), waiting: new Map(), nextId: -1_000_000 });
     const admin = this.admin;
     this.admin = undefined;
     log.info('shutting down admin due to child startup');
-    await admin?.stop(1000);
+    if (!admin) return;
+    const counters = await new Promise<[string, number][]>((resolve) => {
+      const timer = setTimeout(() => {
+        log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
+        resolve([]);
+      }, 1000);
+      this.handedBack = (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      };
+      if (!admin.send<ToAdmin>({ type: 'hand_back_counters' })) this.handedBack([]);
+    });
+    this.handedBack = undefined;
+    local.merged.apply('handed_back', { lookups: 0, recentLookups: [], counters, gauges: [], histograms: [], textReadouts: [] });
+    await admin.stop(1000);
   }
 
   /** Hot restart, parent side: the figures for the child's `stats` request. */

@@ -24,7 +24,7 @@ function bootstrap(sinks: object[]): object {
 
 before(async () => {
   upstream = await startUpstream('A');
-  proxy = await startProxy(bootstrap([{ name: 'envoy.stat_sinks.hystrix', typed_config: { '@type': HYSTRIX, num_buckets: 3 } }]), ['--concurrency', '2']);
+  proxy = await startProxy(bootstrap([{ name: 'envoy.stat_sinks.hystrix', typed_config: { '@type': HYSTRIX, num_buckets: 10 } }]), ['--concurrency', '2']);
   plain = await startProxy(bootstrap([]), ['--concurrency', '1']);
 });
 
@@ -33,15 +33,20 @@ after(async () => {
   await upstream.close();
 });
 
-/** Opens the stream and collects what arrives until `enough` says so. */
+/** Opens the stream and collects what arrives until `enough` says so (or fails after 20 s, showing what came). */
 function readStream(enough: (text: string) => boolean): Promise<{ res: IncomingMessage; text: string }> {
   return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`the stream never showed what the test waits for; it sent:\n${text.slice(-4000)}`));
+    }, 20_000);
     const req = request(`http://${proxy.admin}/dashboard_event_stream`, (res) => {
-      let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
         text += d;
         if (enough(text)) {
+          clearTimeout(timer);
           req.destroy();
           resolve({ res, text });
         }
@@ -96,8 +101,8 @@ describe('/dashboard_event_stream', () => {
   });
 
   it('rolls the counts off after num_buckets flushes', async () => {
-    // No traffic now: within 3 flushes (0.6 s) the window no longer holds the requests above.
-    const { text } = await readStream((t) => records(t).filter((r) => r.type === 'HystrixCommand').length >= 5);
+    // No traffic now: within 10 flushes (2 s) the window no longer holds the requests above.
+    const { text } = await readStream((t) => records(t).filter((r) => r.type === 'HystrixCommand').length >= 12);
     const last = records(text).filter((r) => r.type === 'HystrixCommand').pop()!;
     assert.equal(last.requestCount, 0);
   });

@@ -81,6 +81,7 @@ for (const variant of ['abstract', 'file'] as const) {
       const port = e0.ports.get('ingress')!;
       const onParent = await idleConnection(port);
       assert.equal(await stat(e0, 'http.ingress.downstream_cx_active'), 1);
+      assert.equal(await stat(e0, 'http.ingress.downstream_rq_total'), 1);
 
       const e0Status = JSON.parse((await httpRequest(`http://${e0.admin}/hot_restart_status`)).body);
       assert.deepEqual(e0Status, { enabled: true, base_id: baseId, restart_epoch: 0, socket_path: socketPath, phase: 'live', parent: 'none' });
@@ -92,6 +93,7 @@ for (const variant of ['abstract', 'file'] as const) {
       assert.equal(await stat(e1, 'server.hot_restart_generation'), 2);
       const onChild = await idleConnection(port);
       await waitFor('the parent connection counted in the child', async () => ((await stat(e1, 'http.ingress.downstream_cx_active')) === 2 ? true : undefined));
+      assert.equal(await stat(e1, 'http.ingress.downstream_rq_total'), 2, "counters continue: the parent's request before the restart and the child's");
 
       const e2 = await startProxy(config, [...identity, '--restart-epoch', '2', '--parent-shutdown-time-s', '2']);
       assert.equal(await exited(e0), 0, 'epoch 0 ends as soon as epoch 2 takes over');
@@ -102,6 +104,7 @@ for (const variant of ['abstract', 'file'] as const) {
       assert.equal(await listeners(e2), addresses);
       const onNewest = await idleConnection(port);
       await waitFor('the parent figures gone', async () => ((await stat(e2, 'http.ingress.downstream_cx_active')) === 1 ? true : undefined), 5000);
+      assert.equal(await stat(e2, 'http.ingress.downstream_rq_total'), 3, 'counters continue across two restarts');
       assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'hello');
       for (const a of [onParent, onChild, onNewest]) a.destroy();
       assert.equal(await e2.stop(), 0);

@@ -144,26 +144,40 @@ export class HotRestartEpoch {
     this.report();
   }
 
-  /** Child side: ends the parent (parent-shutdown time, or this epoch stopping). */
-  async terminateParent(): Promise<void> {
-    if (!this.parentAlive) return;
-    this.parentAlive = false;
-    clearTimeout(this.parentShutdownTimer);
-    this.parentTerminateAt = Date.now();
-    this.parentState = 'terminated';
-    this.report();
-    log.info('shutting down parent after drain');
-    await this.identity.channel.request({ terminate: {} }, { timeoutMs: 1000, expectReply: false }).catch(() => undefined);
-    this.dropParentGauges();
+  private terminating: Promise<void> | undefined;
+
+  /**
+   * Child side: ends the parent (parent-shutdown time, or this epoch stopping). Its figures are
+   * fetched once more first, so counters it counted since the last collection are not lost.
+   */
+  terminateParent(): Promise<void> {
+    if (!this.parentAlive) return Promise.resolve();
+    this.terminating ??= (async () => {
+      clearTimeout(this.parentShutdownTimer);
+      const last = await this.parentStats();
+      if (!this.parentAlive) return; // it stopped answering: already handled as gone
+      this.parentAlive = false;
+      this.parentTerminateAt = Date.now();
+      this.parentState = 'terminated';
+      this.report();
+      log.info('shutting down parent after drain');
+      await this.identity.channel.request({ terminate: {} }, { timeoutMs: 1000, expectReply: false }).catch(() => undefined);
+      this.parentGone(last?.[1]);
+    })();
+    return this.terminating;
   }
 
-  /** The parent's gauges leave the totals once it is gone (its counters stay counted). */
-  private dropParentGauges(): void {
-    if (!this.tree || this.parentGauges.size === 0) return;
-    const delta: StatsDelta = { lookups: 0, recentLookups: [], counters: [], gauges: [...this.parentGauges].map((n) => [n, 0, true, 'accumulate']), histograms: [], textReadouts: [] };
+  /**
+   * The parent is gone: the next collection takes its last figures (if any) and removes its
+   * gauges from the totals (its counters stay counted); then it is no longer asked.
+   */
+  private parentGone(last: StatsDelta | undefined): void {
+    const tree = this.tree;
+    if (!tree) return;
+    const delta: StatsDelta = { lookups: 0, recentLookups: [], counters: last?.counters ?? [], gauges: [...this.parentGauges].map((n) => [n, 0, true, 'accumulate']), histograms: [], textReadouts: [] };
     this.parentGauges.clear();
-    this.tree.statsRelay.extraSource = async () => {
-      if (this.tree) this.tree.statsRelay.extraSource = undefined;
+    tree.statsRelay.extraSource = async () => {
+      tree.statsRelay.extraSource = undefined;
       return ['parent', delta];
     };
   }
@@ -195,7 +209,7 @@ export class HotRestartEpoch {
       this.parentState = 'gone';
       this.report();
       clearTimeout(this.parentShutdownTimer);
-      this.dropParentGauges();
+      this.parentGone(undefined);
       return undefined;
     }
   }
@@ -210,9 +224,8 @@ export class HotRestartEpoch {
     }
     if (!tree) return {};
     if (rq.shutdown_admin) {
-      await tree.shutdownAdminForChild();
       // At most two generations: our own parent goes now, whatever its drain.
-      if (this.parentAlive) await this.terminateParent();
+      await Promise.all([tree.shutdownAdminForChild(), this.terminateParent()]);
       const start = tree.originalStartTimeMs;
       return { reply: { shutdown_admin: { original_start_time_unix_seconds: Math.floor(start / 1000), original_start_time_unix_ms: start, hot_restart_generation: tree.hotRestartGeneration } } };
     }
