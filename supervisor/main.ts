@@ -115,8 +115,8 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       log.warn(`caught ${signal}: shutting down`);
-      // As Envoy: a stopping child takes its draining parent with it.
-      void (epoch?.terminateParent() ?? Promise.resolve()).finally(() => tree.stop(0));
+      // As Envoy: a stopping child takes its draining parent with it (one not yet told to drain serves on).
+      void (epoch?.stoppingChild() ?? Promise.resolve()).finally(() => tree.stop(0));
     });
   }
   log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);

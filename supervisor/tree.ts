@@ -13,6 +13,7 @@ import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
+import type { StatsDelta } from '../shared/stats/store.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -92,23 +93,7 @@ export class ProcessTree {
     this.state = 'INITIALIZING';
     const descriptors = () => this.sockets.descriptors();
     if (this.context.bootstrap.admin && (this.context.bootstrap.admin as { address?: unknown }).address) {
-      this.admin = new ManagedChild<FromAdmin>({
-        role: 'admin',
-        name: 'admin',
-        descriptors: () => [],
-        onStart: (child) =>
-          child.send<ToAdmin>({
-            type: 'init',
-            server: this.context,
-            serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
-            adminAddressPath: this.options.adminAddressPath,
-          }) &&
-          child.send<ToAdmin>({ type: 'state', state: this.state }) &&
-          child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
-          child.send<ToAdmin>({ type: 'hot_restart', status: this.hotRestart }) &&
-          this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })),
-        onMessage: (m) => this.onAdminMessage(m),
-      });
+      this.admin = this.adminProcess();
       this.admin.start();
     } else {
       log.info('no admin address configured: not starting the admin process');
@@ -131,6 +116,32 @@ export class ProcessTree {
       this.workers.push(worker);
       worker.start();
     }
+  }
+
+  /** The admin process; `seed` (the figures so far) is given to its first start only. */
+  private adminProcess(seed?: [string, StatsDelta][]): ManagedChild<FromAdmin> {
+    return new ManagedChild<FromAdmin>({
+      role: 'admin',
+      name: 'admin',
+      descriptors: () => [],
+      onStart: (child) => {
+        const sent =
+          child.send<ToAdmin>({
+            type: 'init',
+            server: this.context,
+            serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
+            adminAddressPath: this.options.adminAddressPath,
+          }) &&
+          child.send<ToAdmin>({ type: 'state', state: this.state }) &&
+          child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
+          child.send<ToAdmin>({ type: 'hot_restart', status: this.hotRestart }) &&
+          this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })) &&
+          (!seed || child.send<ToAdmin>({ type: 'stats', id: -1, sources: seed }));
+        if (sent) seed = undefined;
+        return sent;
+      },
+      onMessage: (m) => this.onAdminMessage(m),
+    });
   }
 
   private reportUnready(): void {
@@ -335,6 +346,19 @@ export class ProcessTree {
     this.handedBack = undefined;
     local.merged.apply('handed_back', { lookups: 0, recentLookups: [], counters, gauges: [], histograms: [], textReadouts: [] });
     await admin.stop(1000);
+  }
+
+  /**
+   * Hot restart, parent side: the child exited before taking over. The admin interface starts
+   * again here, from the figures kept since (a later child can take it over as the first did).
+   */
+  restoreAdmin(): void {
+    const local = this.localStats;
+    if (!local || this.admin || this.stopping || !(this.context.bootstrap.admin as { address?: unknown } | undefined)?.address) return;
+    this.localStats = undefined;
+    for (const done of local.waiting.values()) done();
+    this.admin = this.adminProcess(local.merged.toDeltas('restored'));
+    this.admin.start();
   }
 
   /** Hot restart, parent side: the figures for the child's `stats` request. */

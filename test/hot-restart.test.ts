@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
@@ -112,6 +112,49 @@ for (const variant of ['abstract', 'file'] as const) {
     });
   });
 }
+
+describe('a new epoch that fails after taking the admin interface', () => {
+  it('leaves the old epoch serving, with its admin interface back and its figures kept', async () => {
+    const { listenOnFreePort } = await import('./helpers/upstream.js');
+    const held = await listenOnFreePort();
+    try {
+      const baseId = 3000 + (process.pid % 1000);
+      const identity = ['--base-id', String(baseId), '--socket-path', `@proxy_hot_restart_fail_${process.pid}`, '--concurrency', '1'];
+      const config = bootstrap(`${tmp.dir}/fail.sock`) as any;
+      const e0 = await startProxy(config, identity);
+      const port = e0.ports.get('ingress')!;
+      for (let i = 0; i < 3; i++) await httpRequest(`http://127.0.0.1:${port}/`);
+      assert.equal(await stat(e0, 'http.ingress.downstream_rq_total'), 3);
+
+      // Epoch 1 adds a listener on a port someone else holds: it fails after shutdown_admin.
+      const broken = structuredClone(config);
+      broken.static_resources.listeners.push({ ...structuredClone(config.static_resources.listeners[0]), name: 'blocked', address: { socket_address: { address: '127.0.0.1', port_value: (held.address() as { port: number }).port } } });
+      const e1 = await runProxy(['-c', tmp.file('broken.json', JSON.stringify(broken)), ...identity, '--restart-epoch', '1']);
+      assert.equal(e1.code, 1);
+      assert.match(e1.stderr, /shutting down admin|blocked|Address already in use/);
+
+      const admin = await waitFor('the old epoch\'s admin interface back', async () => {
+        const address = readFileSync(e0.adminAddressPath, 'utf8');
+        const ready = await httpRequest(`http://${address}/ready`).catch(() => undefined);
+        return ready?.status === 200 ? address : undefined;
+      });
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'hello', 'it served throughout');
+      const stats = (await httpRequest(`http://${admin}/stats?filter=^http\\.ingress\\.downstream_rq_total$`)).body;
+      assert.equal(stats.trim(), 'http.ingress.downstream_rq_total: 4', 'counters kept while the admin interface was away');
+      const status = JSON.parse((await httpRequest(`http://${admin}/hot_restart_status`)).body);
+      assert.deepEqual([status.restart_epoch, status.phase], [0, 'live']);
+      assert.match(e0.output(), /exited before taking over; starting the admin interface here again/);
+
+      // The retried epoch 1 takes over as if nothing had happened, counters continuing.
+      const e1b = await startProxy(config, [...identity, '--restart-epoch', '1', '--parent-shutdown-time-s', '1']);
+      assert.equal(await stat(e1b, 'http.ingress.downstream_rq_total'), 4);
+      assert.equal(await exited(e0), 0);
+      assert.equal(await e1b.stop(), 0);
+    } finally {
+      held.close();
+    }
+  });
+});
 
 describe('hot restart hand-over', () => {
   it('lets slow responses started on the old epoch finish there while new requests reach the new epoch', async () => {

@@ -112,6 +112,31 @@ export class MergedStats {
     this.recentLookups.clear();
   }
 
+  /**
+   * Everything held, as deltas that rebuild it in an empty MergedStats: gauges per source,
+   * counters and cumulative histograms under `as` (a restored admin process starts from them).
+   * Histograms' interval windows start afresh.
+   */
+  toDeltas(as: string): [string, StatsDelta][] {
+    const empty = (): StatsDelta => ({ lookups: 0, recentLookups: [], counters: [], gauges: [], histograms: [], textReadouts: [] });
+    const bySource = new Map<string, StatsDelta>([[as, empty()]]);
+    const all = bySource.get(as)!;
+    all.lookups = this.lookupTotal;
+    for (const [name, c] of this.counters) all.counters.push([name, c.value]);
+    for (const [name, g] of this.gauges) {
+      const mode = g.local ? 'local' : 'accumulate';
+      if (g.bySource.size === 0) all.gauges.push([name, 0, g.used, mode]);
+      for (const [source, value] of g.bySource) {
+        let d = bySource.get(source);
+        if (!d) bySource.set(source, (d = empty()));
+        d.gauges.push([name, value, g.used, mode]);
+      }
+    }
+    for (const [name, h] of this.histograms) all.histograms.push([name, [...h.cumulative]]);
+    for (const [name, t] of this.textReadouts) all.textReadouts.push([name, t.value, t.used]);
+    return [...bySource];
+  }
+
   /** A process is gone for good (not replaced): its gauge contributions go with it. */
   forgetSource(source: string): void {
     for (const g of this.gauges.values()) g.bySource.delete(source);

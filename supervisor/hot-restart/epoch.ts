@@ -95,7 +95,7 @@ export class HotRestartEpoch {
   async shutdownParentAdmin(): Promise<{ originalStartTimeMs: number; parentGeneration: number } | undefined> {
     if (!this.parentAlive) return undefined;
     try {
-      const { reply } = await this.identity.channel.request({ shutdown_admin: {} }, { timeoutMs: ADMIN_SHUTDOWN_TIMEOUT_MS, expectReply: true });
+      const { reply } = await this.identity.channel.request({ shutdown_admin: { child_pid: process.pid } }, { timeoutMs: ADMIN_SHUTDOWN_TIMEOUT_MS, expectReply: true });
       const r = reply?.shutdown_admin;
       if (!r) throw new HotRestartRpcError('the parent answered shutdown_admin with something else');
       return { originalStartTimeMs: r.original_start_time_unix_ms || r.original_start_time_unix_seconds * 1000, parentGeneration: r.hot_restart_generation ?? 1 };
@@ -145,6 +145,14 @@ export class HotRestartEpoch {
   }
 
   private terminating: Promise<void> | undefined;
+
+  /**
+   * Child side, this epoch stopping on a signal: a parent already draining goes too (as in
+   * Envoy); one not yet told to drain keeps serving and gets its admin interface back.
+   */
+  stoppingChild(): Promise<void> {
+    return this.phaseValue === 'initializing' ? Promise.resolve() : this.terminateParent();
+  }
 
   /**
    * Child side: ends the parent (parent-shutdown time, or this epoch stopping). Its figures are
@@ -214,6 +222,31 @@ export class HotRestartEpoch {
     }
   }
 
+  private childWatch: NodeJS.Timeout | undefined;
+
+  /**
+   * Parent side, after shutdown_admin: a child that exits before it asks us to drain (a listener
+   * it cannot bind, a worker that cannot start) would leave this epoch serving traffic with no
+   * admin interface — no /ready, no stats — until an operator restarts it. Envoy does; here the
+   * admin interface comes back, with the figures kept meanwhile.
+   */
+  private watchChild(pid: number | undefined): void {
+    clearInterval(this.childWatch);
+    if (!pid) return;
+    this.childWatch = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EPERM') return; // alive, someone else's
+      }
+      clearInterval(this.childWatch);
+      log.warn(`the next epoch (pid ${pid}) exited before taking over; starting the admin interface here again`);
+      this.tree?.restoreAdmin();
+    }, 250);
+    this.childWatch.unref();
+  }
+
   /** Parent side: a request from the next epoch. */
   private async answer(rq: RequestMessage): Promise<{ reply?: ReplyMessage; fd?: number }> {
     const tree = this.tree;
@@ -224,6 +257,7 @@ export class HotRestartEpoch {
     }
     if (!tree) return {};
     if (rq.shutdown_admin) {
+      this.watchChild(rq.shutdown_admin.child_pid);
       // At most two generations: our own parent goes now, whatever its drain.
       await Promise.all([tree.shutdownAdminForChild(), this.terminateParent()]);
       const start = tree.originalStartTimeMs;
@@ -234,11 +268,13 @@ export class HotRestartEpoch {
       return { reply: { stats: { memory_allocated: s.memory, num_connections: s.connections, counter_deltas: s.counters, gauges: s.gauges } } };
     }
     if (rq.drain_listeners) {
+      clearInterval(this.childWatch);
       this.phase = 'draining';
       await tree.drainForChild();
       return {};
     }
     if (rq.terminate) {
+      clearInterval(this.childWatch);
       this.phase = 'terminating';
       log.info('shutting down due to child request');
       void tree.stop(0);
@@ -249,6 +285,7 @@ export class HotRestartEpoch {
 
   close(): void {
     clearTimeout(this.parentShutdownTimer);
+    clearInterval(this.childWatch);
     this.identity.channel.close();
     this.identity.region.releaseIfNewest();
   }

@@ -24,7 +24,7 @@ const HotRestartMessage = root.lookupType('proxy.hot_restart.HotRestartMessage')
 
 export interface RequestMessage {
   pass_listen_socket?: { address: string; worker_index?: number; listener_name?: string };
-  shutdown_admin?: Record<string, never>;
+  shutdown_admin?: { child_pid?: number };
   stats?: Record<string, never>;
   drain_listeners?: Record<string, never>;
   terminate?: Record<string, never>;

@@ -15,6 +15,8 @@ export interface RunningProxy {
   process: ChildProcess;
   pid: number;
   admin: string;
+  /** The --admin-address-path file (rewritten if the admin interface moves). */
+  adminAddressPath: string;
   ports: Map<string, number>;
   output: () => string;
   /** The supervisor's children (admin, workers) by pid, read from /proc. */
@@ -100,6 +102,7 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
     process: child,
     pid,
     admin: '',
+    adminAddressPath: adminPath,
     ports: new Map(),
     output: () => output,
     children: () => childPids(pid),
