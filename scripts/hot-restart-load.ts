@@ -24,7 +24,8 @@ export interface LoadResult {
   handOverMs: number[];
 }
 
-function bootstrap(port: number): object {
+/** Each epoch answers `ok <epoch>`, so the clients see which epoch served them. */
+function bootstrap(port: number, epoch: number): object {
   return {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
@@ -34,7 +35,7 @@ function bootstrap(port: number): object {
         filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
           '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
           stat_prefix: 'ingress',
-          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }] }] },
+          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: `ok ${epoch}` } } }] }] },
           http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
         } }] }],
       }],
@@ -63,22 +64,31 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
   dir = mkdtempSync(join(tmpdir(), 'hot-restart-load-'));
   const result: LoadResult = { requests: 0, failures: new Map(), handOverMs: [] };
   const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
-  const config = join(dir, 'bootstrap.json');
-  writeFileSync(config, JSON.stringify(bootstrap(0)));
-  const epochs = [startEpoch(0, config)];
+  const configOf = (epoch: number) => join(dir, `bootstrap-${epoch}.json`);
+  writeFileSync(configOf(0), JSON.stringify(bootstrap(0, 0)));
+  const epochs = [startEpoch(0, configOf(0))];
+  /** When a client first got an answer from each epoch. */
+  const firstServed = new Map<number, number>();
+  const served = (body: string) => {
+    const epoch = Number(/^ok (\d+)$/.exec(body)?.[1]);
+    if (!firstServed.has(epoch)) firstServed.set(epoch, Date.now());
+  };
   const admin = await waitFile(epochs[0]!.adminFile);
   const port = Number(/:(\d+)\n/.exec(await new Promise<string>((resolve) => request(`http://${admin}/listeners`, (res) => {
     let t = '';
     res.on('data', (d) => (t += d)).on('end', () => resolve(t));
   }).end()))![1]);
   // Later epochs ask for the same address (port 0 would also work, by listener name).
-  writeFileSync(config, JSON.stringify(bootstrap(port)));
+  for (let epoch = 1; epoch <= restarts; epoch++) writeFileSync(configOf(epoch), JSON.stringify(bootstrap(port, epoch)));
 
   let running = true;
   const get = (agent: Agent | false) => new Promise<void>((resolve) => {
     request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
-      res.resume();
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
       res.on('end', () => {
+        served(body);
         if (res.statusCode === 200) result.requests++;
         else fail(`HTTP ${res.statusCode}`);
         resolve();
@@ -104,8 +114,11 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
         const s = session.request({ ':path': '/' });
         let status = 0;
         s.on('response', (h) => (status = Number(h[':status'])));
-        s.on('data', () => {});
+        let body = '';
+        s.setEncoding('utf8');
+        s.on('data', (d: string) => (body += d));
         s.on('end', () => {
+          served(body);
           if (status === 200) result.requests++;
           else fail(`h2 status ${status}`);
           resolve();
@@ -124,19 +137,11 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
 
   for (let epoch = 1; epoch <= restarts; epoch++) {
     await new Promise((r) => setTimeout(r, intervalMs));
-    const e = startEpoch(epoch, config);
+    const e = startEpoch(epoch, configOf(epoch));
     epochs.push(e);
-    await waitFile(e.adminFile);
-    // Hand-over time: this epoch's start to the first request its worker served.
-    for (;;) {
-      const served = await new Promise<number>((resolve) => request(`http://${readFileSync(e.adminFile, 'utf8')}/stats?filter=^http\\.ingress\\.downstream_rq_total$`, (res) => {
-        let t = '';
-        res.on('data', (d) => (t += d)).on('end', () => resolve(Number(/: (\d+)/.exec(t)?.[1] ?? 0)));
-      }).on('error', () => resolve(0)).end());
-      if (served > 0) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    result.handOverMs.push(Date.now() - e.startedAt);
+    // Hand-over time: this epoch's start to the first answer a client got from it.
+    while (!firstServed.has(epoch) && Date.now() - e.startedAt < 20_000) await new Promise((r) => setTimeout(r, 2));
+    result.handOverMs.push((firstServed.get(epoch) ?? NaN) - e.startedAt);
   }
   await new Promise((r) => setTimeout(r, intervalMs));
   running = false;

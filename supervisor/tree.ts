@@ -26,6 +26,8 @@ const log = getLogger('main', import.meta.url);
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
+/** At the latest, the admin process starts this long after the workers (see start()). */
+const ADMIN_START_DELAY_MS = 1000;
 
 export class ProcessTree {
   private readonly workers: ManagedChild<FromWorker>[] = [];
@@ -92,12 +94,11 @@ export class ProcessTree {
   start(): void {
     this.state = 'INITIALIZING';
     const descriptors = () => this.sockets.descriptors();
-    if (this.context.bootstrap.admin && (this.context.bootstrap.admin as { address?: unknown }).address) {
-      this.admin = this.adminProcess();
-      this.admin.start();
-    } else {
-      log.info('no admin address configured: not starting the admin process');
-    }
+    if (!this.hasAdmin) log.info('no admin address configured: not starting the admin process');
+    // The admin process starts once every worker serves — on a hot restart the workers' start is
+    // the hand-over time, and an admin process starting beside them on the same cores made it
+    // longer — or after ADMIN_START_DELAY_MS, so that a slow start (DNS clusters) can be watched.
+    else setTimeout(() => this.startAdmin(), ADMIN_START_DELAY_MS).unref();
     for (let i = 0; i < this.options.concurrency; i++) {
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',
@@ -159,10 +160,8 @@ export class ProcessTree {
       this.readyWorkers.add(m.index);
       this.reportUnready();
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
-        this.setState('LIVE');
-        this.serverStats.becameLive();
-        this.resolveLive();
-        log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s): LIVE`);
+        this.startAdmin();
+        this.maybeLive();
       }
     } else if (m.type === 'ack') {
       const pending = this.pendingAcks.get(m.ack);
@@ -183,6 +182,7 @@ export class ProcessTree {
     switch (m.type) {
       case 'ready':
         this.adminReady = true;
+        this.maybeLive();
         break;
       case 'fatal':
         if (!this.adminReady) {
@@ -354,7 +354,7 @@ export class ProcessTree {
    */
   restoreAdmin(): void {
     const local = this.localStats;
-    if (!local || this.admin || this.stopping || !(this.context.bootstrap.admin as { address?: unknown } | undefined)?.address) return;
+    if (!local || this.admin || this.stopping || !this.hasAdmin) return;
     this.localStats = undefined;
     for (const done of local.waiting.values()) done();
     this.admin = this.adminProcess(local.merged.toDeltas('restored'));
@@ -408,6 +408,29 @@ export class ProcessTree {
 
   get originalStartTimeMs(): number {
     return this.context.originalStartTimeMs;
+  }
+
+  private startAdmin(): void {
+    if (!this.hasAdmin || this.admin || this.adminReady || this.stopping || this.localStats) return;
+    this.admin = this.adminProcess();
+    this.admin.start();
+  }
+
+  private get hasAdmin(): boolean {
+    return Boolean((this.context.bootstrap.admin as { address?: unknown } | undefined)?.address);
+  }
+
+  /**
+   * LIVE once every worker serves and the admin interface answers: a hot-restart child tells its
+   * parent to drain only then, so an admin process that cannot start fails the child while the
+   * parent still serves.
+   */
+  private maybeLive(): void {
+    if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.workers.length || (this.hasAdmin && !this.adminReady)) return;
+    this.setState('LIVE');
+    this.serverStats.becameLive();
+    this.resolveLive();
+    log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
   }
 
   private resolveLive!: () => void;
