@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { UpstreamHost } from './upstream/hosts.js';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
@@ -62,6 +63,8 @@ export interface ServerContext {
   profilers: ProfilerKind[];
   /** Open /tap sessions (a replacement worker taps too). */
   taps: TapSession[];
+  /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
+  upstream: Record<string, UpstreamHost[]>;
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -77,6 +80,8 @@ export type ToWorker =
   /** Record the names of stat lookups (POST /stats/recentlookups/enable), or stop. */
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
+  /** A cluster's hosts changed (DNS, health): the whole list. */
+  | { type: 'hosts'; cluster: string; hosts: UpstreamHost[] }
   | { type: 'log_levels'; change: LogLevelChange }
   | { type: 'drain'; order: DrainOrder; ack?: number }
   /** Stop accepting on these listeners (existing connections go on). */

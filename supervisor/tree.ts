@@ -13,6 +13,8 @@ import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
+import { UpstreamMembership } from './upstream/membership.js';
+import { list, obj } from '../shared/config/access.js';
 import type { StatsDelta } from '../shared/stats/store.js';
 
 /**
@@ -50,6 +52,8 @@ export class ProcessTree {
    */
   private localStats: { merged: MergedStats; exported: Map<string, number>; waiting: Map<number, () => void>; nextId: number } | undefined;
   private readonly serverStats: ServerStats;
+  /** Every cluster's hosts and their health, for the whole tree. */
+  readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
   private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
   private nextAck = 1;
@@ -86,7 +90,12 @@ export class ProcessTree {
       profilePath: profilePathOf(loaded.bootstrap),
       profilers: [],
       taps: [],
+      upstream: {},
     };
+    this.membership = new UpstreamMembership(list(obj(loaded.bootstrap.static_resources).clusters), (cluster, hosts) => {
+      this.context.upstream[cluster] = hosts;
+      for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
+    });
     this.profiling = new TreeProfiling(this.context, (make, only) => this.toWorkers(make, only));
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
   }
@@ -99,6 +108,13 @@ export class ProcessTree {
     // the hand-over time, and an admin process starting beside them on the same cores made it
     // longer — or after ADMIN_START_DELAY_MS, so that a slow start (DNS clusters) can be watched.
     else setTimeout(() => this.startAdmin(), ADMIN_START_DELAY_MS).unref();
+    // As Envoy initializes its clusters before its workers serve: DNS clusters resolve first.
+    void this.membership.start().then(() => {
+      if (!this.stopping) this.startWorkers(descriptors);
+    });
+  }
+
+  private startWorkers(descriptors: () => (number | 'ignore')[]): void {
     for (let i = 0; i < this.options.concurrency; i++) {
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',
@@ -159,7 +175,7 @@ export class ProcessTree {
     if (m.type === 'ready') {
       this.readyWorkers.add(m.index);
       this.reportUnready();
-      if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.workers.length) {
+      if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.options.concurrency) {
         this.startAdmin();
         this.maybeLive();
       }
@@ -426,7 +442,7 @@ export class ProcessTree {
    * parent still serves.
    */
   private maybeLive(): void {
-    if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.workers.length || (this.hasAdmin && !this.adminReady)) return;
+    if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.options.concurrency || (this.hasAdmin && !this.adminReady)) return;
     this.setState('LIVE');
     this.serverStats.becameLive();
     this.resolveLive();
@@ -475,6 +491,7 @@ export class ProcessTree {
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
       this.runtime.close();
+      this.membership.close();
       this.resolveDone(this.exitCode);
     })();
     return this.stopping;

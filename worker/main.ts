@@ -13,8 +13,8 @@ import { serveListeners, type ServedListener } from './listeners.js';
 import { ClusterManager } from './upstream/cluster.js';
 
 /**
- * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (resolving DNS
- * clusters once), serve every inherited listening socket, report `ready`. On `shutdown`: stop
+ * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
+ * the supervisor resolved; `hosts` messages update them), serve every inherited listening socket, report `ready`. On `shutdown`: stop
  * accepting, close idle keep-alive connections, let requests in flight finish within the grace
  * period, exit. A worker never outlives its supervisor (shared/child.ts).
  */
@@ -38,8 +38,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
-  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[]);
-  await clusters.start();
+  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream);
   for (const order of server.drains) drain.start(order);
   listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), {
     drain,
@@ -91,6 +90,9 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'runtime':
       setRuntime(m.snapshot);
+      break;
+    case 'hosts':
+      clusters?.get(m.cluster)?.update(m.hosts);
       break;
     case 'log_levels':
       applyLogLevelChange(m.change);

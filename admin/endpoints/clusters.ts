@@ -1,5 +1,7 @@
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
+import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
+import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 import type { StatsCollector } from '../stats-collector.js';
 import type { AdminState } from '../state.js';
@@ -10,17 +12,6 @@ import type { AdminState } from '../state.js';
  * envoy.admin.v3.Clusters (defaults omitted, counter values as strings). Hosts come from the
  * workers' host lists, so DNS-resolved hosts appear as the workers see them.
  */
-
-interface HostDescription {
-  address: string;
-  hostname: string;
-  weight: number;
-  region: string;
-  zone: string;
-  subZone: string;
-  canary: boolean;
-  priority: number;
-}
 
 const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
 const GAUGES = ['cx_active', 'rq_active'] as const;
@@ -44,9 +35,9 @@ function socketAddress(address: string): JsonObject {
 
 export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const clusters = () => (((state.server.bootstrap.static_resources as JsonObject | undefined)?.clusters ?? []) as JsonObject[]);
-  const hostsOf = (name: string): HostDescription[] => {
+  const hostsOf = (name: string): UpstreamHost[] => {
     const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${name}`);
-    return readout?.value ? (JSON.parse(readout.value) as HostDescription[]) : [];
+    return readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
   };
   const figure = (cluster: string, address: string, stat: string): number => {
     const name = `${HOST_STAT_PREFIX}${cluster}.${address}.${stat}`;
@@ -65,7 +56,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
       for (const h of hostsOf(name)) {
         const p = `${name}::${h.address}::`;
         for (const stat of [...COUNTERS, ...GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
-        out += `${p}hostname::${h.hostname}\n${p}health_flags::healthy\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
+        out += `${p}hostname::${h.displayHostname}\n${p}health_flags::${healthFlagsText(h.healthFlags)}\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
         out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::-1\n${p}local_origin_success_rate::-1\n`;
       }
     }
@@ -96,9 +87,9 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
           return {
             address: socketAddress(h.address),
             stats: [...counters, ...gauges],
-            health_status: { eds_health_status: 'HEALTHY' },
+            health_status: healthStatusJson(h.healthFlags),
             weight: h.weight,
-            ...(h.hostname ? { hostname: h.hostname } : {}),
+            ...(h.displayHostname ? { hostname: h.displayHostname } : {}),
             ...(h.priority ? { priority: h.priority } : {}),
             locality,
           };

@@ -3,6 +3,7 @@ import { RE2JS } from 're2js';
 import { envoySchema } from '../../shared/config/schema.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
+import { hostHealthStatus, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
 import { applyMask, FieldMaskError, maskDebugText, parseMask } from '../field-mask.js';
 import type { StatsCollector } from '../stats-collector.js';
@@ -33,15 +34,6 @@ export function redact(value: unknown, inside = false): unknown {
   return inside && typeof value === 'string' ? '[redacted]' : value;
 }
 
-interface HostDescription {
-  address: string;
-  hostname: string;
-  weight: number;
-  region: string;
-  zone: string;
-  subZone: string;
-}
-
 function socketAddress(address: string): JsonObject {
   const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
   return m ? { socket_address: { address: m[1], port_value: Number(m[2]) } } : { pipe: { path: address } };
@@ -66,8 +58,8 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
     if (includeEds && clusters.length) {
       const configs = clusters.filter((c) => keep(String(c.name))).map((c) => {
         const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${String(c.name)}`);
-        const hosts = readout?.value ? (JSON.parse(readout.value) as HostDescription[]) : [];
-        const byLocality = new Map<string, HostDescription[]>();
+        const hosts = readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
+        const byLocality = new Map<string, UpstreamHost[]>();
         for (const h of hosts) {
           const key = JSON.stringify([h.region, h.zone, h.subZone]);
           byLocality.set(key, [...(byLocality.get(key) ?? []), h]);
@@ -81,8 +73,8 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
           return {
             locality,
             lb_endpoints: group.map((h) => ({
-              endpoint: { address: socketAddress(h.address), ...(h.hostname ? { hostname: h.hostname } : {}), health_check_config: {} },
-              health_status: 'HEALTHY',
+              endpoint: { address: socketAddress(h.address), ...(h.displayHostname ? { hostname: h.displayHostname } : {}), health_check_config: {} },
+              health_status: hostHealthStatus(h),
               metadata: {},
               load_balancing_weight: h.weight,
             })),

@@ -48,8 +48,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.cluster.v3.Cluster': [
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
-    'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options',
+    'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
   ],
+  'envoy.config.cluster.v3.Cluster.CommonLbConfig': ['healthy_panic_threshold'],
   'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config'],
   'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
   // The protocol is chosen; none of its tuning knobs is implemented yet.
@@ -60,7 +61,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections'],
   'envoy.config.endpoint.v3.ClusterLoadAssignment': ['cluster_name', 'endpoints'],
   'envoy.config.endpoint.v3.LocalityLbEndpoints': ['locality', 'lb_endpoints', 'metadata'],
-  'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight'],
+  'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight', 'health_status'],
   'envoy.config.endpoint.v3.Endpoint': ['address', 'hostname'],
   'envoy.extensions.filters.http.tap.v3.Tap': ['common_config'],
   'envoy.extensions.common.tap.v3.CommonExtensionConfig': ['admin_config'],

@@ -105,10 +105,8 @@ export class ClusterStats {
   readonly rqRetrySuccess: Counter;
   readonly cxConnectFail: Counter;
   readonly cxDestroyRemote: Counter;
-  readonly membershipTotal: Gauge;
-  readonly membershipHealthy: Gauge;
-  /** The hosts, as JSON, for /clusters: a hidden text readout `_hosts.<cluster>`. */
-  readonly membership: TextReadout;
+  readonly lbHealthyPanic: Counter;
+  readonly cxNoneHealthy: Counter;
   private readonly byCode = new Map<number, Counter>();
 
   constructor(private readonly prefix: string) {
@@ -126,10 +124,8 @@ export class ClusterStats {
     this.rqRetrySuccess = stats.counter(`${p}upstream_rq_retry_success`);
     this.cxConnectFail = stats.counter(`${p}upstream_cx_connect_fail`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
-    // Membership is the same in every worker: report it from one place (the admin merge would add them).
-    this.membershipTotal = stats.gauge(`${p}membership_total`, 'local');
-    this.membershipHealthy = stats.gauge(`${p}membership_healthy`, 'local');
-    this.membership = stats.textReadout(`${HOSTS_READOUT_PREFIX}${prefix.slice('cluster.'.length, -1)}`);
+    this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);
+    this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);
   }
 
   /** An upstream response: upstream_rq_<code>, its class, completion and time. */
@@ -141,6 +137,29 @@ export class ClusterStats {
     (this.rqClass[d >= 1 && d <= 5 ? d : 5] as Counter).inc();
     this.rqCompleted.inc();
     this.rqTime.record(Math.round(performance.now() - startedMs));
+  }
+}
+
+/**
+ * `cluster.<name>.membership_*` and the host list /clusters prints, reported by the supervisor,
+ * which owns membership and health for the whole tree ('local': a hot-restart parent's are not
+ * added to its child's).
+ */
+export class MembershipStats {
+  readonly total: Gauge;
+  readonly healthy: Gauge;
+  readonly degraded: Gauge;
+  readonly excluded: Gauge;
+  /** The hosts, as JSON, for /clusters: a hidden text readout `_hosts.<cluster>`. */
+  readonly hosts: TextReadout;
+
+  constructor(name: string) {
+    const p = `cluster.${name}.`;
+    this.total = stats.gauge(`${p}membership_total`, 'local');
+    this.healthy = stats.gauge(`${p}membership_healthy`, 'local');
+    this.degraded = stats.gauge(`${p}membership_degraded`, 'local');
+    this.excluded = stats.gauge(`${p}membership_excluded`, 'local');
+    this.hosts = stats.textReadout(`${HOSTS_READOUT_PREFIX}${name}`);
   }
 }
 

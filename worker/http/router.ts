@@ -149,6 +149,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   start(): void {
     const host = this.cluster.pickHost();
     if (!host) {
+      this.cluster.stats.cxNoneHealthy.inc();
       const record = this.ctx.record;
       if (record) {
         record.responseFlags |= ResponseFlag.noHealthyUpstream;

@@ -91,6 +91,7 @@ export class TcpProxy {
     });
     if (!host) {
       this.noRoute.inc();
+      cluster?.stats.cxNoneHealthy.inc();
       if (entry) entry.responseFlags |= cluster ? ResponseFlag.noHealthyUpstream : ResponseFlag.noClusterFound;
       downstream.destroy();
       return;

@@ -1,34 +1,20 @@
-import { lookup } from 'node:dns/promises';
 import { Pool } from 'undici';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { getLogger } from '../../shared/log/logger.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
+import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
+import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 /**
- * An upstream cluster as one worker sees it: its hosts (static, or resolved from DNS), its
- * load balancer, and one keep-alive connection pool per host. Everything here is per worker:
- * no request waits on another process.
+ * An upstream cluster as one worker sees it: the hosts the supervisor sends (membership and
+ * health are the tree's, see supervisor/upstream/membership.ts), its load balancer over the
+ * healthy ones, and one keep-alive connection pool per host. No request waits on another process.
  */
 
-const log = getLogger('upstream', import.meta.url);
 type Obj = JsonObject;
-
-export interface EndpointConfig {
-  /** Host name or IP literal as configured. */
-  hostname: string;
-  port: number;
-  weight: number;
-  region: string;
-  zone: string;
-  subZone: string;
-  canary: boolean;
-  /** endpoint.hostname, when configured. */
-  configuredHostname: string;
-}
 
 export class Host {
   activeRequests = 0;
@@ -38,25 +24,27 @@ export class Host {
 
   constructor(
     readonly cluster: Cluster,
-    /** The address connections go to (an IP literal). */
-    readonly ip: string,
-    readonly port: number,
-    readonly endpoint: EndpointConfig,
+    /** As the supervisor last described it (the address never changes; weight and health may). */
+    public info: UpstreamHost,
   ) {
-    this.hostStats = new HostStats(cluster.name, this.address);
+    this.hostStats = new HostStats(cluster.name, info.address);
+  }
+
+  /** The address connections go to (an IP literal). */
+  get ip(): string {
+    return this.info.ip;
+  }
+
+  get port(): number {
+    return this.info.port;
   }
 
   get weight(): number {
-    return this.endpoint.weight;
-  }
-
-  /** The configured name, for DNS clusters the hostname that resolved to `ip`. */
-  get hostname(): string {
-    return this.endpoint.hostname;
+    return this.info.weight;
   }
 
   get address(): string {
-    return this.ip.includes(':') ? `[${this.ip}]:${this.port}` : `${this.ip}:${this.port}`;
+    return this.info.address;
   }
 
   get stats(): HostStats {
@@ -122,41 +110,6 @@ export function clusterSpeaksHttp2(config: Obj): boolean {
   return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
 }
 
-function endpointsOf(config: Obj): EndpointConfig[] {
-  const out: EndpointConfig[] = [];
-  for (const locality of list(obj(config.load_assignment).endpoints)) {
-    const where = obj(locality.locality);
-    for (const ep of list(locality.lb_endpoints)) {
-      const endpoint = obj(ep.endpoint);
-      const sa = obj(obj(endpoint.address).socket_address);
-      const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
-      out.push({
-        hostname: String(sa.address),
-        port: Number(sa.port_value ?? 0),
-        weight: Number(ep.load_balancing_weight ?? 1),
-        region: String(where.region ?? ''),
-        zone: String(where.zone ?? ''),
-        subZone: String(where.sub_zone ?? ''),
-        canary,
-        configuredHostname: String(endpoint.hostname ?? ''),
-      });
-    }
-  }
-  return out;
-}
-
-/** What /clusters prints of each host, besides its figures (the membership text readout). */
-export interface HostDescription {
-  address: string;
-  hostname: string;
-  weight: number;
-  region: string;
-  zone: string;
-  subZone: string;
-  canary: boolean;
-  priority: number;
-}
-
 export class Cluster {
   readonly name: string;
   readonly type: string;
@@ -164,13 +117,16 @@ export class Cluster {
   readonly maxConnections: number;
   readonly http2: boolean;
   readonly stats: ClusterStats;
+  /** common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off). */
+  private readonly panicThreshold: number;
   private hostList: Host[] = [];
+  /** What the load balancer picks from: healthy hosts, else degraded ones (excluded hosts never). */
+  private healthy: Host[] = [];
+  private degraded: Host[] = [];
+  private eligible = 0;
   private readonly balancer: LoadBalancer<Host>;
-  private readonly endpoints: EndpointConfig[];
-  private refreshTimer: NodeJS.Timeout | undefined;
-  private closed = false;
 
-  constructor(readonly config: Obj) {
+  constructor(readonly config: Obj, hosts: UpstreamHost[]) {
     this.name = String(config.name);
     this.type = String(config.type ?? 'STATIC');
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
@@ -178,93 +134,59 @@ export class Cluster {
     this.maxConnections = Number(thresholds?.max_connections ?? 1024);
     this.http2 = clusterSpeaksHttp2(config);
     this.stats = clusterStats(this.name);
+    const panic = obj(config.common_lb_config).healthy_panic_threshold;
+    this.panicThreshold = panic === undefined ? 50 : Number(obj(panic).value ?? 0);
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
-    this.endpoints = endpointsOf(config);
-    if (this.type === 'STATIC') {
-      this.hosts = this.endpoints.map((e) => new Host(this, e.hostname, e.port, e));
-    } else {
-      this.hosts = [];
-    }
+    this.update(hosts);
   }
 
-  get hosts(): Host[] {
+  get hosts(): readonly Host[] {
     return this.hostList;
   }
 
-  /** Every change of membership updates membership_total/healthy and the host list /clusters prints. */
-  set hosts(hosts: Host[]) {
-    this.hostList = hosts;
-    this.stats.membershipTotal.set(hosts.length);
-    this.stats.membershipHealthy.set(hosts.length);
-    const described: HostDescription[] = hosts.map((h) => ({
-      address: h.address,
-      hostname: h.endpoint.configuredHostname || (this.type === 'STATIC' ? '' : h.hostname),
-      weight: h.weight,
-      region: h.endpoint.region,
-      zone: h.endpoint.zone,
-      subZone: h.endpoint.subZone,
-      canary: h.endpoint.canary,
-      priority: 0,
-    }));
-    this.stats.membership.set(JSON.stringify(described));
-  }
-
-  /** Starts DNS resolution for STRICT_DNS and LOGICAL_DNS clusters; resolves after the first round. */
-  async start(): Promise<void> {
-    if (this.type === 'STATIC') return;
-    await this.resolve();
-    const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
-    const tick = () => {
-      this.refreshTimer = setTimeout(() => {
-        this.resolve().finally(() => !this.closed && tick());
-      }, refreshMs);
-      this.refreshTimer.unref();
-    };
-    tick();
-  }
-
-  private async resolve(): Promise<void> {
-    const family = this.config.dns_lookup_family === 'V4_ONLY' ? 4 : this.config.dns_lookup_family === 'V6_ONLY' ? 6 : 0;
-    const next: Host[] = [];
-    for (const e of this.endpoints) {
-      try {
-        const found = await lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
-        // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
-        const addresses = this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found;
-        for (const a of addresses) {
-          const existing = this.hosts.find((h) => h.ip === a.address && h.port === e.port && h.hostname === e.hostname);
-          next.push(existing ?? new Host(this, a.address, e.port, e));
-        }
-      } catch (err) {
-        log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${this.hosts.filter((h) => h.hostname === e.hostname).length} known address(es)`);
-        next.push(...this.hosts.filter((h) => h.hostname === e.hostname));
+  /** The supervisor's list: hosts that stay keep their pools; hosts gone close theirs. */
+  update(hosts: UpstreamHost[]): void {
+    const previous = new Map(this.hostList.map((h) => [h.address, h]));
+    this.hostList = hosts.map((info) => {
+      const known = previous.get(info.address);
+      previous.delete(info.address);
+      if (known) {
+        known.info = info;
+        return known;
       }
-    }
-    const gone = this.hosts.filter((h) => !next.includes(h));
-    this.hosts = next;
-    for (const h of gone) void h.close();
+      return new Host(this, info);
+    });
+    for (const gone of previous.values()) void gone.close();
+    const included = this.hostList.filter((h) => !isExcluded(h.info.healthFlags));
+    this.eligible = included.length;
+    this.healthy = included.filter((h) => coarseHealth(h.info.healthFlags) === 'healthy');
+    this.degraded = included.filter((h) => coarseHealth(h.info.healthFlags) === 'degraded');
   }
 
+  /**
+   * Envoy's choice with one priority: healthy hosts, else degraded ones; in panic (healthy and
+   * degraded hosts under healthy_panic_threshold percent of the hosts not excluded), every host.
+   */
   pickHost(): Host | undefined {
-    return this.balancer.pick(this.hosts);
+    if (this.hostList.length === 0) return undefined;
+    const available = this.healthy.length + this.degraded.length;
+    if (this.panicThreshold > 0 && (this.eligible === 0 || available * 100 < this.panicThreshold * this.eligible)) {
+      this.stats.lbHealthyPanic.inc();
+      return this.balancer.pick(this.hostList);
+    }
+    return this.balancer.pick(this.healthy.length ? this.healthy : this.degraded);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.refreshTimer) clearTimeout(this.refreshTimer);
-    await Promise.all(this.hosts.map((h) => h.close()));
+    await Promise.all(this.hostList.map((h) => h.close()));
   }
 }
 
 export class ClusterManager {
   readonly clusters = new Map<string, Cluster>();
 
-  constructor(configs: Obj[]) {
-    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c));
-  }
-
-  start(): Promise<void> {
-    return Promise.all([...this.clusters.values()].map((c) => c.start())).then(() => undefined);
+  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>) {
+    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? []));
   }
 
   get(name: string): Cluster | undefined {

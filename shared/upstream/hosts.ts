@@ -1,0 +1,100 @@
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { edsHealthFlags, HealthFlag } from './health.js';
+
+/**
+ * Upstream hosts as the whole tree sees them. The supervisor resolves each cluster's endpoints
+ * (STATIC as configured; STRICT_DNS and LOGICAL_DNS through DNS), keeps their health flags and
+ * sends the list to every worker; /clusters and /config_dump print it.
+ */
+
+/** One configured endpoint (lb_endpoint), before DNS. */
+export interface EndpointConfig {
+  /** Host name or IP literal as configured. */
+  hostname: string;
+  port: number;
+  weight: number;
+  region: string;
+  zone: string;
+  subZone: string;
+  canary: boolean;
+  /** endpoint.hostname, when configured. */
+  configuredHostname: string;
+  /** The configured health_status (envoy.config.core.v3.HealthStatus name), UNKNOWN by default. */
+  edsHealthStatus: string;
+}
+
+export interface UpstreamHost {
+  /** `ip:port` or `[ip]:port`: the host's identity, in stats names and /clusters. */
+  address: string;
+  ip: string;
+  port: number;
+  /** The configured name or IP (for DNS clusters, the name that resolved to `ip`). */
+  hostname: string;
+  /** What /clusters prints as hostname: endpoint.hostname, or for DNS clusters the resolved name. */
+  displayHostname: string;
+  weight: number;
+  region: string;
+  zone: string;
+  subZone: string;
+  canary: boolean;
+  priority: number;
+  edsHealthStatus: string;
+  /** HealthFlag bits. */
+  healthFlags: number;
+}
+
+export function endpointsOf(config: JsonObject): EndpointConfig[] {
+  const out: EndpointConfig[] = [];
+  for (const locality of list(obj(config.load_assignment).endpoints)) {
+    const where = obj(locality.locality);
+    for (const ep of list(locality.lb_endpoints)) {
+      const endpoint = obj(ep.endpoint);
+      const sa = obj(obj(endpoint.address).socket_address);
+      const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
+      out.push({
+        hostname: String(sa.address),
+        port: Number(sa.port_value ?? 0),
+        weight: Number(ep.load_balancing_weight ?? 1),
+        region: String(where.region ?? ''),
+        zone: String(where.zone ?? ''),
+        subZone: String(where.sub_zone ?? ''),
+        canary,
+        configuredHostname: String(endpoint.hostname ?? ''),
+        edsHealthStatus: String(ep.health_status ?? 'UNKNOWN'),
+      });
+    }
+  }
+  return out;
+}
+
+export function hostAddress(ip: string, port: number): string {
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+/** A host for endpoint `e` at `ip` (STATIC: the configured IP; DNS: one resolved address). */
+export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean): UpstreamHost {
+  return {
+    address: hostAddress(ip, e.port),
+    ip,
+    port: e.port,
+    hostname: e.hostname,
+    displayHostname: e.configuredHostname || (dns ? e.hostname : ''),
+    weight: e.weight,
+    region: e.region,
+    zone: e.zone,
+    subZone: e.subZone,
+    canary: e.canary,
+    priority: 0,
+    edsHealthStatus: e.edsHealthStatus,
+    healthFlags: edsHealthFlags(e.edsHealthStatus),
+  };
+}
+
+/** envoy.config.core.v3.HealthStatus of a host, as Envoy's config dump reports it. */
+export function hostHealthStatus(h: UpstreamHost): string {
+  if (h.healthFlags & (HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_OUTLIER_CHECK)) return 'UNHEALTHY';
+  if (['UNHEALTHY', 'DRAINING', 'TIMEOUT'].includes(h.edsHealthStatus)) return h.edsHealthStatus;
+  if (h.healthFlags & HealthFlag.DEGRADED_ACTIVE_HC) return 'DEGRADED';
+  return h.edsHealthStatus === 'UNKNOWN' ? 'HEALTHY' : h.edsHealthStatus;
+}

@@ -1,0 +1,126 @@
+import { lookup } from 'node:dns/promises';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+import { getLogger } from '../../shared/log/logger.js';
+import { MembershipStats } from '../../shared/stats/scopes.js';
+import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
+import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
+
+/**
+ * Every cluster's hosts for the whole tree, as Envoy's main thread keeps them: STATIC as
+ * configured, STRICT_DNS and LOGICAL_DNS resolved here (one resolver for the tree, not one per
+ * worker) and refreshed every dns_refresh_rate. Health flags (the configured EDS status now;
+ * active health checks and outlier detection set theirs through setFlags) live here too. Every
+ * change is published: to the workers, and to /clusters through the membership stats.
+ */
+
+const log = getLogger('upstream', import.meta.url);
+
+export type Publish = (cluster: string, hosts: UpstreamHost[]) => void;
+
+export class ClusterMembership {
+  readonly name: string;
+  private readonly type: string;
+  private readonly endpoints: EndpointConfig[];
+  private hostList: UpstreamHost[] = [];
+  private readonly stats: MembershipStats;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    readonly config: JsonObject,
+    private readonly publish: Publish,
+  ) {
+    this.name = String(config.name);
+    this.type = String(config.type ?? 'STATIC');
+    this.endpoints = endpointsOf(config);
+    this.stats = new MembershipStats(this.name);
+    this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false)) : [];
+  }
+
+  get hosts(): readonly UpstreamHost[] {
+    return this.hostList;
+  }
+
+  private set hosts(hosts: UpstreamHost[]) {
+    this.hostList = hosts;
+    this.stats.total.set(hosts.length);
+    this.stats.healthy.set(hosts.filter((h) => !isExcluded(h.healthFlags) && coarseHealth(h.healthFlags) === 'healthy').length);
+    this.stats.degraded.set(hosts.filter((h) => !isExcluded(h.healthFlags) && coarseHealth(h.healthFlags) === 'degraded').length);
+    this.stats.excluded.set(hosts.filter((h) => isExcluded(h.healthFlags)).length);
+    this.stats.hosts.set(JSON.stringify(hosts));
+    this.publish(this.name, hosts);
+  }
+
+  /** Sets (`on`) or clears health flag bits of the host at `address`; publishes a change. */
+  setFlags(address: string, bits: number, on: boolean): void {
+    const i = this.hostList.findIndex((h) => h.address === address);
+    const h = this.hostList[i];
+    if (!h) return;
+    const flags = on ? h.healthFlags | bits : h.healthFlags & ~bits;
+    if (flags === h.healthFlags) return;
+    const next = [...this.hostList];
+    next[i] = { ...h, healthFlags: flags };
+    this.hosts = next;
+  }
+
+  /** DNS clusters: the first resolution (resolves once done), then a refresh every dns_refresh_rate. */
+  async start(): Promise<void> {
+    if (this.type === 'STATIC') return;
+    await this.resolve();
+    const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
+    const tick = () => {
+      this.refreshTimer = setTimeout(() => void this.resolve().finally(() => !this.closed && tick()), refreshMs);
+      this.refreshTimer.unref();
+    };
+    tick();
+  }
+
+  private async resolve(): Promise<void> {
+    const family = this.config.dns_lookup_family === 'V4_ONLY' ? 4 : this.config.dns_lookup_family === 'V6_ONLY' ? 6 : 0;
+    const next: UpstreamHost[] = [];
+    for (const e of this.endpoints) {
+      const known = this.hostList.filter((h) => h.hostname === e.hostname && h.port === e.port);
+      try {
+        const found = await lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
+        // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
+        for (const a of this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found) {
+          // A host that stays keeps its health flags.
+          next.push(known.find((h) => h.ip === a.address) ?? upstreamHost(e, a.address, true));
+        }
+      } catch (err) {
+        log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${known.length} known address(es)`);
+        next.push(...known);
+      }
+    }
+    if (this.closed) return;
+    const same = next.length === this.hostList.length && next.every((h, i) => h === this.hostList[i]);
+    if (!same) this.hosts = next;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.refreshTimer);
+  }
+}
+
+export class UpstreamMembership {
+  readonly clusters = new Map<string, ClusterMembership>();
+
+  constructor(configs: JsonObject[], publish: Publish) {
+    for (const c of configs) this.clusters.set(String(c.name), new ClusterMembership(c, publish));
+  }
+
+  /** Resolves once every DNS cluster has had its first resolution. */
+  async start(): Promise<void> {
+    await Promise.all([...this.clusters.values()].map((c) => c.start()));
+  }
+
+  snapshot(): Record<string, UpstreamHost[]> {
+    return Object.fromEntries([...this.clusters].map(([name, c]) => [name, [...c.hosts]]));
+  }
+
+  close(): void {
+    for (const c of this.clusters.values()) c.close();
+  }
+}
