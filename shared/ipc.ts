@@ -106,6 +106,8 @@ export type FromWorker =
   /** The message carrying `ack` has been applied (with its outcome, for those that have one). */
   | { type: 'ack'; index: number; ack: number; result?: ProfilerOutcome }
   | { type: 'fatal'; index: number; error: string }
+  /** The worker's first upstream connection of this cluster (health checks leave no_traffic_interval). */
+  | { type: 'cluster_traffic'; cluster: string }
   | { type: 'stats'; index: number; id: number; delta: StatsDelta }
   /** An exchange matched tap session `sessionId`: its envoy.data.tap.v3.TraceWrapper. */
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject };

@@ -173,6 +173,11 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
         errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
       }
     }
+    const checks = list(c.health_checks);
+    if (checks.length > 1) errors.push(`${path}.health_checks: one health check per cluster is supported, got ${checks.length}`);
+    checks.forEach((hc, i) => {
+      if (!hc.http_health_check && !hc.tcp_health_check) errors.push(`${path}.health_checks[${i}]: needs http_health_check or tcp_health_check`);
+    });
     const localities = list(obj(c.load_assignment).endpoints);
     let endpointCount = 0;
     localities.forEach((loc, l) => {

@@ -73,7 +73,7 @@ export function hostAddress(ip: string, port: number): string {
 }
 
 /** A host for endpoint `e` at `ip` (STATIC: the configured IP; DNS: one resolved address). */
-export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean): UpstreamHost {
+export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean, extraFlags = 0): UpstreamHost {
   return {
     address: hostAddress(ip, e.port),
     ip,
@@ -87,7 +87,7 @@ export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean): Upstr
     canary: e.canary,
     priority: 0,
     edsHealthStatus: e.edsHealthStatus,
-    healthFlags: edsHealthFlags(e.edsHealthStatus),
+    healthFlags: edsHealthFlags(e.edsHealthStatus) | extraFlags,
   };
 }
 

@@ -3,7 +3,9 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { MembershipStats } from '../../shared/stats/scopes.js';
-import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
+import { coarseHealth, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
+import { list } from '../../shared/config/access.js';
+import { ClusterHealthChecker } from './health-checker.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
 
 /**
@@ -26,6 +28,10 @@ export class ClusterMembership {
   private readonly stats: MembershipStats;
   private refreshTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The cluster's active health checker, if it has health_checks. */
+  readonly checker: ClusterHealthChecker | undefined;
+  /** Flags a new host starts with: with active health checks, unhealthy until its first check passes (as Envoy). */
+  private readonly newHostFlags: number;
 
   constructor(
     readonly config: JsonObject,
@@ -35,7 +41,10 @@ export class ClusterMembership {
     this.type = String(config.type ?? 'STATIC');
     this.endpoints = endpointsOf(config);
     this.stats = new MembershipStats(this.name);
-    this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false)) : [];
+    const hc = list(config.health_checks)[0];
+    this.checker = hc ? new ClusterHealthChecker(this.name, hc, (address, bits, on) => this.setFlags(address, bits, on)) : undefined;
+    this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
+    this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
 
   get hosts(): readonly UpstreamHost[] {
@@ -50,6 +59,7 @@ export class ClusterMembership {
     this.stats.excluded.set(hosts.filter((h) => isExcluded(h.healthFlags)).length);
     this.stats.hosts.set(JSON.stringify(hosts));
     this.publish(this.name, hosts);
+    this.checker?.sync(hosts);
   }
 
   /** Sets (`on`) or clears health flag bits of the host at `address`; publishes a change. */
@@ -64,10 +74,14 @@ export class ClusterMembership {
     this.hosts = next;
   }
 
-  /** DNS clusters: the first resolution (resolves once done), then a refresh every dns_refresh_rate. */
+  /**
+   * Resolves once the cluster is initialized, as Envoy's warming: DNS clusters resolved once,
+   * and with active health checks, every host checked once. DNS refreshes every dns_refresh_rate.
+   */
   async start(): Promise<void> {
+    if (this.type !== 'STATIC') await this.resolve();
+    await this.checker?.firstRound();
     if (this.type === 'STATIC') return;
-    await this.resolve();
     const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
     const tick = () => {
       this.refreshTimer = setTimeout(() => void this.resolve().finally(() => !this.closed && tick()), refreshMs);
@@ -86,7 +100,7 @@ export class ClusterMembership {
         // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
         for (const a of this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found) {
           // A host that stays keeps its health flags.
-          next.push(known.find((h) => h.ip === a.address) ?? upstreamHost(e, a.address, true));
+          next.push(known.find((h) => h.ip === a.address) ?? upstreamHost(e, a.address, true, this.newHostFlags));
         }
       } catch (err) {
         log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${known.length} known address(es)`);
@@ -101,6 +115,7 @@ export class ClusterMembership {
   close(): void {
     this.closed = true;
     clearTimeout(this.refreshTimer);
+    this.checker?.stop();
   }
 }
 
@@ -114,6 +129,12 @@ export class UpstreamMembership {
   /** Resolves once every DNS cluster has had its first resolution. */
   async start(): Promise<void> {
     await Promise.all([...this.clusters.values()].map((c) => c.start()));
+  }
+
+  /** A worker saw the cluster's first upstream connection: health checks leave no_traffic_interval. */
+  trafficSeen(cluster: string): void {
+    const checker = this.clusters.get(cluster)?.checker;
+    if (checker) checker.hadTraffic = true;
   }
 
   snapshot(): Record<string, UpstreamHost[]> {

@@ -68,7 +68,8 @@ export function startUpstream(name: string): Promise<Upstream> {
 
 /** A TCP echo server (for the TCP proxy). */
 export function startEcho(): Promise<{ port: number; server: NetServer }> {
-  const server = createNetServer((s) => s.pipe(s));
+  // A client may reset the connection (a TCP health check closes as soon as it has its answer).
+  const server = createNetServer((s) => s.on('error', () => s.destroy()).pipe(s));
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server })));
 }
 

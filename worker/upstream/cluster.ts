@@ -5,6 +5,7 @@ import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
+import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
@@ -53,6 +54,7 @@ export class Host {
 
   /** An upstream connection opened (or failed to): per-host and cluster figures. */
   connectionOpened(): void {
+    this.cluster.noteTraffic();
     this.stats.cxTotal.inc();
     this.stats.cxActive.inc();
     this.cluster.stats.cxTotal.inc();
@@ -142,6 +144,15 @@ export class Cluster {
 
   get hosts(): readonly Host[] {
     return this.hostList;
+  }
+
+  private trafficNoted = false;
+
+  /** The first upstream connection: the supervisor's health checker learns the cluster carries traffic. */
+  noteTraffic(): void {
+    if (this.trafficNoted) return;
+    this.trafficNoted = true;
+    sendToParent<FromWorker>({ type: 'cluster_traffic', cluster: this.name });
   }
 
   /** The supervisor's list: hosts that stay keep their pools; hosts gone close theirs. */

@@ -1,0 +1,301 @@
+import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { list, obj } from '../../shared/config/access.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+import { getLogger } from '../../shared/log/logger.js';
+import { stats } from '../../shared/stats/process.js';
+import { HealthFlag } from '../../shared/upstream/health.js';
+import type { UpstreamHost } from '../../shared/upstream/hosts.js';
+
+/**
+ * Active health checking (a cluster's `health_checks`), one checker per cluster for the whole
+ * tree, in the supervisor as on Envoy's main thread. Each host has a session: a check every
+ * `interval` (+ jitter; `unhealthy_interval` while it fails, the edge intervals right after a
+ * change, `no_traffic_interval` while the cluster has carried no traffic), `timeout` per check.
+ * A healthy host turns unhealthy after `unhealthy_threshold` failures in a row, an unhealthy
+ * one healthy after `healthy_threshold` successes; a host's first check decides alone. Verdicts
+ * set FAILED_ACTIVE_HC (and ACTIVE_HC_TIMEOUT) on the membership, which every worker follows.
+ *
+ * HTTP: GET `path` with Host `host` (or the cluster's name) and `user-agent: Envoy/HC` over a
+ * kept-alive connection; a status in `expected_statuses` (default [200, 201)) passes.
+ * TCP: connect, write `send`, and pass once every `receive` payload was seen in order (a
+ * connect alone passes without them); a fresh connection per check.
+ */
+
+const log = getLogger('hc', import.meta.url);
+
+export type SetFlags = (address: string, bits: number, on: boolean) => void;
+
+interface Payload {
+  bytes: Buffer;
+}
+
+function payload(p: JsonObject): Payload {
+  if (typeof p.text === 'string') return { bytes: Buffer.from(p.text, 'hex') };
+  return { bytes: Buffer.from(String(p.binary ?? ''), 'base64') };
+}
+
+class HealthCheckStats {
+  readonly attempt;
+  readonly success;
+  readonly failure;
+  readonly networkFailure;
+  readonly healthy;
+
+  constructor(cluster: string) {
+    const p = `cluster.${cluster}.health_check.`;
+    this.attempt = stats.counter(`${p}attempt`);
+    this.success = stats.counter(`${p}success`);
+    this.failure = stats.counter(`${p}failure`);
+    this.networkFailure = stats.counter(`${p}network_failure`);
+    // Reported by this supervisor only; a hot-restart parent's own are not added.
+    this.healthy = stats.gauge(`${p}healthy`, 'local');
+  }
+}
+
+type Outcome = 'success' | 'failure' | 'network' | 'timeout';
+
+export class ClusterHealthChecker {
+  private readonly timeoutMs: number;
+  private readonly intervalMs: number;
+  private readonly unhealthyIntervalMs: number;
+  private readonly unhealthyEdgeIntervalMs: number;
+  private readonly healthyEdgeIntervalMs: number;
+  private readonly noTrafficIntervalMs: number;
+  private readonly noTrafficHealthyIntervalMs: number;
+  readonly reuseConnection: boolean;
+  private readonly jitterMs: number;
+  private readonly jitterPercent: number;
+  private readonly initialJitterMs: number;
+  private readonly unhealthyThreshold: number;
+  private readonly healthyThreshold: number;
+  private readonly sessions = new Map<string, Session>();
+  readonly stats: HealthCheckStats;
+  /** Whether the cluster has carried traffic (until then, checks run every no_traffic_interval). */
+  hadTraffic = false;
+
+  constructor(
+    readonly cluster: string,
+    readonly config: JsonObject,
+    readonly setFlags: SetFlags,
+  ) {
+    const d = (v: unknown, fallback: number) => (typeof v === 'string' ? durationMs(v) : fallback);
+    this.timeoutMs = d(config.timeout, 1000);
+    this.intervalMs = Math.max(1, d(config.interval, 1000));
+    this.unhealthyIntervalMs = d(config.unhealthy_interval, this.intervalMs);
+    this.unhealthyEdgeIntervalMs = d(config.unhealthy_edge_interval, this.unhealthyIntervalMs);
+    this.healthyEdgeIntervalMs = d(config.healthy_edge_interval, this.intervalMs);
+    this.noTrafficIntervalMs = d(config.no_traffic_interval, 60_000);
+    this.jitterMs = d(config.interval_jitter, 0);
+    this.jitterPercent = Number(config.interval_jitter_percent ?? 0);
+    this.initialJitterMs = d(config.initial_jitter, 0);
+    this.noTrafficHealthyIntervalMs = d(config.no_traffic_healthy_interval, this.noTrafficIntervalMs);
+    this.unhealthyThreshold = Math.max(1, Number(config.unhealthy_threshold ?? 1));
+    this.healthyThreshold = Math.max(1, Number(config.healthy_threshold ?? 1));
+    this.reuseConnection = config.reuse_connection !== false;
+    this.stats = new HealthCheckStats(cluster);
+  }
+
+  /** The hosts changed: new ones get a session (their first check at once), gone ones stop. */
+  sync(hosts: readonly UpstreamHost[]): void {
+    const live = new Set(hosts.map((h) => h.address));
+    for (const [address, s] of this.sessions) {
+      if (!live.has(address)) {
+        s.stop();
+        this.sessions.delete(address);
+      }
+    }
+    for (const h of hosts) if (!this.sessions.has(h.address)) this.sessions.set(h.address, new Session(this, h));
+    this.countHealthy();
+  }
+
+  /** Resolves once every current host has had its first check (each is bounded by `timeout`). */
+  firstRound(): Promise<void> {
+    return Promise.all([...this.sessions.values()].map((s) => s.firstCheck)).then(() => undefined);
+  }
+
+  countHealthy(): void {
+    this.stats.healthy.set([...this.sessions.values()].filter((s) => s.healthy).length);
+  }
+
+  /**
+   * How long until a session's next check, as Envoy picks it: before the cluster carried any
+   * traffic, no_traffic_interval (no_traffic_healthy_interval for a healthy host); then, while a
+   * change is pending (some successes of an unhealthy host, some failures of a healthy one), the
+   * edge interval toward it; otherwise interval, or unhealthy_interval for an unhealthy host.
+   */
+  nextDelay(healthy: boolean, pending: boolean): number {
+    let base: number;
+    if (!this.hadTraffic) base = healthy ? this.noTrafficHealthyIntervalMs : this.noTrafficIntervalMs;
+    else if (pending) base = healthy ? this.unhealthyEdgeIntervalMs : this.healthyEdgeIntervalMs;
+    else base = healthy ? this.intervalMs : this.unhealthyIntervalMs;
+    let jitter = 0;
+    if (this.jitterPercent > 0) jitter += Math.random() * (base * this.jitterPercent) / 100;
+    if (this.jitterMs > 0) jitter += Math.random() * this.jitterMs;
+    return base + jitter;
+  }
+
+  get initialDelay(): number {
+    return this.initialJitterMs > 0 ? Math.random() * this.initialJitterMs : 0;
+  }
+
+  get thresholds(): { healthy: number; unhealthy: number; timeoutMs: number } {
+    return { healthy: this.healthyThreshold, unhealthy: this.unhealthyThreshold, timeoutMs: this.timeoutMs };
+  }
+
+  stop(): void {
+    for (const s of this.sessions.values()) s.stop();
+    this.sessions.clear();
+  }
+}
+
+class Session {
+  healthy = false;
+  private first = true;
+  private successes = 0;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private agent: Agent | undefined;
+  private resolveFirst!: () => void;
+  readonly firstCheck = new Promise<void>((resolve) => (this.resolveFirst = resolve));
+
+  constructor(
+    private readonly checker: ClusterHealthChecker,
+    private readonly host: UpstreamHost,
+  ) {
+    this.healthy = (host.healthFlags & HealthFlag.FAILED_ACTIVE_HC) === 0;
+    this.timer = setTimeout(() => void this.run(), checker.initialDelay);
+    this.timer.unref();
+  }
+
+  private async run(): Promise<void> {
+    if (this.stopped) return;
+    const c = this.checker;
+    c.stats.attempt.inc();
+    const outcome = await this.check();
+    if (this.stopped) return;
+    const was = this.healthy;
+    const { healthy: healthyThreshold, unhealthy: unhealthyThreshold } = c.thresholds;
+    if (outcome === 'success') {
+      c.stats.success.inc();
+      this.failures = 0;
+      this.successes++;
+      c.setFlags(this.host.address, HealthFlag.ACTIVE_HC_TIMEOUT, false);
+      if (!this.healthy && (this.first || this.successes >= healthyThreshold)) {
+        this.healthy = true;
+        c.setFlags(this.host.address, HealthFlag.FAILED_ACTIVE_HC, false);
+        log.info(`cluster '${c.cluster}': host ${this.host.address} is now healthy`);
+      }
+    } else {
+      c.stats.failure.inc();
+      if (outcome !== 'failure') c.stats.networkFailure.inc();
+      this.successes = 0;
+      this.failures++;
+      if (this.healthy && (this.first || this.failures >= unhealthyThreshold)) {
+        this.healthy = false;
+        c.setFlags(this.host.address, HealthFlag.FAILED_ACTIVE_HC, true);
+        log.warn(`cluster '${c.cluster}': host ${this.host.address} is now unhealthy (${outcome === 'failure' ? 'check failed' : outcome === 'timeout' ? 'check timed out' : 'connection failed'})`);
+      }
+      if (!this.healthy) c.setFlags(this.host.address, HealthFlag.ACTIVE_HC_TIMEOUT, outcome === 'timeout');
+    }
+    if (this.first) {
+      this.first = false;
+      this.resolveFirst();
+    }
+    if (was !== this.healthy) c.countHealthy();
+    const pending = this.healthy ? this.failures > 0 : this.successes > 0;
+    this.timer = setTimeout(() => void this.run(), c.nextDelay(this.healthy, pending));
+    this.timer.unref();
+  }
+
+  private check(): Promise<Outcome> {
+    const config = this.checker.config;
+    if (config.http_health_check) return this.httpCheck(obj(config.http_health_check));
+    return this.tcpCheck(obj(config.tcp_health_check));
+  }
+
+  private httpCheck(http: JsonObject): Promise<Outcome> {
+    const ranges = list(http.expected_statuses);
+    const expected = (status: number) =>
+      ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
+    // A kept-alive connection per host (reuse_connection, true by default).
+    this.agent ??= new Agent({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
+    const { timeoutMs } = this.checker.thresholds;
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (o: Outcome) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(o);
+      };
+      const rq = request(
+        {
+          host: this.host.ip,
+          port: this.host.port,
+          path: String(http.path ?? '/'),
+          method: 'GET',
+          agent: this.agent,
+          headers: { host: String(http.host || this.checker.cluster), 'user-agent': 'Envoy/HC' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => finish(expected(res.statusCode ?? 0) ? 'success' : 'failure'));
+          res.on('error', () => finish('network'));
+        },
+      );
+      const timer = setTimeout(() => {
+        rq.destroy();
+        finish('timeout');
+      }, timeoutMs);
+      rq.on('error', () => finish('network'));
+      rq.end();
+    });
+  }
+
+  private tcpCheck(tcp: JsonObject): Promise<Outcome> {
+    const send = tcp.send ? payload(obj(tcp.send)) : undefined;
+    const receive = list(tcp.receive).map(payload);
+    const { timeoutMs } = this.checker.thresholds;
+    return new Promise((resolve) => {
+      let done = false;
+      let socket: Socket | undefined;
+      const finish = (o: Outcome) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        socket?.destroy();
+        resolve(o);
+      };
+      const timer = setTimeout(() => finish('timeout'), timeoutMs);
+      socket = connect({ host: this.host.ip, port: this.host.port });
+      let received = Buffer.alloc(0);
+      socket.on('connect', () => {
+        if (send) socket!.write(send.bytes);
+        if (receive.length === 0) finish('success');
+      });
+      socket.on('data', (d: Buffer) => {
+        received = Buffer.concat([received, d]);
+        // Every receive block must appear, in order, not necessarily contiguous (Envoy's fuzzy match).
+        let at = 0;
+        for (const r of receive) {
+          const found = received.indexOf(r.bytes, at);
+          if (found < 0) return;
+          at = found + r.bytes.length;
+        }
+        finish('success');
+      });
+      socket.on('end', () => finish(receive.length ? 'failure' : 'success'));
+      socket.on('error', () => finish('network'));
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.agent?.destroy();
+    this.resolveFirst();
+  }
+}

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { httpListener, staticCluster } from './helpers/bootstraps.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { closedPort, startEcho } from './helpers/upstream.js';
+
+/**
+ * Active health checks end to end: real upstreams whose /healthz answers what the test says,
+ * one that stops listening, and TCP checks with payloads. One checker for the tree (the
+ * supervisor's), so with 2 workers each host still sees one check per interval.
+ */
+
+interface Backend {
+  name: string;
+  port: number;
+  health: number;
+  checks: IncomingHttpHeaders[];
+  server: Server;
+}
+
+function backend(name: string, health: number): Promise<Backend> {
+  const b = { name, health, checks: [] } as unknown as Backend;
+  b.server = createServer((req, res) => {
+    if (req.url === '/healthz') {
+      b.checks.push(req.headers);
+      res.writeHead(b.health).end();
+      return;
+    }
+    res.end(name);
+  });
+  return new Promise((resolve) => b.server.listen(0, '127.0.0.1', () => resolve(Object.assign(b, { port: (b.server.address() as { port: number }).port }))));
+}
+
+let good: Backend;
+let bad: Backend;
+let proxy: RunningProxy;
+let echoPort: number;
+let refusing: number;
+const closers: (() => void)[] = [];
+
+const HC = { timeout: '0.5s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 2, healthy_threshold: 2 };
+
+function cluster(name: string, ports: number[], hc: object): object {
+  const c = staticCluster(name, 0) as any;
+  c.load_assignment.endpoints[0].lb_endpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
+  c.health_checks = [{ ...HC, ...hc }];
+  return c;
+}
+
+before(async () => {
+  good = await backend('good', 200);
+  bad = await backend('bad', 503);
+  const echo = await startEcho();
+  closers.push(() => echo.server.close(), () => good.server.close(), () => bad.server.close());
+  echoPort = echo.port;
+  refusing = await closedPort();
+  proxy = await startProxy(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        listeners: [httpListener('web', 0, 'web')],
+        clusters: [
+          cluster('web', [good.port, bad.port], { http_health_check: { path: '/healthz', expected_statuses: [{ start: 200, end: 300 }] } }),
+          cluster('tcp', [echoPort, refusing], { tcp_health_check: { send: { text: '70696e67' }, receive: [{ text: '70696e67' }] } }),
+        ],
+      },
+    },
+    ['--concurrency', '2'],
+  );
+});
+
+after(async () => {
+  await stopAllProxies();
+  for (const close of closers) close();
+});
+
+const clusters = async () => (await httpRequest(`http://${proxy.admin}/clusters`)).body;
+const flags = (text: string, cluster: string, port: number) => new RegExp(`^${cluster}::127\\.0\\.0\\.1:${port}::health_flags::(.*)$`, 'm').exec(text)?.[1];
+const stat = async (name: string) => Number(/: (\d+)/.exec((await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body)?.[1] ?? NaN);
+
+async function answers(n: number): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) seen.add((await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/`)).body);
+  return seen;
+}
+
+describe('active health checks', () => {
+  it('takes a host failing its HTTP check out of rotation from the start, and /clusters says so', async () => {
+    const text = await clusters();
+    assert.equal(flags(text, 'web', good.port), 'healthy');
+    assert.equal(flags(text, 'web', bad.port), '/failed_active_hc');
+    assert.deepEqual([...(await answers(10))], ['good']);
+    const check = good.checks[0]!;
+    assert.equal(check['user-agent'], 'Envoy/HC');
+    assert.equal(check.host, 'web', 'the Host header is the cluster name without http_health_check.host');
+    assert.equal(await stat('cluster.web.health_check.healthy'), 1);
+    assert.ok((await stat('cluster.web.health_check.failure')) > 0);
+    assert.ok((await stat('cluster.web.health_check.success')) > 0);
+    assert.equal(await stat('cluster.web.membership_healthy'), 1);
+  });
+
+  it('runs one checker for the tree, not one per worker', async () => {
+    const before = good.checks.length;
+    await new Promise((r) => setTimeout(r, 1000));
+    // 0.1 s interval: about 10 checks in a second from one checker, about 20 from two.
+    const perSecond = good.checks.length - before;
+    assert.ok(perSecond >= 5 && perSecond <= 13, `${perSecond} checks in 1 s`);
+  });
+
+  it('brings a host back after healthy_threshold passes, and takes one out after unhealthy_threshold failures', async () => {
+    bad.health = 200;
+    await waitFor('bad to pass its checks', async () => (flags(await clusters(), 'web', bad.port) === 'healthy' ? true : undefined), 5000);
+    assert.deepEqual([...(await answers(10))].sort(), ['bad', 'good']);
+    good.health = 500;
+    await waitFor('good to fail its checks', async () => (flags(await clusters(), 'web', good.port) === '/failed_active_hc' ? true : undefined), 5000);
+    assert.deepEqual([...(await answers(10))], ['bad']);
+  });
+
+  it('marks a host that stops listening as failing, counting network failures', async () => {
+    const networkBefore = await stat('cluster.web.health_check.network_failure');
+    good.health = 200;
+    await new Promise<void>((resolve) => {
+      bad.server.close(() => resolve());
+      bad.server.closeAllConnections();
+    });
+    await waitFor('the closed host to fail', async () => (flags(await clusters(), 'web', bad.port) === '/failed_active_hc' ? true : undefined), 5000);
+    assert.ok((await stat('cluster.web.health_check.network_failure')) > networkBefore);
+    await waitFor('good back', async () => (flags(await clusters(), 'web', good.port) === 'healthy' ? true : undefined), 5000);
+    assert.deepEqual([...(await answers(10))], ['good']);
+  });
+
+  it('checks TCP hosts with send and receive payloads', async () => {
+    const text = await clusters();
+    assert.equal(flags(text, 'tcp', echoPort), 'healthy');
+    assert.equal(flags(text, 'tcp', refusing), '/failed_active_hc');
+    const json = JSON.parse((await httpRequest(`http://${proxy.admin}/clusters?format=json`)).body);
+    const hosts = json.cluster_statuses.find((c: { name: string }) => c.name === 'tcp').host_statuses;
+    assert.deepEqual(hosts.map((h: { health_status: unknown }) => h.health_status), [{ eds_health_status: 'HEALTHY' }, { failed_active_health_check: true, eds_health_status: 'HEALTHY' }]);
+  });
+});
+
+describe('health check configuration', () => {
+  it('refuses what it does not implement, naming the field', async () => {
+    const { runProxy, tempDir } = await import('./helpers/cli.js');
+    const tmp = tempDir();
+    try {
+      const config = (checks: object[]) => {
+        const c = cluster('c', [1], {}) as any;
+        c.health_checks = checks;
+        return tmp.file(`c${Math.random()}.json`, JSON.stringify({ static_resources: { clusters: [c] } }));
+      };
+      const grpc = await runProxy(['--mode', 'validate', '-c', config([{ ...HC, grpc_health_check: {} }])]);
+      assert.equal(grpc.code, 1);
+      assert.match(grpc.stderr, /health_checks\[0\]\.grpc_health_check: field 'grpc_health_check' .* not supported .*HTTP and TCP health checks are supported/);
+      const two = await runProxy(['--mode', 'validate', '-c', config([{ ...HC, tcp_health_check: {} }, { ...HC, tcp_health_check: {} }])]);
+      assert.match(two.stderr, /health_checks: one health check per cluster is supported, got 2/);
+      const valid = await runProxy(['--mode', 'validate', '-c', config([{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }])]);
+      assert.equal(valid.code, 0, valid.stderr);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
