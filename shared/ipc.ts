@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { UpstreamHost } from './upstream/hosts.js';
+import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
@@ -108,6 +109,8 @@ export type FromWorker =
   | { type: 'fatal'; index: number; error: string }
   /** The worker's first upstream connection of this cluster (health checks leave no_traffic_interval). */
   | { type: 'cluster_traffic'; cluster: string }
+  /** Upstream outcomes since the last batch, for the cluster's outlier detector. */
+  | { type: 'outcomes'; cluster: string; hosts: [address: string, runs: OutcomeRuns][] }
   | { type: 'stats'; index: number; id: number; delta: StatsDelta }
   /** An exchange matched tap session `sessionId`: its envoy.data.tap.v3.TraceWrapper. */
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject };

@@ -186,6 +186,8 @@ export class ProcessTree {
       if (pending && pending.waiting.size === 0) pending.done();
     } else if (m.type === 'stats') {
       this.statsRelay.onWorkerStats(m);
+    } else if (m.type === 'outcomes') {
+      this.membership.outcomes(m.cluster, m.hosts);
     } else if (m.type === 'cluster_traffic') {
       this.membership.trafficSeen(m.cluster);
     } else if (m.type === 'tap_trace') {

@@ -2,6 +2,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
 import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
+import { OUTLIER_READOUT_PREFIX, type OutlierReport } from '../../shared/upstream/outcomes.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 import type { StatsCollector } from '../stats-collector.js';
 import type { AdminState } from '../state.js';
@@ -39,6 +40,11 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
     const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${name}`);
     return readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
   };
+  /** The cluster's outlier detector figures (undefined without outlier_detection). */
+  const outlierOf = (name: string): OutlierReport | undefined => {
+    const readout = collector.merged.textReadouts.get(`${OUTLIER_READOUT_PREFIX}${name}`);
+    return readout?.value ? (JSON.parse(readout.value) as OutlierReport) : undefined;
+  };
   const figure = (cluster: string, address: string, stat: string): number => {
     const name = `${HOST_STAT_PREFIX}${cluster}.${address}.${stat}`;
     return (GAUGES as readonly string[]).includes(stat) ? collector.merged.gaugeValue(name) : (collector.merged.counters.get(name)?.value ?? 0);
@@ -49,6 +55,11 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
     for (const c of clusters()) {
       const name = String(c.name);
       out += `${name}::observability_name::${name}\n`;
+      const outlier = outlierOf(name);
+      if (outlier) {
+        out += `${name}::outlier::success_rate_average::${outlier.average}\n${name}::outlier::success_rate_ejection_threshold::${outlier.threshold}\n`;
+        out += `${name}::outlier::local_origin_success_rate_average::-1\n${name}::outlier::local_origin_success_rate_ejection_threshold::-1\n`;
+      }
       for (const [label, priority] of [['default_priority', 'DEFAULT'], ['high_priority', 'HIGH']] as const) {
         for (const [k, v] of Object.entries(thresholds(c, priority))) out += `${name}::${label}::${k}::${v}\n`;
       }
@@ -57,7 +68,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
         const p = `${name}::${h.address}::`;
         for (const stat of [...COUNTERS, ...GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
         out += `${p}hostname::${h.displayHostname}\n${p}health_flags::${healthFlagsText(h.healthFlags)}\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
-        out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::-1\n${p}local_origin_success_rate::-1\n`;
+        out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::${outlier?.hosts[h.address] ?? -1}\n${p}local_origin_success_rate::-1\n`;
       }
     }
     return out;
@@ -67,9 +78,11 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
     const statuses = clusters().map((c) => {
       const name = String(c.name);
       const high = thresholds(c, 'HIGH');
+      const outlier = outlierOf(name);
       return {
         name,
         observability_name: name,
+        ...(outlier && outlier.threshold > 0 ? { success_rate_ejection_threshold: { value: outlier.threshold } } : {}),
         circuit_breakers: { thresholds: [thresholds(c, 'DEFAULT'), { priority: 'HIGH', ...high }] },
         host_statuses: hostsOf(name).map((h) => {
           const counters = COUNTERS.map((stat) => {
@@ -88,6 +101,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
             address: socketAddress(h.address),
             stats: [...counters, ...gauges],
             health_status: healthStatusJson(h.healthFlags),
+            ...((outlier?.hosts[h.address] ?? -1) >= 0 ? { success_rate: { value: outlier!.hosts[h.address] } } : {}),
             weight: h.weight,
             ...(h.displayHostname ? { hostname: h.displayHostname } : {}),
             ...(h.priority ? { priority: h.priority } : {}),

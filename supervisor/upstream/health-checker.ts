@@ -79,6 +79,8 @@ export class ClusterHealthChecker {
     readonly cluster: string,
     readonly config: JsonObject,
     readonly setFlags: SetFlags,
+    /** Every passing check (an outlier ejection may end with it). */
+    readonly onPass: (address: string) => void = () => {},
   ) {
     const d = (v: unknown, fallback: number) => (typeof v === 'string' ? durationMs(v) : fallback);
     this.timeoutMs = d(config.timeout, 1000);
@@ -183,6 +185,7 @@ class Session {
       this.failures = 0;
       this.successes++;
       c.setFlags(this.host.address, HealthFlag.ACTIVE_HC_TIMEOUT, false);
+      c.onPass(this.host.address);
       if (!this.healthy && (this.first || this.successes >= healthyThreshold)) {
         this.healthy = true;
         c.setFlags(this.host.address, HealthFlag.FAILED_ACTIVE_HC, false);

@@ -6,7 +6,9 @@ import { MembershipStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
 import { list } from '../../shared/config/access.js';
 import { ClusterHealthChecker } from './health-checker.js';
+import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
+import type { OutcomeRuns } from '../../shared/upstream/outcomes.js';
 
 /**
  * Every cluster's hosts for the whole tree, as Envoy's main thread keeps them: STATIC as
@@ -28,6 +30,8 @@ export class ClusterMembership {
   private readonly stats: MembershipStats;
   private refreshTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The cluster's outlier detector, if it has outlier_detection. */
+  readonly detector: OutlierDetector | undefined;
   /** The cluster's active health checker, if it has health_checks. */
   readonly checker: ClusterHealthChecker | undefined;
   /** Flags a new host starts with: with active health checks, unhealthy until its first check passes (as Envoy). */
@@ -42,7 +46,9 @@ export class ClusterMembership {
     this.endpoints = endpointsOf(config);
     this.stats = new MembershipStats(this.name);
     const hc = list(config.health_checks)[0];
-    this.checker = hc ? new ClusterHealthChecker(this.name, hc, (address, bits, on) => this.setFlags(address, bits, on)) : undefined;
+    const setFlags = (address: string, bits: number, on: boolean) => this.setFlags(address, bits, on);
+    this.detector = config.outlier_detection !== undefined ? new OutlierDetector(this.name, config.outlier_detection as JsonObject, setFlags) : undefined;
+    this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address)) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
@@ -59,6 +65,7 @@ export class ClusterMembership {
     this.stats.excluded.set(hosts.filter((h) => isExcluded(h.healthFlags)).length);
     this.stats.hosts.set(JSON.stringify(hosts));
     this.publish(this.name, hosts);
+    this.detector?.sync(hosts);
     this.checker?.sync(hosts);
   }
 
@@ -116,6 +123,7 @@ export class ClusterMembership {
     this.closed = true;
     clearTimeout(this.refreshTimer);
     this.checker?.stop();
+    this.detector?.stop();
   }
 }
 
@@ -135,6 +143,11 @@ export class UpstreamMembership {
   trafficSeen(cluster: string): void {
     const checker = this.clusters.get(cluster)?.checker;
     if (checker) checker.hadTraffic = true;
+  }
+
+  /** A worker's outcomes batch, for the cluster's outlier detector. */
+  outcomes(cluster: string, hosts: [string, OutcomeRuns][]): void {
+    this.clusters.get(cluster)?.detector?.onOutcomes(hosts);
   }
 
   snapshot(): Record<string, UpstreamHost[]> {

@@ -6,6 +6,7 @@ import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
+import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 
 /**
@@ -191,6 +192,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.cluster.stats.response(statusCode, this.tryStarted);
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
+    this.host?.outcome(outcomeOfStatus(statusCode));
     const policy = this.action.retry;
     const retriable = policy !== undefined && shouldRetryStatus(policy, statusCode);
     if (retriable && this.retriesLeft > 0) {
@@ -241,6 +243,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
     const cs = this.cluster.stats;
+    // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
+    this.lastHost?.outcome('G');
     if (failure === 'connect') cs.cxConnectFail.inc();
     else if (failure === 'timeout') {
       cs.rqTimeout.inc();

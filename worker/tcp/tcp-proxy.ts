@@ -105,6 +105,7 @@ export class TcpProxy {
     upstream.once('connect', () => {
       connected = true;
       host.connectionOpened();
+      host.outcome('S');
       upstream.setTimeout(this.idleMs);
       downstream.setTimeout(this.idleMs);
       downstream.pipe(upstream);
@@ -130,7 +131,10 @@ export class TcpProxy {
     downstream.on('error', () => upstream.destroy());
     upstream.once('close', () => {
       if (connected) host.connectionClosed();
-      else host.connectionFailed();
+      else {
+        host.connectionFailed();
+        host.outcome('G');
+      }
       downstream.end();
       this.sockets.delete(downstream);
       this.sockets.delete(upstream);

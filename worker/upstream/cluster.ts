@@ -6,6 +6,8 @@ import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/s
 import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
+import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
+import { OutcomeRecorder } from './outcomes.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
@@ -64,6 +66,11 @@ export class Host {
   connectionClosed(): void {
     this.stats.cxActive.dec();
     this.cluster.stats.cxActive.dec();
+  }
+
+  /** An upstream outcome, for the outlier detector (if the cluster has one). */
+  outcome(kind: OutcomeKind): void {
+    this.cluster.outcomes?.record(this.info.address, kind);
   }
 
   connectionFailed(): void {
@@ -127,6 +134,8 @@ export class Cluster {
   private degraded: Host[] = [];
   private eligible = 0;
   private readonly balancer: LoadBalancer<Host>;
+  /** With outlier_detection: where this worker's outcomes go. */
+  readonly outcomes: OutcomeRecorder | undefined;
 
   constructor(readonly config: Obj, hosts: UpstreamHost[]) {
     this.name = String(config.name);
@@ -138,6 +147,7 @@ export class Cluster {
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     this.panicThreshold = panic === undefined ? 50 : Number(obj(panic).value ?? 0);
+    this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
     this.update(hosts);
   }
