@@ -4,7 +4,8 @@
 // proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
 // every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
 // the proxy with stats recording off (PROXY_BENCH_STATS=off), and the proxy with a file access log
-// in Envoy's default format, each against the plain proxy in alternating rounds.
+// in Envoy's default format, and the proxy with outlier detection on the cluster, each against the
+// plain proxy in alternating rounds. BENCH_ONLY=outlier measures only the outlier-detection cost.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -129,6 +130,10 @@ try {
   hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(dir, 'access.log') } }];
   writeFileSync(join(dir, 'bootstrap-access-log.json'), JSON.stringify(bootstrap));
   delete hcm.access_log;
+  const cluster = bootstrap.static_resources.clusters[0] as Record<string, unknown>;
+  cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
+  writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
+  delete cluster.outlier_detection;
   const profileDir = join(dir, 'profiles');
   // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -169,6 +174,14 @@ try {
       console.log(`  medians: ${labels[0]} ${rpsA.toFixed(0)} req/s ${cpuA.toFixed(1)} µs/req; ${labels[1]} ${rpsB.toFixed(0)} req/s ${cpuB.toFixed(1)} µs/req; cost ${(((cpuA - cpuB) / cpuB) * 100).toFixed(1)}% CPU per request, ${(((rpsB - rpsA) / rpsB) * 100).toFixed(1)}% throughput`);
     };
     const plain = { url: `http://127.0.0.1:${port}/`, pid: proxy.pid! };
+    const only = process.env.BENCH_ONLY;
+    // The cost of outlier detection: every response recorded and sent to the supervisor in batches.
+    if (!only || only === 'outlier') {
+      const detected = await startProxy('outlier', {}, 'bootstrap-outlier.json');
+      compare('outlier detection cost', ['outlier detection', 'none             '], { url: `http://127.0.0.1:${detected.port}/`, pid: detected.child.pid! }, plain);
+      detected.child.kill('SIGTERM');
+    }
+    if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
     const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
     compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! });
@@ -207,6 +220,8 @@ try {
     console.log(`\nworker CPU profile (self time, top 20 of ${(total / 1000).toFixed(0)} ms busy); profiles in ${profileDir}`);
     for (const [k, v] of [...self].sort((x, y) => y[1] - x[1]).slice(0, 20)) console.log(`  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
   }
+} catch (err) {
+  if (!(err as { done?: boolean }).done) throw err;
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
   if (!process.env.PROFILE) rmSync(dir, { recursive: true, force: true });
