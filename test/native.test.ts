@@ -94,3 +94,28 @@ describe('native sockets addon', () => {
     }
   });
 });
+
+describe('shared memory (mapShared)', () => {
+  it('maps one file into two processes: what one writes, the other reads', async () => {
+    const path = join(tmp.dir, 'counters');
+    const mine = new Int32Array(native.mapShared(path, 64, true));
+    assert.equal((statSync(path).mode & 0o777).toString(8), '600');
+    mine[1] = 7;
+    const child = spawn(
+      process.execPath,
+      ['-e', `const a = new Int32Array(require(${JSON.stringify(addon)}).mapShared(${JSON.stringify(path)}, 64, false)); a[2] = a[1] * 6; console.log('done')`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(child);
+    await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(mine[2], 42);
+  });
+
+  it('refuses to create an existing file, or to open one smaller than asked, with errno codes', () => {
+    const path = join(tmp.dir, 'small');
+    native.mapShared(path, 16, true);
+    assert.throws(() => native.mapShared(path, 16, true), { code: 'EEXIST' });
+    assert.throws(() => native.mapShared(path, 32, false), { code: 'EINVAL' });
+    assert.throws(() => native.mapShared(join(tmp.dir, 'absent'), 16, false), { code: 'ENOENT' });
+  });
+});

@@ -25,6 +25,11 @@ interface NativeSockets {
   /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */
   dgramSend(handle: DgramHandle, dest: string, data: Buffer, fd: number): number;
   dgramClose(handle: DgramHandle): void;
+  /**
+   * `path` mapped MAP_SHARED as an ArrayBuffer of `size` bytes: created (exclusively, sized, mode
+   * 600) with `create`, else opened (it must be at least `size` bytes). Unmapped when collected.
+   */
+  mapShared(path: string, size: number, create: boolean): ArrayBuffer;
 }
 
 const addonPath = join(packageRoot, 'build', 'sockets.node');

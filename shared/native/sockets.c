@@ -9,6 +9,8 @@
  *    NUL-padded to sizeof(sun_path), as Node and Envoy pad them. Receiving is integrated with
  *    Node's event loop through uv_poll; each datagram is delivered to a JS callback.
  *  - closeFd: close a raw descriptor (a received one that is not kept, or a listener's).
+ *  - mapShared: a file mapped MAP_SHARED as an ArrayBuffer, for counters that every process of
+ *    the tree reads and writes (circuit breakers); unmapped when the buffer is collected.
  *
  * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
  * EAGAIN or ECONNREFUSED the way Envoy does.
@@ -22,9 +24,12 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -407,6 +412,51 @@ static napi_value dgram_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static void unmap_shared(napi_env env, void *data, void *hint) {
+  (void)env;
+  munmap(data, (size_t)(uintptr_t)hint);
+}
+
+/* mapShared(path, size, create): create (O_EXCL) and size the file, or open an existing one. */
+static napi_value map_shared(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  char path[4096];
+  int64_t size;
+  bool create;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 3 || get_string(env, argv[0], path, sizeof path) < 0 || napi_get_value_int64(env, argv[1], &size) != napi_ok ||
+      napi_get_value_bool(env, argv[2], &create) != napi_ok || size <= 0)
+    return throw_type(env, "mapShared(path, size > 0, create)");
+  int fd = open(path, create ? O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC : O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return throw_errno(env, "open", errno);
+  if (create && ftruncate(fd, (off_t)size) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "ftruncate", err);
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "fstat", err);
+  }
+  if (st.st_size < size) {
+    close(fd);
+    return throw_errno(env, "mapShared (the file is smaller than asked)", EINVAL);
+  }
+  void *addr = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int err = errno;
+  close(fd);
+  if (addr == MAP_FAILED) return throw_errno(env, "mmap", err);
+  napi_value buffer;
+  if (napi_create_external_arraybuffer(env, addr, (size_t)size, unmap_shared, (void *)(uintptr_t)size, &buffer) != napi_ok) {
+    munmap(addr, (size_t)size);
+    return throw_errno(env, "napi_create_external_arraybuffer", ENOMEM);
+  }
+  return buffer;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -417,6 +467,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"mapShared", NULL, map_shared, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
