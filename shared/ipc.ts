@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
+import type { BreakerLayout } from './upstream/breaker-counts.js';
 import type { JsonObject } from './config/proto-json.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
@@ -64,6 +65,8 @@ export interface ServerContext {
   profilers: ProfilerKind[];
   /** Open /tap sessions (a replacement worker taps too). */
   taps: TapSession[];
+  /** The circuit-breaker counts: the layout, and the descriptor the region is inherited at. */
+  breakers: { layout: BreakerLayout; childFd: number };
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
   upstream: Record<string, UpstreamHost[]>;
 }

@@ -14,6 +14,12 @@ import { profilePathOf, TreeProfiling } from './profiling.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
 import { UpstreamMembership } from './upstream/membership.js';
+import { BreakerCounts, regionBytes } from '../shared/upstream/breaker-counts.js';
+import { native } from '../shared/native/index.js';
+import { sharedMemoryDir } from './hot-restart/shared-memory.js';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { list, obj } from '../shared/config/access.js';
 import type { StatsDelta } from '../shared/stats/store.js';
 
@@ -28,6 +34,19 @@ const log = getLogger('main', import.meta.url);
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
+/**
+ * The circuit-breaker region: created and sized in /dev/shm, kept open as a descriptor the workers
+ * inherit, and unlinked at once, so nothing is left behind however the tree ends.
+ */
+function createBreakerRegion(clusters: string[], workers: number): { counts: BreakerCounts; fd: number } {
+  const path = join(sharedMemoryDir(), `proxy_breakers_${process.pid}_${randomBytes(4).toString('hex')}`);
+  const layout = { clusters, workers };
+  const counts = new BreakerCounts(native.mapShared(path, regionBytes(layout), true), layout);
+  const fd = openSync(path, 'r+');
+  unlinkSync(path);
+  return { counts, fd };
+}
+
 /** At the latest, the admin process starts this long after the workers (see start()). */
 const ADMIN_START_DELAY_MS = 1000;
 
@@ -52,6 +71,9 @@ export class ProcessTree {
    */
   private localStats: { merged: MergedStats; exported: Map<string, number>; waiting: Map<number, () => void>; nextId: number } | undefined;
   private readonly serverStats: ServerStats;
+  /** The circuit-breaker counts every worker maps; a dead worker's are zeroed before its replacement. */
+  private readonly breakers: BreakerCounts;
+  private readonly breakerFd: number;
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -91,7 +113,12 @@ export class ProcessTree {
       profilers: [],
       taps: [],
       upstream: {},
+      breakers: { layout: { clusters: [], workers: 0 }, childFd: -1 },
     };
+    const breakers = createBreakerRegion(list(obj(loaded.bootstrap.static_resources).clusters).map((c) => String(c.name)), options.concurrency);
+    this.breakers = breakers.counts;
+    this.breakerFd = breakers.fd;
+    this.context.breakers = { layout: breakers.counts.layout, childFd: 4 + sockets.listeners.length };
     this.membership = new UpstreamMembership(list(obj(loaded.bootstrap.static_resources).clusters), (cluster, hosts) => {
       this.context.upstream[cluster] = hosts;
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
@@ -114,7 +141,8 @@ export class ProcessTree {
     });
   }
 
-  private startWorkers(descriptors: () => (number | 'ignore')[]): void {
+  private startWorkers(listenerDescriptors: () => (number | 'ignore')[]): void {
+    const descriptors = () => [...listenerDescriptors(), this.breakerFd];
     for (let i = 0; i < this.options.concurrency; i++) {
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',
@@ -126,6 +154,7 @@ export class ProcessTree {
         },
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
+          this.breakers.clearWorker(i);
           this.readyWorkers.delete(i);
           if (!this.stopping) this.reportUnready();
         },
@@ -496,6 +525,7 @@ export class ProcessTree {
       this.sockets.closeAll();
       this.runtime.close();
       this.membership.close();
+      closeSync(this.breakerFd);
       this.resolveDone(this.exitCode);
     })();
     return this.stopping;

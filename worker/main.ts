@@ -11,6 +11,7 @@ import { DrainManager } from './drain.js';
 import { startTap, stopTap } from './http/tap.js';
 import { serveListeners, type ServedListener } from './listeners.js';
 import { ClusterManager } from './upstream/cluster.js';
+import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
@@ -38,7 +39,8 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
-  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream);
+  const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
+  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream, { counts, worker: workerIndex });
   for (const order of server.drains) drain.start(order);
   listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), {
     drain,

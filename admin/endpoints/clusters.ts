@@ -2,6 +2,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
 import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
+import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
 import { OUTLIER_READOUT_PREFIX, type OutlierReport } from '../../shared/upstream/outcomes.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 import type { StatsCollector } from '../stats-collector.js';
@@ -16,18 +17,7 @@ import type { AdminState } from '../state.js';
 
 const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
 const GAUGES = ['cx_active', 'rq_active'] as const;
-const THRESHOLD_DEFAULTS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
-
-export function thresholds(cluster: JsonObject, priority: 'DEFAULT' | 'HIGH'): typeof THRESHOLD_DEFAULTS {
-  const list = ((cluster.circuit_breakers as JsonObject | undefined)?.thresholds ?? []) as JsonObject[];
-  const t = list.find((x) => (x.priority ?? 'DEFAULT') === priority) ?? {};
-  return {
-    max_connections: Number(t.max_connections ?? THRESHOLD_DEFAULTS.max_connections),
-    max_pending_requests: Number(t.max_pending_requests ?? THRESHOLD_DEFAULTS.max_pending_requests),
-    max_requests: Number(t.max_requests ?? THRESHOLD_DEFAULTS.max_requests),
-    max_retries: Number(t.max_retries ?? THRESHOLD_DEFAULTS.max_retries),
-  };
-}
+export const thresholds = (cluster: JsonObject, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
 
 function socketAddress(address: string): JsonObject {
   const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);

@@ -65,6 +65,7 @@ export const ResponseFlag = {
   upstreamRetryLimitExceeded: bit('URX'),
   streamIdleTimeout: bit('SI'),
   noClusterFound: bit('NC'),
+  upstreamOverflow: bit('UO'),
 } as const;
 
 export function responseFlagBit(name: string): number {

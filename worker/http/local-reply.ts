@@ -10,6 +10,7 @@ export const LocalReply = {
   connectFailure: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection failure' },
   connectionTermination: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection termination' },
   upstreamTimeout: { status: 504, body: 'upstream request timeout' },
+  overflow: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: overflow' },
   streamIdleTimeout: { status: 408, body: 'stream timeout' },
   tooManyHeaders: { status: 431, body: '' },
 } as const;

@@ -42,6 +42,8 @@ export interface ForwardAction {
   /** cluster_not_found_response_code: 503 (default), 404 or 500. */
   clusterNotFoundStatus: number;
   retry?: RetryPolicy;
+  /** RouteAction.priority: which circuit-breaker thresholds apply (0 DEFAULT, 1 HIGH). */
+  priority: 0 | 1;
 }
 
 export interface DirectResponseAction {
@@ -125,6 +127,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     prefixRewrite: a.prefix_rewrite as string | undefined,
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
+    priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
   };

@@ -7,6 +7,7 @@ import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
+import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 
 /**
@@ -125,6 +126,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly started = performance.now();
   private tryStarted = 0;
   private retried = false;
+  /** Circuit-breaker units this exchange holds: a retry admitted but not yet started, the current try's retry, a pending dispatch. */
+  private retryToken = false;
+  private tryHoldsRetry = false;
+  private pendingHeld = false;
+  private readonly breaker: CircuitBreaker;
   private readonly headers: string[];
   private readonly onClose = () => {
     if (!this.done) this.controller?.abort(ABORT.client);
@@ -140,6 +146,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     private body: Buffer | IncomingMessage | null,
     private retriesLeft: number,
   ) {
+    // The caller has taken the breaker's request unit; finish() gives it back.
+    this.breaker = cluster.breakers[action.priority];
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
@@ -159,6 +167,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.localReply(LocalReply.noHealthyUpstream);
       return;
     }
+    if (!this.breaker.tryAcquire('pending')) {
+      this.overflow(this.breaker.overflow.pending);
+      return;
+    }
+    this.pendingHeld = true;
     this.host = host;
     const record = this.ctx.record;
     if (record) {
@@ -185,6 +198,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.releasePending();
     this.controller = controller;
     if (this.done) controller.abort(ABORT.client);
   }
@@ -195,7 +209,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.host?.outcome(outcomeOfStatus(statusCode));
     const policy = this.action.retry;
     const retriable = policy !== undefined && shouldRetryStatus(policy, statusCode);
-    if (retriable && this.retriesLeft > 0) {
+    if (retriable && this.admitRetry()) {
       this.discarding = true;
       return;
     }
@@ -265,7 +279,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     const policy = this.action.retry;
     const retriable = failure !== 'timeout' && policy !== undefined && this.body !== this.req && shouldRetryFailure(policy, failure);
-    if (retriable && this.retriesLeft > 0) {
+    if (retriable && this.admitRetry()) {
       this.retry();
       return;
     }
@@ -277,7 +291,37 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.localReply(failure === 'connect' ? LocalReply.connectFailure : failure === 'timeout' || failure === 'per_try_timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination);
   }
 
+  /** A retry is due: allowed while retries are left and the breaker's max_retries is not reached. */
+  private admitRetry(): boolean {
+    if (this.retriesLeft <= 0) return false;
+    if (!this.breaker.tryAcquire('retry')) {
+      this.breaker.overflow.retry.inc();
+      return false;
+    }
+    this.retryToken = true;
+    return true;
+  }
+
+  private releasePending(): void {
+    if (!this.pendingHeld) return;
+    this.pendingHeld = false;
+    this.breaker.release('pending');
+  }
+
+  /** The breaker refused: 503 with Envoy's overflow reply (UO). */
+  private overflow(counter: { inc(): void }): void {
+    counter.inc();
+    const record = this.ctx.record;
+    if (record) {
+      record.responseFlags |= ResponseFlag.upstreamOverflow;
+      record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
+    }
+    this.localReply(LocalReply.overflow);
+  }
+
   private retry(): void {
+    this.tryHoldsRetry = this.retryToken;
+    this.retryToken = false;
     this.retriesLeft--;
     this.retried = true;
     this.cluster.stats.rqRetry.inc();
@@ -285,6 +329,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private endTry(): void {
+    this.releasePending();
+    if (this.tryHoldsRetry) {
+      this.tryHoldsRetry = false;
+      this.breaker.release('retry');
+    }
     if (this.perTryTimer) clearTimeout(this.perTryTimer);
     this.perTryTimer = undefined;
     if (this.host) {
@@ -298,6 +347,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   private finish(): void {
     if (this.done) return;
     this.done = true;
+    this.releasePending();
+    if (this.tryHoldsRetry || this.retryToken) this.breaker.release('retry');
+    this.tryHoldsRetry = this.retryToken = false;
+    this.breaker.release('rq');
     this.cluster.stats.rqActive.dec();
     if (this.retried && this.res.statusCode < 500) this.cluster.stats.rqRetrySuccess.inc();
     if (this.timer) clearTimeout(this.timer);
@@ -335,6 +388,17 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
     } else {
       retries = 0;
     }
+  }
+  if (!cluster.breakers[action.priority].tryAcquire('rq')) {
+    // max_requests reached across the tree: Envoy counts it as a pending overflow too.
+    cluster.breakers[action.priority].overflow.pending.inc();
+    if (ctx.record) {
+      ctx.record.upstreamCluster = cluster.name;
+      ctx.record.responseFlags |= ResponseFlag.upstreamOverflow;
+      ctx.record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
+    }
+    sendLocalReply(res, LocalReply.overflow.status, LocalReply.overflow.body, { serverName: ctx.serverName });
+    return;
   }
   new Exchange(req, res, action, cluster, ctx, body, retries).start();
 }

@@ -8,6 +8,8 @@ import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
 import { OutcomeRecorder } from './outcomes.js';
+import type { BreakerCounts } from '../../shared/upstream/breaker-counts.js';
+import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection } from './h2.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
@@ -137,7 +139,10 @@ export class Cluster {
   /** With outlier_detection: where this worker's outcomes go. */
   readonly outcomes: OutcomeRecorder | undefined;
 
-  constructor(readonly config: Obj, hosts: UpstreamHost[]) {
+  /** Circuit breakers by priority (DEFAULT, HIGH), counted across the tree. */
+  readonly breakers: [CircuitBreaker, CircuitBreaker];
+
+  constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }) {
     this.name = String(config.name);
     this.type = String(config.type ?? 'STATIC');
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
@@ -147,6 +152,8 @@ export class Cluster {
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     this.panicThreshold = panic === undefined ? 50 : Number(obj(panic).value ?? 0);
+    const overflow = overflowStats(this.name);
+    this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
     this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
     this.update(hosts);
@@ -206,8 +213,8 @@ export class Cluster {
 export class ClusterManager {
   readonly clusters = new Map<string, Cluster>();
 
-  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>) {
-    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? []));
+  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>, breakers: { counts: BreakerCounts; worker: number }) {
+    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? [], breakers));
   }
 
   get(name: string): Cluster | undefined {

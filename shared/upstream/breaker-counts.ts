@@ -1,0 +1,82 @@
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { native } from '../native/index.js';
+
+/**
+ * Circuit-breaker counts for the whole tree, in memory every worker maps (the addon's
+ * mapShared): for each cluster, priority (DEFAULT, HIGH) and resource, one 32-bit slot per
+ * worker. A worker writes only its own slots and reads every worker's to admit a request, so the
+ * limits hold across the tree as Envoy holds them across its worker threads (two workers
+ * admitting at the same instant may each pass the last free unit: at most one per worker over
+ * the limit, briefly). The supervisor creates the region, unlinks it at once (workers inherit a
+ * descriptor), and zeroes a dead worker's slots before its replacement starts.
+ */
+
+export const RESOURCES = ['cx', 'pending', 'rq', 'retry'] as const;
+export type BreakerResource = (typeof RESOURCES)[number];
+export type BreakerPriority = 0 | 1; // DEFAULT, HIGH
+
+export interface BreakerLayout {
+  /** Cluster names in slot order. */
+  clusters: string[];
+  workers: number;
+}
+
+export function regionBytes(layout: BreakerLayout): number {
+  return Math.max(4, layout.clusters.length * 2 * RESOURCES.length * layout.workers * 4);
+}
+
+export class BreakerCounts {
+  private readonly slots: Int32Array;
+  private readonly clusterIndex: Map<string, number>;
+
+  constructor(
+    buffer: ArrayBuffer,
+    readonly layout: BreakerLayout,
+  ) {
+    this.slots = new Int32Array(buffer, 0, regionBytes(layout) / 4);
+    this.clusterIndex = new Map(layout.clusters.map((c, i) => [c, i]));
+  }
+
+  /** Opens the region a worker inherited (`/proc/self/fd/<fd>`). */
+  static open(fd: number, layout: BreakerLayout): BreakerCounts {
+    return new BreakerCounts(native.mapShared(`/proc/self/fd/${fd}`, regionBytes(layout), false), layout);
+  }
+
+  /** The first slot of (cluster, priority, resource): the worker slots follow it. */
+  base(cluster: string, priority: BreakerPriority, resource: BreakerResource): number {
+    const c = this.clusterIndex.get(cluster);
+    if (c === undefined) throw new Error(`no circuit-breaker slots for cluster '${cluster}'`);
+    return ((c * 2 + priority) * RESOURCES.length + RESOURCES.indexOf(resource)) * this.layout.workers;
+  }
+
+  add(base: number, worker: number, delta: number): void {
+    this.slots[base + worker]! += delta;
+  }
+
+  total(base: number): number {
+    let sum = 0;
+    for (let w = 0; w < this.layout.workers; w++) sum += this.slots[base + w]!;
+    return sum;
+  }
+
+  /** A worker is gone: whatever it held is released. */
+  clearWorker(worker: number): void {
+    for (let base = 0; base < this.slots.length; base += this.layout.workers) this.slots[base + worker] = 0;
+  }
+}
+
+/** A cluster's circuit_breakers thresholds at a priority, with Envoy's defaults (1024, 1024, 1024, 3). */
+export const DEFAULT_THRESHOLDS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
+
+export function thresholdsOf(cluster: JsonObject, priority: BreakerPriority): typeof DEFAULT_THRESHOLDS {
+  const name = priority === 1 ? 'HIGH' : 'DEFAULT';
+  const t = list(obj(cluster.circuit_breakers).thresholds).find((x) => (x.priority ?? 'DEFAULT') === name) ?? {};
+  return {
+    max_connections: Number(t.max_connections ?? DEFAULT_THRESHOLDS.max_connections),
+    max_pending_requests: Number(t.max_pending_requests ?? DEFAULT_THRESHOLDS.max_pending_requests),
+    max_requests: Number(t.max_requests ?? DEFAULT_THRESHOLDS.max_requests),
+    max_retries: Number(t.max_retries ?? DEFAULT_THRESHOLDS.max_retries),
+  };
+}
+
