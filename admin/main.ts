@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { formatAddress } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
@@ -40,10 +41,6 @@ let server: AdminServer | undefined;
 let collector: StatsCollector | undefined;
 let tap: AdminTap | undefined;
 const supervisor = new SupervisorClient((m) => sendToParent<FromAdmin>(m));
-
-function formatAddress(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
 
 async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string): Promise<void> {
   applyLogSettings(context.logSettings);

@@ -1,3 +1,4 @@
+import { formatAddress } from '../shared/address.js';
 import { obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { ListenerInfo } from '../shared/ipc.js';
@@ -33,10 +34,6 @@ export class ListenerBindError extends Error {
 
 /** Linux caps the backlog at net.core.somaxconn, which is what Envoy uses when none is configured. */
 const DEFAULT_BACKLOG = 65535;
-
-export function formatAddress(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
 
 /** The hot-restart protocol's address form: `tcp://1.2.3.4:80`, `tcp://[::1]:80`, `unix://<path>`. */
 export function handOverAddress(address: string, pipe: boolean): string {

@@ -1,3 +1,4 @@
+import { addressJson } from '../../shared/address.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
 import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
@@ -18,11 +19,6 @@ import type { AdminState } from '../state.js';
 const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
 const GAUGES = ['cx_active', 'rq_active'] as const;
 export const thresholds = (cluster: JsonObject, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
-
-function socketAddress(address: string): JsonObject {
-  const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
-  return m ? { socket_address: { address: m[1], port_value: Number(m[2]) } } : { pipe: { path: address } };
-}
 
 export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const clusters = () => (((state.server.bootstrap.static_resources as JsonObject | undefined)?.clusters ?? []) as JsonObject[]);
@@ -88,7 +84,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
           if (h.zone) locality.zone = h.zone;
           if (h.subZone) locality.sub_zone = h.subZone;
           return {
-            address: socketAddress(h.address),
+            address: addressJson(h.address),
             stats: [...counters, ...gauges],
             health_status: healthStatusJson(h.healthFlags),
             ...((outlier?.hosts[h.address] ?? -1) >= 0 ? { success_rate: { value: outlier!.hosts[h.address] } } : {}),

@@ -1,3 +1,4 @@
+import { addressJson } from '../../shared/address.js';
 import protobuf from 'protobufjs';
 import { RE2JS } from 're2js';
 import { envoySchema } from '../../shared/config/schema.js';
@@ -34,11 +35,6 @@ export function redact(value: unknown, inside = false): unknown {
   return inside && typeof value === 'string' ? '[redacted]' : value;
 }
 
-function socketAddress(address: string): JsonObject {
-  const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
-  return m ? { socket_address: { address: m[1], port_value: Number(m[2]) } } : { pipe: { path: address } };
-}
-
 export function configDumpEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const lastUpdated = new Date(state.server.startTimeMs).toISOString();
   const bootstrap = state.server.bootstrap;
@@ -73,7 +69,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
           return {
             locality,
             lb_endpoints: group.map((h) => ({
-              endpoint: { address: socketAddress(h.address), ...(h.displayHostname ? { hostname: h.displayHostname } : {}), health_check_config: {} },
+              endpoint: { address: addressJson(h.address), ...(h.displayHostname ? { hostname: h.displayHostname } : {}), health_check_config: {} },
               health_status: hostHealthStatus(h),
               metadata: {},
               load_balancing_weight: h.weight,

@@ -1,3 +1,4 @@
+import { formatAddress } from '../address.js';
 import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { edsHealthFlags, HealthFlag } from './health.js';
@@ -68,14 +69,10 @@ export function endpointsOf(config: JsonObject): EndpointConfig[] {
   return out;
 }
 
-export function hostAddress(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
-
 /** A host for endpoint `e` at `ip` (STATIC: the configured IP; DNS: one resolved address). */
 export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean, extraFlags = 0): UpstreamHost {
   return {
-    address: hostAddress(ip, e.port),
+    address: formatAddress(ip, e.port),
     ip,
     port: e.port,
     hostname: e.hostname,
