@@ -1,4 +1,5 @@
 import { closeSync, openSync } from 'node:fs';
+import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
 import { BootstrapError, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
@@ -67,16 +68,10 @@ function openAccessLogs(bootstrap: JsonObject): string | undefined {
 function watchRestarter(stop: () => void): void {
   const pid = Number(process.env.PROXY_RESTARTER_PID);
   if (!Number.isInteger(pid) || pid <= 0) return;
-  const timer = setInterval(() => {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      clearInterval(timer);
-      log.warn(`the hot restarter (pid ${pid}) is gone: shutting down`);
-      stop();
-    }
-  }, 1000);
-  timer.unref();
+  watchProcess(pid, 1000, () => {
+    log.warn(`the hot restarter (pid ${pid}) is gone: shutting down`);
+    stop();
+  });
 }
 
 async function serve(options: Options, loaded: LoadedBootstrap): Promise<number> {

@@ -1,3 +1,4 @@
+import { watchProcess } from '../process-watch.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import type { StatsDelta } from '../../shared/stats/store.js';
@@ -222,7 +223,7 @@ export class HotRestartEpoch {
     }
   }
 
-  private childWatch: NodeJS.Timeout | undefined;
+  private stopChildWatch: (() => void) | undefined;
 
   /**
    * Parent side, after shutdown_admin: a child that exits before it asks us to drain (a listener
@@ -231,20 +232,13 @@ export class HotRestartEpoch {
    * admin interface comes back, with the figures kept meanwhile.
    */
   private watchChild(pid: number | undefined): void {
-    clearInterval(this.childWatch);
-    if (!pid) return;
-    this.childWatch = setInterval(() => {
-      try {
-        process.kill(pid, 0);
-        return;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EPERM') return; // alive, someone else's
-      }
-      clearInterval(this.childWatch);
-      log.warn(`the next epoch (pid ${pid}) exited before taking over; starting the admin interface here again`);
-      this.tree?.restoreAdmin();
-    }, 250);
-    this.childWatch.unref();
+    this.stopChildWatch?.();
+    this.stopChildWatch = pid
+      ? watchProcess(pid, 250, () => {
+          log.warn(`the next epoch (pid ${pid}) exited before taking over; starting the admin interface here again`);
+          this.tree?.restoreAdmin();
+        })
+      : undefined;
   }
 
   /** Parent side: a request from the next epoch. */
@@ -268,13 +262,13 @@ export class HotRestartEpoch {
       return { reply: { stats: { memory_allocated: s.memory, num_connections: s.connections, counter_deltas: s.counters, gauges: s.gauges } } };
     }
     if (rq.drain_listeners) {
-      clearInterval(this.childWatch);
+      this.stopChildWatch?.();
       this.phase = 'draining';
       await tree.drainForChild();
       return {};
     }
     if (rq.terminate) {
-      clearInterval(this.childWatch);
+      this.stopChildWatch?.();
       this.phase = 'terminating';
       log.info('shutting down due to child request');
       void tree.stop(0);
@@ -285,7 +279,7 @@ export class HotRestartEpoch {
 
   close(): void {
     clearTimeout(this.parentShutdownTimer);
-    clearInterval(this.childWatch);
+    this.stopChildWatch?.();
     this.identity.channel.close();
     this.identity.region.releaseIfNewest();
   }

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../process-watch.js';
 import { HOT_RESTART_PROTOCOL_VERSION, SHARED_MEMORY_LAYOUT, SHARED_MEMORY_SIZE } from '../../shared/version.js';
 
 /**
@@ -30,16 +31,6 @@ export function sharedMemoryDir(): string {
 
 export function sharedMemoryPath(baseId: number, dir = sharedMemoryDir()): string {
   return join(dir, `proxy_shared_memory_${baseId * 10}`);
-}
-
-export function processAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
-  }
 }
 
 interface Header {
