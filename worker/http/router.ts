@@ -130,6 +130,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private retryToken = false;
   private tryHoldsRetry = false;
   private pendingHeld = false;
+  private rqHeld = false;
   private readonly breaker: CircuitBreaker;
   private readonly headers: string[];
   private readonly onClose = () => {
@@ -146,7 +147,6 @@ class Exchange implements Dispatcher.DispatchHandler {
     private body: Buffer | IncomingMessage | null,
     private retriesLeft: number,
   ) {
-    // The caller has taken the breaker's request unit; finish() gives it back.
     this.breaker = cluster.breakers[action.priority];
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
@@ -155,7 +155,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     res.once('close', this.onClose);
   }
 
-  start(): void {
+  /** The first try, once the breaker admits the request (max_requests; Envoy counts a refusal as a pending overflow too). */
+  begin(): void {
+    if (!this.breaker.tryAcquire('rq')) {
+      this.overflow(this.breaker.overflow.pending);
+      return;
+    }
+    this.rqHeld = true;
+    this.start();
+  }
+
+  private start(): void {
     const host = this.cluster.pickHost();
     if (!host) {
       this.cluster.stats.cxNoneHealthy.inc();
@@ -350,7 +360,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.releasePending();
     if (this.tryHoldsRetry || this.retryToken) this.breaker.release('retry');
     this.tryHoldsRetry = this.retryToken = false;
-    this.breaker.release('rq');
+    if (this.rqHeld) this.breaker.release('rq');
+    this.rqHeld = false;
     this.cluster.stats.rqActive.dec();
     if (this.retried && this.res.statusCode < 500) this.cluster.stats.rqRetrySuccess.inc();
     if (this.timer) clearTimeout(this.timer);
@@ -389,16 +400,5 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
       retries = 0;
     }
   }
-  if (!cluster.breakers[action.priority].tryAcquire('rq')) {
-    // max_requests reached across the tree: Envoy counts it as a pending overflow too.
-    cluster.breakers[action.priority].overflow.pending.inc();
-    if (ctx.record) {
-      ctx.record.upstreamCluster = cluster.name;
-      ctx.record.responseFlags |= ResponseFlag.upstreamOverflow;
-      ctx.record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
-    }
-    sendLocalReply(res, LocalReply.overflow.status, LocalReply.overflow.body, { serverName: ctx.serverName });
-    return;
-  }
-  new Exchange(req, res, action, cluster, ctx, body, retries).start();
+  new Exchange(req, res, action, cluster, ctx, body, retries).begin();
 }
