@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -47,7 +47,7 @@ after(async () => {
   await upstream.close();
 });
 
-const stat = async (name: string) => Number(/: (\d+)/.exec((await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body)?.[1] ?? NaN);
+const stat = (name: string) => statValue(proxy, name);
 
 /** `n` slow requests started 50 ms apart on their own connections (so both workers take some). */
 async function slow(path: string, n: number): Promise<{ status: number; body: string }[]> {

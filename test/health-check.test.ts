@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { httpListener, staticCluster } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort, startEcho } from './helpers/upstream.js';
 
 /**
@@ -42,10 +42,7 @@ const closers: (() => void)[] = [];
 const HC = { timeout: '0.5s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 2, healthy_threshold: 2 };
 
 function cluster(name: string, ports: number[], hc: object): object {
-  const c = staticCluster(name, 0) as any;
-  c.load_assignment.endpoints[0].lb_endpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
-  c.health_checks = [{ ...HC, ...hc }];
-  return c;
+  return { ...staticCluster(name, ports), health_checks: [{ ...HC, ...hc }] };
 }
 
 before(async () => {
@@ -77,7 +74,7 @@ after(async () => {
 
 const clusters = async () => (await httpRequest(`http://${proxy.admin}/clusters`)).body;
 const flags = (text: string, cluster: string, port: number) => new RegExp(`^${cluster}::127\\.0\\.0\\.1:${port}::health_flags::(.*)$`, 'm').exec(text)?.[1];
-const stat = async (name: string) => Number(/: (\d+)/.exec((await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body)?.[1] ?? NaN);
+const stat = (name: string) => statValue(proxy, name);
 
 async function answers(n: number): Promise<Set<string>> {
   const seen = new Set<string>();

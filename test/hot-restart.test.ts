@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
  * Hot restart end to end, shaped like Envoy's own test (hot-restart.md §9): three epochs of one
@@ -41,10 +41,7 @@ function bootstrap(pipePath: string): object {
   };
 }
 
-async function stat(p: RunningProxy, name: string): Promise<number> {
-  const body = (await httpRequest(`http://${p.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
-  return Number(/: (\d+)/.exec(body)?.[1] ?? NaN);
-}
+const stat = statValue;
 
 async function listeners(p: RunningProxy): Promise<string> {
   return (await httpRequest(`http://${p.admin}/listeners`)).body;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { httpListener, staticCluster } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
  * Outlier detection end to end: real upstreams that answer 503 on purpose, ejection by
@@ -33,10 +33,7 @@ let lonely: Fixed;
 let proxy: RunningProxy;
 
 function cluster(name: string, hosts: Fixed[], outlier: object): object {
-  const c = staticCluster(name, 0) as any;
-  c.load_assignment.endpoints[0].lb_endpoints = hosts.map((h) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: h.port } } } }));
-  c.outlier_detection = outlier;
-  return c;
+  return { ...staticCluster(name, hosts.map((h) => h.port)), outlier_detection: outlier };
 }
 
 before(async () => {
@@ -72,7 +69,7 @@ after(async () => {
 
 const clusters = async () => (await httpRequest(`http://${proxy.admin}/clusters`)).body;
 const line = (text: string, key: string) => new RegExp(`^${key.replace(/[.[\]]/g, '\\$&')}::(.*)$`, 'm').exec(text)?.[1];
-const stat = async (name: string) => Number(/: (\d+)/.exec((await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body)?.[1] ?? NaN);
+const stat = (name: string) => statValue(proxy, name);
 
 async function send(listener: string, n: number): Promise<Map<string, number>> {
   const seen = new Map<string, number>();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { httpListener, staticCluster } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -60,10 +60,7 @@ async function answers(listener: string, n: number): Promise<Map<string, number>
   return seen;
 }
 
-const stat = async (name: string) => {
-  const body = (await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
-  return Number(/: (\d+)/.exec(body)?.[1] ?? NaN);
-};
+const stat = (name: string) => statValue(proxy, name);
 
 describe('EDS health and load balancing over healthy hosts', () => {
   it('sends nothing to a host configured UNHEALTHY, and /clusters says why', async () => {

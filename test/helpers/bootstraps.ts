@@ -27,15 +27,14 @@ export function httpListener(name: string, port: number, cluster = 'backend'): R
   };
 }
 
-export function staticCluster(name: string, port: number): Record<string, unknown> {
+/** A STATIC cluster of hosts on 127.0.0.1 at `ports`. */
+export function staticCluster(name: string, ports: number | number[]): Record<string, unknown> {
+  const lbEndpoints = [ports].flat().map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
   return {
     name,
     type: 'STATIC',
     connect_timeout: '0.25s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
-    },
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] },
   };
 }
 

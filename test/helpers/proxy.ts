@@ -76,6 +76,12 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
 const running = new Set<RunningProxy>();
 
 /** Stops every proxy a test file started (call from `after`). */
+/** A counter's or gauge's value by exact name, through GET /stats (NaN when there is none). */
+export async function statValue(proxy: RunningProxy, name: string): Promise<number> {
+  const body = (await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
+  return Number(/: (\d+)/.exec(body)?.[1] ?? NaN);
+}
+
 export async function stopAllProxies(): Promise<void> {
   await Promise.all([...running].map((p) => p.stop('SIGKILL')));
 }
