@@ -123,7 +123,6 @@ export function clusterSpeaksHttp2(config: Obj): boolean {
 
 export class Cluster {
   readonly name: string;
-  readonly type: string;
   readonly connectTimeoutMs: number;
   readonly maxConnections: number;
   readonly http2: boolean;
@@ -144,7 +143,6 @@ export class Cluster {
 
   constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }) {
     this.name = String(config.name);
-    this.type = String(config.type ?? 'STATIC');
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     const thresholds = list(obj(config.circuit_breakers).thresholds).find((t) => (t.priority ?? 'DEFAULT') === 'DEFAULT');
     this.maxConnections = Number(thresholds?.max_connections ?? 1024);
