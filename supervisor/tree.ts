@@ -13,6 +13,7 @@ import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
+import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { BreakerCounts, regionBytes } from '../shared/upstream/breaker-counts.js';
 import { native } from '../shared/native/index.js';
@@ -63,7 +64,10 @@ export class ProcessTree {
   readonly statsRelay = new StatsRelay(
     () => this.workers,
     (m) => this.deliverStats(m),
-    () => this.serverStats.refresh(this.state, this.context.healthCheckFailing),
+    () => {
+      this.serverStats.refresh(this.state, this.context.healthCheckFailing);
+      this.breakerGauges.refresh();
+    },
   );
   /**
    * After a hot-restart child took the admin interface: the tree's figures, merged here for the
@@ -74,6 +78,7 @@ export class ProcessTree {
   /** The circuit-breaker counts every worker maps; a dead worker's are zeroed before its replacement. */
   private readonly breakers: BreakerCounts;
   private readonly breakerFd: number;
+  private readonly breakerGauges: BreakerGauges;
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -119,6 +124,7 @@ export class ProcessTree {
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
     this.context.breakers = { layout: breakers.counts.layout, childFd: 4 + sockets.listeners.length };
+    this.breakerGauges = new BreakerGauges(list(obj(loaded.bootstrap.static_resources).clusters), breakers.counts);
     this.membership = new UpstreamMembership(list(obj(loaded.bootstrap.static_resources).clusters), (cluster, hosts) => {
       this.context.upstream[cluster] = hosts;
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, minimalBootstrap, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { HCM_TYPE, minimalBootstrap, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort, startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
@@ -14,7 +14,6 @@ import { closedPort, startEcho, startUpstream, type Upstream } from './helpers/u
  */
 
 const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
-const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
 
 const tmp = tempDir();

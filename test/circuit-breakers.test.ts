@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
-import { startUpstream, type Upstream } from './helpers/upstream.js';
+import { HCM_TYPE, ROUTER_TYPE, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { connect } from 'node:net';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
  * Circuit breakers per priority, enforced across the tree (both workers count against one limit
@@ -10,12 +11,17 @@ import { startUpstream, type Upstream } from './helpers/upstream.js';
  */
 
 let upstream: Upstream;
+/** Behind `conns`: max_connections 2 across both workers. */
+let counted: Upstream;
 let proxy: RunningProxy;
 
 before(async () => {
   upstream = await startUpstream('A');
+  counted = await startUpstream('B');
   const limited = staticCluster('limited', upstream.port) as any;
   limited.circuit_breakers = { thresholds: [{ max_requests: 2, max_retries: 0 }, { priority: 'HIGH', max_requests: 10 }] };
+  const conns = staticCluster('conns', counted.port) as any;
+  conns.circuit_breakers = { thresholds: [{ max_connections: 2, track_remaining: true }] };
   const route = (prefix: string, extra: object = {}) => ({ match: { prefix }, route: { cluster: 'limited', ...extra } });
   proxy = await startProxy(
     {
@@ -29,13 +35,14 @@ before(async () => {
             stat_prefix: 'ingress',
             route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
               route('/high/', { priority: 'HIGH', prefix_rewrite: '/' }),
+              { match: { prefix: '/conns/' }, route: { cluster: 'conns', prefix_rewrite: '/' } },
               route('/retry/', { prefix_rewrite: '/', retry_policy: { retry_on: '5xx', num_retries: 3 } }),
               route('/'),
             ] }] },
             http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
           } }] }],
         }],
-        clusters: [limited],
+        clusters: [limited, conns],
       },
     },
     ['--concurrency', '2'],
@@ -45,6 +52,7 @@ before(async () => {
 after(async () => {
   await stopAllProxies();
   await upstream.close();
+  await counted.close();
 });
 
 const stat = (name: string) => statValue(proxy, name);
@@ -84,11 +92,117 @@ describe('circuit breakers', () => {
     assert.equal(await stat('cluster.limited.upstream_rq_retry'), 0);
   });
 
+  it('holds the tree to max_connections: requests wait for a connection instead of opening more', async () => {
+    const results = await slow('/conns/slow?ms=1000', 6);
+    assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200], JSON.stringify(results));
+    // Two for the tree, plus at most one opened anyway by a worker that had none (Envoy's pools do
+    // the same, or that worker's requests could only wait for connections it cannot use).
+    // Counted per worker, the two workers would have opened four.
+    assert.ok(counted.connections >= 2 && counted.connections <= 3, `${counted.connections} connections for six requests`);
+    assert.equal(await stat('cluster.conns.upstream_cx_total'), counted.connections);
+    assert.equal(await stat('cluster.conns.upstream_cx_overflow'), 4, 'each request beyond the two the limit admits counts once (waiting, or opening anyway)');
+    // The two keep-alive connections stay open: the breaker is still at its limit for connections only.
+    assert.equal(await stat('cluster.conns.circuit_breakers.default.cx_open'), 1);
+    assert.equal(await stat('cluster.conns.circuit_breakers.default.remaining_cx'), 0);
+    assert.equal(await stat('cluster.conns.circuit_breakers.default.rq_open'), 0);
+    assert.equal(await stat('cluster.conns.circuit_breakers.default.remaining_rq'), 1024);
+    assert.equal(await stat('cluster.conns.circuit_breakers.high.cx_open'), 0);
+  });
+
+  it('reports rq_open while max_requests is reached', async () => {
+    const running = slow('/slow?ms=1500', 2);
+    await waitFor('rq_open', async () => ((await stat('cluster.limited.circuit_breakers.default.rq_open')) === 1 ? true : undefined));
+    await running;
+    assert.equal(await stat('cluster.limited.circuit_breakers.default.rq_open'), 0);
+  });
+
   it('shows every priority\'s thresholds in /clusters', async () => {
     const text = (await httpRequest(`http://${proxy.admin}/clusters`)).body;
     assert.match(text, /^limited::default_priority::max_requests::2$/m);
     assert.match(text, /^limited::default_priority::max_retries::0$/m);
     assert.match(text, /^limited::high_priority::max_requests::10$/m);
     assert.match(text, /^limited::high_priority::max_pending_requests::1024$/m);
+  });
+});
+
+
+/** With one worker, what a worker does at the limit is certain: it has a connection, and waits or refuses. */
+describe('max_connections in one worker', () => {
+  let slowUpstream: Upstream;
+  let echo: Awaited<ReturnType<typeof startEcho>>;
+  let single: RunningProxy;
+
+  before(async () => {
+    slowUpstream = await startUpstream('C');
+    echo = await startEcho();
+    const one = { ...staticCluster('one', slowUpstream.port), circuit_breakers: { thresholds: [{ max_connections: 1 }] } };
+    const tcpOne = { ...staticCluster('tcp_one', echo.port), circuit_breakers: { thresholds: [{ max_connections: 1 }] } };
+    single = await startProxy(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          listeners: [
+            {
+              name: 'ingress',
+              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+              filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+                '@type': HCM_TYPE,
+                stat_prefix: 'ingress',
+                route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
+                  { match: { prefix: '/short/' }, route: { cluster: 'one', prefix_rewrite: '/', timeout: '0.3s' } },
+                  { match: { prefix: '/' }, route: { cluster: 'one' } },
+                ] }] },
+                http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+              } }] }],
+            },
+            {
+              name: 'tcp',
+              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+              filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: {
+                '@type': TCP_PROXY_TYPE,
+                stat_prefix: 'tcp',
+                cluster: 'tcp_one',
+              } }] }],
+            },
+          ],
+          clusters: [one, tcpOne],
+        },
+      },
+      ['--concurrency', '1'],
+    );
+  });
+
+  after(async () => {
+    await single.stop();
+    await slowUpstream.close();
+    await new Promise((r) => echo.server.close(r));
+  });
+
+  it('ends a request whose route timeout fires while it waits for a connection, without sending it', async () => {
+    const base = `http://127.0.0.1:${single.ports.get('ingress')}`;
+    const long = httpRequest(`${base}/slow?ms=1000`, { agent: false });
+    await waitFor('the first request upstream', () => (slowUpstream.hits === 1 ? true : undefined));
+    const short = await httpRequest(`${base}/short/slow?ms=10`, { agent: false });
+    assert.equal(short.status, 504);
+    assert.equal(short.body, 'upstream request timeout');
+    assert.equal((await long).status, 200);
+    assert.equal(slowUpstream.hits, 1, 'the timed-out request never reached the upstream');
+    assert.equal(slowUpstream.connections, 1);
+    assert.equal(await statValue(single, 'cluster.one.upstream_cx_overflow'), 1);
+    assert.equal(await statValue(single, 'cluster.one.upstream_rq_timeout'), 1);
+  });
+
+  it('refuses a TCP proxy connection over the limit (UO), keeping the one open', async () => {
+    const port = single.ports.get('tcp')!;
+    const first = connect(port, '127.0.0.1');
+    first.write('ping');
+    await new Promise((r) => first.once('data', r));
+    const second = connect(port, '127.0.0.1');
+    second.on('error', () => {});
+    await new Promise((r) => second.once('close', r));
+    assert.equal(await statValue(single, 'cluster.tcp_one.upstream_cx_overflow'), 1);
+    first.write('still here');
+    assert.equal(String(await new Promise((r) => first.once('data', r))), 'still here');
+    first.destroy();
   });
 });

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { connect as h2connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort, startEcho, startH2Upstream, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
-const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 
 function cluster(name: string, endpoints: { port: number; weight?: number; host?: string }[], extra: object = {}): object {
   return {

@@ -3,12 +3,11 @@ import { request } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, stopAllProxies } from './helpers/proxy.js';
 import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
 
-const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 const tmp = tempDir();
 let upstream: Upstream;
 let echo: Awaited<ReturnType<typeof startEcho>>;

@@ -74,7 +74,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.core.v3.Http2ProtocolOptions': [],
   'envoy.config.cluster.v3.Cluster.LeastRequestLbConfig': ['choice_count'],
   'envoy.config.cluster.v3.CircuitBreakers': ['thresholds'],
-  'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections', 'max_pending_requests', 'max_requests', 'max_retries'],
+  'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections', 'max_pending_requests', 'max_requests', 'max_retries', 'track_remaining'],
   'envoy.config.endpoint.v3.ClusterLoadAssignment': ['cluster_name', 'endpoints'],
   'envoy.config.endpoint.v3.LocalityLbEndpoints': ['locality', 'lb_endpoints', 'metadata'],
   'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight', 'health_status'],

@@ -69,9 +69,14 @@ export class BreakerCounts {
 /** A cluster's circuit_breakers thresholds at a priority, with Envoy's defaults (1024, 1024, 1024, 3). */
 export const DEFAULT_THRESHOLDS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
 
-export function thresholdsOf(cluster: JsonObject, priority: BreakerPriority): typeof DEFAULT_THRESHOLDS {
+/** The cluster's `circuit_breakers.thresholds` entry for a priority, if it has one. */
+export function thresholdsEntry(cluster: JsonObject, priority: BreakerPriority): JsonObject | undefined {
   const name = priority === 1 ? 'HIGH' : 'DEFAULT';
-  const t = list(obj(cluster.circuit_breakers).thresholds).find((x) => (x.priority ?? 'DEFAULT') === name) ?? {};
+  return list(obj(cluster.circuit_breakers).thresholds).find((x) => (x.priority ?? 'DEFAULT') === name);
+}
+
+export function thresholdsOf(cluster: JsonObject, priority: BreakerPriority): typeof DEFAULT_THRESHOLDS {
+  const t = thresholdsEntry(cluster, priority) ?? {};
   return {
     max_connections: Number(t.max_connections ?? DEFAULT_THRESHOLDS.max_connections),
     max_pending_requests: Number(t.max_pending_requests ?? DEFAULT_THRESHOLDS.max_pending_requests),

@@ -8,6 +8,7 @@ import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
+import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 
 /**
@@ -118,6 +119,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** The host of the try that just ended (for figures recorded after it). */
   private lastHost: Host | undefined;
   private controller: Dispatcher.DispatchController | undefined;
+  /** The current try's HTTP/1.1 pool (where it may wait for a connection). */
+  private pool: Http1Pool | undefined;
   /** The current try's response is a retriable failure: swallow its body, then try again. */
   private discarding = false;
   private timer: NodeJS.Timeout | undefined;
@@ -134,7 +137,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly breaker: CircuitBreaker;
   private readonly headers: string[];
   private readonly onClose = () => {
-    if (!this.done) this.controller?.abort(ABORT.client);
+    if (!this.done) this.abort(ABORT.client);
   };
   private readonly onDrain = () => this.controller?.resume();
 
@@ -151,7 +154,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
-    if (action.timeoutMs > 0) this.timer = setTimeout(() => this.controller?.abort(ABORT.timeout), action.timeoutMs);
+    if (action.timeoutMs > 0) this.timer = setTimeout(() => this.abort(ABORT.timeout), action.timeoutMs);
     res.once('close', this.onClose);
   }
 
@@ -196,12 +199,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.discarding = false;
     this.controller = undefined;
     const perTry = this.action.retry?.perTryTimeoutMs;
-    if (perTry) this.perTryTimer = setTimeout(() => this.controller?.abort(ABORT.perTry), perTry);
+    if (perTry) this.perTryTimer = setTimeout(() => this.abort(ABORT.perTry), perTry);
     if (this.cluster.http2) {
-      host.h2Connection().request(this.req.method ?? 'GET', this.ctx.path, this.headers, this.body, this);
+      host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.ctx.path, this.headers, this.body, this);
       return;
     }
-    host.connectionPool().dispatch(
+    this.pool = host.connectionPool(this.action.priority);
+    this.pool.dispatch(
       { path: this.ctx.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body },
       this,
     );
@@ -258,7 +262,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.res.end();
   }
 
+  /** A timeout or the client leaving ends the current try, whether it is under way or still waiting for a connection. */
+  private abort(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else if (this.pool?.cancel(this)) this.tryFailed(reason);
+  }
+
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.tryFailed(err);
+  }
+
+  private tryFailed(err: Error): void {
     this.endTry();
     const failure = classify(err);
     if (failure === 'client') {
@@ -346,6 +360,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     if (this.perTryTimer) clearTimeout(this.perTryTimer);
     this.perTryTimer = undefined;
+    this.pool = undefined;
     if (this.host) {
       this.host.activeRequests--;
       this.host.stats.rqActive.dec();

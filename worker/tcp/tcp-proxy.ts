@@ -96,6 +96,17 @@ export class TcpProxy {
       downstream.destroy();
       return;
     }
+    // max_connections (DEFAULT priority): a host this worker has no connection to gets one anyway,
+    // as Envoy's pools do; otherwise, at the limit, the connection is refused (UO) rather than held.
+    const breaker = host.cluster.breakers[0];
+    if (!breaker.hasRoom('cx') && host.tcpConnections > 0) {
+      breaker.overflow.cx.inc();
+      if (entry) entry.responseFlags |= ResponseFlag.upstreamOverflow;
+      downstream.destroy();
+      return;
+    }
+    breaker.acquire('cx');
+    host.tcpConnections++;
     downstream.pause();
     this.sockets.add(downstream);
     host.activeRequests++;
@@ -130,6 +141,8 @@ export class TcpProxy {
     });
     downstream.on('error', () => upstream.destroy());
     upstream.once('close', () => {
+      breaker.release('cx');
+      host.tcpConnections--;
       if (connected) host.connectionClosed();
       else {
         host.connectionFailed();

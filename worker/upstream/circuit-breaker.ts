@@ -5,24 +5,26 @@ import type { BreakerCounts, BreakerPriority, BreakerResource } from '../../shar
 import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
 
 /**
- * One cluster's circuit breaker at one priority, as one worker applies it: a request, a pending
- * request (dispatched, waiting for its connection) or a retry is admitted only while the tree's
- * count (every worker's slot, shared memory) is under the threshold. Envoy's defaults: 1024
- * requests, 1024 pending, 3 retries.
+ * One cluster's circuit breaker at one priority, as one worker applies it: a connection, a
+ * request, a pending request (dispatched, waiting for its connection) or a retry is admitted only
+ * while the tree's count (every worker's slot, shared memory) is under the threshold. Envoy's
+ * defaults: 1024 connections, 1024 requests, 1024 pending, 3 retries.
  */
 
 export interface BreakerOverflowStats {
+  cx: Counter;
   pending: Counter;
   retry: Counter;
 }
 
 export function overflowStats(cluster: string): BreakerOverflowStats {
-  return { pending: stats.counter(`cluster.${cluster}.upstream_rq_pending_overflow`), retry: stats.counter(`cluster.${cluster}.upstream_rq_retry_overflow`) };
+  const p = `cluster.${cluster}.`;
+  return { cx: stats.counter(`${p}upstream_cx_overflow`), pending: stats.counter(`${p}upstream_rq_pending_overflow`), retry: stats.counter(`${p}upstream_rq_retry_overflow`) };
 }
 
 export class CircuitBreaker {
-  private readonly base: Record<Exclude<BreakerResource, 'cx'>, number>;
-  private readonly limit: Record<Exclude<BreakerResource, 'cx'>, number>;
+  private readonly base: Record<BreakerResource, number>;
+  private readonly limit: Record<BreakerResource, number>;
 
   constructor(
     private readonly counts: BreakerCounts,
@@ -33,19 +35,37 @@ export class CircuitBreaker {
     readonly overflow: BreakerOverflowStats,
   ) {
     const t = thresholdsOf(config, priority);
-    this.base = { pending: counts.base(cluster, priority, 'pending'), rq: counts.base(cluster, priority, 'rq'), retry: counts.base(cluster, priority, 'retry') };
-    this.limit = { pending: t.max_pending_requests, rq: t.max_requests, retry: t.max_retries };
+    this.base = {
+      cx: counts.base(cluster, priority, 'cx'),
+      pending: counts.base(cluster, priority, 'pending'),
+      rq: counts.base(cluster, priority, 'rq'),
+      retry: counts.base(cluster, priority, 'retry'),
+    };
+    this.limit = { cx: t.max_connections, pending: t.max_pending_requests, rq: t.max_requests, retry: t.max_retries };
+  }
+
+  get maxConnections(): number {
+    return this.limit.cx;
+  }
+
+  /** Whether the tree is under its limit for `resource`. */
+  hasRoom(resource: BreakerResource): boolean {
+    return this.counts.total(this.base[resource]) < this.limit[resource];
   }
 
   /** Takes one unit of `resource` if the tree is under its limit. */
-  tryAcquire(resource: Exclude<BreakerResource, 'cx'>): boolean {
-    const base = this.base[resource];
-    if (this.counts.total(base) >= this.limit[resource]) return false;
-    this.counts.add(base, this.worker, 1);
+  tryAcquire(resource: BreakerResource): boolean {
+    if (!this.hasRoom(resource)) return false;
+    this.acquire(resource);
     return true;
   }
 
-  release(resource: Exclude<BreakerResource, 'cx'>): void {
+  /** Takes one unit whatever the count (a connection the pool opens anyway, see http1-pool.ts). */
+  acquire(resource: BreakerResource): void {
+    this.counts.add(this.base[resource], this.worker, 1);
+  }
+
+  release(resource: BreakerResource): void {
     this.counts.add(this.base[resource], this.worker, -1);
   }
 }

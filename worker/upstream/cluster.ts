@@ -1,5 +1,4 @@
-import { Pool } from 'undici';
-import { list, obj } from '../../shared/config/access.js';
+import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
@@ -8,9 +7,10 @@ import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
 import { OutcomeRecorder } from './outcomes.js';
-import type { BreakerCounts } from '../../shared/upstream/breaker-counts.js';
+import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/breaker-counts.js';
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
-import { H2Connection } from './h2.js';
+import { H2Connection, type ConnectionObserver } from './h2.js';
+import { Http1Pool } from './http1-pool.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 /**
@@ -21,10 +21,13 @@ import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 type Obj = JsonObject;
 
-export class Host {
+export class Host implements ConnectionObserver {
   activeRequests = 0;
-  private pool: Pool | undefined;
-  private h2: H2Connection | undefined;
+  /** TCP proxy connections to this host from this worker, connecting or open. */
+  tcpConnections = 0;
+  /** Connections by priority (DEFAULT, HIGH): each priority's count against its own breaker, as Envoy's pools. */
+  private readonly pools: [Http1Pool | undefined, Http1Pool | undefined] = [undefined, undefined];
+  private readonly h2: [H2Connection | undefined, H2Connection | undefined] = [undefined, undefined];
   private readonly hostStats: HostStats;
 
   constructor(
@@ -79,37 +82,38 @@ export class Host {
     this.stats.cxConnectFail.inc();
   }
 
-  /** The keep-alive pool to this host, created on first use. */
-  connectionPool(): Pool {
-    if (this.pool) return this.pool;
-    const pool = new Pool(`http://${this.address}`, {
-      connect: { timeout: this.cluster.connectTimeoutMs },
-      connections: this.cluster.maxConnections,
-      keepAliveTimeout: 60_000,
-      keepAliveMaxTimeout: 600_000,
-      // Timeouts are the router's (route timeout, per-try timeout); undici's own defaults would cut long responses.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
-    pool.on('connect', () => this.connectionOpened());
-    pool.on('disconnect', () => this.connectionClosed());
-    pool.on('connectionError', () => this.connectionFailed());
-    this.pool = pool;
-    return pool;
+  /** The keep-alive pool to this host at a priority, created on first use. */
+  connectionPool(priority: BreakerPriority): Http1Pool {
+    return (this.pools[priority] ??= new Http1Pool({ origin: `http://${this.address}`, connectTimeoutMs: this.cluster.connectTimeoutMs }, this.cluster.breakers[priority], this));
   }
 
-  /** The HTTP/2 session to this host (clusters that speak HTTP/2 upstream). */
-  h2Connection(): H2Connection {
-    this.h2 ??= new H2Connection({ authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs }, this);
-    return this.h2;
+  /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. */
+  h2Connection(priority: BreakerPriority): H2Connection {
+    const breaker = this.cluster.breakers[priority];
+    this.h2[priority] ??= new H2Connection(
+      { authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs },
+      {
+        connectionStarted: () => breaker.acquire('cx'),
+        connectionOpened: () => this.connectionOpened(),
+        connectionClosed: () => {
+          this.connectionClosed();
+          breaker.release('cx');
+        },
+        connectionFailed: () => {
+          this.connectionFailed();
+          breaker.release('cx');
+        },
+      },
+    );
+    return this.h2[priority];
   }
 
   close(): Promise<void> {
-    const pool = this.pool;
-    this.pool = undefined;
-    this.h2?.close();
-    this.h2 = undefined;
-    return pool ? pool.close() : Promise.resolve();
+    const closing = this.pools.map((p) => p?.close());
+    for (const h2 of this.h2) h2?.close();
+    this.pools.fill(undefined);
+    this.h2.fill(undefined);
+    return Promise.all(closing).then(() => undefined);
   }
 }
 
@@ -124,7 +128,6 @@ export function clusterSpeaksHttp2(config: Obj): boolean {
 export class Cluster {
   readonly name: string;
   readonly connectTimeoutMs: number;
-  readonly maxConnections: number;
   readonly http2: boolean;
   readonly stats: ClusterStats;
   /** common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off). */
@@ -144,8 +147,6 @@ export class Cluster {
   constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }) {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
-    const thresholds = list(obj(config.circuit_breakers).thresholds).find((t) => (t.priority ?? 'DEFAULT') === 'DEFAULT');
-    this.maxConnections = Number(thresholds?.max_connections ?? 1024);
     this.http2 = clusterSpeaksHttp2(config);
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;

@@ -28,6 +28,8 @@ function connectError(err: Error, sessionError: Error | undefined): Error {
 
 /** Told of each session's life, for the connection figures. */
 export interface ConnectionObserver {
+  /** A connection is being attempted (it counts against max_connections from here; optional). */
+  connectionStarted?(): void;
   connectionOpened(): void;
   connectionClosed(): void;
   connectionFailed(): void;
@@ -48,6 +50,7 @@ export class H2Connection {
     this.connected = false;
     this.sessionError = undefined;
     const session = connect(`http://${this.target.authority}`);
+    this.observer.connectionStarted?.();
     const timer = setTimeout(() => {
       if (!this.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);

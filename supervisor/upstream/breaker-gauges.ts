@@ -1,0 +1,57 @@
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { stats } from '../../shared/stats/process.js';
+import type { Gauge } from '../../shared/stats/store.js';
+import { RESOURCES, thresholdsEntry, thresholdsOf, type BreakerCounts, type BreakerPriority, type BreakerResource } from '../../shared/upstream/breaker-counts.js';
+
+/**
+ * Envoy's circuit-breaker gauges, read from the tree's counts (shared memory) before each stats
+ * collection: `cluster.<name>.circuit_breakers.<default|high>.<resource>_open` is 1 while the tree
+ * is at the threshold, and with `track_remaining: true` `remaining_<resource>` is what is left.
+ * Envoy's `cx_pool_open` / `remaining_cx_pools` are absent: `max_connection_pools` is refused.
+ */
+
+const OPEN: Record<BreakerResource, string> = { cx: 'cx_open', pending: 'rq_pending_open', rq: 'rq_open', retry: 'rq_retry_open' };
+const REMAINING: Record<BreakerResource, string> = { cx: 'remaining_cx', pending: 'remaining_pending', rq: 'remaining_rq', retry: 'remaining_retries' };
+
+interface Watched {
+  base: number;
+  limit: number;
+  open: Gauge;
+  remaining: Gauge | undefined;
+}
+
+export class BreakerGauges {
+  private readonly watched: Watched[] = [];
+
+  constructor(
+    clusters: JsonObject[],
+    private readonly counts: BreakerCounts,
+  ) {
+    for (const cluster of clusters) {
+      const name = String(cluster.name);
+      for (const priority of [0, 1] as BreakerPriority[]) {
+        const label = priority === 1 ? 'HIGH' : 'DEFAULT';
+        const config = thresholdsEntry(cluster, priority);
+        const limits = thresholdsOf(cluster, priority);
+        const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
+        const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
+        for (const resource of RESOURCES) {
+          this.watched.push({
+            base: counts.base(name, priority, resource),
+            limit: limitOf[resource],
+            open: stats.gauge(prefix + OPEN[resource], 'local'),
+            remaining: config?.track_remaining === true ? stats.gauge(prefix + REMAINING[resource], 'local') : undefined,
+          });
+        }
+      }
+    }
+  }
+
+  refresh(): void {
+    for (const w of this.watched) {
+      const used = this.counts.total(w.base);
+      w.open.set(used >= w.limit ? 1 : 0);
+      w.remaining?.set(Math.max(0, w.limit - used));
+    }
+  }
+}

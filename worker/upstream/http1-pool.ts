@@ -1,0 +1,135 @@
+import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import type { ConnectionObserver } from './h2.js';
+
+/**
+ * One worker's HTTP/1.1 connections to one host at one priority: undici's keep-alive pool behind
+ * the cluster's `max_connections`, which counts every connection of the tree (shared memory, see
+ * circuit-breaker.ts) from the moment it is attempted until it closes.
+ *
+ * As Envoy's connection pool does: a request takes a free connection; without one, it opens a
+ * new connection while the cluster is under its limit; at the limit it counts
+ * `upstream_cx_overflow` and waits (still pending) until one of this pool's connections is free
+ * or closes. A pool with no connection at all opens one anyway, or its requests could wait for
+ * ever on connections that other hosts and workers hold.
+ */
+
+interface Waiting {
+  options: Dispatcher.DispatchOptions;
+  handler: Dispatcher.DispatchHandler;
+}
+
+export interface Http1Target {
+  /** `http://ip:port`. */
+  origin: string;
+  connectTimeoutMs: number;
+}
+
+export class Http1Pool {
+  private pool: Pool | undefined;
+  /** This pool's connections, connecting or open. */
+  private connections = 0;
+  private readonly waiting: Waiting[] = [];
+  private wakeScheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly target: Http1Target,
+    private readonly breaker: CircuitBreaker,
+    private readonly observer: ConnectionObserver,
+  ) {}
+
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    if (this.waiting.length === 0 && this.mayDispatch()) {
+      this.undici().dispatch(options, handler);
+      return;
+    }
+    if (this.waiting.length > 0 && !this.breaker.hasRoom('cx')) this.breaker.overflow.cx.inc();
+    this.waiting.push({ options, handler });
+  }
+
+  /** Whether a request sent now finds a connection (or may open one); counts the overflow when not. */
+  private mayDispatch(): boolean {
+    if (this.canProceed()) return true;
+    this.breaker.overflow.cx.inc();
+    return this.connections === 0;
+  }
+
+  private canProceed(): boolean {
+    return this.breaker.hasRoom('cx') || (this.pool !== undefined && this.pool.stats.free > 0);
+  }
+
+  /** Takes a request out of the wait (its route timeout fired, or its client left); false if it was not waiting. */
+  cancel(handler: Dispatcher.DispatchHandler): boolean {
+    const i = this.waiting.findIndex((w) => w.handler === handler);
+    if (i < 0) return false;
+    this.waiting.splice(i, 1);
+    return true;
+  }
+
+  /**
+   * One of this pool's connections is free again (its client's `drain`) or closed: waiting
+   * requests go out. After a microtask, once the pool itself has seen the drain (its listener
+   * runs after ours); a dispatch before that would find the connection busy and open another.
+   */
+  private released(): void {
+    if (this.waiting.length === 0 || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    queueMicrotask(() => {
+      this.wakeScheduled = false;
+      while (this.waiting.length > 0 && !this.closed && (this.canProceed() || this.connections === 0)) {
+        const next = this.waiting.shift()!;
+        this.undici().dispatch(next.options, next.handler);
+      }
+    });
+  }
+
+  private undici(): Pool {
+    if (this.pool) return this.pool;
+    const connector = buildConnector({ timeout: this.target.connectTimeoutMs });
+    const pool = new Pool(this.target.origin, {
+      connect: (options, callback) => {
+        this.connections++;
+        this.breaker.acquire('cx');
+        connector(options, (err, socket) => {
+          if (err || !socket) {
+            this.lost();
+            callback(err ?? new Error('no socket'), null);
+            return;
+          }
+          socket.once('close', () => this.lost());
+          callback(null, socket);
+        });
+      },
+      factory: (origin, options) => new Client(origin, options).on('drain', () => this.released()),
+      // The cluster-wide count decides; a pool never needs more than the limit.
+      connections: this.breaker.maxConnections,
+      keepAliveTimeout: 60_000,
+      keepAliveMaxTimeout: 600_000,
+      // Timeouts are the router's (route timeout, per-try timeout); undici's own defaults would cut long responses.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+    pool.on('connect', () => this.observer.connectionOpened());
+    pool.on('disconnect', () => this.observer.connectionClosed());
+    pool.on('connectionError', () => this.observer.connectionFailed());
+    this.pool = pool;
+    return pool;
+  }
+
+  private lost(): void {
+    this.connections--;
+    this.breaker.release('cx');
+    this.released();
+  }
+
+  /** The host left the cluster: waiting requests fail as reset, the rest finish on their connections. */
+  close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) {
+      w.handler.onResponseError?.(undefined as never, Object.assign(new Error('host removed from the cluster'), { code: 'ECONNRESET' }));
+    }
+    return this.pool ? this.pool.close() : Promise.resolve();
+  }
+}
+
