@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { LoadedTls } from './tls/context.js';
 import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
@@ -69,6 +70,8 @@ export interface ServerContext {
   breakers: { layout: BreakerLayout; childFd: number };
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
   upstream: Record<string, UpstreamHost[]>;
+  /** The TLS contexts with their certificates and keys, as the supervisor read them when it loaded the bootstrap. */
+  tls: LoadedTls;
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */

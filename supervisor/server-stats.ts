@@ -1,6 +1,8 @@
 import type { ServerState } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
+import { daysUntil, firstCertExpiry } from '../shared/tls/certificates.js';
+import type { LoadedTls } from '../shared/tls/context.js';
 
 /** The `server.*` figures only the supervisor knows, refreshed before each of its deltas. */
 
@@ -12,6 +14,9 @@ export class ServerStats {
   private readonly uptime = stats.gauge('server.uptime', 'local');
   private readonly initializationTime = stats.histogram('server.initialization_time_ms');
   private readonly generation = stats.gauge('server.hot_restart_generation', 'local');
+  private readonly daysUntilFirstCertExpiring = stats.gauge('server.days_until_first_cert_expiring', 'local');
+  /** Of every loaded certificate and CA (0 days without any, as Envoy reports). */
+  private readonly firstCertExpiry: number | undefined;
   /** server.uptime counts from the first epoch's start, as Envoy's does. */
   private uptimeFromMs: number;
 
@@ -21,7 +26,9 @@ export class ServerStats {
     restartEpoch: number,
     version: string,
     staticUnknownFields: number,
+    tls: LoadedTls,
   ) {
+    this.firstCertExpiry = firstCertExpiry(tls);
     stats.gauge('server.concurrency', 'local').set(concurrency);
     stats.gauge('server.hot_restart_epoch', 'local').set(restartEpoch);
     // One per epoch in the chain: 1 without a parent; a hot-restart child learns its parent's.
@@ -52,6 +59,7 @@ export class ServerStats {
     this.state.set(STATE_NUMBERS[reported]);
     this.live.set(reported === 'LIVE' ? 1 : 0);
     this.uptime.set(Math.floor((Date.now() - this.uptimeFromMs) / 1000));
+    this.daysUntilFirstCertExpiring.set(this.firstCertExpiry === undefined ? 0 : daysUntil(this.firstCertExpiry, Date.now()));
     reportProcessMemory();
   }
 }

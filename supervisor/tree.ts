@@ -119,6 +119,7 @@ export class ProcessTree {
       taps: [],
       upstream: {},
       breakers: { layout: { clusters: [], workers: 0 }, childFd: -1 },
+      tls: loaded.tls,
     };
     const breakers = createBreakerRegion(list(obj(loaded.bootstrap.static_resources).clusters).map((c) => String(c.name)), options.concurrency);
     this.breakers = breakers.counts;
@@ -128,9 +129,9 @@ export class ProcessTree {
     this.membership = new UpstreamMembership(list(obj(loaded.bootstrap.static_resources).clusters), (cluster, hosts) => {
       this.context.upstream[cluster] = hosts;
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
-    });
+    }, loaded.tls.clusters);
     this.profiling = new TreeProfiling(this.context, (make, only) => this.toWorkers(make, only));
-    this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length);
+    this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 
   start(): void {

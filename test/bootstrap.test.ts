@@ -5,6 +5,7 @@ import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource, ty
 import { envoySchema } from '../shared/config/schema.js';
 import { HCM_TYPE, httpListener, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
+import { downstreamTls, DOWNSTREAM_TLS_TYPE, makePki, UPSTREAM_TLS_TYPE } from './helpers/certs.js';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -286,10 +287,10 @@ describe('extensions', () => {
     const d = minimalBootstrap() as Record<string, any>;
     // A type of Envoy's API (so the schema knows it) that this proxy does not implement.
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.unshift({
-      name: 'tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext' },
+      name: 'statsd', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink' },
     });
     const errors = errorsOf({ configPath: tmp.file('x.yaml', yamlOf(d)) });
-    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.transport_sockets\.tls\.v3\.DownstreamTlsContext' is not implemented by this proxy/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.config\.metrics\.v3\.StatsdSink' is not implemented by this proxy/.test(e)), errors.join('\n'));
   });
 
   it('refuse a type URL that is not in the schema at all', () => {
@@ -370,8 +371,8 @@ describe('access logs in the bootstrap', () => {
   });
 
   refuses('refuses', [
-    ['a TLS transport socket (so /certs has nothing to list)', (d) => (d.static_resources.listeners[0].filter_chains[0].transport_socket = { name: 'tls' }),
-      /filter_chains\[0\]\.transport_socket: .*not supported/],
+    ['a TLS transport socket without its context', (d) => (d.static_resources.listeners[0].filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls' }),
+      /filter_chains\[0\]\.transport_socket: transport socket 'envoy\.transport_sockets\.tls' needs typed_config: a DownstreamTlsContext/],
     ['a format with a command this proxy does not know', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%NOPE%' } }]),
       new RegExp(`^${at.replace(/[.[\]]/g, '\\$&')}: Not supported field in StreamInfo: NOPE$`)],
     ['a file logger without a path', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG } }]), /access_log\[0\]\.typed_config\.path/],
@@ -394,5 +395,44 @@ describe('stats sinks', () => {
       /stats_sinks\[0\]\.typed_config: type URL .*StatsdSink' is not implemented by this proxy/],
     ['a filter given as a stats sink', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
       /^stats_sinks\[0\]: 'envoy\.filters\.http\.router' is not a stats sink$/],
+  ]);
+});
+
+describe('TLS contexts in the bootstrap', () => {
+  const pki = makePki();
+  after(() => pki.remove());
+  const server = pki.leaf('server', { sans: ['DNS:example.com'], serial: '01' });
+  const stranger = pki.leaf('stranger', { sans: ['DNS:stranger.test'], serial: '02' });
+  const chain = (d: Record<string, any>) => d.static_resources.listeners[0].filter_chains[0];
+  const at = 'static_resources.listeners[0].filter_chains[0].transport_socket.typed_config';
+
+  it('loads a listener and a cluster context, reading the files once', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    chain(d).transport_socket = downstreamTls(server, { alpn: ['h2', 'http/1.1'] });
+    d.static_resources.clusters[0].transport_socket = { name: 'envoy.transport_sockets.tls', typed_config: { '@type': UPSTREAM_TLS_TYPE, sni: 'example.com' } };
+    const loaded = load({ configPath: tmp.file('tls.yaml', yamlOf(d)) });
+    assert.deepEqual(Object.keys(loaded.tls.listeners), ['ingress#0']);
+    assert.equal(loaded.tls.listeners['ingress#0']!.certificates[0]!.chain.pem, server.cert);
+    assert.deepEqual(loaded.tls.listeners['ingress#0']!.alpn, ['h2', 'http/1.1']);
+    assert.equal(loaded.tls.clusters.backend!.sni, 'example.com');
+  });
+
+  refuses('refuse', [
+    ['a key that is not the certificate\'s', (d) => (chain(d).transport_socket = downstreamTls({ ...server, keyPath: stranger.keyPath })),
+      new RegExp(`^${at.replace(/[.[\]]/g, '\\$&')}: .*key values mismatch`)],
+    ['a certificate file that does not exist', (d) => (chain(d).transport_socket = downstreamTls({ ...server, certPath: '/nonexistent/cert.pem' })),
+      /tls_certificates\[0\]\.certificate_chain: ENOENT: no such file or directory, open '\/nonexistent\/cert\.pem'/],
+    ['a listener context without a certificate', (d) => (chain(d).transport_socket = { name: 'tls', typed_config: { '@type': DOWNSTREAM_TLS_TYPE } }),
+      /common_tls_context\.tls_certificates: a listener's TLS context needs a certificate/],
+    ['client certificates required with nothing to verify them against', (d) => (chain(d).transport_socket = downstreamTls(server, { context: { require_client_certificate: true } })),
+      /require_client_certificate: client certificates need common_tls_context\.validation_context\.trusted_ca/],
+    ['an upstream context on a listener', (d) => (chain(d).transport_socket = { name: 'tls', typed_config: { '@type': UPSTREAM_TLS_TYPE } }),
+      /a listener's transport socket takes a DownstreamTlsContext, not envoy\.extensions\.transport_sockets\.tls\.v3\.UpstreamTlsContext/],
+    ['SDS secrets, saying what to use', (d) => (chain(d).transport_socket = { name: 'tls', typed_config: { '@type': DOWNSTREAM_TLS_TYPE, common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 's' }] } } }),
+      /tls_certificate_sds_secret_configs.*SDS is not supported/],
+    ['two filter chains with the same match', (d) => d.static_resources.listeners[0].filter_chains.push({ ...chain(d) }),
+      /filter_chains\[1\]: error adding listener 'ingress': multiple filter chains with the same matching rules are defined/],
+    ['a listener filter other than the TLS inspector', (d) => (d.static_resources.listeners[0].listener_filters = [{ name: 'envoy.filters.listener.http_inspector' }]),
+      /listener_filters\[0\]: listener filter 'envoy\.filters\.listener\.http_inspector' is not supported/],
   ]);
 });

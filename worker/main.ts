@@ -40,9 +40,9 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const session of server.taps) startTap(session);
   const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
-  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream, { counts, worker: workerIndex });
+  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
-  listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), {
+  listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), server.tls, {
     drain,
     clusters,
     healthCheckFailing: () => healthCheckFailing,
@@ -61,7 +61,7 @@ function stop(graceMs: number): void {
   };
   // Requests in flight finish within the grace period; then the process exits regardless.
   setTimeout(exit, graceMs);
-  void Promise.all(listeners.map((l) => l.filter.close()))
+  void Promise.all(listeners.map((l) => l.close()))
     .then(() => clusters?.close())
     .finally(exit);
 }
@@ -104,7 +104,7 @@ process.on('message', (m: ToWorker) => {
       acknowledge(m.ack);
       break;
     case 'stop_listeners':
-      for (const l of listeners) if (m.names.includes(l.info.name)) l.filter.stopAccepting();
+      for (const l of listeners) if (m.names.includes(l.info.name)) l.stopAccepting();
       acknowledge(m.ack);
       break;
     case 'stats_lookups':

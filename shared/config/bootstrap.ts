@@ -12,6 +12,8 @@ import { TextFormatError, TextFormatParser } from './proto-text.js';
 import { envoySchema } from './schema.js';
 import { checkBootstrapSemantics } from './semantic.js';
 import { upgradeV2Bootstrap } from './upgrade-v2.js';
+import { readDataSource } from './data-source.js';
+import { loadAllTls, type LoadedTls } from '../tls/context.js';
 
 /**
  * Loads a bootstrap the way Envoy does: the file's format from its extension (`.pb` binary,
@@ -41,6 +43,8 @@ export interface LoadedBootstrap {
   unknownFields: UnknownFieldUse[];
   /** Things an operator should know but that do not stop the load (deprecations, upgrades, unknown fields). */
   warnings: string[];
+  /** The TLS contexts, their certificates and keys read now (a hot restart reads them again). */
+  tls: LoadedTls;
 }
 
 export class BootstrapError extends Error {
@@ -179,6 +183,8 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
   checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), errors);
   checkBootstrapSemantics(bootstrap, errors);
   if (errors.length) throw new BootstrapError(errors);
+  const tls = loadAllTls(bootstrap, readDataSource, errors);
+  if (errors.length) throw new BootstrapError(errors);
 
   const seen = new Set<string>();
   for (const u of unknownFields) {
@@ -187,7 +193,7 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
     seen.add(key);
     warnings.push(`unknown field '${u.field}' in ${u.typeName} (at ${u.path}) ignored because of --allow-unknown-static-fields`);
   }
-  return { bootstrap: applyNodeOverrides(bootstrap, src), unknownFields, warnings };
+  return { bootstrap: applyNodeOverrides(bootstrap, src), unknownFields, warnings, tls };
 }
 
 /** `--service-cluster`, `--service-node` and `--service-zone` override the bootstrap's node. */

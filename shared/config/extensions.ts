@@ -71,6 +71,33 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: [],
   },
   {
+    // TLS on a listener's filter chain (see worker/tls/).
+    name: 'envoy.transport_sockets.tls',
+    category: 'envoy.transport_sockets.downstream',
+    typeName: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+    deprecatedNames: ['tls'],
+  },
+  {
+    // TLS to a cluster's hosts.
+    name: 'envoy.transport_sockets.tls',
+    category: 'envoy.transport_sockets.upstream',
+    typeName: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+    deprecatedNames: ['tls'],
+  },
+  {
+    name: 'envoy.transport_sockets.raw_buffer',
+    category: 'envoy.transport_sockets.downstream',
+    typeName: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
+    deprecatedNames: ['raw_buffer'],
+  },
+  {
+    // Reads the TLS ClientHello (SNI, ALPN) for filter-chain matching; always on where a chain needs it.
+    name: 'envoy.filters.listener.tls_inspector',
+    category: 'envoy.filters.listener',
+    typeName: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
+    deprecatedNames: ['envoy.listener.tls_inspector'],
+  },
+  {
     // Serves /dashboard_event_stream (Envoy's /hystrix_event_stream).
     name: 'envoy.stat_sinks.hystrix',
     category: 'envoy.stats_sinks',

@@ -31,6 +31,8 @@ export const schemaFiles = [
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
+  'envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto',
+  'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/admin/v3/config_dump.proto',
   'envoy/admin/v3/server_info.proto',

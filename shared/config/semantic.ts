@@ -5,6 +5,7 @@ import { list, obj } from './access.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
+import { chainMatchOf, matchKey } from '../chain-match.js';
 
 /**
  * Checks that need the whole bootstrap, after every field has passed the schema: names that
@@ -126,6 +127,24 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
       }
     }
     if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
+    const matches = new Map<string, number>();
+    list(l.filter_chains).forEach((c, j) => {
+      const match = chainMatchOf(c);
+      const key = matchKey(match);
+      if (matches.has(key)) {
+        errors.push(`${path}.filter_chains[${j}]: error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`);
+      }
+      matches.set(key, j);
+      if (match.transportProtocol !== undefined && match.transportProtocol !== 'tls' && match.transportProtocol !== 'raw_buffer') {
+        errors.push(`${path}.filter_chains[${j}].filter_chain_match.transport_protocol: '${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`);
+      }
+    });
+    list(l.listener_filters).forEach((f, j) => {
+      const ext = filterExtension(f);
+      if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
+        errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector)`);
+      }
+    });
     const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
     if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
     for (const [chain, cPath] of chains) {

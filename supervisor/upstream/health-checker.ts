@@ -1,5 +1,8 @@
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { UpstreamTls } from '../../shared/tls/upstream.js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -81,6 +84,8 @@ export class ClusterHealthChecker {
     readonly setFlags: SetFlags,
     /** Every passing check (an outlier ejection may end with it). */
     readonly onPass: (address: string) => void = () => {},
+    /** The cluster's TLS: checks connect as its traffic does. */
+    readonly tls?: UpstreamTls,
   ) {
     const d = (v: unknown, fallback: number) => (typeof v === 'string' ? durationMs(v) : fallback);
     this.timeoutMs = d(config.timeout, 1000);
@@ -159,7 +164,7 @@ class Session {
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private agent: Agent | undefined;
+  private agent: Agent | HttpsAgent | undefined;
   private resolveFirst!: () => void;
   readonly firstCheck = new Promise<void>((resolve) => (this.resolveFirst = resolve));
 
@@ -224,7 +229,8 @@ class Session {
     const expected = (status: number) =>
       ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
     // A kept-alive connection per host (reuse_connection, true by default).
-    this.agent ??= new Agent({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
+    const tls = this.checker.tls;
+    this.agent ??= tls ? new HttpsAgent({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new Agent({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
       let done = false;
@@ -234,7 +240,7 @@ class Session {
         clearTimeout(timer);
         resolve(o);
       };
-      const rq = request(
+      const rq = (tls ? httpsRequest : request)(
         {
           host: this.host.ip,
           port: this.host.port,
@@ -253,7 +259,11 @@ class Session {
         rq.destroy();
         finish('timeout');
       }, timeoutMs);
-      rq.on('error', () => finish('network'));
+      rq.on('error', (err) => {
+        tls?.outcome(err);
+        finish('network');
+      });
+      if (tls) rq.on('socket', (s) => s.connecting && s.once('secureConnect', () => tls.outcome(null)));
       rq.end();
     });
   }
@@ -273,9 +283,11 @@ class Session {
         resolve(o);
       };
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
-      socket = connect({ host: this.host.ip, port: this.host.port });
+      const tls = this.checker.tls;
+      socket = tls ? tlsConnect({ host: this.host.ip, port: this.host.port, ...tls.options }) : connect({ host: this.host.ip, port: this.host.port });
       let received = Buffer.alloc(0);
-      socket.on('connect', () => {
+      socket.on(tls ? 'secureConnect' : 'connect', () => {
+        tls?.outcome(null);
         if (send) socket!.write(send.bytes);
         if (receive.length === 0) finish('success');
       });
@@ -291,7 +303,10 @@ class Session {
         finish('success');
       });
       socket.on('end', () => finish(receive.length ? 'failure' : 'success'));
-      socket.on('error', () => finish('network'));
+      socket.on('error', (err) => {
+        tls?.outcome(err);
+        finish('network');
+      });
     });
   }
 

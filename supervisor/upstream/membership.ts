@@ -5,6 +5,9 @@ import { getLogger } from '../../shared/log/logger.js';
 import { MembershipStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
 import { list } from '../../shared/config/access.js';
+import type { TlsContext } from '../../shared/tls/context.js';
+import { UpstreamTls } from '../../shared/tls/upstream.js';
+import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
 import { ClusterHealthChecker } from './health-checker.js';
 import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
@@ -40,6 +43,7 @@ export class ClusterMembership {
   constructor(
     readonly config: JsonObject,
     private readonly publish: Publish,
+    tls: TlsContext | undefined,
   ) {
     this.name = String(config.name);
     this.type = String(config.type ?? 'STATIC');
@@ -48,7 +52,9 @@ export class ClusterMembership {
     const hc = list(config.health_checks)[0];
     const setFlags = (address: string, bits: number, on: boolean) => this.setFlags(address, bits, on);
     this.detector = config.outlier_detection !== undefined ? new OutlierDetector(this.name, config.outlier_detection as JsonObject, setFlags) : undefined;
-    this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address)) : undefined;
+    // Checks go over the cluster's transport socket, as Envoy's do: TLS to a TLS cluster.
+    const checkTls = tls ? new UpstreamTls(tls, this.name, clusterSpeaksHttp2(config)) : undefined;
+    this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
@@ -130,8 +136,8 @@ export class ClusterMembership {
 export class UpstreamMembership {
   readonly clusters = new Map<string, ClusterMembership>();
 
-  constructor(configs: JsonObject[], publish: Publish) {
-    for (const c of configs) this.clusters.set(String(c.name), new ClusterMembership(c, publish));
+  constructor(configs: JsonObject[], publish: Publish, tls: Record<string, TlsContext>) {
+    for (const c of configs) this.clusters.set(String(c.name), new ClusterMembership(c, publish, tls[String(c.name)]));
   }
 
   /** Resolves once every DNS cluster has had its first resolution. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
-import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
@@ -9,7 +9,7 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
-import { HttpStats, ListenerStats } from '../../shared/stats/scopes.js';
+import { HttpStats } from '../../shared/stats/scopes.js';
 import type { DrainOrder, ListenerInfo } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
@@ -35,8 +35,6 @@ export interface ConnectionManagerContext {
   clusters: ClusterManager;
   drain: DrainManager;
   trafficDirection: ListenerInfo['trafficDirection'];
-  /** `listener.<address>.` of the listener this filter chain belongs to. */
-  listenerStatPrefix: string;
   healthCheckFailing: () => boolean;
   localAddressIpVersion: 'v4' | 'v6';
 }
@@ -69,15 +67,14 @@ export class HttpConnectionManager {
   private readonly maxHeadersCount: number;
   private readonly codec: string;
   private readonly localAddress: string;
-  private readonly servers: (Http1Server | Http2Server | NetServer)[] = [];
-  private front: NetServer | Http1Server | Http2Server | undefined;
+  private readonly servers: (Http1Server | Http2Server)[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly sessions = new Set<Http2Session>();
   private h1: Http1Server | undefined;
+  private h2!: Http2Server;
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
-  private readonly listenerStats: ListenerStats;
   private readonly accessLogs: AccessLogs | undefined;
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
@@ -102,12 +99,15 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
-    this.listenerStats = new ListenerStats(ctx.listenerStatPrefix);
     this.accessLogs = AccessLogs.from(config.access_log);
+    this.prepare();
   }
 
-  /** Serves the listening socket `fd`; resolves once listening. */
-  listen(fd: number): Promise<void> {
+  /**
+   * Builds the HTTP/1.1 and HTTP/2 servers the listener's connections are handed to (see
+   * accept()); they never listen themselves.
+   */
+  private prepare(): void {
     const common = obj(this.config.common_http_protocol_options);
     const maxHeaderSize = Number(this.config.max_request_headers_kb ?? 60) * 1024;
     const idleMs = typeof common.idle_timeout === 'string' ? durationMs(common.idle_timeout) : 3_600_000;
@@ -134,56 +134,50 @@ export class HttpConnectionManager {
     h2.on('session', (session: Http2Session) => {
       this.sessions.add(session);
       session.once('close', () => this.sessions.delete(session));
+      this.stats.cxHttp2Total.inc();
     });
+    h1.on('connection', () => this.stats.cxHttp1Total.inc());
     this.servers.push(h1, h2);
     this.h1 = h1;
+    this.h2 = h2;
     this.ctx.drain.onStart((order) => {
       if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') this.shortenKeepAlive(order, idleMs);
     });
-
-    let front: NetServer | Http1Server | Http2Server;
-    if (this.codec === 'HTTP1') front = h1;
-    else if (this.codec === 'HTTP2') front = h2;
-    else {
-      front = createNetServer({ pauseOnConnect: true }, (socket) => this.sniff(socket, h1, h2));
-    }
-    this.front = front;
-    front.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
-      this.listenerStats.opened();
-      this.stats.cxTotal.inc();
-      this.stats.cxActive.inc();
-      socket.once('close', () => {
-        this.listenerStats.closed();
-        this.stats.cxActive.dec();
-        this.sockets.delete(socket);
-        if (this.sockets.size === 0) this.allClosed?.();
-      });
-    });
-    h2.on('session', () => this.stats.cxHttp2Total.inc());
-    h1.on('connection', () => this.stats.cxHttp1Total.inc());
-    return new Promise((resolve, reject) => {
-      front.once('error', reject);
-      front.listen({ fd }, () => {
-        front.off('error', reject);
-        // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
-        // requestTimeout and headersTimeout) from its 'listening' event; behind the codec sniffer
-        // it never listens itself, so start that tracking here.
-        if (front !== h1) h1.emit('listening');
-        resolve();
-      });
-    });
+    // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
+    // requestTimeout and headersTimeout) from its 'listening' event; it never listens itself.
+    h1.emit('listening');
   }
 
-  private sniff(socket: Socket, h1: Http1Server, h2: Http2Server): void {
+  /**
+   * A connection the listener chose this filter chain for: plaintext, or TLS already
+   * handshaken (`alpn` is what ALPN settled on, if anything). ALPN decides the codec; without
+   * it, `codec_type` does, and AUTO reads the first bytes (the HTTP/2 preface starts with "PRI").
+   */
+  accept(socket: Socket, alpn?: string | false | null): void {
+    this.sockets.add(socket);
+    this.stats.cxTotal.inc();
+    this.stats.cxActive.inc();
+    socket.once('close', () => {
+      this.stats.cxActive.dec();
+      this.sockets.delete(socket);
+      if (this.sockets.size === 0) this.allClosed?.();
+    });
+    if (alpn === 'h2' || (!alpn && this.codec === 'HTTP2')) this.h2.emit('connection', socket);
+    else if (alpn === 'http/1.1' || this.codec === 'HTTP1') {
+      this.h1!.emit('connection', socket);
+      socket.resume();
+    } else this.sniff(socket);
+  }
+
+  private sniff(socket: Socket): void {
     socket.once('data', (chunk: Buffer) => {
       socket.pause();
       socket.unshift(chunk);
       if (chunk.subarray(0, 3).toString('latin1') === 'PRI') {
         // The HTTP/2 session takes the buffered preface and then reads the socket's handle itself.
-        h2.emit('connection', socket);
+        this.h2.emit('connection', socket);
       } else {
-        h1.emit('connection', socket);
+        this.h1!.emit('connection', socket);
         socket.resume();
       }
     });
@@ -238,7 +232,7 @@ export class HttpConnectionManager {
       const xff = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
     }
-    headers['x-forwarded-proto'] ??= 'http';
+    headers['x-forwarded-proto'] ??= (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
 
     if (this.healthCheck) {
       const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
@@ -333,18 +327,13 @@ export class HttpConnectionManager {
     this.keepAliveTimer.unref();
   }
 
-  /** /drain_listeners: stop accepting; connections already open go on. */
-  stopAccepting(): void {
-    this.front?.close();
-  }
-
   /**
-   * Stops accepting, closes idle HTTP/1 keep-alive connections, sends GOAWAY on HTTP/2 sessions,
-   * and resolves when the last connection has closed (busy ones finish their requests first).
+   * Closes idle HTTP/1 keep-alive connections, sends GOAWAY on HTTP/2 sessions, and resolves
+   * when the last connection has closed (busy ones finish their requests first). The listener
+   * has stopped accepting.
    */
   close(): Promise<void> {
     clearInterval(this.keepAliveTimer);
-    this.front?.close();
     for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
     for (const session of this.sessions) session.close();
     if (this.sockets.size === 0) return Promise.resolve();

@@ -1,11 +1,11 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { NO_REQUEST, ResponseFlag, addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
-import { ListenerStats } from '../../shared/stats/scopes.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager } from '../upstream/cluster.js';
 
@@ -21,9 +21,7 @@ type Obj = JsonObject;
 
 export class TcpProxy {
   private readonly idleMs: number;
-  private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
-  private readonly listenerStats: ListenerStats;
   private readonly cxTotal: Counter;
   private readonly noRoute: Counter;
   private readonly idleTimeout: Counter;
@@ -34,10 +32,8 @@ export class TcpProxy {
   constructor(
     private readonly config: Obj,
     private readonly clusters: ClusterManager,
-    listenerStatPrefix: string,
   ) {
     this.idleMs = typeof config.idle_timeout === 'string' ? durationMs(config.idle_timeout) : 3_600_000;
-    this.listenerStats = new ListenerStats(listenerStatPrefix);
     const p = `tcp.${String(config.stat_prefix)}.`;
     this.cxTotal = stats.counter(`${p}downstream_cx_total`);
     this.noRoute = stats.counter(`${p}downstream_cx_no_route`);
@@ -59,27 +55,13 @@ export class TcpProxy {
     return undefined;
   }
 
-  listen(fd: number): Promise<void> {
-    const server = createServer((downstream) => this.onConnection(downstream));
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ fd }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  }
-
-  private onConnection(downstream: Socket): void {
-    const ls = this.listenerStats;
-    ls.opened();
+  /** A connection the listener chose this filter chain for (plaintext, or TLS already handshaken). */
+  accept(downstream: Socket): void {
     this.cxTotal.inc();
     const cluster = this.pickCluster();
     const host = cluster?.pickHost();
     const entry = this.accessLogs ? connectionEntry(downstream, cluster?.name, host?.address) : undefined;
     downstream.once('close', () => {
-      ls.closed();
       this.rxBytes.inc(downstream.bytesRead);
       this.txBytes.inc(downstream.bytesWritten);
       if (entry) {
@@ -110,10 +92,15 @@ export class TcpProxy {
     downstream.pause();
     this.sockets.add(downstream);
     host.activeRequests++;
-    const upstream = connect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs });
+    // A TLS cluster: the connection is established once the handshake is done.
+    const tls = host.cluster.tls;
+    const upstream = tls
+      ? tlsConnect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs, ...tls.options })
+      : connect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs });
     this.sockets.add(upstream);
     let connected = false;
-    upstream.once('connect', () => {
+    upstream.once(tls ? 'secureConnect' : 'connect', () => {
+      tls?.outcome(null);
       connected = true;
       host.connectionOpened();
       host.outcome('S');
@@ -135,6 +122,7 @@ export class TcpProxy {
       downstream.destroy();
     });
     upstream.on('error', (err) => {
+      if (!connected) tls?.outcome(err);
       if (!connected) log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
       if (!connected && entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
       downstream.destroy();
@@ -156,17 +144,9 @@ export class TcpProxy {
     downstream.once('close', () => upstream.end());
   }
 
-  /** /drain_listeners: stop accepting; connections already open go on. */
-  stopAccepting(): void {
-    this.server?.close();
-  }
-
-  /** Stops accepting; resolves when every proxied connection has closed (a TCP connection has no request boundary to stop at). */
+  /** Nothing to wind down: a TCP connection has no request boundary, so the listener waits for each to close. */
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      if (!this.server) return resolve();
-      this.server.close(() => resolve());
-    });
+    return Promise.resolve();
   }
 }
 

@@ -11,6 +11,9 @@ import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/break
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionObserver } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
+import type { TlsContext } from '../../shared/tls/context.js';
+import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
+import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 
 /**
@@ -84,14 +87,15 @@ export class Host implements ConnectionObserver {
 
   /** The keep-alive pool to this host at a priority, created on first use. */
   connectionPool(priority: BreakerPriority): Http1Pool {
-    return (this.pools[priority] ??= new Http1Pool({ origin: `http://${this.address}`, connectTimeoutMs: this.cluster.connectTimeoutMs }, this.cluster.breakers[priority], this));
+    const target = { address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
+    return (this.pools[priority] ??= new Http1Pool(target, this.cluster.breakers[priority], this));
   }
 
   /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. */
   h2Connection(priority: BreakerPriority): H2Connection {
     const breaker = this.cluster.breakers[priority];
     this.h2[priority] ??= new H2Connection(
-      { authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs },
+      { authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) },
       {
         connectionStarted: () => breaker.acquire('cx'),
         connectionOpened: () => this.connectionOpened(),
@@ -117,18 +121,12 @@ export class Host implements ConnectionObserver {
   }
 }
 
-export const UPSTREAM_HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
-
-/** Whether a cluster asks for HTTP/2 to its hosts (the deprecated field, or an explicit http2 config). */
-export function clusterSpeaksHttp2(config: Obj): boolean {
-  const options = obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]);
-  return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
-}
-
 export class Cluster {
   readonly name: string;
   readonly connectTimeoutMs: number;
   readonly http2: boolean;
+  /** The cluster's transport socket, when it is TLS. */
+  readonly tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
   /** common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off). */
   private readonly panicThreshold: number;
@@ -144,10 +142,11 @@ export class Cluster {
   /** Circuit breakers by priority (DEFAULT, HIGH), counted across the tree. */
   readonly breakers: [CircuitBreaker, CircuitBreaker];
 
-  constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }) {
+  constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext) {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.http2 = clusterSpeaksHttp2(config);
+    this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     this.panicThreshold = panic === undefined ? 50 : Number(obj(panic).value ?? 0);
@@ -212,8 +211,8 @@ export class Cluster {
 export class ClusterManager {
   readonly clusters = new Map<string, Cluster>();
 
-  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>, breakers: { counts: BreakerCounts; worker: number }) {
-    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? [], breakers));
+  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>, breakers: { counts: BreakerCounts; worker: number }, tls: Record<string, TlsContext>) {
+    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? [], breakers, tls[String(c.name)]));
   }
 
   get(name: string): Cluster | undefined {

@@ -1,6 +1,7 @@
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { UpstreamTls } from '../../shared/tls/upstream.js';
 
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
@@ -15,6 +16,8 @@ import type { Dispatcher } from 'undici';
 export interface H2Target {
   authority: string;
   connectTimeoutMs: number;
+  /** The cluster's TLS (ALPN h2); cleartext with prior knowledge without it. */
+  tls?: UpstreamTls;
 }
 
 /**
@@ -49,19 +52,24 @@ export class H2Connection {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
     this.connected = false;
     this.sessionError = undefined;
-    const session = connect(`http://${this.target.authority}`);
+    const tls = this.target.tls;
+    const session = tls ? connect(`https://${this.target.authority}`, tls.options) : connect(`http://${this.target.authority}`);
     this.observer.connectionStarted?.();
     const timer = setTimeout(() => {
       if (!this.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);
     let opened = false;
     session.once('connect', () => {
+      tls?.outcome(null);
       this.connected = true;
       opened = true;
       this.observer.connectionOpened();
       clearTimeout(timer);
     });
-    session.on('error', (err) => (this.sessionError = err)); // reported through each stream
+    session.on('error', (err) => {
+      if (!opened) tls?.outcome(err);
+      this.sessionError = err; // reported through each stream
+    });
     session.once('close', () => {
       clearTimeout(timer);
       if (opened) this.observer.connectionClosed();

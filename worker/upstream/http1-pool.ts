@@ -1,6 +1,7 @@
 import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
+import type { UpstreamTls } from '../../shared/tls/upstream.js';
 
 /**
  * One worker's HTTP/1.1 connections to one host at one priority: undici's keep-alive pool behind
@@ -20,9 +21,11 @@ interface Waiting {
 }
 
 export interface Http1Target {
-  /** `http://ip:port`. */
-  origin: string;
+  /** `ip:port`. */
+  address: string;
   connectTimeoutMs: number;
+  /** The cluster's TLS; cleartext without it. */
+  tls?: UpstreamTls;
 }
 
 export class Http1Pool {
@@ -86,12 +89,14 @@ export class Http1Pool {
 
   private undici(): Pool {
     if (this.pool) return this.pool;
-    const connector = buildConnector({ timeout: this.target.connectTimeoutMs });
-    const pool = new Pool(this.target.origin, {
+    const tls = this.target.tls;
+    const connector = buildConnector({ timeout: this.target.connectTimeoutMs, ...tls?.options } as buildConnector.BuildOptions);
+    const pool = new Pool(`${tls ? 'https' : 'http'}://${this.target.address}`, {
       connect: (options, callback) => {
         this.connections++;
         this.breaker.acquire('cx');
         connector(options, (err, socket) => {
+          tls?.outcome(err);
           if (err || !socket) {
             this.lost();
             callback(err ?? new Error('no socket'), null);

@@ -1,0 +1,48 @@
+import { createSecureContext, type ConnectionOptions, type PeerCertificate } from 'node:tls';
+import { secureContextOptions, type TlsContext } from './context.js';
+import { compileSanMatchers } from './san.js';
+import { sslStats, type SslStats } from './ssl-stats.js';
+
+/**
+ * A cluster's UpstreamTlsContext, as node:tls options for every connection to its hosts (HTTP/1.1
+ * pools, HTTP/2 sessions, TCP proxy, health checks). As in Envoy: the server's certificate is
+ * verified only when `validation_context.trusted_ca` is set, against that CA and the SAN
+ * matchers, never against the host name; SNI is sent only when `sni` is set; a client
+ * certificate is presented when `tls_certificates` has one. ALPN offers `alpn_protocols`, or
+ * the cluster's own protocol.
+ */
+export class UpstreamTls {
+  readonly options: ConnectionOptions;
+  readonly stats: SslStats;
+
+  constructor(context: TlsContext, clusterName: string, http2: boolean) {
+    const verifySan = compileSanMatchers(context.sanMatchers);
+    this.stats = sslStats(`cluster.${clusterName}.`);
+    this.options = {
+      secureContext: createSecureContext(secureContextOptions(context)),
+      ...(context.sni ? { servername: context.sni } : {}),
+      rejectUnauthorized: context.ca !== undefined,
+      // Called only after the chain verified: the SAN matchers, or nothing (Envoy does not check host names).
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => {
+        if (!verifySan || verifySan(cert.subjectaltname)) return undefined;
+        this.stats.failVerifySan.inc();
+        return Object.assign(new Error(`the upstream's certificate matches no match_typed_subject_alt_names (${cert.subjectaltname ?? 'no SAN'})`), { code: 'ERR_TLS_SAN_MISMATCH' });
+      },
+      ALPNProtocols: context.alpn.length ? context.alpn : [http2 ? 'h2' : 'http/1.1'],
+    };
+  }
+
+  /** A connection attempt ended: a handshake, or (for a TLS failure) a connection error. */
+  outcome(err: (Error & { code?: string }) | null | undefined): void {
+    if (!err) this.stats.handshake.inc();
+    else if (isTlsError(err)) {
+      this.stats.connectionError.inc();
+      if (/CERT|VERIFY|SELF_SIGNED|ISSUER/.test(err.code ?? '')) this.stats.failVerifyError.inc();
+    }
+  }
+}
+
+function isTlsError(err: Error & { code?: string }): boolean {
+  const code = err.code ?? '';
+  return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|VERIFY|SELF_SIGNED|ISSUER/.test(code) || /SSL|TLS/.test(err.message);
+}

@@ -1,0 +1,85 @@
+import type { Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import { stats } from '../../shared/stats/process.js';
+import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
+import { compileSanMatchers } from '../../shared/tls/san.js';
+import { sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
+
+/**
+ * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the
+ * chain's certificates, negotiates ALPN from `alpn_protocols`, and verifies client
+ * certificates against `trusted_ca` (and the SAN matchers) when one is configured, counting
+ * Envoy's `listener.<address>.ssl.*` figures.
+ */
+
+/** After a handshake: `ssl.versions.<version>` and `ssl.ciphers.<cipher>`, as Envoy counts them. */
+export function countNegotiated(prefix: string, socket: TLSSocket): void {
+  const version = socket.getProtocol();
+  if (version) stats.counter(`${prefix}ssl.versions.${version}`).inc();
+  const cipher = socket.getCipher()?.name;
+  if (cipher) stats.counter(`${prefix}ssl.ciphers.${cipher}`).inc();
+}
+
+export class DownstreamTls {
+  /** Node's TLS server as the handshake engine: it never listens; the listener hands it each connection. */
+  private readonly server: TlsServer;
+  private readonly verifySan: ((subjectAltName: string | undefined) => boolean) | undefined;
+  private readonly stats: SslStats;
+
+  constructor(
+    private readonly context: TlsContext,
+    private readonly statPrefix: string,
+    /** Gets each connection once handshaken and verified. */
+    ready: (socket: TLSSocket) => void,
+  ) {
+    this.verifySan = compileSanMatchers(context.sanMatchers);
+    this.stats = sslStats(statPrefix);
+    const verify = context.ca !== undefined;
+    this.server = createTlsServer({
+      ...secureContextOptions(context),
+      ...(context.alpn.length ? { ALPNProtocols: context.alpn } : {}),
+      // Verified here after the handshake, so that a missing certificate can be allowed and each failure counted.
+      requestCert: verify,
+      rejectUnauthorized: false,
+    });
+    this.server.on('secureConnection', (socket: TLSSocket) => {
+      if (verify && !this.verified(socket)) {
+        socket.destroy();
+        return;
+      }
+      this.stats.handshake.inc();
+      countNegotiated(this.statPrefix, socket);
+      ready(socket);
+    });
+    this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {
+      this.stats.connectionError.inc();
+      socket.destroy();
+    });
+  }
+
+  /** Handshakes on `raw` (whose first bytes may have been read and put back). */
+  accept(raw: Socket): void {
+    this.server.emit('connection', raw);
+  }
+
+  private verified(socket: TLSSocket): boolean {
+    const peer = socket.getPeerCertificate();
+    if (!peer || Object.keys(peer).length === 0) {
+      if (this.context.requireClientCertificate) {
+        this.stats.failVerifyNoCert.inc();
+        return false;
+      }
+      this.stats.noCertificate.inc();
+      return true;
+    }
+    if (!socket.authorized) {
+      this.stats.failVerifyError.inc();
+      return false;
+    }
+    if (this.verifySan && !this.verifySan(peer.subjectaltname)) {
+      this.stats.failVerifySan.inc();
+      return false;
+    }
+    return true;
+  }
+}
