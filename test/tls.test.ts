@@ -5,7 +5,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { downstreamTls, makePki, UPSTREAM_TLS_TYPE, type Leaf, type TestPki } from './helpers/certs.js';
-import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -321,5 +321,48 @@ describe('/certs', () => {
     assert.ok(!dump.includes('PRIVATE KEY'), 'no key material');
     assert.ok(!dump.includes(OTHER_KEY_PASSWORD), 'no password');
     assert.match(dump, /"private_key": \{\s*"inline_string": "\[redacted\]"/);
+  });
+});
+
+describe('certificates across a hot restart', () => {
+  it('serves the certificate file as the new epoch finds it', async () => {
+    const dir = makePki();
+    try {
+      const first = dir.leaf('rotating', { sans: ['DNS:example.com'], serial: 'E1' });
+      const config = {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          listeners: [{
+            name: 'tls',
+            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+            filter_chains: [{ transport_socket: downstreamTls(first), filters: [hcm('rotating', [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }])] }],
+          }],
+        },
+      };
+      const identity = ['--base-id', String(500 + (process.pid % 1000)), '--concurrency', '1', '--parent-shutdown-time-s', '5'];
+      const e0 = await startProxy(config, [...identity, '--restart-epoch', '0']);
+      const port = e0.ports.get('tls')!;
+      const serialNow = () =>
+        new Promise<string>((resolve, reject) => {
+          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'example.com', ca: dir.ca }, () => {
+            resolve(socket.getPeerCertificate().serialNumber);
+            socket.destroy();
+          });
+          socket.on('error', reject);
+        });
+      assert.equal(await serialNow(), 'E1');
+      // The operator renews the certificate in place (same paths), then hot-restarts.
+      dir.leaf('rotating', { sans: ['DNS:example.com'], serial: 'E2' });
+      const e1 = await startProxy(config, [...identity, '--restart-epoch', '1']);
+      assert.equal(e1.ports.get('tls'), port, 'the listener was handed over');
+      // New connections reach the new epoch once the old one stops accepting (right after the new one is live).
+      await waitFor('a connection to the new epoch, with the renewed certificate', async () => ((await serialNow()) === 'E2' ? true : undefined));
+      const certs = JSON.parse((await httpRequest(`http://${e1.admin}/certs`)).body) as { certificates: { cert_chain: { serial_number: string }[] }[] };
+      assert.equal(certs.certificates[0]!.cert_chain[0]!.serial_number, 'e2');
+      await e1.stop();
+      await e0.stop();
+    } finally {
+      dir.remove();
+    }
   });
 });
