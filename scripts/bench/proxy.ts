@@ -5,7 +5,9 @@
 // every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
 // the proxy with stats recording off (PROXY_BENCH_STATS=off), and the proxy with a file access log
 // in Envoy's default format, and the proxy with outlier detection on the cluster, each against the
-// plain proxy in alternating rounds. BENCH_ONLY=outlier measures only the outlier-detection cost.
+// plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
+// against the plaintext one), on keep-alive connections and with a handshake per request.
+// BENCH_ONLY=outlier or BENCH_ONLY=tls measures only that cost.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,9 +81,16 @@ interface LoadResult {
 
 const useWrk = spawnSync('wrk', ['--version']).error === undefined;
 
-function runLoad(url: string, seconds: number): LoadResult {
+/** A load target: its URL and the process tree to charge; `close` makes every request open a new connection. */
+interface Target {
+  url: string;
+  pid: number;
+  close?: boolean;
+}
+
+function runLoad(url: string, seconds: number, close = false): LoadResult {
   if (useWrk) {
-    const out = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', url], { encoding: 'utf8' }).stdout;
+    const out = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url], { encoding: 'utf8' }).stdout;
     const ms = (label: string) => {
       const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
       if (!m) return NaN;
@@ -91,15 +100,15 @@ function runLoad(url: string, seconds: number): LoadResult {
     const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((s, n) => s + Number(n), 0) ?? 0);
     return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p50: ms('50%'), p99: ms('99%'), errors };
   }
-  const out = spawnSync(process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), '-j', url], { encoding: 'utf8' }).stdout;
+  const out = spawnSync(process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), ...(close ? ['-H', 'connection=close'] : []), '-j', url], { encoding: 'utf8' }).stdout;
   const r = JSON.parse(out);
   return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
-function measure(label: string, url: string, pid: number, warmup = true): { rps: number; cpuUs: number } {
-  if (warmup) runLoad(url, WARMUP_S);
+function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number } {
+  if (warmup) runLoad(url, WARMUP_S, close);
   const before = treeCpuTicks(pid);
-  const r = runLoad(url, DURATION_S);
+  const r = runLoad(url, DURATION_S, close);
   const cpuUs = ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
   console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
   return { rps: r.rps, cpuUs };
@@ -134,6 +143,17 @@ try {
   cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
   writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
   delete cluster.outlier_detection;
+  spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
+  const chain = bootstrap.static_resources.listeners[0]!.filter_chains[0] as Record<string, unknown>;
+  chain.transport_socket = {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+      common_tls_context: { tls_certificates: [{ certificate_chain: { filename: join(dir, 'cert.pem') }, private_key: { filename: join(dir, 'key.pem') } }] },
+    },
+  };
+  writeFileSync(join(dir, 'bootstrap-tls.json'), JSON.stringify(bootstrap));
+  delete chain.transport_socket;
   const profileDir = join(dir, 'profiles');
   // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -160,14 +180,14 @@ try {
     // longer than one warm-up run), measured in turn and compared by their medians, since the
     // machine drifts more between runs than the difference sought.
     const rounds = Number(process.env.ROUNDS ?? 3);
-    const compare = (title: string, labels: [string, string], a: { url: string; pid: number }, b: { url: string; pid: number }) => {
-      runLoad(a.url, WARMUP_S * 2);
-      runLoad(b.url, WARMUP_S * 3);
+    const compare = (title: string, labels: [string, string], a: Target, b: Target) => {
+      runLoad(a.url, WARMUP_S * 2, a.close);
+      runLoad(b.url, WARMUP_S * 3, b.close);
       const results = { a: [] as { rps: number; cpuUs: number }[], b: [] as { rps: number; cpuUs: number }[] };
       console.log(`\n${title}: ${rounds} alternating rounds, ${labels[0]} / ${labels[1]}`);
       for (let i = 0; i < rounds; i++) {
-        results.a.push(measure(`${labels[0]} (round ${i + 1})`, a.url, a.pid, false));
-        results.b.push(measure(`${labels[1]} (round ${i + 1})`, b.url, b.pid, false));
+        results.a.push(measure(`${labels[0]} (round ${i + 1})`, a.url, a.pid, false, a.close));
+        results.b.push(measure(`${labels[1]} (round ${i + 1})`, b.url, b.pid, false, b.close));
       }
       const [cpuA, cpuB] = [median(results.a.map((r) => r.cpuUs)), median(results.b.map((r) => r.cpuUs))];
       const [rpsA, rpsB] = [median(results.a.map((r) => r.rps)), median(results.b.map((r) => r.rps))];
@@ -180,6 +200,15 @@ try {
       const detected = await startProxy('outlier', {}, 'bootstrap-outlier.json');
       compare('outlier detection cost', ['outlier detection', 'none             '], { url: `http://127.0.0.1:${detected.port}/`, pid: detected.child.pid! }, plain);
       detected.child.kill('SIGTERM');
+    }
+    // The cost of TLS termination (TLS 1.3, P-256 certificate, AES-GCM): on keep-alive connections
+    // (the record layer), then with a handshake for every request.
+    if (!only || only === 'tls') {
+      const tls = await startProxy('tls', {}, 'bootstrap-tls.json');
+      const secure = { url: `https://127.0.0.1:${tls.port}/`, pid: tls.child.pid! };
+      compare('TLS termination cost (keep-alive)', ['TLS      ', 'plaintext'], secure, plain);
+      compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
+      tls.child.kill('SIGTERM');
     }
     if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
