@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { connect } from 'node:net';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
@@ -27,21 +27,14 @@ before(async () => {
     {
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: {
-        listeners: [{
-          name: 'ingress',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-            '@type': HCM_TYPE,
-            stat_prefix: 'ingress',
-            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
-              route('/high/', { priority: 'HIGH', prefix_rewrite: '/' }),
-              { match: { prefix: '/conns/' }, route: { cluster: 'conns', prefix_rewrite: '/' } },
-              route('/retry/', { prefix_rewrite: '/', retry_policy: { retry_on: '5xx', num_retries: 3 } }),
-              route('/'),
-            ] }] },
-            http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-          } }] }],
-        }],
+        listeners: [
+          routesListener('ingress', [
+            route('/high/', { priority: 'HIGH', prefix_rewrite: '/' }),
+            { match: { prefix: '/conns/' }, route: { cluster: 'conns', prefix_rewrite: '/' } },
+            route('/retry/', { prefix_rewrite: '/', retry_policy: { retry_on: '5xx', num_retries: 3 } }),
+            route('/'),
+          ]),
+        ],
         clusters: [limited, conns],
       },
     },
@@ -142,19 +135,10 @@ describe('max_connections in one worker', () => {
         admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
         static_resources: {
           listeners: [
-            {
-              name: 'ingress',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-                '@type': HCM_TYPE,
-                stat_prefix: 'ingress',
-                route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
-                  { match: { prefix: '/short/' }, route: { cluster: 'one', prefix_rewrite: '/', timeout: '0.3s' } },
-                  { match: { prefix: '/' }, route: { cluster: 'one' } },
-                ] }] },
-                http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-              } }] }],
-            },
+            routesListener('ingress', [
+              { match: { prefix: '/short/' }, route: { cluster: 'one', prefix_rewrite: '/', timeout: '0.3s' } },
+              { match: { prefix: '/' }, route: { cluster: 'one' } },
+            ]),
             {
               name: 'tcp',
               address: { socket_address: { address: '127.0.0.1', port_value: 0 } },

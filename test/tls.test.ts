@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, request as httpsRequest, type Reques
 import { connect as h2Connect, createSecureServer, type Http2SecureServer } from 'node:http2';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { hcmFilter, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { downstreamTls, makePki, UPSTREAM_TLS_TYPE, type Leaf, type TestPki } from './helpers/certs.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
@@ -33,17 +33,7 @@ function listen(s: HttpsServer | Http2SecureServer): Promise<number> {
   return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)));
 }
 
-function hcm(stat: string, routes: object[]): object {
-  return {
-    name: 'envoy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type': HCM_TYPE,
-      stat_prefix: stat,
-      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-    },
-  };
-}
+const hcm = hcmFilter;
 
 const to = (cluster: string, prefix = '/') => ({ match: { prefix }, route: { cluster, ...(prefix !== '/' ? { prefix_rewrite: '/' } : {}) } });
 

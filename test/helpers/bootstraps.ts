@@ -4,28 +4,26 @@ export const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.ht
 export const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 export const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 
-export function httpListener(name: string, port: number, cluster = 'backend'): Record<string, unknown> {
+/** An HTTP connection manager (router filter last) with one virtual host of these routes. */
+export function hcmFilter(statPrefix: string, routes: object[]): Record<string, unknown> {
   return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: port } },
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type': HCM_TYPE,
-              stat_prefix: name,
-              route_config: {
-                virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }],
-              },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-            },
-          },
-        ],
-      },
-    ],
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: {
+      '@type': HCM_TYPE,
+      stat_prefix: statPrefix,
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
+      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+    },
   };
+}
+
+/** A listener on 127.0.0.1 (port 0 unless given) whose one filter chain is an HTTP connection manager with these routes. */
+export function routesListener(name: string, routes: object[], port = 0): Record<string, unknown> {
+  return { name, address: { socket_address: { address: '127.0.0.1', port_value: port } }, filter_chains: [{ filters: [hcmFilter(name, routes)] }] };
+}
+
+export function httpListener(name: string, port: number, cluster = 'backend'): Record<string, unknown> {
+  return routesListener(name, [{ match: { prefix: '/' }, route: { cluster } }], port);
 }
 
 /** A STATIC cluster of hosts on 127.0.0.1 at `ports`. */
