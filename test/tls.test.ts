@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpsServer, request as httpsRequest, type RequestOptions, type Server as HttpsServer } from 'node:https';
 import { connect as h2Connect, createSecureServer, type Http2SecureServer } from 'node:http2';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { hcmFilter, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
@@ -25,11 +26,13 @@ let b: Upstream;
 let c: Upstream;
 let secureUpstream: HttpsServer;
 let secureH2Upstream: Http2SecureServer;
+/** Accepts and never answers: a TLS handshake to it hangs. */
+let stalled: NetServer;
 let proxy: RunningProxy;
 
 const OTHER_KEY_PASSWORD = 'open sesame';
 
-function listen(s: HttpsServer | Http2SecureServer): Promise<number> {
+function listen(s: HttpsServer | Http2SecureServer | NetServer): Promise<number> {
   return new Promise((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)));
 }
 
@@ -57,7 +60,8 @@ before(async () => {
   secureH2Upstream = createSecureServer({ cert: backend.cert, key: backend.key }, (req, res) => {
     res.end(JSON.stringify({ httpVersion: req.httpVersion, alpn: (req.socket as unknown as TLSSocket).alpnProtocol }));
   });
-  const [securePort, secureH2Port] = await Promise.all([listen(secureUpstream), listen(secureH2Upstream)]);
+  stalled = createNetServer(() => {});
+  const [securePort, secureH2Port, stalledPort] = await Promise.all([listen(secureUpstream), listen(secureH2Upstream), listen(stalled)]);
   const trustBackend = { common_tls_context: { validation_context: { trusted_ca: { filename: pki.caPath }, match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: 'backend.internal' } }] } }, sni: 'backend.internal' };
   proxy = await startProxy(
     {
@@ -72,7 +76,13 @@ before(async () => {
               {
                 filter_chain_match: { server_names: ['example.com'] },
                 transport_socket: downstreamTls(server, { alpn: ['h2', 'http/1.1'] }),
-                filters: [hcm('example', [to('secure', '/secure/'), to('secure_h2', '/secure-h2/'), to('untrusted', '/untrusted/'), to('a')])],
+                filters: [hcm('example', [
+                  to('secure', '/secure/'),
+                  to('secure_h2', '/secure-h2/'),
+                  to('untrusted', '/untrusted/'),
+                  { match: { prefix: '/stalled/' }, route: { cluster: 'stalled', timeout: '0.3s' } },
+                  to('a'),
+                ])],
               },
               {
                 filter_chain_match: { server_names: ['*.other.test'] },
@@ -117,6 +127,7 @@ before(async () => {
           staticCluster('raw_backend', securePort),
           { ...staticCluster('secure', securePort), transport_socket: upstreamTls(trustBackend) },
           { ...staticCluster('secure_h2', secureH2Port), transport_socket: upstreamTls(trustBackend), http2_protocol_options: {} },
+          { ...staticCluster('stalled', stalledPort), connect_timeout: '10s', transport_socket: upstreamTls({}) },
           { ...staticCluster('untrusted', securePort), transport_socket: upstreamTls({ common_tls_context: { validation_context: { trusted_ca: { filename: untrustedCa.caPath } } } }) },
         ],
       },
@@ -131,6 +142,7 @@ after(async () => {
   secureUpstream.closeAllConnections();
   await new Promise((r) => secureUpstream.close(r));
   await new Promise((r) => secureH2Upstream.close(r));
+  await new Promise((r) => stalled.close(r));
   pki.remove();
 });
 
@@ -266,6 +278,13 @@ describe('TLS to upstream hosts', () => {
     assert.deepEqual(JSON.parse(r.body), { httpVersion: '2.0', alpn: 'h2' });
   });
 
+  it('answers at the route timeout while the TLS handshake to the host still hangs', async () => {
+    const r = await get('tls', '/stalled/', 'example.com');
+    assert.equal(r.status, 504);
+    assert.equal(r.body, 'upstream request timeout');
+    assert.equal(await stat('cluster.stalled.upstream_rq_timeout'), 1);
+  });
+
   it('fails a host whose certificate the cluster\'s CA did not sign', async () => {
     const r = await get('tls', '/untrusted/', 'example.com');
     assert.equal(r.status, 503);
@@ -289,8 +308,8 @@ describe('/certs', () => {
     const r = await httpRequest(`http://${proxy.admin}/certs`);
     assert.equal(r.status, 200);
     const { certificates } = JSON.parse(r.body) as { certificates: { ca_cert: Details[]; cert_chain: Details[] }[] };
-    // Three listener chains with TLS, three clusters.
-    assert.equal(certificates.length, 6);
+    // Three listener chains with TLS, four clusters.
+    assert.equal(certificates.length, 7);
     const chains = certificates.flatMap((c) => c.cert_chain);
     const leaf = chains.find((d) => d.serial_number === 'a1')!;
     assert.equal(leaf.path, server.certPath);

@@ -262,10 +262,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.res.end();
   }
 
-  /** A timeout or the client leaving ends the current try, whether it is under way or still waiting for a connection. */
+  /**
+   * A timeout or the client leaving ends the current try, whether it is under way, waiting in
+   * our pool for a connection, or waiting for undici to connect (which cannot be interrupted:
+   * the exchange answers now, and undici's request is aborted when it starts, see
+   * onRequestStart). A per-try timeout still waits for the connect in that last case, since
+   * a retry must not overlap a try that may yet start.
+   */
   private abort(reason: Error): void {
     if (this.controller) this.controller.abort(reason);
     else if (this.pool?.cancel(this)) this.tryFailed(reason);
+    else if (this.host && reason !== ABORT.perTry) this.tryFailed(reason);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
@@ -274,6 +281,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   private tryFailed(err: Error): void {
     this.endTry();
+    if (this.done) return; // a try answered for already (aborted once it started)
     const failure = classify(err);
     if (failure === 'client') {
       this.finish();
