@@ -118,6 +118,9 @@ export function loadTlsContext(
     errors.push(`${path}.require_client_certificate: client certificates need common_tls_context.validation_context.trusted_ca to be verified against`);
   }
   const params = obj(common.tls_params);
+  // Envoy's equal-preference groups ("[A|B]") become a plain list for OpenSSL.
+  const ciphers = list(params.cipher_suites as unknown).map((c) => String(c).replace(/[[\]]/g, '').replaceAll('|', ':'));
+  const curves = list(params.ecdh_curves as unknown).map(String);
   const context: TlsContext = {
     side,
     owner,
@@ -129,9 +132,8 @@ export function loadTlsContext(
     sanMatchers,
     minVersion: VERSIONS[String(params.tls_minimum_protocol_version)] ?? 'TLSv1.2',
     maxVersion: VERSIONS[String(params.tls_maximum_protocol_version)] ?? 'TLSv1.3',
-    // Envoy's equal-preference groups ("[A|B]") become a plain list for OpenSSL.
-    ciphers: list(params.cipher_suites as unknown).length ? list(params.cipher_suites as unknown).map((c) => String(c).replace(/[[\]]/g, '').replaceAll('|', ':')).join(':') : undefined,
-    ecdhCurve: list(params.ecdh_curves as unknown).length ? list(params.ecdh_curves as unknown).map(String).join(':') : undefined,
+    ciphers: ciphers.length ? ciphers.join(':') : undefined,
+    ecdhCurve: curves.length ? curves.join(':') : undefined,
   };
   if (errors.length > before) return undefined;
   // OpenSSL's own check: a key that does not match its certificate, a wrong password, an unknown cipher.

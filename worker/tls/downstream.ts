@@ -5,21 +5,20 @@ import { secureContextOptions, type TlsContext } from '../../shared/tls/context.
 import { compileSanMatchers } from '../../shared/tls/san.js';
 import { sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
 
-/**
- * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the
- * chain's certificates, negotiates ALPN from `alpn_protocols`, and verifies client
- * certificates against `trusted_ca` (and the SAN matchers) when one is configured, counting
- * Envoy's `listener.<address>.ssl.*` figures.
- */
-
 /** After a handshake: `ssl.versions.<version>` and `ssl.ciphers.<cipher>`, as Envoy counts them. */
-export function countNegotiated(prefix: string, socket: TLSSocket): void {
+function countNegotiated(prefix: string, socket: TLSSocket): void {
   const version = socket.getProtocol();
   if (version) stats.counter(`${prefix}ssl.versions.${version}`).inc();
   const cipher = socket.getCipher()?.name;
   if (cipher) stats.counter(`${prefix}ssl.ciphers.${cipher}`).inc();
 }
 
+/**
+ * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the
+ * chain's certificates, negotiates ALPN from `alpn_protocols`, and verifies client
+ * certificates against `trusted_ca` (and the SAN matchers) when one is configured, counting
+ * Envoy's `listener.<address>.ssl.*` figures.
+ */
 export class DownstreamTls {
   /** Node's TLS server as the handshake engine: it never listens; the listener hands it each connection. */
   private readonly server: TlsServer;
