@@ -1,18 +1,82 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { describe, it } from 'node:test';
-import { runProxy } from './helpers/cli.js';
+import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { load } from 'js-yaml';
+import { repoRoot, runProxy } from './helpers/cli.js';
+import { httpRequest, startProxy, stopAllProxies } from './helpers/proxy.js';
 
-// Every bootstrap under examples/ is one a user may copy: each must validate.
+after(() => stopAllProxies());
+
+const bootstraps = readdirSync('examples').filter((f) => /\.(ya?ml|json|pb_text)$/.test(f));
+
+/**
+ * An example as written, except that the admin interface and every listener take port 0, so the
+ * test can run beside anything else on the machine. Clusters keep their addresses.
+ */
+function onPortZero(file: string): Record<string, any> {
+  const doc = load(readFileSync(`examples/${file}`, 'utf8')) as Record<string, any>;
+  const zero = (address: { socket_address?: { port_value?: number } } | undefined) => {
+    if (address?.socket_address) address.socket_address.port_value = 0;
+  };
+  zero(doc.admin?.address);
+  for (const listener of doc.static_resources?.listeners ?? []) zero(listener.address);
+  return doc;
+}
+
+// Every bootstrap under examples/ is one a user may copy: each must validate, and start, on a
+// machine where nothing was prepared by hand (files they name come with them).
 describe('examples', () => {
-  for (const file of readdirSync('examples').filter((f) => /\.(ya?ml|json|pb_text)$/.test(f))) {
+  for (const file of bootstraps) {
     it(`examples/${file} validates`, async () => {
       const out = await runProxy(['--mode', 'validate', '-c', `examples/${file}`]);
       assert.equal(out.code, 0, out.stderr);
       assert.equal(out.stdout, `configuration 'examples/${file}' OK\n`);
     });
   }
+
+  for (const file of bootstraps.filter((f) => !f.endsWith('.pb_text'))) {
+    it(`examples/${file} starts and goes LIVE`, async () => {
+      const proxy = await startProxy(onPortZero(file), ['--concurrency', '1']);
+      assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).body, 'LIVE\n');
+      assert.equal(await proxy.stop(), 0);
+    });
+  }
+});
+
+const curl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).stdout.trim();
+
+describe("the README's TLS section", () => {
+  it('works as written (ports aside), with the certificate that comes with the example', { skip: curl ? false : 'curl is not installed (apt-get install curl; .ci/run installs it when it runs as root)' }, async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('\n## TLS\n'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    assert.ok(block, 'the TLS section has a shell block');
+    const [start, ...commands] = block.trim().split('\n');
+    assert.equal(start, 'npx proxy -c examples/tls.yaml');
+    assert.equal(commands.length, 4, block);
+
+    const proxy = await startProxy(onPortZero('tls.yaml'), ['--concurrency', '1']);
+    const port = proxy.ports.get('front')!;
+    const run = promisify(execFile);
+    const outputs: string[] = [];
+    for (const line of commands) {
+      const [command, expected] = line.split(/\s+# /) as [string, string];
+      assert.match(command, /^curl /);
+      const local = command.replaceAll('localhost:10443', `localhost:${port}`).replaceAll('127.0.0.1:9901', proxy.admin);
+      const { stdout } = await run('sh', ['-c', local], { cwd: repoRoot });
+      outputs.push(stdout);
+      // Each line's comment says what it prints; /certs describes its JSON instead.
+      if (!command.endsWith('/certs')) assert.ok(stdout.includes(expected), `${local}\n  printed ${JSON.stringify(stdout)}\n  README says: ${expected}`);
+    }
+    const certs = JSON.parse(outputs[3]!) as { certificates: { cert_chain: { path: string; days_until_expiration: string; subject_alt_names: object[] }[] }[] };
+    const served = certs.certificates[0]!.cert_chain[0]!;
+    assert.equal(served.path, 'examples/certs/cert.pem');
+    assert.deepEqual(served.subject_alt_names, [{ dns: 'localhost' }, { ip_address: '127.0.0.1' }]);
+    assert.ok(Number(served.days_until_expiration) > 365, 'the throw-away certificate does not expire under its users');
+    assert.equal(await proxy.stop(), 0);
+  });
 });
 
 describe('the systemd example', () => {
