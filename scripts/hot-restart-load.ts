@@ -16,7 +16,6 @@ const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 1500);
 const LOOPS = Number(process.env.LOOPS ?? 4);
 const root = join(import.meta.dirname, '..');
 let dir = '';
-const baseId = 5000 + (process.pid % 1000);
 
 export interface LoadResult {
   requests: number;
@@ -45,7 +44,10 @@ function bootstrap(port: number, epoch: number): object {
 
 function startEpoch(epoch: number, config: string): { child: ChildProcess; startedAt: number; adminFile: string } {
   const adminFile = join(dir, `admin-${epoch}`);
-  const child = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, '--base-id', String(baseId), '--restart-epoch', String(epoch),
+  // Epoch 0 takes a free base id and writes it down; the later ones read it (runs side by side never meet).
+  const baseIdPath = join(dir, 'base-id');
+  const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
+  const child = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
     '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'] });
   return { child, startedAt: Date.now(), adminFile };
 }

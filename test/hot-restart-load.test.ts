@@ -9,10 +9,11 @@ import { runLoad } from '../scripts/hot-restart-load.js';
  * printed by `node --import tsx scripts/hot-restart-load.ts`; this test asserts only the failures.
  */
 describe('hot restart under load', () => {
-  it('ten restarts, HTTP/1.1 keep-alive and new connections and h2c: 0 failed requests', async () => {
+  it('ten restarts, HTTP/1.1 keep-alive and new connections and h2c: 0 failed requests', async (t) => {
     const r = await runLoad(10, 1500, 3);
-    assert.ok(r.requests > 1000, `only ${r.requests} requests were served`);
+    t.diagnostic(`${r.requests} requests`);
     assert.deepEqual(Object.fromEntries(r.failures), {});
     assert.equal(r.handOverMs.length, 10);
+    assert.ok(r.handOverMs.every((ms) => Number.isFinite(ms)), `every new epoch served the clients: ${r.handOverMs.join(', ')} ms`);
   });
 });

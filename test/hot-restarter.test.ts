@@ -41,6 +41,20 @@ const config = {
   },
 };
 
+/**
+ * The start script's identity arguments, as an operator writes them: epoch 0 takes a free base id
+ * and writes it down, later epochs read it back (so two test runs never share a family).
+ */
+function identity(name: string): string {
+  const path = join(tmp.dir, `base-id-${name}`);
+  return `$(if [ "$RESTART_EPOCH" = 0 ]; then echo "--use-dynamic-base-id --base-id-path ${path}"; else echo "--base-id $(cat ${path})"; fi)`;
+}
+
+/** The restarter, with its temporary files (the notify socket) inside this test's directory. */
+function startRestarter(script: string, stdio: 'pipe' | 'ignore') {
+  return spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), script], { stdio: ['ignore', stdio, stdio], env: { ...process.env, TMPDIR: tmp.dir } });
+}
+
 async function ready(epoch: number): Promise<string> {
   const path = join(tmp.dir, `admin-${epoch}`);
   const admin = await waitFor(`epoch ${epoch}'s admin`, () => (existsSync(path) ? readFileSync(path, 'utf8') || undefined : undefined), 20_000);
@@ -54,15 +68,15 @@ describe('proxy-hot-restarter', () => {
     const script = tmp.file(
       'start.sh',
       `#!/bin/sh\nif [ -e '${failMark}' ]; then echo 'start.sh: refusing to start' >&2; exit 3; fi\n` +
-        `exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" --base-id ${4000 + (process.pid % 1000)} ` +
+        `exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" ${identity('main')} ` +
         `--admin-address-path '${tmp.dir}/admin-'"$RESTART_EPOCH" --concurrency 1 --drain-time-s 1 --parent-shutdown-time-s 1 -l warning\n`,
     );
     chmodSync(script, 0o755);
-    const restarter = spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const restarter = startRestarter(script, 'pipe');
     restarterPid = restarter.pid!;
     let output = '';
-    restarter.stdout.on('data', (d) => (output += d));
-    restarter.stderr.on('data', (d) => (output += d));
+    restarter.stdout!.on('data', (d) => (output += d));
+    restarter.stderr!.on('data', (d) => (output += d));
     const said = (text: string, times = 1) =>
       waitFor(`the restarter to say "${text}" ${times} time(s)`, () => (output.split(text).length - 1 >= times ? true : undefined), 20_000);
 
@@ -106,12 +120,12 @@ describe('proxy-hot-restarter', () => {
     const script = tmp.file(
       'start-orphan.sh',
       `#!/bin/sh
-exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" --base-id ${6000 + (process.pid % 1000)} ` +
+exec '${process.execPath}' '${join(repoRoot, 'bin/proxy.js')}' -c '${configPath}' --restart-epoch "$RESTART_EPOCH" ${identity('orphan')} ` +
         `--admin-address-path '${tmp.dir}/admin-orphan' --concurrency 1 -l warning
 `,
     );
     chmodSync(script, 0o755);
-    const restarter = spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), script], { stdio: 'ignore' });
+    const restarter = startRestarter(script, 'ignore');
     restarterPid = restarter.pid!;
     const adminPath = join(tmp.dir, 'admin-orphan');
     const admin = await waitFor('the epoch', () => (existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined), 20_000);

@@ -35,16 +35,17 @@ interface Row {
 }
 
 // One row per option of seed §2.9: its default, one valid value, one invalid value and its message.
+// Paths here are only parsed, never opened.
 const ROWS: Row[] = [
   { option: 'config-path', field: 'configPath', default: '', valid: [['-c', 'x.yaml'], 'x.yaml'], invalid: [['-c'], 'Missing a value for this argument!'] },
   { option: 'config-yaml', field: 'configYaml', default: '', valid: [['--config-yaml', 'admin: {}'], 'admin: {}'], invalid: [['--config-yaml', 'a', '--config-yaml', 'b'], 'Argument already set!'] },
   { option: 'bootstrap-version', field: 'bootstrapVersion', default: undefined, valid: [['--bootstrap-version', '2'], 2], invalid: [['--bootstrap-version', 'three'], "Couldn't read argument value from string 'three'"] },
   { option: 'mode', field: 'mode', default: 'serve', valid: [['--mode', 'validate'], 'validate'], invalid: [['--mode', 'bogus'], "error: unknown mode 'bogus'"] },
-  { option: 'admin-address-path', field: 'adminAddressPath', default: '', valid: [['--admin-address-path', '/tmp/a'], '/tmp/a'], invalid: [['--admin-address-path'], 'Missing a value'] },
+  { option: 'admin-address-path', field: 'adminAddressPath', default: '', valid: [['--admin-address-path', '/run/proxy/admin-address'], '/run/proxy/admin-address'], invalid: [['--admin-address-path'], 'Missing a value'] },
   { option: 'local-address-ip-version', field: 'localAddressIpVersion', default: 'v4', valid: [['--local-address-ip-version', 'v6'], 'v6'], invalid: [['--local-address-ip-version', 'v5'], "error: unknown IP address version 'v5'"] },
   { option: 'base-id', field: 'baseId', default: 0, valid: [['--base-id', '7'], 7], invalid: [['--base-id', '-1'], "Couldn't read argument value from string '-1'"] },
   { option: 'use-dynamic-base-id', field: 'useDynamicBaseId', default: false, valid: [['--use-dynamic-base-id'], true], invalid: [['--use-dynamic-base-id', '--restart-epoch', '1'], 'error: cannot use --restart-epoch=1 with --use-dynamic-base-id'] },
-  { option: 'base-id-path', field: 'baseIdPath', default: '', valid: [['--base-id-path', '/tmp/b'], '/tmp/b'], invalid: [['--base-id-path'], 'Missing a value'] },
+  { option: 'base-id-path', field: 'baseIdPath', default: '', valid: [['--base-id-path', '/run/proxy/base-id'], '/run/proxy/base-id'], invalid: [['--base-id-path'], 'Missing a value'] },
   { option: 'concurrency', field: 'concurrency', default: cpus().length, valid: [['--concurrency', '3'], 3], invalid: [['--concurrency', '1.5'], "Couldn't read argument value from string '1.5'"] },
   { option: 'cpuset-threads', field: 'cpusetThreads', default: false, valid: [['--cpuset-threads'], true], invalid: [['--cpuset-threads=yes'], 'does not take a value'] },
   { option: 'log-level', field: 'logLevel', default: Level.info, valid: [['-l', 'warn'], Level.warning], invalid: [['-l', 'loud'], "error: invalid log level specified 'loud'"] },
@@ -53,7 +54,7 @@ const ROWS: Row[] = [
   { option: 'log-format-prefix-with-location', field: 'logFormatPrefixWithLocation', default: false, valid: [['--log-format-prefix-with-location', '1'], true], invalid: [['--log-format-prefix-with-location', 'maybe'], "invalid --log-format-prefix-with-location 'maybe'"] },
   { option: 'log-format-escaped', field: 'logFormatEscaped', default: false, valid: [['--log-format-escaped'], true], invalid: [['--log-format-escaped=1'], 'does not take a value'] },
   { option: 'enable-fine-grain-logging', field: 'enableFineGrainLogging', default: false, valid: [['--enable-fine-grain-logging'], true], invalid: [['--enable-fine-grain-logging', '--component-log-level', 'http:debug'], 'error: --component-log-level will not work with --enable-fine-grain-logging'] },
-  { option: 'log-path', field: 'logPath', default: '', valid: [['--log-path', '/tmp/proxy.log'], '/tmp/proxy.log'], invalid: [['--log-path'], 'Missing a value'] },
+  { option: 'log-path', field: 'logPath', default: '', valid: [['--log-path', '/var/log/proxy.log'], '/var/log/proxy.log'], invalid: [['--log-path'], 'Missing a value'] },
   { option: 'restart-epoch', field: 'restartEpoch', default: 0, valid: [['--restart-epoch', '4'], 4], invalid: [['--restart-epoch', 'x'], "Couldn't read argument value from string 'x'"] },
   { option: 'service-cluster', field: 'serviceCluster', default: '', valid: [['--service-cluster', 'c1'], 'c1'], invalid: [['--service-cluster'], 'Missing a value'] },
   { option: 'service-node', field: 'serviceNode', default: '', valid: [['--service-node', 'n1'], 'n1'], invalid: [['--service-node'], 'Missing a value'] },
@@ -69,8 +70,8 @@ const ROWS: Row[] = [
   { option: 'reject-unknown-dynamic-fields', field: 'rejectUnknownDynamicFields', default: false, valid: [['--reject-unknown-dynamic-fields'], true], invalid: [['--reject-unknown-dynamic-fields=0'], 'does not take a value'] },
   { option: 'ignore-unknown-dynamic-fields', field: 'ignoreUnknownDynamicFields', default: false, valid: [['--ignore-unknown-dynamic-fields'], true], invalid: [['--ignore-unknown-dynamic-fields=0'], 'does not take a value'] },
   { option: 'disable-extensions', field: 'disableExtensions', default: [], valid: [['--disable-extensions', 'envoy.filters.http/envoy.filters.http.router,a/b'], ['envoy.filters.http/envoy.filters.http.router', 'a/b']], invalid: [['--disable-extensions'], 'Missing a value'] },
-  { option: 'socket-path', field: 'socketPath', default: DEFAULT_SOCKET_PATH, valid: [['--socket-path', '/tmp/hr'], '/tmp/hr'], invalid: [['--socket-path'], 'Missing a value'] },
-  { option: 'socket-mode', field: 'socketMode', default: 0, valid: [['--socket-path', '/tmp/hr', '--socket-mode', '644'], 0o644], invalid: [['--socket-path', '/tmp/hr', '--socket-mode', '999'], "error: invalid socket-mode '999'"] },
+  { option: 'socket-path', field: 'socketPath', default: DEFAULT_SOCKET_PATH, valid: [['--socket-path', '/run/proxy/hot-restart'], '/run/proxy/hot-restart'], invalid: [['--socket-path'], 'Missing a value'] },
+  { option: 'socket-mode', field: 'socketMode', default: 0, valid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '644'], 0o644], invalid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '999'], "error: invalid socket-mode '999'"] },
 ];
 
 describe('startup options', () => {
@@ -140,7 +141,7 @@ describe('command-line parsing rules', () => {
 
   it('refuses --socket-mode with an abstract socket path', () => {
     assert.match(fail(['--socket-mode', '644']).stderr, /cannot be used with the abstract --socket-path '@proxy_domain_socket'/);
-    assert.equal(run(['--socket-path', '/tmp/s']).socketMode, 0o600);
+    assert.equal(run(['--socket-path', '/run/proxy/hot-restart']).socketMode, 0o600);
   });
 
   it('checks component names and levels of --component-log-level', () => {

@@ -67,7 +67,7 @@ describe('/tap', () => {
     assert.deepEqual([(await tapPost('')).status, (await tapPost('')).body], [400, '/tap requires a JSON/YAML body']);
     const unknown = await tapPost('config_id: nope\ntap_config: {match: {any_match: true}, output_config: {sinks: [{streaming_admin: {}}]}}\n');
     assert.deepEqual([unknown.status, unknown.body], [400, "Unknown config id 'nope'. No extension has registered with this id."]);
-    const badField = await tapPost('config_id: demo\ntap_config: {match: {any_match: true}, output_config: {sinks: [{file_per_tap: {path_prefix: /tmp/x}}]}}\n');
+    const badField = await tapPost('config_id: demo\ntap_config: {match: {any_match: true}, output_config: {sinks: [{file_per_tap: {path_prefix: trace}}]}}\n');
     assert.equal(badField.status, 400);
     assert.match(badField.body, /tap_config\.output_config\.sinks\[0\]\.file_per_tap: field 'file_per_tap' of envoy\.config\.tap\.v3\.OutputSink is not supported/);
     const noMatch = await tapPost('config_id: demo\ntap_config: {output_config: {sinks: [{streaming_admin: {}}]}}\n');

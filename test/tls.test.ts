@@ -60,7 +60,8 @@ before(async () => {
   secureH2Upstream = createSecureServer({ cert: backend.cert, key: backend.key }, (req, res) => {
     res.end(JSON.stringify({ httpVersion: req.httpVersion, alpn: (req.socket as unknown as TLSSocket).alpnProtocol }));
   });
-  stalled = createNetServer(() => {});
+  // Reads (so it sees the proxy hang up, and close() can finish) but never answers.
+  stalled = createNetServer((socket) => socket.resume());
   const [securePort, secureH2Port, stalledPort] = await Promise.all([listen(secureUpstream), listen(secureH2Upstream), listen(stalled)]);
   const trustBackend = { common_tls_context: { validation_context: { trusted_ca: { filename: pki.caPath }, match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: 'backend.internal' } }] } }, sni: 'backend.internal' };
   proxy = await startProxy(
@@ -348,8 +349,8 @@ describe('certificates across a hot restart', () => {
           }],
         },
       };
-      const identity = ['--base-id', String(500 + (process.pid % 1000)), '--concurrency', '1', '--parent-shutdown-time-s', '5'];
-      const e0 = await startProxy(config, [...identity, '--restart-epoch', '0']);
+      const common = ['--concurrency', '1', '--parent-shutdown-time-s', '5'];
+      const e0 = await startProxy(config, common);
       const port = e0.ports.get('tls')!;
       const serialNow = () =>
         new Promise<string>((resolve, reject) => {
@@ -362,7 +363,7 @@ describe('certificates across a hot restart', () => {
       assert.equal(await serialNow(), 'E1');
       // The operator renews the certificate in place (same paths), then hot-restarts.
       dir.leaf('rotating', { sans: ['DNS:example.com'], serial: 'E2' });
-      const e1 = await startProxy(config, [...identity, '--restart-epoch', '1']);
+      const e1 = await startProxy(config, [...common, '--base-id', String(e0.baseId), '--restart-epoch', '1']);
       assert.equal(e1.ports.get('tls'), port, 'the listener was handed over');
       // New connections reach the new epoch once the old one stops accepting (right after the new one is live).
       await waitFor('a connection to the new epoch, with the renewed certificate', async () => ((await serialNow()) === 'E2' ? true : undefined));

@@ -19,6 +19,12 @@ export interface RunningProxy {
   adminAddressPath: string;
   ports: Map<string, number>;
   output: () => string;
+  /**
+   * The hot-restart base id. Unless the test gives one, the proxy picks a free one
+   * (--use-dynamic-base-id), so runs side by side never share a family; later epochs of the same
+   * family pass `--base-id <this>`, as an operator's start script does with --base-id-path.
+   */
+  baseId: number;
   /** The supervisor's children (admin, workers) by pid, read from /proc. */
   children: () => number[];
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
@@ -93,6 +99,8 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
   // Every proxy a test starts is its own hot-restart family, unless the test says otherwise.
   const ownsIdentity = args.some((a) => ['--base-id', '--restart-epoch', '--use-dynamic-base-id', '--disable-hot-restart'].includes(a));
   const baseIdPath = join(tmp.dir, 'base-id');
+  /** Whether this proxy's base id is known (given, or read back once it started): never guess at a region. */
+  let familyKnown = args.includes('--base-id');
   const identity = ownsIdentity ? [] : ['--use-dynamic-base-id', '--base-id-path', baseIdPath];
   const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...identity, ...args], {
     cwd: repoRoot,
@@ -109,6 +117,7 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
     pid,
     admin: '',
     adminAddressPath: adminPath,
+    baseId: args.includes('--base-id') ? Number(args[args.indexOf('--base-id') + 1]) : 0,
     ports: new Map(),
     output: () => output,
     children: () => childPids(pid),
@@ -121,9 +130,10 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
         for (const k of kids) if (alive(k)) process.kill(k, 'SIGKILL');
       });
       running.delete(proxy);
-      // A proxy killed with SIGKILL cannot remove its hot-restart region; do it for it.
-      if (existsSync(baseIdPath)) {
-        const region = `/dev/shm/proxy_shared_memory_${Number(readFileSync(baseIdPath, 'utf8')) * 10}`;
+      // A family killed with SIGKILL cannot remove its hot-restart region; do it for it once no
+      // epoch of the family is left. (A clean exit must remove it itself: tests check that.)
+      if (signal === 'SIGKILL' && familyKnown && ![...running].some((other) => other.baseId === proxy.baseId)) {
+        const region = `/dev/shm/proxy_shared_memory_${proxy.baseId * 10}`;
         rmSync(region, { force: true });
         rmSync(`${region}.initializing`, { force: true });
       }
@@ -137,6 +147,10 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
       if (child.exitCode !== null) throw Object.assign(new Error(`proxy exited (${child.exitCode}):\n${output}`), { fatal: true });
       return existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined;
     });
+    if (identity.length) {
+      proxy.baseId = Number(readFileSync(baseIdPath, 'utf8'));
+      familyKnown = true;
+    }
     const listeners = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body) as {
       listener_statuses: { name: string; local_address: { socket_address?: { port_value: number } } }[];
     };

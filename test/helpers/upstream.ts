@@ -5,6 +5,8 @@ import { createServer as createNetServer, type Server as NetServer } from 'node:
  * A real upstream HTTP server on 127.0.0.1:0 for integration tests. Paths:
  *   /echo         200, body = {name, method, url, headers, body}
  *   /slow?ms=N    answers after N ms
+ *   /hold?key=K   answers "<name> held" once the test calls release(K): a response that stays in
+ *                 flight for exactly as long as the test needs, whatever the machine's load
  *   /flaky?key=K&fail=N   503 for the first N requests with key K, then 200
  *   /status?code=N        that status
  *   anything else 200 "<name>"
@@ -15,13 +17,26 @@ export interface Upstream {
   hits: number;
   /** TCP connections accepted. */
   connections: number;
+  /** Requests to /hold?key=K waiting now. */
+  held: (key: string) => number;
+  /** Answers every /hold?key=K waiting, and any later one at once. */
+  release: (key: string) => void;
   server: Server;
   close: () => Promise<void>;
 }
 
 export function startUpstream(name: string): Promise<Upstream> {
   const failures = new Map<string, number>();
+  const holds = new Map<string, { waiting: Set<ServerResponse>; released: boolean }>();
+  const hold = (key: string) => holds.get(key) ?? holds.set(key, { waiting: new Set(), released: false }).get(key)!;
   const upstream = { name, hits: 0, connections: 0 } as Upstream;
+  upstream.held = (key) => hold(key).waiting.size;
+  upstream.release = (key) => {
+    const h = hold(key);
+    h.released = true;
+    for (const res of h.waiting) res.end(`${name} held`);
+    h.waiting.clear();
+  };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     upstream.hits++;
     const url = new URL(req.url ?? '/', 'http://x');
@@ -36,6 +51,15 @@ export function startUpstream(name: string): Promise<Upstream> {
       case '/slow':
         setTimeout(() => res.end(`${name} slow`), Number(url.searchParams.get('ms') ?? 1000));
         return;
+      case '/hold': {
+        const h = hold(url.searchParams.get('key') ?? '');
+        if (h.released) res.end(`${name} held`);
+        else {
+          h.waiting.add(res);
+          res.on('close', () => h.waiting.delete(res));
+        }
+        return;
+      }
       case '/flaky': {
         const key = url.searchParams.get('key') ?? '';
         const seen = failures.get(key) ?? 0;
