@@ -50,19 +50,19 @@ after(async () => {
 
 const stat = (name: string) => statValue(proxy, name);
 
-/** `n` slow requests started 50 ms apart on their own connections (so both workers take some). */
-async function slow(path: string, n: number): Promise<{ status: number; body: string }[]> {
-  const all: Promise<{ status: number; body: string }>[] = [];
-  for (let i = 0; i < n; i++) {
-    all.push(httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}${path}`, { agent: false }));
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return Promise.all(all);
+/** `n` requests at once, each on its own connection (so both workers take some). */
+function many(path: string, n: number): Promise<{ status: number; body: string }[]> {
+  return Promise.all(Array.from({ length: n }, () => httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}${path}`, { agent: false })));
 }
 
 describe('circuit breakers', () => {
+  // The upstream holds /hold responses until the test releases them: every request is in flight
+  // together for as long as the test needs, however slow the machine.
   it('admits max_requests across both workers, and answers the rest 503 overflow', async () => {
-    const results = await slow('/slow?ms=1500', 6);
+    const all = many('/hold?key=admit', 6);
+    await waitFor('two requests upstream and four refused', async () => (upstream.held('admit') === 2 && (await stat('cluster.limited.upstream_rq_pending_overflow')) === 4 ? true : undefined));
+    upstream.release('admit');
+    const results = await all;
     const ok = results.filter((r) => r.status === 200);
     const overflow = results.filter((r) => r.status === 503);
     assert.equal(ok.length, 2, JSON.stringify(results));
@@ -74,8 +74,10 @@ describe('circuit breakers', () => {
   });
 
   it('applies the HIGH thresholds to routes of priority HIGH', async () => {
-    const results = await slow('/high/slow?ms=1000', 5);
-    assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200]);
+    const all = many('/high/hold?key=high', 5);
+    await waitFor('five requests upstream at once', () => (upstream.held('high') === 5 ? true : undefined));
+    upstream.release('high');
+    assert.deepEqual((await all).map((r) => r.status), [200, 200, 200, 200, 200]);
   });
 
   it('refuses retries beyond max_retries, counting upstream_rq_retry_overflow', async () => {
@@ -86,7 +88,10 @@ describe('circuit breakers', () => {
   });
 
   it('holds the tree to max_connections: requests wait for a connection instead of opening more', async () => {
-    const results = await slow('/conns/slow?ms=1000', 6);
+    const all = many('/conns/hold?key=conns', 6);
+    await waitFor('the four requests beyond the limit counted', async () => ((await stat('cluster.conns.upstream_cx_overflow')) === 4 ? true : undefined));
+    counted.release('conns');
+    const results = await all;
     assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200], JSON.stringify(results));
     // Two for the tree, plus at most one opened anyway by a worker that had none (Envoy's pools do
     // the same, or that worker's requests could only wait for connections it cannot use).
@@ -103,8 +108,9 @@ describe('circuit breakers', () => {
   });
 
   it('reports rq_open while max_requests is reached', async () => {
-    const running = slow('/slow?ms=1500', 2);
+    const running = many('/hold?key=open', 2);
     await waitFor('rq_open', async () => ((await stat('cluster.limited.circuit_breakers.default.rq_open')) === 1 ? true : undefined));
+    upstream.release('open');
     await running;
     assert.equal(await stat('cluster.limited.circuit_breakers.default.rq_open'), 0);
   });
@@ -164,11 +170,12 @@ describe('max_connections in one worker', () => {
 
   it('ends a request whose route timeout fires while it waits for a connection, without sending it', async () => {
     const base = `http://127.0.0.1:${single.ports.get('ingress')}`;
-    const long = httpRequest(`${base}/slow?ms=1000`, { agent: false });
-    await waitFor('the first request upstream', () => (slowUpstream.hits === 1 ? true : undefined));
-    const short = await httpRequest(`${base}/short/slow?ms=10`, { agent: false });
+    const long = httpRequest(`${base}/hold?key=long`, { agent: false });
+    await waitFor('the first request upstream', () => (slowUpstream.held('long') === 1 ? true : undefined));
+    const short = await httpRequest(`${base}/short/echo`, { agent: false });
     assert.equal(short.status, 504);
     assert.equal(short.body, 'upstream request timeout');
+    slowUpstream.release('long');
     assert.equal((await long).status, 200);
     assert.equal(slowUpstream.hits, 1, 'the timed-out request never reached the upstream');
     assert.equal(slowUpstream.connections, 1);

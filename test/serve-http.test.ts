@@ -178,8 +178,9 @@ describe('HTTP connection manager over HTTP/1.1', () => {
   });
 
   it('answers 504 when the upstream exceeds the route timeout', async () => {
-    const r = await httpRequest(`${base()}/timeout/slow?ms=2000`);
+    const r = await httpRequest(`${base()}/timeout/hold?key=timeout`);
     assert.deepEqual([r.status, r.body], [504, 'upstream request timeout']);
+    a.release('timeout');
   });
 
   it('answers 503 for a connect failure and for a cluster without hosts', async () => {
