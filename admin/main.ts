@@ -55,7 +55,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   collector.start();
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
-    ...loggingEndpoints((m) => sendToParent<FromAdmin>(m), supervisor), ...processEndpoints(state, collector),
+    ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
     ...certsEndpoints(context.tls), ...dashboardEndpoints(bootstrap, collector));
   const taps = tapEndpoints(bootstrap, supervisor, (m) => sendToParent<FromAdmin>(m));

@@ -89,7 +89,7 @@ export type ToWorker =
   | { type: 'runtime'; snapshot: RuntimeSnapshot }
   /** A cluster's hosts changed (DNS, health): the whole list. */
   | { type: 'hosts'; cluster: string; hosts: UpstreamHost[] }
-  | { type: 'log_levels'; change: LogLevelChange }
+  | { type: 'log_levels'; change: LogLevelChange; ack?: number }
   | { type: 'drain'; order: DrainOrder; ack?: number }
   /** Stop accepting on these listeners (existing connections go on). */
   | { type: 'stop_listeners'; names: string[]; ack?: number }
@@ -160,7 +160,8 @@ export type FromAdmin =
   | { type: 'counters'; counters: [name: string, total: number][] }
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
-  | { type: 'log_levels'; change: LogLevelChange }
+  /** Answered with `done` once every worker uses the new levels. */
+  | { type: 'log_levels'; id: number; change: LogLevelChange }
   /** Answered with `done` once every worker has reopened (a script may rotate and then check). */
   | { type: 'reopen_logs'; id?: number }
   | { type: 'drain_listeners'; id: number; inboundOnly: boolean; graceful: boolean; skipExit: boolean }

@@ -270,7 +270,7 @@ export class ProcessTree {
       case 'log_levels':
         applyLogLevelChange(m.change);
         this.logLevelChanges.push(m.change);
-        for (const w of this.workers) w.send<ToWorker>({ type: 'log_levels', change: m.change });
+        void this.toWorkers((ack) => ({ type: 'log_levels', change: m.change, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
         break;
       case 'reopen_logs':
         void this.reopenLogs().then(() => m.id !== undefined && this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));

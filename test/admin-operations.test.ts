@@ -98,8 +98,7 @@ describe('/reopen_logs', () => {
     assert.equal((await admin('/reopen_logs')).status, 400);
     renameSync(logPath, `${logPath}.1`);
     assert.equal((await admin('/reopen_logs', 'POST')).body, 'OK\n');
-    await admin('/logging?router=debug', 'POST');
-    await new Promise((r) => setTimeout(r, 200));
+    await admin('/logging?router=debug', 'POST'); // answered once every worker logs at debug
     await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/x`);
     await waitFor('a worker line in the reopened file', () => {
       try {

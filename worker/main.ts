@@ -98,6 +98,7 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'log_levels':
       applyLogLevelChange(m.change);
+      acknowledge(m.ack);
       break;
     case 'drain':
       drain.start(m.order);

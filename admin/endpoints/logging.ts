@@ -1,4 +1,4 @@
-import type { FromAdmin, LogLevelChange } from '../../shared/ipc.js';
+import type { LogLevelChange } from '../../shared/ipc.js';
 import { LEVEL_NAMES, parseLevel } from '../../shared/log/levels.js';
 import { applyLogLevelChange, registry } from '../../shared/log/logger.js';
 import type { AdminEndpoint, AdminResponse } from '../endpoint.js';
@@ -7,7 +7,8 @@ import type { SupervisorClient } from '../supervisor-client.js';
 /**
  * POST /logging: list the loggers, or change levels — all (`level=`), several
  * (`paths=name:level,…`) or one (`<name>=<level>`) — in every process of the tree (the supervisor
- * relays the change to the workers and to any replacement). Envoy's validation and texts:
+ * relays the change to the workers and to any replacement, and the answer comes once every worker
+ * uses the new levels, so the next request is logged at them). Envoy's validation and texts:
  * `warn` is not a level here (only on the command line); unknown names fail the whole request.
  * With --enable-fine-grain-logging, names are source paths, globs or basenames and are not checked.
  */
@@ -26,7 +27,7 @@ function failure(message: string): AdminResponse {
   return { status: 400, body: `error: ${message}\n\n${USAGE}${listing()}` };
 }
 
-export function loggingEndpoints(send: (m: FromAdmin) => void, supervisor: SupervisorClient): AdminEndpoint[] {
+export function loggingEndpoints(supervisor: SupervisorClient): AdminEndpoint[] {
   return [
     {
       path: '/logging',
@@ -36,7 +37,7 @@ export function loggingEndpoints(send: (m: FromAdmin) => void, supervisor: Super
         { name: 'paths', help: 'Change multiple logging levels by setting to <logger_name1>:<desired_level1>,<logger_name2>:<desired_level2>. If fine grain logging is enabled, use __FILE__ or a glob experision as the logger name. For example, source/common*:warning' },
         { name: 'level', help: 'desired logging level, this will change all loggers\'s level', choices: ['', ...LEVEL_NAMES] },
       ],
-      handle: (rq) => {
+      handle: async (rq) => {
         // HTML forms send empty level= and paths=: they count as absent.
         const params = rq.params.filter(([k, v]) => !((k === 'level' || k === 'paths') && v === ''));
         if (params.length === 0) return { status: 200, body: listing() };
@@ -66,7 +67,7 @@ export function loggingEndpoints(send: (m: FromAdmin) => void, supervisor: Super
           change = { kind: 'some', levels };
         }
         applyLogLevelChange(change);
-        send({ type: 'log_levels', change });
+        await supervisor.request((id) => ({ type: 'log_levels', id, change }));
         return { status: 200, body: listing() };
       },
     },
