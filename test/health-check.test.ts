@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { httpListener, staticCluster } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { tcpSocketOwner } from './helpers/sockets.js';
 import { closedPort, startEcho } from './helpers/upstream.js';
 
 /**
@@ -16,17 +17,23 @@ interface Backend {
   port: number;
   health: number;
   checks: IncomingHttpHeaders[];
+  /** The proxy's processes the checks came from (resolved while each check's connection is open). */
+  checkers: Set<number | undefined>;
+  /** The same for proxied requests. */
+  forwarders: Set<number | undefined>;
   server: Server;
 }
 
 function backend(name: string, health: number): Promise<Backend> {
-  const b = { name, health, checks: [] } as unknown as Backend;
+  const b = { name, health, checks: [], checkers: new Set(), forwarders: new Set() } as unknown as Backend;
   b.server = createServer((req, res) => {
     if (req.url === '/healthz') {
       b.checks.push(req.headers);
+      if (proxy) b.checkers.add(tcpSocketOwner(req.socket.remotePort!, [proxy.pid, ...proxy.children()]));
       res.writeHead(b.health).end();
       return;
     }
+    if (proxy) b.forwarders.add(tcpSocketOwner(req.socket.remotePort!, [proxy.pid, ...proxy.children()]));
     res.end(name);
   });
   return new Promise((resolve) => b.server.listen(0, '127.0.0.1', () => resolve(Object.assign(b, { port: (b.server.address() as { port: number }).port }))));
@@ -98,11 +105,15 @@ describe('active health checks', () => {
   });
 
   it('runs one checker for the tree, not one per worker', async () => {
+    good.checkers.clear();
     const before = good.checks.length;
-    await new Promise((r) => setTimeout(r, 1000));
-    // 0.1 s interval: about 10 checks in a second from one checker, about 20 from two.
-    const perSecond = good.checks.length - before;
-    assert.ok(perSecond >= 5 && perSecond <= 13, `${perSecond} checks in 1 s`);
+    await waitFor('ten more checks', () => (good.checks.length >= before + 10 ? true : undefined));
+    // Checkers in the workers would show up as their pids; the tree's one checker is the supervisor.
+    assert.deepEqual([...good.checkers], [proxy.pid]);
+    // Whereas requests reach the host from the workers' pools.
+    good.forwarders.clear();
+    await answers(4);
+    assert.ok(good.forwarders.size > 0 && [...good.forwarders].every((pid) => pid !== undefined && pid !== proxy.pid), `forwarded by ${[...good.forwarders]}`);
   });
 
   it('brings a host back after healthy_threshold passes, and takes one out after unhealthy_threshold failures', async () => {

@@ -7,6 +7,7 @@ import { configureLogging, flushLogs, getLogger, registry, reopenLogs, setLogRol
 import { LogSink } from '../shared/log/sink.js';
 import { minimalBootstrap } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
+import { waitFor } from './helpers/proxy.js';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -134,8 +135,7 @@ describe('the file sink', () => {
     const sink = new LogSink(path, 50);
     sink.write('buffered\n', false);
     assert.equal(readFileSync(path, 'utf8'), '');
-    await new Promise((r) => setTimeout(r, 120));
-    assert.equal(readFileSync(path, 'utf8'), 'buffered\n');
+    await waitFor('the flush interval to write the line', () => (readFileSync(path, 'utf8') === 'buffered\n' ? true : undefined));
     sink.write('urgent\n', true);
     assert.equal(readFileSync(path, 'utf8'), 'buffered\nurgent\n');
     sink.close();

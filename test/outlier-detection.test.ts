@@ -98,6 +98,7 @@ describe('outlier detection', () => {
 
   it('ejects exactly at the consecutive_5xx count, whichever worker saw each failure', async () => {
     await send('single', 3);
+    // A pause that proves an absence: two detection intervals (0.2 s) pass without an ejection.
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(line(await clusters(), `single::127.0.0.1:${lonely.port}::health_flags`), 'healthy');
     await send('single', 1);

@@ -114,7 +114,7 @@ describe('the process tree', () => {
       }
     };
     const loops = Array.from({ length: 4 }, loop);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the client loops under way', () => (results.filter((r) => r.ok).length >= 20 ? true : undefined));
     process.kill(victim, 'SIGKILL');
     await waitFor('the worker to die', () => !alive(victim) || undefined);
     deadAt = Date.now();
@@ -125,7 +125,7 @@ describe('the process tree', () => {
       const pid = roles(proxy.pid).get('worker_0');
       return pid !== undefined && pid !== victim ? pid : undefined;
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('requests served after the replacement', () => (results.filter((r) => r.startedAt >= deadAt && r.ok).length >= 20 ? true : undefined));
     stop = true;
     await Promise.all(loops);
     const after = results.filter((r) => r.startedAt >= deadAt);
@@ -143,21 +143,22 @@ describe('the process tree', () => {
   it('reopens its log file on SIGUSR1 and ignores SIGHUP', async () => {
     const logPath = join(tmp.dir, 'proxy.log');
     const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--log-path', logPath, '--file-flush-interval-msec', '50']);
-    process.kill(proxy.pid, 'SIGHUP');
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
     await waitFor('the first log lines', () => readFileSync(logPath, 'utf8').includes('LIVE') || undefined);
+    // SIGHUP first: had it not been ignored, the process would be gone before SIGUSR1 reopened anything.
+    process.kill(proxy.pid, 'SIGHUP');
     renameSync(logPath, `${logPath}.1`);
     process.kill(proxy.pid, 'SIGUSR1');
-    await new Promise((r) => setTimeout(r, 200));
-    await httpRequest(`http://${proxy.admin}/quitquitquit`); // GET: logs an error in the admin process
-    await waitFor('a line in the reopened file', () => {
+    // A GET of a mutation logs an error in the admin process: once one lands in the new file, the
+    // admin process has reopened too.
+    await waitFor('a line in the reopened file', async () => {
+      await httpRequest(`http://${proxy.admin}/quitquitquit`);
       try {
         return readFileSync(logPath, 'utf8').includes('mutates state') || undefined;
       } catch {
         return undefined;
       }
     });
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
     assert.match(readFileSync(`${logPath}.1`, 'utf8'), /SIGHUP ignored/);
     await proxy.stop();
   });

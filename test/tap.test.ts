@@ -94,6 +94,8 @@ describe('/tap', () => {
       await httpRequest(url('/echo'), { headers: { 'x-tap': 'no' } });
     }
     const traces = await waitFor('six traces', () => (tap.traces().length >= 6 ? tap.traces() : undefined));
+    // A pause that proves an absence: no trace for the unmatched exchanges arrives after the six.
+    // (A sentinel would not do: two workers' traces may overtake one another.)
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(tap.traces().length, 6, 'only the matching exchanges are traced');
     const trace = traces.find((t) => header(t.http_buffered_trace.request, ':path') === '/echo?n=0')!.http_buffered_trace;

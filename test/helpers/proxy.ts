@@ -79,6 +79,23 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
   }
 }
 
+/**
+ * `promise`, or a failure naming `what` if it has not settled after `timeoutMs`: for something that
+ * must happen at all, where hanging until the runner's own limit would say nothing. The deadline
+ * is generous on purpose; it is not a measurement.
+ */
+export async function withDeadline<T>(what: string, promise: Promise<T>, timeoutMs = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const running = new Set<RunningProxy>();
 
 /** Stops every proxy a test file started (call from `after`). */
