@@ -55,14 +55,29 @@ function many(path: string, n: number): Promise<{ status: number; body: string }
   return Promise.all(Array.from({ length: n }, () => httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}${path}`, { agent: false })));
 }
 
+/**
+ * `n` requests on their own connections, each sent once the one before is settled as `settled(i)`
+ * (1-based) says: in flight together, yet never two at the same instant. A breaker is checked, then
+ * taken, per worker, so two workers deciding at the very same moment can both take the last unit
+ * (as two of Envoy's worker threads can); these tests are about the count, not that race.
+ */
+async function oneByOne(path: string, n: number, settled: (i: number) => Promise<boolean>): Promise<Promise<{ status: number; body: string }>[]> {
+  const all: Promise<{ status: number; body: string }>[] = [];
+  for (let i = 1; i <= n; i++) {
+    all.push(httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}${path}`, { agent: false }));
+    await waitFor(`request ${i} of ${n} to settle`, async () => ((await settled(i)) ? true : undefined));
+  }
+  return all;
+}
+
 describe('circuit breakers', () => {
-  // The upstream holds /hold responses until the test releases them: every request is in flight
+  // The upstream holds /hold responses until the test releases them: the requests stay in flight
   // together for as long as the test needs, however slow the machine.
   it('admits max_requests across both workers, and answers the rest 503 overflow', async () => {
-    const all = many('/hold?key=admit', 6);
-    await waitFor('two requests upstream and four refused', async () => (upstream.held('admit') === 2 && (await stat('cluster.limited.upstream_rq_pending_overflow')) === 4 ? true : undefined));
+    const all = await oneByOne('/hold?key=admit', 6, async (i) =>
+      i <= 2 ? upstream.held('admit') === i : (await stat('cluster.limited.upstream_rq_pending_overflow')) === i - 2);
     upstream.release('admit');
-    const results = await all;
+    const results = await Promise.all(all);
     const ok = results.filter((r) => r.status === 200);
     const overflow = results.filter((r) => r.status === 503);
     assert.equal(ok.length, 2, JSON.stringify(results));
@@ -88,10 +103,10 @@ describe('circuit breakers', () => {
   });
 
   it('holds the tree to max_connections: requests wait for a connection instead of opening more', async () => {
-    const all = many('/conns/hold?key=conns', 6);
-    await waitFor('the four requests beyond the limit counted', async () => ((await stat('cluster.conns.upstream_cx_overflow')) === 4 ? true : undefined));
+    const all = await oneByOne('/conns/hold?key=conns', 6, async (i) =>
+      i <= 2 ? counted.held('conns') === i : (await stat('cluster.conns.upstream_cx_overflow')) === i - 2);
     counted.release('conns');
-    const results = await all;
+    const results = await Promise.all(all);
     assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 200], JSON.stringify(results));
     // Two for the tree, plus at most one opened anyway by a worker that had none (Envoy's pools do
     // the same, or that worker's requests could only wait for connections it cannot use).

@@ -166,17 +166,19 @@ describe('the process tree', () => {
 
 describe('start-up failures', () => {
   it('an invalid bootstrap exits 1 before any socket is bound or process forked', async () => {
-    const probe = await listenOnFreePort();
-    const port = (probe.address() as { port: number }).port;
-    probe.close();
-    const doc = bootstrap(port) as any;
-    doc.static_resources.clusters = [{ name: 'bad', type: 'EDS', connect_timeout: '1s' }];
-    const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('bad.json', JSON.stringify(doc))]);
-    assert.equal(out.code, 1);
-    assert.match(out.stderr, /cluster type EDS is not supported/);
-    assert.doesNotMatch(out.stderr, /starting epoch/);
-    const again = await listenOnFreePort(); // the port was never taken
-    again.close();
+    // The listener's port is taken: a proxy that bound before validating would fail on that first.
+    const blocker = await listenOnFreePort();
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const doc = bootstrap(port) as any;
+      doc.static_resources.clusters = [{ name: 'bad', type: 'EDS', connect_timeout: '1s' }];
+      const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('bad.json', JSON.stringify(doc))]);
+      assert.equal(out.code, 1);
+      assert.match(out.stderr, /cluster type EDS is not supported/);
+      assert.doesNotMatch(out.stderr, /starting epoch|cannot bind/);
+    } finally {
+      blocker.close();
+    }
   });
 
   it('a listener port in use exits 1 naming the listener and address', async () => {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, createServer as createNetServer, type Server as NetServer } from 'node:net';
 
 /**
  * A real upstream HTTP server on 127.0.0.1:0 for integration tests. Paths:
@@ -97,13 +98,24 @@ export function startEcho(): Promise<{ port: number; server: NetServer }> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server })));
 }
 
-/** A port that was free a moment ago: something to connect to that refuses. */
-export function closedPort(): Promise<number> {
-  const server = createNetServer();
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const port = (server.address() as { port: number }).port;
-    server.close(() => resolve(port));
-  }));
+/**
+ * Something to connect to that refuses, and goes on refusing: a port below the kernel's ephemeral
+ * range (which every port-0 bind, in this run or another, draws from) that refuses when picked.
+ * A port that was merely free a moment ago could be handed to another test's server meanwhile.
+ */
+export async function closedPort(): Promise<number> {
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  for (;;) {
+    const port = 1024 + Math.floor(Math.random() * (low - 1024));
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
 }
 
 /** An h2c (prior knowledge) upstream that answers with the protocol it saw. */
