@@ -119,6 +119,11 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
   /** Whether this proxy's base id is known (given, or read back once it started): never guess at a region. */
   let familyKnown = args.includes('--base-id');
   const identity = ownsIdentity ? [] : ['--use-dynamic-base-id', '--base-id-path', baseIdPath];
+  const readBaseId = () => {
+    if (familyKnown || !identity.length || !existsSync(baseIdPath)) return;
+    proxy.baseId = Number(readFileSync(baseIdPath, 'utf8'));
+    familyKnown = true;
+  };
   const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...identity, ...args], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -147,9 +152,11 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
         for (const k of kids) if (alive(k)) process.kill(k, 'SIGKILL');
       });
       running.delete(proxy);
-      // A family killed with SIGKILL cannot remove its hot-restart region; do it for it once no
-      // epoch of the family is left. (A clean exit must remove it itself: tests check that.)
-      if (signal === 'SIGKILL' && familyKnown && ![...running].some((other) => other.baseId === proxy.baseId)) {
+      readBaseId();
+      // A family killed by a signal (SIGKILL, by stop() or by the test) cannot remove its
+      // hot-restart region; do it for it once no epoch of the family is left. (A clean exit must
+      // remove it itself: tests check that.)
+      if (child.signalCode !== null && familyKnown && ![...running].some((other) => other.baseId === proxy.baseId)) {
         const region = `/dev/shm/proxy_shared_memory_${proxy.baseId * 10}`;
         rmSync(region, { force: true });
         rmSync(`${region}.initializing`, { force: true });
@@ -164,10 +171,7 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
       if (child.exitCode !== null) throw Object.assign(new Error(`proxy exited (${child.exitCode}):\n${output}`), { fatal: true });
       return existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined;
     });
-    if (identity.length) {
-      proxy.baseId = Number(readFileSync(baseIdPath, 'utf8'));
-      familyKnown = true;
-    }
+    readBaseId();
     const listeners = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body) as {
       listener_statuses: { name: string; local_address: { socket_address?: { port_value: number } } }[];
     };
