@@ -94,7 +94,7 @@ describe('/drain_listeners', () => {
     });
     await goaway;
     session.close();
-    await waitFor('the listeners to stop at the end of the drain', async () => (await refuses(port)) || undefined, 10_000);
+    await waitFor('the listeners to stop at the end of the drain', async () => (await refuses(port)) || undefined);
     assert.match((await httpRequest(`http://${proxy.admin}/stats?filter=downstream_cx_drain_close`)).body, /^http\.out\.downstream_cx_drain_close: [1-9]/m);
     agent.destroy();
     await proxy.stop();

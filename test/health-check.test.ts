@@ -29,11 +29,11 @@ function backend(name: string, health: number): Promise<Backend> {
   b.server = createServer((req, res) => {
     if (req.url === '/healthz') {
       b.checks.push(req.headers);
-      if (proxy) b.checkers.add(tcpSocketOwner(req.socket.remotePort!, [proxy.pid, ...proxy.children()]));
+      if (proxy) b.checkers.add(tcpSocketOwner(req.socket.remotePort!, req.socket.localPort!, [proxy.pid, ...proxy.children()]));
       res.writeHead(b.health).end();
       return;
     }
-    if (proxy) b.forwarders.add(tcpSocketOwner(req.socket.remotePort!, [proxy.pid, ...proxy.children()]));
+    if (proxy) b.forwarders.add(tcpSocketOwner(req.socket.remotePort!, req.socket.localPort!, [proxy.pid, ...proxy.children()]));
     res.end(name);
   });
   return new Promise((resolve) => b.server.listen(0, '127.0.0.1', () => resolve(Object.assign(b, { port: (b.server.address() as { port: number }).port }))));
@@ -118,10 +118,10 @@ describe('active health checks', () => {
 
   it('brings a host back after healthy_threshold passes, and takes one out after unhealthy_threshold failures', async () => {
     bad.health = 200;
-    await waitFor('bad to pass its checks', async () => (flags(await clusters(), 'web', bad.port) === 'healthy' ? true : undefined), 5000);
+    await waitFor('bad to pass its checks', async () => (flags(await clusters(), 'web', bad.port) === 'healthy' ? true : undefined));
     assert.deepEqual([...(await answers(10))].sort(), ['bad', 'good']);
     good.health = 500;
-    await waitFor('good to fail its checks', async () => (flags(await clusters(), 'web', good.port) === '/failed_active_hc' ? true : undefined), 5000);
+    await waitFor('good to fail its checks', async () => (flags(await clusters(), 'web', good.port) === '/failed_active_hc' ? true : undefined));
     assert.deepEqual([...(await answers(10))], ['bad']);
   });
 
@@ -132,9 +132,9 @@ describe('active health checks', () => {
       bad.server.close(() => resolve());
       bad.server.closeAllConnections();
     });
-    await waitFor('the closed host to fail', async () => (flags(await clusters(), 'web', bad.port) === '/failed_active_hc' ? true : undefined), 5000);
+    await waitFor('the closed host to fail', async () => (flags(await clusters(), 'web', bad.port) === '/failed_active_hc' ? true : undefined));
     assert.ok((await stat('cluster.web.health_check.network_failure')) > networkBefore);
-    await waitFor('good back', async () => (flags(await clusters(), 'web', good.port) === 'healthy' ? true : undefined), 5000);
+    await waitFor('good back', async () => (flags(await clusters(), 'web', good.port) === 'healthy' ? true : undefined));
     assert.deepEqual([...(await answers(10))], ['good']);
   });
 

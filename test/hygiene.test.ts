@@ -33,7 +33,8 @@ describe('test hygiene', () => {
   it('no test, helper, example or script names a fixed path outside its own temporary directory', () => {
     const text = (name: string) => /\.(ts|mjs|js|ya?ml|json|sh|service|md)$/.test(name);
     const paths = [...files('test', text), ...files('examples', text), ...files('scripts', text), 'README.md'].filter((p) => p !== self);
-    // /tmp/<name>, ~/…, $HOME/… and the home directory: each is shared with every other run and user.
+    // A name directly under the system's temporary directory, or anything in the home directory
+    // (by tilde, by $HOME or by homedir()): each is shared with every other run and user.
     const fixed = offending(paths, /(["'`\s(=]\/tmp\/[\w.-]|["'`\s(=]~\/|\$HOME\/|homedir\(\))/);
     assert.deepEqual(fixed, [], 'use a directory from mkdtemp under os.tmpdir() (test/helpers/cli.ts tempDir), or a file that comes with the repository');
   });

@@ -77,7 +77,7 @@ describe('the process tree', () => {
     const proxy = await startProxy(bootstrap(), ['--concurrency', '2']);
     const kids = proxy.children();
     process.kill(proxy.pid, 'SIGKILL');
-    await waitFor('the children to exit on their own', () => kids.every((k) => !alive(k)) || undefined, 10_000);
+    await waitFor('the children to exit on their own', () => kids.every((k) => !alive(k)) || undefined);
     await proxy.stop();
   });
 
@@ -144,8 +144,8 @@ describe('the process tree', () => {
     const logPath = join(tmp.dir, 'proxy.log');
     const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--log-path', logPath, '--file-flush-interval-msec', '50']);
     await waitFor('the first log lines', () => readFileSync(logPath, 'utf8').includes('LIVE') || undefined);
-    // SIGHUP first: had it not been ignored, the process would be gone before SIGUSR1 reopened anything.
     process.kill(proxy.pid, 'SIGHUP');
+    await waitFor('SIGHUP to be logged as ignored', () => readFileSync(logPath, 'utf8').includes('SIGHUP ignored') || undefined);
     renameSync(logPath, `${logPath}.1`);
     process.kill(proxy.pid, 'SIGUSR1');
     // A GET of a mutation logs an error in the admin process: once one lands in the new file, the
@@ -158,8 +158,7 @@ describe('the process tree', () => {
         return undefined;
       }
     });
-    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200);
-    assert.match(readFileSync(`${logPath}.1`, 'utf8'), /SIGHUP ignored/);
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).status, 200, 'still serving after SIGHUP');
     await proxy.stop();
   });
 });

@@ -85,7 +85,7 @@ describe('layered runtime', () => {
     writeFileSync(join(v2, 'app', 'feature', 'ratio'), '90');
     symlinkSync(v2, `${root}.new`);
     renameSync(`${root}.new`, root);
-    await waitFor('the disk layer to reload', async () => ((await runtime()).entries['feature.ratio']?.final_value === '90' ? true : undefined), 10_000);
+    await waitFor('the disk layer to reload', async () => ((await runtime()).entries['feature.ratio']?.final_value === '90' ? true : undefined));
     await proxy.stop();
   });
 

@@ -64,7 +64,11 @@ export function alive(pid: number): boolean {
   }
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `probe` until it gives a value, or fails naming `what` after `timeoutMs`. The deadline only
+ * turns a hang into a clear failure: generous, so a loaded machine is slower, not red.
+ */
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -84,7 +88,7 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
  * must happen at all, where hanging until the runner's own limit would say nothing. The deadline
  * is generous on purpose; it is not a measurement.
  */
-export async function withDeadline<T>(what: string, promise: Promise<T>, timeoutMs = 15_000): Promise<T> {
+export async function withDeadline<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
