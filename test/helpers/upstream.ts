@@ -5,7 +5,6 @@ import { connect, createServer as createNetServer, type Server as NetServer } fr
 /**
  * A real upstream HTTP server on 127.0.0.1:0 for integration tests. Paths:
  *   /echo         200, body = {name, method, url, headers, body}
- *   /slow?ms=N    answers after N ms
  *   /hold?key=K   answers "<name> held" once the test calls release(K): a response that stays in
  *                 flight for exactly as long as the test needs, whatever the machine's load
  *   /flaky?key=K&fail=N   503 for the first N requests with key K, then 200
@@ -48,9 +47,6 @@ export function startUpstream(name: string): Promise<Upstream> {
       case '/echo':
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ name, method: req.method, url: req.url, headers: req.headers, body }));
-        return;
-      case '/slow':
-        setTimeout(() => res.end(`${name} slow`), Number(url.searchParams.get('ms') ?? 1000));
         return;
       case '/hold': {
         const h = hold(url.searchParams.get('key') ?? '');
