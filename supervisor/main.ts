@@ -131,7 +131,12 @@ function loadConfiguration(options: Options): LoadedBootstrap | undefined {
   try {
     return loadBootstrap(options);
   } catch (err) {
-    if (!(err instanceof BootstrapError)) throw err;
+    if (!(err instanceof BootstrapError)) {
+      // A reader's bug rather than the file's fault; the configuration is still unusable. One line
+      // and exit 1, as for any other configuration error, never a crash with a stack trace.
+      log.critical(`error initializing configuration '${options.configPath}': unexpected error while reading it (a bug; please report it with the file): ${(err as Error).message}`);
+      return undefined;
+    }
     for (const e of err.errors) log.critical(`error initializing configuration '${options.configPath}': ${e}`);
     return undefined;
   }

@@ -6,6 +6,7 @@ import { checkConstraints } from './constraints.js';
 import { checkSupportedFields } from './supported.js';
 import { checkAnyUses, parseDisabledExtensions } from './extensions.js';
 import { mergeMessage } from './merge.js';
+import { documentLimitError } from './limits.js';
 import { BinaryDecoder } from './proto-binary.js';
 import { ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { TextFormatError, TextFormatParser } from './proto-text.js';
@@ -77,7 +78,20 @@ function parseYaml(text: string, what: string): JsonObject {
   }
   if (doc === undefined || doc === null) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new BootstrapError([`${what}: a bootstrap must be a mapping, not ${Array.isArray(doc) ? 'a list' : typeof doc}`]);
-  return doc as JsonObject;
+  return withinLimits(doc as JsonObject, what);
+}
+
+/** The document, if no reader after the parser could be made to explode on it (limits.ts). */
+function withinLimits(doc: JsonObject, what: string): JsonObject {
+  const refusal = documentLimitError(doc);
+  if (refusal) throw new BootstrapError([`${what}: refused: ${refusal}`]);
+  return doc;
+}
+
+/** A recursive decoder that ran out of stack on a nested input says so, as a configuration error. */
+function tooDeep(err: unknown, what: string): never {
+  if (err instanceof RangeError) throw new BootstrapError([`${what}: refused: nested too deeply to read`]);
+  throw err;
 }
 
 function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Parsed {
@@ -89,19 +103,24 @@ function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Par
   }
   switch (bootstrapFormat(path)) {
     case 'binary': {
-      const decoded = new BinaryDecoder(root).decode(type, data);
+      let decoded: ReturnType<BinaryDecoder['decode']>;
+      try {
+        decoded = new BinaryDecoder(root).decode(type, data);
+      } catch (err) {
+        tooDeep(err, path);
+      }
       if (decoded.errors.length) throw new BootstrapError(decoded.errors.map((e) => `${path}: ${e}`));
-      return { document: decoded.json, unknownFields: decoded.unknownFields };
+      return { document: withinLimits(decoded.json, path), unknownFields: decoded.unknownFields };
     }
     case 'text': {
-      const parser = new TextFormatParser(root, data.toString('utf8'));
       try {
+        const parser = new TextFormatParser(root, data.toString('utf8'));
         const document = parser.parse(type);
         if (parser.errors.length) throw new BootstrapError(parser.errors.map((e) => `${path}: ${e}`));
-        return { document, unknownFields: parser.unknownFields };
+        return { document: withinLimits(document, path), unknownFields: parser.unknownFields };
       } catch (err) {
         if (err instanceof TextFormatError) throw new BootstrapError([`${path}: unable to parse text proto: ${err.message}`]);
-        throw err;
+        tooDeep(err, path);
       }
     }
     case 'yaml':
@@ -114,7 +133,7 @@ function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Par
         throw new BootstrapError([`${path}: unable to parse JSON: ${(err as Error).message}`]);
       }
       if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new BootstrapError([`${path}: a bootstrap must be a JSON object`]);
-      return { document: doc as JsonObject, unknownFields: [] };
+      return { document: withinLimits(doc as JsonObject, path), unknownFields: [] };
     }
   }
 }

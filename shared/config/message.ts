@@ -1,5 +1,6 @@
 import { load as loadYaml } from 'js-yaml';
 import { checkConstraints } from './constraints.js';
+import { documentLimitError } from './limits.js';
 import { ProtoJsonReader, type JsonObject } from './proto-json.js';
 import { envoySchema } from './schema.js';
 import { checkSupportedFields } from './supported.js';
@@ -17,6 +18,8 @@ export function readMessage(typeName: string, text: string): { message: JsonObje
     return { errors: [`unable to parse YAML: ${(err as Error).message}`] };
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return { errors: [`a ${typeName} must be a mapping`] };
+  const refusal = documentLimitError(doc);
+  if (refusal) return { errors: [`refused: ${refusal}`] };
   const root = envoySchema();
   const type = root.lookupType(typeName);
   const reader = new ProtoJsonReader(root, { unknownFields: 'reject' });

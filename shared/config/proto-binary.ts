@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs';
 import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { MAX_DEPTH } from './limits.js';
 import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, structValueToJson, typeNameOfUrl } from './wkt.js';
 
 /**
@@ -29,7 +30,11 @@ export class BinaryDecoder {
   readonly unknownFields: UnknownFieldUse[] = [];
   readonly errors: string[] = [];
 
-  constructor(private readonly root: protobuf.Root) {}
+  /** `depth`: messages already open around this decoder's (an Any's payload continues its container's count). */
+  constructor(
+    private readonly root: protobuf.Root,
+    public depth = 0,
+  ) {}
 
   decode(type: protobuf.Type, bytes: Uint8Array, path = ''): DecodeResult {
     const json = this.decodeMessage(type, bytes, path) as JsonObject;
@@ -68,6 +73,20 @@ export class BinaryDecoder {
 
   /** Decodes one message into message form, then turns well-known types into their JSON form. */
   decodeMessage(type: protobuf.Type, bytes: Uint8Array, path: string): unknown {
+    // Protocol Buffers' own recursion limit (limits.ts): deeper input would only overflow the stack.
+    if (this.depth >= MAX_DEPTH) {
+      this.errors.push(`${path.length > 120 ? `${path.slice(0, 120)}…` : path}: refused: nested deeper than ${MAX_DEPTH} levels`);
+      return {};
+    }
+    this.depth++;
+    try {
+      return this.decodeFields(type, bytes, path);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private decodeFields(type: protobuf.Type, bytes: Uint8Array, path: string): unknown {
     const reader = protobuf.Reader.create(bytes);
     const form: JsonObject = {};
     while (reader.pos < reader.len) {
@@ -136,7 +155,7 @@ export function messageFormToJson(
   form: JsonObject,
   path: string,
   root: protobuf.Root,
-  sink: { errors: string[]; unknownFields: UnknownFieldUse[] },
+  sink: { errors: string[]; unknownFields: UnknownFieldUse[]; depth?: number },
 ): unknown {
   const name = fullName(type);
   if (!name.startsWith('google.protobuf.')) return form;
@@ -159,7 +178,7 @@ export function messageFormToJson(
       const inner = lookupTypeOrNull(root, typeNameOfUrl(typeUrl));
       if (!inner) return { '@type': typeUrl };
       const bytes = Buffer.from(String(form.value ?? ''), 'base64');
-      const decoder = new BinaryDecoder(root);
+      const decoder = new BinaryDecoder(root, sink.depth ?? 0);
       const value = decoder.decodeMessage(inner, bytes, path);
       sink.errors.push(...decoder.errors);
       sink.unknownFields.push(...decoder.unknownFields);

@@ -1,7 +1,9 @@
 import protobuf from 'protobufjs';
 import { messageFormToJson } from './proto-binary.js';
 import { childPath, fullName, jsonName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
+import { MAX_DEPTH } from './limits.js';
 import { typeNameOfUrl } from './wkt.js';
+
 
 /**
  * Protobuf text format (`.pb_text`) → canonical proto3 JSON, by reflection over the schema.
@@ -57,7 +59,7 @@ function tokenize(src: string): Token[] {
       i++;
       continue;
     }
-    throw new TextFormatError(`line ${line}: unexpected character '${c}'`);
+    throw new TextFormatError(`line ${line}: unexpected character ${JSON.stringify(c)}`);
   }
   tokens.push({ kind: 'eof', line });
   return tokens;
@@ -149,7 +151,20 @@ export class TextFormatParser {
     return name;
   }
 
+  /** Messages open around the one being read: Protocol Buffers' recursion limit applies (limits.ts). */
+  depth = 0;
+
   private parseBody(type: protobuf.Type, path: string, end: string): unknown {
+    if (this.depth >= MAX_DEPTH) throw new TextFormatError(`line ${this.peek().line}: nested deeper than ${MAX_DEPTH} levels`);
+    this.depth++;
+    try {
+      return this.parseFields(type, path, end);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private parseFields(type: protobuf.Type, path: string, end: string): unknown {
     const form: JsonObject = {};
     const seen = new Set<string>();
     for (;;) {

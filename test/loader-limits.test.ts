@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, describe, it } from 'node:test';
+import { fromProto3JSON } from 'proto3-json-serializer';
+import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource } from '../shared/config/bootstrap.js';
+import { documentLimitError, MAX_DEPTH, MAX_VALUES } from '../shared/config/limits.js';
+import { readMessage } from '../shared/config/message.js';
+import { envoySchema } from '../shared/config/schema.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+
+/**
+ * Hostile or broken bootstrap files: an alias bomb, nesting deeper than any reader's stack, and
+ * garbage in every format each end as a configuration error (exit 1, one line per error, no stack
+ * trace), with memory and time bounded. The fuzz run is seeded, so a failure replays.
+ */
+
+const tmp = tempDir('proxy-loader-');
+after(() => tmp.cleanup());
+
+const source = (over: Partial<BootstrapSource>): BootstrapSource => ({
+  configPath: '', configYaml: '', bootstrapVersion: undefined, allowUnknownStaticFields: false, disableExtensions: [], serviceCluster: '', serviceNode: '', serviceZone: '', ...over,
+});
+
+/** A 527-byte "billion laughs": nine levels of ten aliases each, 10^9 values once expanded. */
+function aliasBomb(): string {
+  const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+  for (let i = 1; i < 9; i++) lines.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+  return `${lines.join('\n')}\nnode: {id: *a8}\n`;
+}
+
+/** Varint and length-delimited field, to write binary protobuf deeper than protobufjs's encoder can. */
+const varint = (n: number): number[] => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, ...varint(n >>> 7)]);
+const field = (id: number, payload: Buffer): Buffer => Buffer.concat([Buffer.from(varint((id << 3) | 2)), Buffer.from(varint(payload.length)), payload]);
+
+describe('loader limits', () => {
+  it('measures aliases once but counts every use, and stops descending at the depth limit', () => {
+    const shared = { a: [1, 2, 3] };
+    assert.equal(documentLimitError({ x: shared, y: shared }), undefined);
+    let deep: unknown = 1;
+    for (let i = 0; i < MAX_DEPTH; i++) deep = { a: deep };
+    assert.equal(documentLimitError(deep), undefined, 'exactly at the limit');
+    deep = { a: deep };
+    assert.match(documentLimitError(deep) ?? '', new RegExp(`^nested deeper than ${MAX_DEPTH} levels \\(at a\\.a\\.a\\.a\\.a\\.a…\\)$`));
+    let wide: unknown = Array.from({ length: 1000 }, () => 0);
+    for (let i = 0; i < 4; i++) wide = Array.from({ length: 10 }, () => wide);
+    assert.equal(documentLimitError(wide), `expands to more than ${MAX_VALUES.toLocaleString('en-US')} values (YAML aliases used as a "billion laughs"?)`);
+    const loop: Record<string, unknown> = {};
+    loop.self = [loop];
+    assert.match(documentLimitError(loop) ?? '', /^a YAML alias refers to a value that contains it \(at self\[0\]\)$/);
+  });
+
+  const probes: [string, string | Uint8Array, RegExp][] = [
+    ['bomb.yaml', aliasBomb(), /bomb\.yaml: refused: expands to more than 10,000,000 values/],
+    ['deep.json', `{"node": {"metadata": ${'{"a": '.repeat(100_000)}1${'}'.repeat(100_000)}}}`, /deep\.json: refused: nested deeper than 100 levels \(at node\.metadata\.a\.a\.a\.a…\)/],
+    ['deep.yaml', `node: {metadata: ${'{a: '.repeat(20_000)}1${'}'.repeat(20_000)}}\n`, /deep\.yaml: unable to parse YAML: nesting exceeded maxDepth \(100\)/],
+    ['deep.pb_text', `node { metadata { ${'fields { key: "a" value { struct_value { '.repeat(20_000)}${'} } } '.repeat(20_000)}} }\n`, /deep\.pb_text: unable to parse text proto: line 1: nested deeper than 100 levels/],
+    ['garbage.pb_text', 'node { id: "x" \u0000\u00ff {{{ ::: ', /garbage\.pb_text: unable to parse text proto: line 1: unexpected character "\\u0000"/],
+  ];
+  // Struct → fields → Value → struct_value, 5,000 times: far past any stack protobufjs would need.
+  let struct: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < 5000; i++) struct = field(1, Buffer.concat([field(1, Buffer.from('a')), field(2, field(5, struct))]));
+  probes.push(['deep.pb', field(1, field(3, struct)), /deep\.pb: node\.metadata\.fields\["a"\]\.structValue.*…: refused: nested deeper than 100 levels/]);
+
+  for (const [name, content, error] of probes) {
+    it(`refuses ${name} with a configuration error: exit 1, no stack trace`, async () => {
+      const out = await runProxy(['--mode', 'validate', '-c', tmp.file(name, content)]);
+      assert.equal(out.code, 1, out.stderr);
+      assert.match(out.stderr, error);
+      assert.doesNotMatch(out.stderr, /^\s+at /m, 'no stack trace');
+      assert.ok(out.stderr.length < 2000, `a short message, not ${out.stderr.length} bytes`);
+    });
+  }
+
+  it('refuses an alias bomb in an admin request body too (POST /tap parses YAML)', () => {
+    const got = readMessage('envoy.admin.v3.TapRequest', aliasBomb());
+    assert.match(got.errors.join('\n'), /^refused: expands to more than 10,000,000 values/);
+  });
+
+  it('turns 1,000 seeded mutations of a bootstrap, in every format, into a bootstrap or a configuration error', () => {
+    const yaml = readFileSync('examples/routing.yaml', 'utf8');
+    const json = JSON.stringify(JSON.parse(JSON.stringify(loadBootstrap(source({ configPath: 'examples/front-proxy.yaml' })).bootstrap)));
+    const type = envoySchema().lookupType(BOOTSTRAP_TYPE);
+    const binary = Buffer.from(type.encode(fromProto3JSON(type, JSON.parse(json)) as never).finish());
+    const text = 'node { id: "n" cluster: "c" }\nadmin { address { socket_address { address: "127.0.0.1" port_value: 9901 } } }\n' +
+      'static_resources { clusters { name: "c" type: STATIC connect_timeout { seconds: 1 } load_assignment { cluster_name: "c" endpoints { lb_endpoints { endpoint { address { socket_address { address: "127.0.0.1" port_value: 80 } } } } } } } }\n';
+    const seeds: [string, Buffer][] = [['yaml', Buffer.from(yaml)], ['json', Buffer.from(json)], ['pb', binary], ['pb_text', Buffer.from(text)]];
+    // xorshift32: the same 1,000 inputs on every run.
+    let state = 0x2545f491;
+    const random = (n: number) => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    const tally = { loaded: 0, refused: 0 };
+    for (let i = 0; i < 1000; i++) {
+      const [ext, seed] = seeds[i % seeds.length]!;
+      const bytes = Buffer.from(seed);
+      for (let m = 1 + random(8); m > 0; m--) {
+        const at = random(bytes.length);
+        switch (random(3)) {
+          case 0: bytes[at] = random(256); break; // flip a byte
+          case 1: bytes.copy(bytes, at, random(bytes.length), random(bytes.length)); break; // duplicate a run
+          default: bytes[at] = bytes[random(bytes.length)]!; // move a byte
+        }
+      }
+      const path = tmp.file(`fuzz.${ext}`, bytes);
+      try {
+        loadBootstrap(source({ configPath: path }));
+        tally.loaded++;
+      } catch (err) {
+        assert.ok(err instanceof BootstrapError, `input ${i} (${ext}) threw ${(err as Error).stack}\n${bytes.toString('base64')}`);
+        tally.refused++;
+      }
+    }
+    assert.equal(tally.loaded + tally.refused, 1000);
+    assert.ok(tally.refused > 0 && tally.loaded > 0, `both outcomes occur: ${JSON.stringify(tally)}`);
+  });
+});
