@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
@@ -109,6 +109,7 @@ for (const variant of ['abstract', 'file'] as const) {
       for (const a of [onParent, onChild, onNewest]) a.destroy();
       assert.equal(await e2.stop(), 0);
       assert.ok(!existsSync(`/dev/shm/proxy_shared_memory_${baseId * 10}`), 'the last epoch of the family removes the region');
+      if (variant === 'file') assert.deepEqual(readdirSync(tmp.dir).filter((f) => f.startsWith('proxy_domain_socket')), [], 'every epoch removed its socket files');
     });
   });
 }

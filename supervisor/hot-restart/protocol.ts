@@ -1,4 +1,4 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { native, type DgramHandle } from '../../shared/native/index.js';
@@ -245,5 +245,8 @@ export class HotRestartChannel {
     this.closed = true;
     native.dgramClose(this.parentSocket);
     native.dgramClose(this.childSocket);
+    // A file-system socket outlives its process: left behind, it would make the next epoch that
+    // takes this slot (same base id, epoch % 3) fail to bind.
+    if (!this.options.socketPath.startsWith('@')) for (const name of [this.names.ownChild, this.names.ownParent]) rmSync(name, { force: true });
   }
 }
