@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { formatAddress } from '../shared/address.js';
+import { formatAddress, isLoopback } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
@@ -85,6 +85,10 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     }
   }
   log.info(`admin address: ${address}`);
+  if (!isLoopback(host)) {
+    // As Envoy's documentation warns: the admin interface can drain, stop and reconfigure the proxy.
+    log.warn(`the admin interface listens on ${address}, reachable from other machines: anyone who reaches it can drain, reconfigure or stop the proxy; bind it to 127.0.0.1 (or ::1) unless a firewall stands in front`);
+  }
   sendToParent<FromAdmin>({ type: 'ready', address });
 }
 

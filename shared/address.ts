@@ -9,3 +9,10 @@ export function addressJson(address: string): { socket_address: { address: strin
   const m = /^\[?(.*?)\]?:(\d+)$/.exec(address);
   return m ? { socket_address: { address: m[1]!, port_value: Number(m[2]) } } : { pipe: { path: address } };
 }
+
+/** Whether `host` (an IP literal or a name) is only reachable from this machine. */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  return /^::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(host);
+}

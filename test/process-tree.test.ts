@@ -229,6 +229,15 @@ describe('the first admin endpoints', () => {
     const log = readFileSync(accessLog, 'utf8');
     assert.match(log, /^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] "GET \/help HTTP\/1\.1" 200 - 0 \d+ \d+ - "-" "-" "-" "127\.0\.0\.1:\d+" "-"$/m);
     assert.match(log, /"GET \/nope HTTP\/1\.1" 404 /);
+    assert.doesNotMatch(proxy.output(), /reachable from other machines/, 'no warning on loopback');
+  });
+
+  it('warns when the admin interface listens beyond loopback', async () => {
+    const doc = bootstrap() as any;
+    doc.admin.address.socket_address.address = '0.0.0.0';
+    const proxy = await startProxy(doc, ['--concurrency', '1']);
+    assert.match(proxy.output(), /\[warning\]\[admin\] .*the admin interface listens on 0\.0\.0\.0:\d+, reachable from other machines: anyone who reaches it can drain, reconfigure or stop the proxy; bind it to 127\.0\.0\.1/);
+    await proxy.stop();
   });
 });
 
