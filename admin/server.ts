@@ -151,6 +151,13 @@ export class AdminServer {
       this.dispatch(req, received).then(
         (r) => this.respond(req, res, r, startedAt, received.bytes),
         (err: Error) => {
+          if (req.destroyed && !req.complete) {
+            // The client went away before its request was read: its business, not a fault here.
+            // One line (a stack trace would say nothing), and the access log still counts it.
+            log.debug(`admin ${req.method} ${req.url}: the client went away before sending the whole request (${err.message})`);
+            this.accessLog?.record(req, 0, {}, startedAt, received.bytes, 0);
+            return;
+          }
           log.error(`admin ${req.method} ${req.url} failed: ${err.stack ?? err.message}`);
           this.respond(req, res, { status: 500, body: `${err.message}\n` }, startedAt, received.bytes);
         },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
@@ -230,6 +231,24 @@ describe('the first admin endpoints', () => {
     assert.match(log, /^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] "GET \/help HTTP\/1\.1" 200 - 0 \d+ \d+ - "-" "-" "-" "127\.0\.0\.1:\d+" "-"$/m);
     assert.match(log, /"GET \/nope HTTP\/1\.1" 404 /);
     assert.doesNotMatch(proxy.output(), /reachable from other machines/, 'no warning on loopback');
+  });
+
+  it('records a request its client abandoned half-sent in one line, without a stack trace', async () => {
+    const accessLog = join(tmp.dir, 'admin-abandoned.log');
+    const doc = bootstrap() as any;
+    doc.admin.access_log_path = accessLog;
+    const proxy = await startProxy(doc, ['--concurrency', '1', '--file-flush-interval-msec', '50']);
+    const [host, port] = [proxy.admin.slice(0, proxy.admin.lastIndexOf(':')), Number(proxy.admin.slice(proxy.admin.lastIndexOf(':') + 1))];
+    const socket = tcpConnect(port, host);
+    await new Promise((r) => socket.once('connect', r));
+    // `100 Continue` says the admin has the request's headers and waits for its body.
+    socket.write('POST /runtime_modify HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n');
+    await new Promise((r) => socket.once('data', r));
+    socket.write('half a bo');
+    socket.destroy();
+    await waitFor('the abandoned request in the access log', () => (existsSync(accessLog) && /"POST \/runtime_modify HTTP\/1\.1" 0 /.test(readFileSync(accessLog, 'utf8'))) || undefined);
+    assert.doesNotMatch(proxy.output(), /runtime_modify failed|^\s+at /m);
+    await proxy.stop();
   });
 
   it('warns when the admin interface listens beyond loopback', async () => {
