@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
-import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { MAX_DEPTH } from './limits.js';
+import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, structValueToJson, typeNameOfUrl } from './wkt.js';
 
 /**

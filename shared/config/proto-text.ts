@@ -1,9 +1,8 @@
 import protobuf from 'protobufjs';
+import { MAX_DEPTH } from './limits.js';
 import { messageFormToJson } from './proto-binary.js';
 import { childPath, fullName, jsonName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
-import { MAX_DEPTH } from './limits.js';
 import { typeNameOfUrl } from './wkt.js';
-
 
 /**
  * Protobuf text format (`.pb_text`) → canonical proto3 JSON, by reflection over the schema.
