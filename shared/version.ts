@@ -78,7 +78,7 @@ export function semanticVersion(): { major_number: number; minor_number: number;
  * `--hot-restart-version` and `GET /hot_restart_version`. Bump the protocol version whenever the
  * hot-restart messages or the shared-memory layout change incompatibly.
  */
-export const HOT_RESTART_PROTOCOL_VERSION = 1;
+export const HOT_RESTART_PROTOCOL_VERSION = 2;
 
 /** The base-id shared-memory block (a file under /dev/shm), field by field, in bytes. */
 export const SHARED_MEMORY_LAYOUT = [
@@ -89,6 +89,8 @@ export const SHARED_MEMORY_LAYOUT = [
   ['initializing_pid', 4],
   ['newest_pid', 4],
   ['original_start_time_ms', 8],
+  // Since protocol 2: the family's secret, which seals every hot-restart datagram.
+  ['secret', 32],
 ] as const;
 
 export const SHARED_MEMORY_SIZE = SHARED_MEMORY_LAYOUT.reduce((sum, [, size]) => sum + size, 0);

@@ -9,6 +9,7 @@ import { COMPONENTS, isComponent, Level, parseLevel } from '../shared/log/levels
  * `--opt=value` is accepted as well as `--opt value`; `--drain-strategy` errors show the bad
  * strategy (Envoy shows the `--mode` value there, a bug); `--socket-mode` with an abstract
  * `--socket-path` is an error (the seed says it may not be used there; Envoy ignores it).
+ * One option is this proxy's own: `--hot-restart-trust-root` (Envoy trusts every local user).
  */
 
 type Kind = 'string' | 'uint32' | 'switch';
@@ -61,6 +62,7 @@ export const OPTION_SPECS: readonly OptionSpec[] = [
   { name: 'disable-extensions', kind: 'string', help: 'Comma-separated <category>/<name> extensions that configuration may not use.' },
   { name: 'socket-path', kind: 'string', help: `Hot restart domain socket path (default ${DEFAULT_SOCKET_PATH}; a leading @ is the abstract namespace).` },
   { name: 'socket-mode', kind: 'string', help: 'Octal file mode of a file-system hot restart socket (default 600). Not with an abstract --socket-path.' },
+  { name: 'hot-restart-trust-root', kind: 'switch', help: "This proxy's addition: also take hot-restart messages from processes running as root when the proxy runs as another user (by default only the proxy's own user is trusted)." },
   { name: 'version', kind: 'switch', help: 'Print version information and exit.' },
   { name: 'help', short: 'h', kind: 'switch', help: 'Print this usage and exit.' },
 ];
@@ -108,6 +110,8 @@ export interface Options {
   socketPath: string;
   /** Numeric file mode; 0 for an abstract socket (as Envoy reports it). */
   socketMode: number;
+  /** Root's hot-restart datagrams are taken too (the proxy's own uid always is). */
+  hotRestartTrustRoot: boolean;
 }
 
 export type ParseOutcome =
@@ -355,6 +359,7 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
       disableExtensions: str('disable-extensions', '').split(',').filter((s) => s !== ''),
       socketPath,
       socketMode,
+      hotRestartTrustRoot: switches.has('hot-restart-trust-root'),
     },
   };
 }

@@ -10,7 +10,7 @@ const socketPath = `@proxy_identity_test_${process.pid}`;
 
 function options(over: Partial<IdentityOptions>): IdentityOptions {
   return {
-    baseId: 0, useDynamicBaseId: false, baseIdPath: '', restartEpoch: 0, socketPath, socketMode: 0, startTimeMs: Date.now(),
+    baseId: 0, useDynamicBaseId: false, baseIdPath: '', restartEpoch: 0, socketPath, socketMode: 0, trustRoot: false, startTimeMs: Date.now(),
     onRequest: () => ({}), sharedMemoryDir: tmp.dir, ...over,
   };
 }

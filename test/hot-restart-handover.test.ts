@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { HotRestartChannel } from '../supervisor/hot-restart/protocol.js';
@@ -8,6 +9,7 @@ import { tempDir } from './helpers/cli.js';
 const tmp = tempDir();
 after(() => tmp.cleanup());
 const socketPath = `@proxy_handover_test_${process.pid}`;
+const secret = randomBytes(32);
 
 function listener(name: string, address: object): object {
   return { name, address, filter_chains: [] };
@@ -21,13 +23,13 @@ describe('listener hand-over between epochs', () => {
     const old = new ListenerSocketRegistry();
     await old.bindAll(oldConfig);
     const parent = new HotRestartChannel({
-      socketPath, socketMode: 0, baseId: 1, epoch: 0,
+      socketPath, socketMode: 0, baseId: 1, epoch: 0, secret, trustRoot: false,
       onRequest: (rq) => {
         const l = rq.pass_listen_socket ? old.forHandOver(rq.pass_listen_socket.address, rq.pass_listen_socket.listener_name ?? '') : undefined;
         return { reply: { pass_listen_socket: { fd: l ? l.fd : -1 } }, fd: l?.fd };
       },
     });
-    const child = new HotRestartChannel({ socketPath, socketMode: 0, baseId: 1, epoch: 1, onRequest: () => ({}) });
+    const child = new HotRestartChannel({ socketPath, socketMode: 0, baseId: 1, epoch: 1, secret, trustRoot: false, onRequest: () => ({}) });
     const next = new ListenerSocketRegistry();
     try {
       await next.bindAll(newConfig, async (address, listenerName) => {

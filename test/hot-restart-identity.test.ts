@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { domainSocketId, domainSocketName, epochSockets } from '../supervisor/hot-restart/naming.js';
 import { HotRestartError, SharedMemoryRegion, sharedMemoryPath } from '../supervisor/hot-restart/shared-memory.js';
@@ -34,12 +35,22 @@ describe('hot-restart socket names', () => {
 });
 
 describe('the base-id shared memory', () => {
-  it('is created by epoch 0 and opened by later epochs, keeping the first start time', () => {
-    const region = SharedMemoryRegion.create(3, 1_700_000_000_123, tmp.dir);
+  const secret = randomBytes(32);
+
+  it('is created by epoch 0 and opened by later epochs, keeping the first start time and the secret', () => {
+    const region = SharedMemoryRegion.create(3, 1_700_000_000_123, secret, tmp.dir);
     assert.equal(region.path, `${tmp.dir}/proxy_shared_memory_30`);
     assert.equal(readFileSync(region.path).length, SHARED_MEMORY_SIZE);
     const opened = SharedMemoryRegion.open(3, tmp.dir);
     assert.equal(opened.originalStartTimeMs, 1_700_000_000_123);
+    assert.deepEqual(opened.secret, secret);
+    assert.equal(statSync(region.path).mode & 0o777, 0o600);
+  });
+
+  it("refuses a region that others may read: its secret would not be the deployment's alone", () => {
+    const region = SharedMemoryRegion.create(7, Date.now(), secret, tmp.dir);
+    chmodSync(region.path, 0o644);
+    assert.throws(() => SharedMemoryRegion.open(7, tmp.dir), /shared memory region .*proxy_shared_memory_70 belongs to uid \d+ with mode 644: it is not this deployment's/);
   });
 
   it('refuses a later epoch when there is no region, naming the path and why', () => {
@@ -48,29 +59,29 @@ describe('the base-id shared memory', () => {
 
   it('refuses a region of another layout or version', () => {
     const path = sharedMemoryPath(4, tmp.dir);
-    SharedMemoryRegion.create(4, Date.now(), tmp.dir);
+    SharedMemoryRegion.create(4, Date.now(), secret, tmp.dir);
     const data = readFileSync(path);
     data.writeUInt32LE(999, 4); // the version field
     writeFileSync(path, data);
-    assert.throws(() => SharedMemoryRegion.open(4, tmp.dir), /Hot restart version mismatch .*\(999\.32, this build is 1\.32\)/);
+    assert.throws(() => SharedMemoryRegion.open(4, tmp.dir), /Hot restart version mismatch .*\(999\.64, this build is 2\.64\)/);
     writeFileSync(path, data.subarray(0, 16));
     assert.throws(() => SharedMemoryRegion.open(4, tmp.dir), /Hot restart shared memory size mismatch/);
   });
 
   it('refuses a second epoch 0 on a base id a live process uses, and takes over one a dead process left', async () => {
     const path = sharedMemoryPath(5, tmp.dir);
-    SharedMemoryRegion.create(5, Date.now(), tmp.dir);
+    SharedMemoryRegion.create(5, Date.now(), secret, tmp.dir);
     const data = readFileSync(path);
     data.writeUInt32LE(process.ppid, 20); // newest_pid: a live process that is not this one
     writeFileSync(path, data);
-    assert.throws(() => SharedMemoryRegion.create(5, Date.now(), tmp.dir), new RegExp(`base id 5 is in use by pid ${process.ppid}`));
+    assert.throws(() => SharedMemoryRegion.create(5, Date.now(), secret, tmp.dir), new RegExp(`base id 5 is in use by pid ${process.ppid}`));
     data.writeUInt32LE(await deadPid(), 20);
     writeFileSync(path, data);
-    SharedMemoryRegion.create(5, Date.now(), tmp.dir);
+    SharedMemoryRegion.create(5, Date.now(), secret, tmp.dir);
   });
 
   it('sets "initializing" once; a live owner blocks the next, a dead owner is cleared (Envoy #33446)', async () => {
-    const region = SharedMemoryRegion.create(6, Date.now(), tmp.dir);
+    const region = SharedMemoryRegion.create(6, Date.now(), secret, tmp.dir);
     region.beginInitializing();
     assert.equal(region.initializingPid(), process.pid);
     region.beginInitializing(); // the owner itself may ask again

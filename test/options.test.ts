@@ -72,6 +72,7 @@ const ROWS: Row[] = [
   { option: 'disable-extensions', field: 'disableExtensions', default: [], valid: [['--disable-extensions', 'envoy.filters.http/envoy.filters.http.router,a/b'], ['envoy.filters.http/envoy.filters.http.router', 'a/b']], invalid: [['--disable-extensions'], 'Missing a value'] },
   { option: 'socket-path', field: 'socketPath', default: DEFAULT_SOCKET_PATH, valid: [['--socket-path', '/run/proxy/hot-restart'], '/run/proxy/hot-restart'], invalid: [['--socket-path'], 'Missing a value'] },
   { option: 'socket-mode', field: 'socketMode', default: 0, valid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '644'], 0o644], invalid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '999'], "error: invalid socket-mode '999'"] },
+  { option: 'hot-restart-trust-root', field: 'hotRestartTrustRoot', default: false, valid: [['--hot-restart-trust-root'], true], invalid: [['--hot-restart-trust-root=yes'], 'does not take a value'] },
 ];
 
 describe('startup options', () => {

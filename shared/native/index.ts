@@ -20,8 +20,11 @@ interface NativeSockets {
   localPort(fd: number): number;
   /** One sd_notify(3) datagram to NOTIFY_SOCKET (a path, or "@name" abstract, unpadded). */
   sdNotify(socketPath: string, message: string): number;
-  /** Binds a datagram socket; `onMessage` gets each datagram and the descriptor it carried (-1 if none). */
-  dgramOpen(address: string, onMessage: (data: Buffer, fd: number) => void): DgramHandle;
+  /**
+   * Binds a datagram socket; `onMessage` gets each datagram, the descriptor it carried (-1 if none),
+   * and its sender's uid and pid as the kernel reports them (uid -1: none, or the datagram was cut short).
+   */
+  dgramOpen(address: string, onMessage: (data: Buffer, fd: number, uid: number, pid: number) => void): DgramHandle;
   /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */
   dgramSend(handle: DgramHandle, dest: string, data: Buffer, fd: number): number;
   dgramClose(handle: DgramHandle): void;

@@ -7,7 +7,9 @@
  *  - dgramOpen / dgramSend / dgramClose: AF_UNIX SOCK_DGRAM sockets that carry descriptors as
  *    SCM_RIGHTS, for hot restart between unrelated processes. Abstract names ("@name") are
  *    NUL-padded to sizeof(sun_path), as Node and Envoy pad them. Receiving is integrated with
- *    Node's event loop through uv_poll; each datagram is delivered to a JS callback.
+ *    Node's event loop through uv_poll; each datagram is delivered to a JS callback with the
+ *    sender's uid and pid as the kernel vouches for them (SO_PASSCRED / SCM_CREDENTIALS): an
+ *    abstract name has no file permissions, so who sent a datagram is the first thing to check.
  *  - closeFd: close a raw descriptor (a received one that is not kept, or a listener's).
  *  - mapShared: a file mapped MAP_SHARED as an ArrayBuffer, for counters that every process of
  *    the tree reads and writes (circuit breakers); unmapped when the buffer is collected.
@@ -15,6 +17,7 @@
  * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
  * EAGAIN or ECONNREFUSED the way Envoy does.
  */
+#define _GNU_SOURCE /* struct ucred */
 #define NAPI_VERSION 8
 #include <node_api.h>
 #include <uv.h>
@@ -268,7 +271,9 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
   if (d->closing || status < 0) return;
   static char data[MAX_DGRAM];
   for (;;) {
-    char control[CMSG_SPACE(sizeof(int) * 4)];
+    /* The kernel puts the credentials first, then the descriptors; more descriptors than fit
+     * are closed by the kernel and flagged with MSG_CTRUNC. */
+    char control[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 4)];
     struct iovec iov = {data, sizeof data};
     struct msghdr msg;
     memset(&msg, 0, sizeof msg);
@@ -279,25 +284,44 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
     ssize_t n = recvmsg(d->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n < 0) return; /* EAGAIN: drained */
     int received = -1;
+    int64_t uid = -1, pid = -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      if (c->cmsg_level != SOL_SOCKET) continue;
+      if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+        struct ucred cred;
+        memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        uid = cred.uid;
+        pid = cred.pid;
+        continue;
+      }
+      if (c->cmsg_type != SCM_RIGHTS) continue;
       int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
       int *fds = (int *)CMSG_DATA(c);
       for (int i = 0; i < count; i++) {
-        if (received < 0) received = fds[i];
-        else close(fds[i]); /* one descriptor per message, as Envoy sends them */
+        int one;
+        memcpy(&one, fds + i, sizeof one);
+        if (received < 0) received = one;
+        else close(one); /* one descriptor per message, as Envoy sends them */
       }
+    }
+    if (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) {
+      /* Cut short: neither the data nor the credentials can be trusted whole. */
+      if (received >= 0) close(received);
+      received = -1;
+      uid = -1;
     }
     napi_env env = d->env;
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
-    napi_value cb, global, argv[2], result;
+    napi_value cb, global, argv[4], result;
     void *copy;
     napi_create_buffer_copy(env, (size_t)n, data, &copy, &argv[0]);
     napi_create_int32(env, received, &argv[1]);
+    napi_create_int64(env, uid, &argv[2]);
+    napi_create_int64(env, pid, &argv[3]);
     napi_get_reference_value(env, d->callback, &cb);
     napi_get_global(env, &global);
-    napi_status s = napi_make_callback(env, d->async, global, cb, 2, argv, &result);
+    napi_status s = napi_make_callback(env, d->async, global, cb, 4, argv, &result);
     if (s == napi_pending_exception) {
       napi_value error;
       napi_get_and_clear_last_exception(env, &error);
@@ -315,7 +339,8 @@ static void dgram_finalize(napi_env env, void *data, void *hint) {
   else if (d->closed) free(d);
 }
 
-/* dgramOpen(address: string, onMessage: (buf: Buffer, fd: number) => void) -> handle */
+/* dgramOpen(address: string, onMessage: (buf: Buffer, fd: number, uid: number, pid: number) => void) -> handle.
+ * uid is -1 when the kernel attached no credentials or the datagram was cut short. */
 static napi_value dgram_open(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
@@ -331,6 +356,12 @@ static napi_value dgram_open(napi_env env, napi_callback_info info) {
   if (path[0] != '@' && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path);
   int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return throw_errno(env, "socket", errno);
+  int one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "setsockopt(SO_PASSCRED)", err);
+  }
   if (bind(fd, (struct sockaddr *)&addr, len) < 0) {
     int err = errno;
     close(fd);

@@ -84,6 +84,7 @@ export class HotRestartEpoch {
       restartEpoch: options.restartEpoch,
       socketPath: options.socketPath,
       socketMode: options.socketMode,
+      trustRoot: options.hotRestartTrustRoot,
       startTimeMs,
       onRequest: (rq) => epoch!.answer(rq),
     });

@@ -1,8 +1,9 @@
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { getLogger } from '../../shared/log/logger.js';
 import { domainSocketId } from './naming.js';
 import { HotRestartChannel, type ChannelOptions } from './protocol.js';
+import { SECRET_BYTES } from './seal.js';
 import { HotRestartError, SharedMemoryRegion } from './shared-memory.js';
 
 /**
@@ -21,6 +22,8 @@ export interface IdentityOptions {
   restartEpoch: number;
   socketPath: string;
   socketMode: number;
+  /** Root may talk to this family's sockets though the proxy runs as another user. */
+  trustRoot: boolean;
   startTimeMs: number;
   onRequest: ChannelOptions['onRequest'];
   /** Tests: where the region lives, and the source of dynamic ids. */
@@ -34,9 +37,9 @@ export interface HotRestartIdentity {
   region: SharedMemoryRegion;
 }
 
-function bind(o: IdentityOptions, baseId: number): HotRestartChannel {
+function bind(o: IdentityOptions, baseId: number, secret: Buffer): HotRestartChannel {
   try {
-    return new HotRestartChannel({ socketPath: o.socketPath, socketMode: o.socketMode, baseId, epoch: o.restartEpoch, onRequest: o.onRequest });
+    return new HotRestartChannel({ socketPath: o.socketPath, socketMode: o.socketMode, baseId, epoch: o.restartEpoch, secret, trustRoot: o.trustRoot, onRequest: o.onRequest });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const errno = e.code === 'EADDRINUSE' ? 98 : (e.errno ?? 0);
@@ -44,10 +47,26 @@ function bind(o: IdentityOptions, baseId: number): HotRestartChannel {
   }
 }
 
+/**
+ * Epoch 0 binds first (a taken slot is how a dynamic base id is found to be in use), then writes
+ * the region with the new family secret; later epochs read the secret from the region first.
+ */
 function attempt(o: IdentityOptions, baseId: number): HotRestartIdentity {
-  const channel = bind(o, baseId);
+  if (o.restartEpoch > 0) {
+    const region = SharedMemoryRegion.open(baseId, o.sharedMemoryDir);
+    const channel = bind(o, baseId, region.secret);
+    try {
+      region.beginInitializing();
+    } catch (err) {
+      channel.close();
+      throw err;
+    }
+    return { baseId, channel, region };
+  }
+  const secret = randomBytes(SECRET_BYTES);
+  const channel = bind(o, baseId, secret);
   try {
-    const region = o.restartEpoch === 0 ? SharedMemoryRegion.create(baseId, o.startTimeMs, o.sharedMemoryDir) : SharedMemoryRegion.open(baseId, o.sharedMemoryDir);
+    const region = SharedMemoryRegion.create(baseId, o.startTimeMs, secret, o.sharedMemoryDir);
     region.beginInitializing();
     return { baseId, channel, region };
   } catch (err) {

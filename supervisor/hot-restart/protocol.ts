@@ -4,20 +4,33 @@ import protobuf from 'protobufjs';
 import { native, type DgramHandle } from '../../shared/native/index.js';
 import { packageRoot } from '../../shared/paths.js';
 import { epochSockets } from './naming.js';
+import { ChannelRefusals } from './refusals.js';
+import { nextMessageId, seal, SEAL_HEADER_BYTES, unseal } from './seal.js';
 
 /**
  * The hot-restart RPC between two epochs of one base id: Envoy's message set (shared/
  * hot-restart.proto), encoded with protobufjs and framed as Envoy frames it (an 8-byte
- * big-endian length, then the message, cut into datagrams of at most 4096 bytes) over the
- * addon's AF_UNIX datagram sockets, a descriptor riding as SCM_RIGHTS.
+ * big-endian length, then the message, cut into pieces) over the addon's AF_UNIX datagram
+ * sockets, a descriptor riding as SCM_RIGHTS.
  *
- * Unlike Envoy, nothing here blocks the event loop and every wait has a deadline: a request to
- * a parent that is gone (ECONNREFUSED) is retried for a while and then fails; a reply that does
- * not come fails after its timeout. Datagrams that do not frame are dropped and counted.
+ * Beyond Envoy, the channel trusts only its own deployment (see seal.ts): a datagram counts only
+ * if the kernel says its sender runs as this process's uid (or root, when the operator trusts
+ * root) and it is sealed with the family's secret for this socket by the expected epoch.
+ * Everything else is refused before any of it is kept. Messages are reassembled per sender with
+ * the size checked before buffering, requests are answered a few at a time, and every wait has a
+ * deadline: nothing a datagram says can take a socket, stop the epoch or jam the next restart.
  */
 
 export const MAX_DATAGRAM = 4096;
+const PIECE_BYTES = MAX_DATAGRAM - SEAL_HEADER_BYTES;
 const LENGTH_BYTES = 8;
+/** Requests are a few hundred bytes; a reply carries the parent's stats, which can be megabytes. */
+const MAX_REQUEST_BYTES = 64 * 1024;
+const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+/** Requests waiting for an answer; more are dropped (the next epoch sends one at a time). */
+const MAX_PENDING_REQUESTS = 8;
+/** Senders with a message half received; the oldest is forgotten first. */
+const MAX_SENDERS = 4;
 
 const root = new protobuf.Root().loadSync(join(packageRoot, 'shared', 'hot-restart.proto'), { keepCase: true });
 const HotRestartMessage = root.lookupType('proxy.hot_restart.HotRestartMessage');
@@ -43,64 +56,75 @@ export interface WireMessage {
   didnt_recognize_your_last_message?: boolean;
 }
 
+/** The framed message (8-byte length, then the body), in pieces that fit a sealed datagram. */
 export function encodeMessage(m: WireMessage): Buffer[] {
   const body = Buffer.from(HotRestartMessage.encode(HotRestartMessage.fromObject(m)).finish());
   const framed = Buffer.alloc(LENGTH_BYTES + body.length);
   framed.writeBigUInt64BE(BigInt(body.length), 0);
   body.copy(framed, LENGTH_BYTES);
-  const datagrams: Buffer[] = [];
-  for (let off = 0; off < framed.length; off += MAX_DATAGRAM) datagrams.push(framed.subarray(off, off + MAX_DATAGRAM));
-  return datagrams;
+  const pieces: Buffer[] = [];
+  for (let off = 0; off < framed.length; off += PIECE_BYTES) pieces.push(framed.subarray(off, off + PIECE_BYTES));
+  return pieces;
 }
 
 function decodeMessage(body: Buffer): WireMessage {
   return HotRestartMessage.toObject(HotRestartMessage.decode(body), { longs: Number, defaults: true, oneofs: false }) as WireMessage;
 }
 
-/** Reassembles framed messages from datagrams; a datagram that breaks the framing is dropped (and the message with it). */
+/**
+ * Reassembles one sender's framed messages from their pieces. The declared length is checked
+ * against the limit before anything is kept; a first piece always starts afresh, so a message
+ * cut short can never swallow the next one.
+ */
 export class Reassembler {
   private parts: Buffer[] = [];
   private have = 0;
   private want = -1;
-  dropped = 0;
+  private messageId = -1n;
 
-  /** Feeds one datagram; returns the message it completes, if any. */
-  push(datagram: Buffer): WireMessage | undefined {
-    if (this.want < 0) {
-      if (datagram.length < LENGTH_BYTES) {
-        this.dropped++; // a brokenly tiny message fragment
-        return undefined;
-      }
-      const length = datagram.readBigUInt64BE(0);
-      if (length > BigInt(64 * 1024 * 1024)) {
-        this.dropped++;
-        return undefined;
-      }
-      this.want = Number(length);
-      datagram = datagram.subarray(LENGTH_BYTES);
-    }
-    if (this.have + datagram.length > this.want) {
-      this.dropped++; // not aligned: start afresh with the next datagram
+  constructor(
+    private readonly maxMessageBytes: number,
+    private readonly onDropped: (why: string) => void,
+  ) {}
+
+  /** Feeds one piece; returns the message it completes, if any. */
+  push(piece: Buffer, first: boolean, messageId: bigint): { message: WireMessage; messageId: bigint } | undefined {
+    if (first) {
+      if (this.want >= 0) this.onDropped('a message left incomplete by the next one');
       this.reset();
-      return undefined;
+      if (piece.length < LENGTH_BYTES) return this.drop('a first piece too short to hold a length');
+      const length = piece.readBigUInt64BE(0);
+      if (length > BigInt(this.maxMessageBytes)) return this.drop(`a message declaring ${length} bytes (the limit is ${this.maxMessageBytes})`);
+      this.want = Number(length);
+      this.messageId = messageId;
+      piece = piece.subarray(LENGTH_BYTES);
+    } else if (this.want < 0 || messageId !== this.messageId) {
+      return this.drop('a piece of no message in progress');
     }
-    this.parts.push(Buffer.from(datagram));
-    this.have += datagram.length;
+    if (this.have + piece.length > this.want) return this.drop("a piece past its message's declared length");
+    this.parts.push(Buffer.from(piece));
+    this.have += piece.length;
     if (this.have < this.want) return undefined;
     const body = Buffer.concat(this.parts);
     this.reset();
     try {
-      return decodeMessage(body);
+      return { message: decodeMessage(body), messageId };
     } catch {
-      this.dropped++;
-      return undefined;
+      return this.drop('a message that does not decode');
     }
+  }
+
+  private drop(why: string): undefined {
+    this.reset();
+    this.onDropped(why);
+    return undefined;
   }
 
   private reset(): void {
     this.parts = [];
     this.have = 0;
     this.want = -1;
+    this.messageId = -1n;
   }
 }
 
@@ -111,11 +135,67 @@ export interface ChannelOptions {
   socketMode: number;
   baseId: number;
   epoch: number;
+  /** The family's secret, from the base id's shared-memory region (seal.ts). */
+  secret: Buffer;
+  /** Root may talk to this epoch although the proxy runs as another user (--hot-restart-trust-root). */
+  trustRoot: boolean;
   /** Answers a request from the next epoch; the descriptor, if any, rides on the reply. */
   onRequest: (request: RequestMessage) => Promise<{ reply?: ReplyMessage; fd?: number }> | { reply?: ReplyMessage; fd?: number };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Who may talk to an epoch: processes of its own user, and root only when the operator says so. */
+export function trustedSender(uid: number, ownUid: number, trustRoot: boolean): boolean {
+  return uid === ownUid || (uid === 0 && trustRoot);
+}
+
+interface Sender {
+  uid: number;
+  pid: number;
+}
+
+/** One bound socket's inbound side: who may send to it, and their messages half received. */
+class Inbound {
+  readonly refusals: ChannelRefusals;
+  private readonly senders = new Map<number, Reassembler>();
+
+  constructor(
+    readonly name: string,
+    private readonly secret: Buffer,
+    private readonly trusted: (uid: number) => boolean,
+    private readonly expectedSenderEpoch: number,
+    private readonly maxMessageBytes: number,
+  ) {
+    this.refusals = new ChannelRefusals(name);
+  }
+
+  /** The message a datagram completes, if it is trusted and completes one. */
+  receive(data: Buffer, sender: Sender): { message: WireMessage; messageId: bigint } | undefined {
+    if (sender.uid < 0) return this.refuse('a datagram without credentials (or cut short)', sender);
+    if (!this.trusted(sender.uid)) return this.refuse(`a datagram from a process running as uid ${sender.uid}`, sender);
+    const opened = unseal(this.secret, this.name, data);
+    if (typeof opened === 'string') return this.refuse(opened, sender);
+    if (opened.senderEpoch !== this.expectedSenderEpoch) return this.refuse(`a datagram from epoch ${opened.senderEpoch} (only epoch ${this.expectedSenderEpoch} talks to this socket)`, sender);
+    let reassembler = this.senders.get(sender.pid);
+    if (!reassembler) {
+      if (this.senders.size >= MAX_SENDERS) this.senders.delete(this.senders.keys().next().value!);
+      reassembler = new Reassembler(this.maxMessageBytes, (why) => this.refusals.note('dropped', why, sender));
+      this.senders.set(sender.pid, reassembler);
+    }
+    return reassembler.push(opened.piece, opened.first, opened.messageId);
+  }
+
+  refuse(why: string, sender: Sender): undefined {
+    this.refusals.note('refused', why, sender);
+    return undefined;
+  }
+
+  drop(why: string, sender: Sender): undefined {
+    this.refusals.note('dropped', why, sender);
+    return undefined;
+  }
+}
 
 /**
  * One epoch's two sockets: its `parent` socket (requests from the next epoch come in; replies go
@@ -125,21 +205,28 @@ export class HotRestartChannel {
   private readonly parentSocket: DgramHandle;
   private readonly childSocket: DgramHandle;
   private readonly names: ReturnType<typeof epochSockets>;
-  private readonly inbound = new Reassembler();
-  private readonly replies = new Reassembler();
-  private waiting: ((m: { message: WireMessage; fd: number }) => void) | undefined;
+  private readonly requests: Inbound;
+  private readonly replies: Inbound;
+  private waiting: { messageId: bigint; resolve: (m: { message: WireMessage; fd: number }) => void } | undefined;
   /** Outgoing requests, one in flight at a time. */
   private requestChain: Promise<unknown> = Promise.resolve();
-  /** Incoming requests, answered one at a time, in order. */
+  /** Incoming requests, answered one at a time, in order; at most MAX_PENDING_REQUESTS wait. */
   private answerChain: Promise<unknown> = Promise.resolve();
+  private pendingAnswers = 0;
+  /** Requests are taken only in increasing id order: none can be played again. */
+  private lastRequestId = 0n;
   private closed = false;
 
   constructor(private readonly options: ChannelOptions) {
     this.names = epochSockets(options.socketPath, options.baseId, options.epoch);
+    const ownUid = process.getuid!();
+    const trusted = (uid: number) => trustedSender(uid, ownUid, options.trustRoot);
+    this.requests = new Inbound(this.names.ownParent, options.secret, trusted, options.epoch + 1, MAX_REQUEST_BYTES);
+    this.replies = new Inbound(this.names.ownChild, options.secret, trusted, options.epoch - 1, MAX_REPLY_BYTES);
     // Envoy's order: the child socket, then the parent socket. EADDRINUSE on either means the id is taken.
-    this.childSocket = native.dgramOpen(this.names.ownChild, (data, fd) => this.onReply(data, fd));
+    this.childSocket = native.dgramOpen(this.names.ownChild, (data, fd, uid, pid) => this.onReply(data, fd, { uid, pid }));
     try {
-      this.parentSocket = native.dgramOpen(this.names.ownParent, (data, fd) => this.onInbound(data, fd));
+      this.parentSocket = native.dgramOpen(this.names.ownParent, (data, fd, uid, pid) => this.onInbound(data, fd, { uid, pid }));
     } catch (err) {
       native.dgramClose(this.childSocket);
       throw err;
@@ -149,43 +236,55 @@ export class HotRestartChannel {
     }
   }
 
-  get droppedDatagrams(): number {
-    return this.inbound.dropped + this.replies.dropped;
+  /** Datagrams turned away since this channel opened (also counted in the server.hot_restart_* stats). */
+  get turnedAway(): { refused: number; dropped: number } {
+    const a = this.requests.refusals.totals;
+    const b = this.replies.refusals.totals;
+    return { refused: a.refused + b.refused, dropped: a.dropped + b.dropped };
   }
 
-  private onInbound(data: Buffer, fd: number): void {
+  private onInbound(data: Buffer, fd: number, sender: Sender): void {
     if (fd >= 0) native.closeFd(fd); // requests never carry descriptors
-    const message = this.inbound.push(data);
-    if (!message) return;
-    this.answerChain = this.answerChain.then(() => this.answer(message)).catch(() => undefined);
+    const got = this.requests.receive(data, sender);
+    if (!got) return;
+    if (got.messageId <= this.lastRequestId) return this.requests.refuse('a request played again', sender);
+    this.lastRequestId = got.messageId;
+    if (this.pendingAnswers >= MAX_PENDING_REQUESTS) return this.requests.drop(`a request beyond the ${MAX_PENDING_REQUESTS} waiting for an answer`, sender);
+    this.pendingAnswers++;
+    this.answerChain = this.answerChain
+      .then(() => this.answer(got.message, got.messageId))
+      .catch(() => undefined)
+      .finally(() => this.pendingAnswers--);
   }
 
-  private async answer(message: WireMessage): Promise<void> {
+  private async answer(message: WireMessage, requestId: bigint): Promise<void> {
     if (!message.request || Object.keys(message.request).length === 0) {
-      await this.send(this.names.childOfNext, { didnt_recognize_your_last_message: true }, -1, 1000);
+      await this.send(this.names.childOfNext, { didnt_recognize_your_last_message: true }, requestId, -1, 1000);
       return;
     }
     const { reply, fd } = await this.options.onRequest(message.request);
-    if (reply) await this.send(this.names.childOfNext, { reply }, fd ?? -1, 1000);
+    if (reply) await this.send(this.names.childOfNext, { reply }, requestId, fd ?? -1, 1000);
   }
 
-  private onReply(data: Buffer, fd: number): void {
-    const message = this.replies.push(data);
-    if (!message || !this.waiting) {
+  private onReply(data: Buffer, fd: number, sender: Sender): void {
+    const got = this.replies.receive(data, sender);
+    if (!got || !this.waiting || got.messageId !== this.waiting.messageId) {
       if (fd >= 0) native.closeFd(fd); // nobody asked for it
+      if (got) this.replies.drop('a reply to no request waiting for one', sender);
       return;
     }
     const waiter = this.waiting;
     this.waiting = undefined;
-    waiter({ message, fd });
+    waiter.resolve({ message: got.message, fd });
   }
 
-  /** Sends a framed message, retrying while the peer's socket is not there yet (ECONNREFUSED) or full (EAGAIN). */
-  private async send(dest: string, message: WireMessage, fd: number, retryForMs: number): Promise<void> {
+  /** Sends a sealed message, retrying while the peer's socket is not there yet (ECONNREFUSED) or full (EAGAIN). */
+  private async send(dest: string, message: WireMessage, messageId: bigint, fd: number, retryForMs: number): Promise<void> {
     const deadline = Date.now() + retryForMs;
-    const datagrams = encodeMessage(message);
-    if (fd >= 0 && datagrams.length > 1) throw new HotRestartRpcError('a descriptor must travel with a single-datagram message');
-    for (const datagram of datagrams) {
+    const pieces = encodeMessage(message);
+    if (fd >= 0 && pieces.length > 1) throw new HotRestartRpcError('a descriptor must travel with a single-datagram message');
+    for (const [i, piece] of pieces.entries()) {
+      const datagram = seal(this.options.secret, dest, messageId, this.options.epoch, i === 0, piece);
       for (;;) {
         try {
           native.dgramSend(this.parentSocket, dest, datagram, fd);
@@ -209,8 +308,9 @@ export class HotRestartChannel {
     const run = async () => {
       const dest = this.names.parentOfPrevious;
       if (!dest) throw new HotRestartRpcError('epoch 0 has no parent');
+      const messageId = nextMessageId();
       if (!opts.expectReply) {
-        await this.send(dest, { request }, -1, opts.timeoutMs);
+        await this.send(dest, { request }, messageId, -1, opts.timeoutMs);
         return { fd: -1 };
       }
       const answered = new Promise<{ message: WireMessage; fd: number }>((resolve, reject) => {
@@ -218,15 +318,18 @@ export class HotRestartChannel {
           this.waiting = undefined;
           reject(new HotRestartRpcError(`no reply from the parent epoch on ${this.names.ownChild} within ${opts.timeoutMs} ms`));
         }, opts.timeoutMs);
-        this.waiting = (m) => {
-          clearTimeout(timer);
-          resolve(m);
+        this.waiting = {
+          messageId,
+          resolve: (m) => {
+            clearTimeout(timer);
+            resolve(m);
+          },
         };
       });
       // The deadline may pass while the send is still being retried: that rejection is read below.
       answered.catch(() => undefined);
       try {
-        await this.send(dest, { request }, -1, opts.timeoutMs);
+        await this.send(dest, { request }, messageId, -1, opts.timeoutMs);
       } catch (err) {
         this.waiting = undefined;
         throw err;

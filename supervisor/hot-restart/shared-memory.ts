@@ -1,8 +1,9 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../process-watch.js';
 import { HOT_RESTART_PROTOCOL_VERSION, SHARED_MEMORY_LAYOUT, SHARED_MEMORY_SIZE } from '../../shared/version.js';
+import { SECRET_BYTES } from './seal.js';
 
 /**
  * Envoy's per-base-id shared memory, emulated with a small file (Node has no shm_open/mmap):
@@ -10,6 +11,10 @@ import { HOT_RESTART_PROTOCOL_VERSION, SHARED_MEMORY_LAYOUT, SHARED_MEMORY_SIZE 
  * exist). Epoch 0 creates it exclusively; later epochs open it and check its layout and version,
  * refusing a restart into an incompatible build. It records the first epoch's start time and the
  * newest epoch's pid, so a second epoch 0 on a base id in use is refused while that pid lives.
+ *
+ * It also holds the family's secret (32 random bytes from epoch 0) that seals every hot-restart
+ * datagram: the file is 0600, so only the deployment's own user can read it, and a later epoch
+ * refuses a region that another user owns or that others may read (someone else's secret).
  *
  * The "initializing" flag is a marker file created with O_EXCL (an atomic test-and-set between
  * processes) that holds its owner's pid: a marker whose owner died is cleared instead of blocking
@@ -39,6 +44,7 @@ interface Header {
   size: number;
   newestPid: number;
   originalStartTimeMs: number;
+  secret: Buffer;
 }
 
 function encode(h: Header): Buffer {
@@ -48,17 +54,19 @@ function encode(h: Header): Buffer {
   b.writeUInt32LE(h.size, OFFSETS.size);
   b.writeUInt32LE(h.newestPid, OFFSETS.newest_pid);
   b.writeBigUInt64LE(BigInt(Math.floor(h.originalStartTimeMs)), OFFSETS.original_start_time_ms);
+  h.secret.copy(b, OFFSETS.secret);
   return b;
 }
 
 function decode(b: Buffer): Header | undefined {
-  if (b.length < OFFSETS.original_start_time_ms + 8) return undefined;
+  if (b.length < OFFSETS.secret + SECRET_BYTES) return undefined;
   return {
     magic: b.readUInt32LE(OFFSETS.magic),
     version: b.readUInt32LE(OFFSETS.version),
     size: b.readUInt32LE(OFFSETS.size),
     newestPid: b.readUInt32LE(OFFSETS.newest_pid),
     originalStartTimeMs: Number(b.readBigUInt64LE(OFFSETS.original_start_time_ms)),
+    secret: Buffer.from(b.subarray(OFFSETS.secret, OFFSETS.secret + SECRET_BYTES)),
   };
 }
 
@@ -73,8 +81,13 @@ export class SharedMemoryRegion {
     return this.header.originalStartTimeMs;
   }
 
-  /** Epoch 0: a new region, unless a live process still uses this base id. */
-  static create(baseId: number, startTimeMs: number, dir?: string): SharedMemoryRegion {
+  /** What seals this family's hot-restart datagrams. */
+  get secret(): Buffer {
+    return this.header.secret;
+  }
+
+  /** Epoch 0: a new region holding a new secret, unless a live process still uses this base id. */
+  static create(baseId: number, startTimeMs: number, secret: Buffer, dir?: string): SharedMemoryRegion {
     const path = sharedMemoryPath(baseId, dir);
     if (existsSync(path)) {
       const old = decode(readFileSync(path));
@@ -83,9 +96,20 @@ export class SharedMemoryRegion {
           `base id ${baseId} is in use by pid ${old.newestPid} (${path}): hot restart it with --restart-epoch and the next epoch number, or start with another --base-id`,
         );
       }
-      unlinkSync(path); // left by a process that is gone
+      try {
+        unlinkSync(path); // left by a process that is gone
+      } catch (err) {
+        throw new HotRestartError(`cannot remove the stale shared memory region ${path} (${(err as NodeJS.ErrnoException).code}): it belongs to another user; remove it as that user or start with another --base-id`);
+      }
     }
-    const header: Header = { magic: MAGIC, version: HOT_RESTART_PROTOCOL_VERSION, size: SHARED_MEMORY_SIZE, newestPid: process.pid, originalStartTimeMs: startTimeMs };
+    const header: Header = {
+      magic: MAGIC,
+      version: HOT_RESTART_PROTOCOL_VERSION,
+      size: SHARED_MEMORY_SIZE,
+      newestPid: process.pid,
+      originalStartTimeMs: startTimeMs,
+      secret,
+    };
     let fd: number;
     try {
       fd = openSync(path, 'wx', 0o600);
@@ -105,8 +129,20 @@ export class SharedMemoryRegion {
     const path = sharedMemoryPath(baseId, dir);
     let data: Buffer;
     try {
-      data = readFileSync(path);
+      const fd = openSync(path, 'r');
+      try {
+        const st = fstatSync(fd);
+        if (st.uid !== process.getuid!() || (st.mode & 0o077) !== 0) {
+          throw new HotRestartError(
+            `shared memory region ${path} belongs to uid ${st.uid} with mode ${(st.mode & 0o777).toString(8)}: it is not this deployment's (a region is created by epoch 0 of the same user, mode 600); refusing to hot restart with it`,
+          );
+        }
+        data = readFileSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     } catch (err) {
+      if (err instanceof HotRestartError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
       const why = code === 'ENOENT' ? `no epoch 0 has run with base id ${baseId} on this host (or it runs in another /dev/shm)` : (err as Error).message;
       throw new HotRestartError(`cannot open shared memory region ${path}: ${why}`);
