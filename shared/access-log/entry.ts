@@ -66,6 +66,7 @@ export const ResponseFlag = {
   streamIdleTimeout: bit('SI'),
   noClusterFound: bit('NC'),
   upstreamOverflow: bit('UO'),
+  downstreamProtocolError: bit('DPE'),
 } as const;
 
 export function responseFlagBit(name: string): number {

@@ -59,6 +59,9 @@ export class HttpStats {
   readonly rqRedirect: Counter;
   readonly headersTooLarge: Counter;
   readonly cxDrainClose: Counter;
+  readonly cxProtocolError: Counter;
+  readonly rqRxReset: Counter;
+  readonly tooManyPrematureResets: Counter;
 
   constructor(statPrefix: string) {
     const p = `http.${statPrefix}.`;
@@ -79,6 +82,9 @@ export class HttpStats {
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
     this.headersTooLarge = stats.counter(`${p}downstream_rq_header_size_exceeded`);
     this.cxDrainClose = stats.counter(`${p}downstream_cx_drain_close`);
+    this.cxProtocolError = stats.counter(`${p}downstream_cx_protocol_error`);
+    this.rqRxReset = stats.counter(`${p}downstream_rq_rx_reset`);
+    this.tooManyPrematureResets = stats.counter(`${p}downstream_rq_too_many_premature_resets`);
   }
 
   /** A response went out: its class counter, completion, and the time since the request began. */

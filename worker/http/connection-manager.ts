@@ -15,6 +15,7 @@ import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
+import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
@@ -70,6 +71,9 @@ export class HttpConnectionManager {
   private readonly servers: (Http1Server | Http2Server)[] = [];
   private readonly sockets = new Set<Socket>();
   private readonly sessions = new Set<Http2Session>();
+  private readonly guards = new WeakMap<Http2Session, Http2SessionGuard>();
+  /** The socket being handed to HTTP/2, while its session is made. */
+  private h2Socket: Socket | undefined;
   private h1: Http1Server | undefined;
   private h2!: Http2Server;
   private keepAliveTimer: NodeJS.Timeout | undefined;
@@ -127,13 +131,19 @@ export class HttpConnectionManager {
       // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
       const [status, reason] =
         err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+      if (status === 400) this.stats.cxProtocolError.inc();
       if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       else socket.destroy();
     });
     const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize } }, handler as never);
     h2.on('session', (session: Http2Session) => {
       this.sessions.add(session);
+      this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats));
       session.once('close', () => this.sessions.delete(session));
+      // nghttp2 found the peer breaking the protocol (Node then destroys the session).
+      session.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code?.startsWith('ERR_HTTP2')) this.stats.cxProtocolError.inc();
+      });
       this.stats.cxHttp2Total.inc();
     });
     h1.on('connection', () => this.stats.cxHttp1Total.inc());
@@ -162,20 +172,26 @@ export class HttpConnectionManager {
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.allClosed?.();
     });
-    if (alpn === 'h2' || (!alpn && this.codec === 'HTTP2')) this.h2.emit('connection', socket);
+    if (alpn === 'h2') this.toHttp2(socket);
     else if (alpn === 'http/1.1' || this.codec === 'HTTP1') {
       this.h1!.emit('connection', socket);
       socket.resume();
-    } else this.sniff(socket);
+    } else this.sniff(socket, this.codec === 'HTTP2');
   }
 
-  private sniff(socket: Socket): void {
+  /**
+   * Waits for the connection's first bytes, then hands it to HTTP/2 (the preface starts with
+   * "PRI", or `codec_type: HTTP2`) or HTTP/1.1. A plaintext socket accepted paused must be read
+   * once before an HTTP/2 session can take its handle: handed over unread, it was never served
+   * and its close never noticed.
+   */
+  private sniff(socket: Socket, http2Only: boolean): void {
     socket.once('data', (chunk: Buffer) => {
       socket.pause();
       socket.unshift(chunk);
-      if (chunk.subarray(0, 3).toString('latin1') === 'PRI') {
+      if (http2Only || chunk.subarray(0, 3).toString('latin1') === 'PRI') {
         // The HTTP/2 session takes the buffered preface and then reads the socket's handle itself.
-        this.h2.emit('connection', socket);
+        this.toHttp2(socket);
       } else {
         this.h1!.emit('connection', socket);
         socket.resume();
@@ -185,13 +201,29 @@ export class HttpConnectionManager {
     socket.resume();
   }
 
+  /** Hands a connection to the HTTP/2 server, whose 'session' handler (run at once) guards it. */
+  private toHttp2(socket: Socket): void {
+    this.h2Socket = socket;
+    this.h2.emit('connection', socket);
+    this.h2Socket = undefined;
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
     const reply = { serverName: this.serverName };
     const stats = this.stats;
     const started = performance.now();
     const headers = req.headers;
-    const authority = String(headers[':authority'] ?? headers.host ?? '');
-    const rq: RequestView = { method: req.method ?? 'GET', path: req.url ?? '/', authority, headers };
+    const http1 = req.httpVersionMajor === 1;
+    let authority = String(headers[':authority'] ?? headers.host ?? '');
+    let path = req.url ?? '/';
+    // RFC 9112 §3.2.2: an absolute-form target's authority is the request's, whatever Host says.
+    const absolute = http1 && path.charCodeAt(0) !== 47 /* '/' */ ? absoluteForm(path) : undefined;
+    if (absolute) {
+      authority = absolute.authority;
+      path = absolute.path;
+      headers.host = authority;
+    }
+    const rq: RequestView = { method: req.method ?? 'GET', path, authority, headers };
     const logs = this.accessLogs;
     const tap = activeTap(this.tapConfigId);
     const record = logs || tap ? new HttpExchangeRecord(req, res, rq) : undefined;
@@ -199,11 +231,15 @@ export class HttpConnectionManager {
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
+    let resetBeforeResponse = false;
+    const guard = http1 ? undefined : this.guards.get((req as unknown as { stream: { session: Http2Session } }).stream.session);
+    if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
     res.once('close', () => {
       stats.rqActive.dec();
-      if (res.writableFinished) stats.completed(res.statusCode, started);
+      guard?.streamClosed(resetBeforeResponse, performance.now() - started);
+      if (res.writableFinished && !req.aborted) stats.completed(res.statusCode, started);
       if (record) {
-        if (!res.writableFinished && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
+        if ((!res.writableFinished || req.aborted) && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
         record.finish(res, logs);
         if (tap) offerTrace(tap, req, record.responseCode, record);
       }
@@ -214,6 +250,20 @@ export class HttpConnectionManager {
       sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
       return;
     }
+    if (http1 && hasDuplicateHost(req.rawHeaders)) {
+      // RFC 9112 §3.2: more than one Host is a 400, and the connection cannot be trusted further.
+      stats.cxProtocolError.inc();
+      if (record) {
+        record.responseFlags |= ResponseFlag.downstreamProtocolError;
+        record.responseCodeDetails = 'http1.duplicate_host';
+      }
+      res.shouldKeepAlive = false;
+      sendLocalReply(res, 400, '', reply);
+      return;
+    }
+    // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
+    // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
+    if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;
     if (streamIdleMs > 0) {
       req.setTimeout(streamIdleMs, () => {
         if (record) {
@@ -352,6 +402,26 @@ function redirectLocation(a: RedirectAction, rq: RequestView, matchedPrefix: str
   else if (a.scheme === 'https') host = host.replace(/:80$/, '');
   const keepQuery = !a.stripQuery && query !== undefined && a.path?.includes('?') !== true;
   return `${scheme}://${host}${path}${keepQuery ? `?${query}` : ''}`;
+}
+
+/** `http://host[:port]/path?query` as its authority and origin-form path; undefined when it is not one. */
+function absoluteForm(target: string): { authority: string; path: string } | undefined {
+  const m = /^https?:\/\/([^/?#]+)([^#]*)/i.exec(target);
+  if (!m) return undefined;
+  const rest = m[2]!;
+  return { authority: m[1]!.replace(/^[^@]*@/, ''), path: rest.startsWith('/') ? rest : `/${rest}` };
+}
+
+function hasDuplicateHost(raw: string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
 }
 
 function splitQuery(path: string): [string, string | undefined] {

@@ -409,7 +409,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
     return;
   }
   const length = req.headers['content-length'];
-  const hasBody = length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+  // HTTP/2 says "no body" with END_STREAM on the headers; content-length is optional there.
+  const h2Stream = (req as unknown as { stream?: { endAfterHeaders: boolean } }).stream;
+  const hasBody = length !== undefined ? length !== '0' : h2Stream ? !h2Stream.endAfterHeaders : req.headers['transfer-encoding'] !== undefined;
   let body: Buffer | IncomingMessage | null = hasBody ? req : null;
   let retries = action.retry?.numRetries ?? 0;
   if (hasBody && retries > 0) {
