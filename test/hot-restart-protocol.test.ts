@@ -4,7 +4,8 @@ import { connect, createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { native } from '../shared/native/index.js';
 import { epochSockets } from '../supervisor/hot-restart/naming.js';
-import { encodeMessage, HotRestartChannel, HotRestartRpcError, MAX_DATAGRAM, Reassembler, trustedSender, type ChannelOptions, type RequestMessage } from '../supervisor/hot-restart/protocol.js';
+import { encodeMessage, MAX_DATAGRAM, Reassembler, type RequestMessage } from '../supervisor/hot-restart/framing.js';
+import { HotRestartChannel, HotRestartRpcError, trustedSender, type ChannelOptions } from '../supervisor/hot-restart/protocol.js';
 import { nextMessageId, seal, unseal } from '../supervisor/hot-restart/seal.js';
 import { waitFor, withDeadline } from './helpers/proxy.js';
 

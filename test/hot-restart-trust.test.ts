@@ -5,7 +5,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { epochSockets } from '../supervisor/hot-restart/naming.js';
-import { encodeMessage, type WireMessage } from '../supervisor/hot-restart/protocol.js';
+import { encodeMessage, type WireMessage } from '../supervisor/hot-restart/framing.js';
 import { nextMessageId, seal } from '../supervisor/hot-restart/seal.js';
 import { routesListener } from './helpers/bootstraps.js';
 import { repoRoot } from './helpers/cli.js';

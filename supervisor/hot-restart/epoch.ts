@@ -7,7 +7,8 @@ import type { InheritSocket, ListenerSocketRegistry } from '../listeners.js';
 import type { Options } from '../options.js';
 import type { ProcessTree } from '../tree.js';
 import { establishIdentity, type HotRestartIdentity } from './identity.js';
-import { HotRestartRpcError, type ReplyMessage, type RequestMessage } from './protocol.js';
+import type { ReplyMessage, RequestMessage } from './framing.js';
+import { HotRestartRpcError } from './protocol.js';
 
 /**
  * One epoch's part in hot restart, both roles (Envoy's timeline, reference §6):

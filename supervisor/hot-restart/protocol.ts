@@ -1,17 +1,13 @@
 import { chmodSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import protobuf from 'protobufjs';
 import { native, type DgramHandle } from '../../shared/native/index.js';
-import { packageRoot } from '../../shared/paths.js';
+import { encodeMessage, Reassembler, type ReplyMessage, type RequestMessage, type WireMessage } from './framing.js';
 import { epochSockets } from './naming.js';
 import { ChannelRefusals } from './refusals.js';
-import { nextMessageId, seal, SEAL_HEADER_BYTES, unseal } from './seal.js';
+import { nextMessageId, seal, unseal } from './seal.js';
 
 /**
- * The hot-restart RPC between two epochs of one base id: Envoy's message set (shared/
- * hot-restart.proto), encoded with protobufjs and framed as Envoy frames it (an 8-byte
- * big-endian length, then the message, cut into pieces) over the addon's AF_UNIX datagram
- * sockets, a descriptor riding as SCM_RIGHTS.
+ * The hot-restart RPC between two epochs of one base id: Envoy's messages, framed as Envoy frames
+ * them (framing.ts), over the addon's AF_UNIX datagram sockets, a descriptor riding as SCM_RIGHTS.
  *
  * Beyond Envoy, the channel trusts only its own deployment (see seal.ts): a datagram counts only
  * if the kernel says its sender runs as this process's uid (or root, when the operator trusts
@@ -21,9 +17,6 @@ import { nextMessageId, seal, SEAL_HEADER_BYTES, unseal } from './seal.js';
  * deadline: nothing a datagram says can take a socket, stop the epoch or jam the next restart.
  */
 
-export const MAX_DATAGRAM = 4096;
-const PIECE_BYTES = MAX_DATAGRAM - SEAL_HEADER_BYTES;
-const LENGTH_BYTES = 8;
 /** Requests are a few hundred bytes; a reply carries the parent's stats, which can be megabytes. */
 const MAX_REQUEST_BYTES = 64 * 1024;
 const MAX_REPLY_BYTES = 64 * 1024 * 1024;
@@ -31,102 +24,6 @@ const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 const MAX_PENDING_REQUESTS = 8;
 /** Senders with a message half received; the oldest is forgotten first. */
 const MAX_SENDERS = 4;
-
-const root = new protobuf.Root().loadSync(join(packageRoot, 'shared', 'hot-restart.proto'), { keepCase: true });
-const HotRestartMessage = root.lookupType('proxy.hot_restart.HotRestartMessage');
-
-export interface RequestMessage {
-  pass_listen_socket?: { address: string; worker_index?: number; listener_name?: string };
-  shutdown_admin?: { child_pid?: number };
-  stats?: Record<string, never>;
-  drain_listeners?: Record<string, never>;
-  terminate?: Record<string, never>;
-  test_connection?: Record<string, never>;
-}
-
-export interface ReplyMessage {
-  pass_listen_socket?: { fd: number };
-  shutdown_admin?: { original_start_time_unix_seconds: number; original_start_time_unix_ms: number; hot_restart_generation?: number };
-  stats?: { memory_allocated: number; num_connections: number; counter_deltas: Record<string, number>; gauges: Record<string, number> };
-}
-
-export interface WireMessage {
-  request?: RequestMessage;
-  reply?: ReplyMessage;
-  didnt_recognize_your_last_message?: boolean;
-}
-
-/** The framed message (8-byte length, then the body), in pieces that fit a sealed datagram. */
-export function encodeMessage(m: WireMessage): Buffer[] {
-  const body = Buffer.from(HotRestartMessage.encode(HotRestartMessage.fromObject(m)).finish());
-  const framed = Buffer.alloc(LENGTH_BYTES + body.length);
-  framed.writeBigUInt64BE(BigInt(body.length), 0);
-  body.copy(framed, LENGTH_BYTES);
-  const pieces: Buffer[] = [];
-  for (let off = 0; off < framed.length; off += PIECE_BYTES) pieces.push(framed.subarray(off, off + PIECE_BYTES));
-  return pieces;
-}
-
-function decodeMessage(body: Buffer): WireMessage {
-  return HotRestartMessage.toObject(HotRestartMessage.decode(body), { longs: Number, defaults: true, oneofs: false }) as WireMessage;
-}
-
-/**
- * Reassembles one sender's framed messages from their pieces. The declared length is checked
- * against the limit before anything is kept; a first piece always starts afresh, so a message
- * cut short can never swallow the next one.
- */
-export class Reassembler {
-  private parts: Buffer[] = [];
-  private have = 0;
-  private want = -1;
-  private messageId = -1n;
-
-  constructor(
-    private readonly maxMessageBytes: number,
-    private readonly onDropped: (why: string) => void,
-  ) {}
-
-  /** Feeds one piece; returns the message it completes, if any. */
-  push(piece: Buffer, first: boolean, messageId: bigint): { message: WireMessage; messageId: bigint } | undefined {
-    if (first) {
-      if (this.want >= 0) this.onDropped('a message left incomplete by the next one');
-      this.reset();
-      if (piece.length < LENGTH_BYTES) return this.drop('a first piece too short to hold a length');
-      const length = piece.readBigUInt64BE(0);
-      if (length > BigInt(this.maxMessageBytes)) return this.drop(`a message declaring ${length} bytes (the limit is ${this.maxMessageBytes})`);
-      this.want = Number(length);
-      this.messageId = messageId;
-      piece = piece.subarray(LENGTH_BYTES);
-    } else if (this.want < 0 || messageId !== this.messageId) {
-      return this.drop('a piece of no message in progress');
-    }
-    if (this.have + piece.length > this.want) return this.drop("a piece past its message's declared length");
-    this.parts.push(Buffer.from(piece));
-    this.have += piece.length;
-    if (this.have < this.want) return undefined;
-    const body = Buffer.concat(this.parts);
-    this.reset();
-    try {
-      return { message: decodeMessage(body), messageId };
-    } catch {
-      return this.drop('a message that does not decode');
-    }
-  }
-
-  private drop(why: string): undefined {
-    this.reset();
-    this.onDropped(why);
-    return undefined;
-  }
-
-  private reset(): void {
-    this.parts = [];
-    this.have = 0;
-    this.want = -1;
-    this.messageId = -1n;
-  }
-}
 
 export class HotRestartRpcError extends Error {}
 

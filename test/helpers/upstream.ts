@@ -41,7 +41,11 @@ export function startUpstream(name: string): Promise<Upstream> {
     upstream.hits++;
     const url = new URL(req.url ?? '/', 'http://x');
     const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      for await (const c of req) chunks.push(c as Buffer);
+    } catch {
+      return; // the proxy gave up on this request midway (its client broke the body)
+    }
     const body = Buffer.concat(chunks).toString();
     switch (url.pathname) {
       case '/echo':
