@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { getLogger } from '../shared/log/logger.js';
 import type { AdminAccessLog } from './access-log.js';
-import { TEXT, type AdminEndpoint, type AdminRequest, type AdminResponse } from './endpoint.js';
+import { TEXT, type AdminEndpoint, type AdminResponse } from './endpoint.js';
 import { helpText } from './help.js';
 
 /**

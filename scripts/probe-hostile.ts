@@ -3,17 +3,18 @@
 // a real restart afterwards. Prints what it finds; asserts nothing (the tests run the same probes
 // smaller: admin-fuzz, smuggling, http-hardening, hot-restart-protocol, hot-restart-trust).
 // Usage: npm run build && node --import tsx scripts/probe-hostile.ts
-//   env: ADMIN_REQUESTS=10000 SEED=13 GARBAGE_CONNECTIONS=200 RESET_CONNECTIONS=4 DATAGRAMS=10000
+//   env: ADMIN_REQUESTS=10000 SEED=13 GARBAGE_CONNECTIONS=200 RESET_CONNECTIONS=4 DATAGRAMS=10000 BOOTSTRAPS=1000
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { connect as h2connect, constants as h2 } from 'node:http2';
-import { connect, type Socket } from 'node:net';
 import { native } from '../shared/native/index.js';
 import { epochSockets } from '../supervisor/hot-restart/naming.js';
 import { encodeMessage } from '../supervisor/hot-restart/framing.js';
 import { fuzzAdmin } from '../test/helpers/admin-fuzz.js';
+import { fuzzedBootstraps } from '../test/helpers/bootstrap-fuzz.js';
+import { runProxy, tempDir } from '../test/helpers/cli.js';
 import { hcmFilter, routesListener, staticCluster } from '../test/helpers/bootstraps.js';
+import { connectionsClosedByServer, GARBAGE, PREFACE, rapidResetStorm, SETTINGS } from '../test/helpers/http2-abuse.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from '../test/helpers/proxy.js';
 import { sendVector, statuses, VECTORS } from '../test/helpers/smuggling-vectors.js';
 import { startUpstream } from '../test/helpers/upstream.js';
@@ -23,6 +24,7 @@ const SEED = Number(process.env.SEED ?? 13);
 const GARBAGE_CONNECTIONS = Number(process.env.GARBAGE_CONNECTIONS ?? 200);
 const RESET_CONNECTIONS = Number(process.env.RESET_CONNECTIONS ?? 4);
 const DATAGRAMS = Number(process.env.DATAGRAMS ?? 10_000);
+const BOOTSTRAPS = Number(process.env.BOOTSTRAPS ?? 1000);
 const SOCKET_PATH = `@proxy_probe_hostile_${process.pid}`;
 
 /** The resident memory of the proxy's whole tree, in MB. */
@@ -74,31 +76,6 @@ async function smuggling(p: RunningProxy, upstream: { hits: number }): Promise<v
   console.log(`request smuggling: ${VECTORS.length} vectors: refused ${refused}, served ${served}, not as expected ${wrong.length}${wrong.length ? ` (${wrong.join('; ')})` : ''}; upstream requests ${upstream.hits}`);
 }
 
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-function frame(type: number, flags: number, stream: number, payload = Buffer.alloc(0)): Buffer {
-  const h = Buffer.alloc(9);
-  h.writeUIntBE(payload.length, 0, 3);
-  h[3] = type;
-  h[4] = flags;
-  h.writeUInt32BE(stream, 5);
-  return Buffer.concat([h, payload]);
-}
-
-/** Opens connections that send `bytes` and never close; resolves with when each was closed by the proxy (ms). */
-function heldConnections(port: number, bytes: (i: number) => Buffer, count: number): Promise<number[]> {
-  const started = Date.now();
-  return Promise.all(
-    Array.from({ length: count }, (_, i) =>
-      new Promise<number>((resolve) => {
-        const s: Socket = connect(port, '127.0.0.1', () => s.write(bytes(i)));
-        s.on('data', () => undefined);
-        s.on('error', () => undefined);
-        s.on('close', () => resolve(Date.now() - started));
-      }),
-    ),
-  );
-}
-
 async function latencies(port: number, until: () => boolean): Promise<number[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const out: number[] = [];
@@ -118,19 +95,12 @@ const summary = (xs: number[]) => {
 
 async function http2Abuse(p: RunningProxy): Promise<void> {
   const h2port = p.ports.get('h2only')!;
-  const settings = frame(4, 0, 0);
-  const variants = [
-    Buffer.concat([PREFACE, settings, frame(0, 0, 0, Buffer.from('x'))]),
-    Buffer.concat([PREFACE, settings, Buffer.from('garbage garbage garbage garbage')]),
-    Buffer.concat([PREFACE, Buffer.alloc(100, 0xff)]),
-    Buffer.concat([PREFACE, settings, frame(1, 4, 2, Buffer.from([0x82]))]),
-    Buffer.concat([PREFACE, settings, randomBytes(500)]),
-  ];
-  const closedAt = await heldConnections(h2port, (i) => variants[i % variants.length]!, GARBAGE_CONNECTIONS);
+  const variants = [...GARBAGE, Buffer.concat([PREFACE, SETTINGS, randomBytes(500)])];
+  const closedAt = await connectionsClosedByServer(h2port, (i) => variants[i % variants.length]!, GARBAGE_CONNECTIONS);
   const gauge = await waitFor('the gauge back to 0', async () => ((await statValue(p, 'http.h2only.downstream_cx_active')) === 0 ? 0 : undefined), 60_000).catch(() => -1);
   console.log(`HTTP/2 garbage: ${GARBAGE_CONNECTIONS} connections, all closed by the proxy within ${Math.max(...closedAt)} ms (median ${closedAt.sort((a, b) => a - b)[closedAt.length >> 1]} ms); downstream_cx_active after: ${gauge === 0 ? 0 : 'not 0'}; protocol_error ${await statValue(p, 'http.h2only.downstream_cx_protocol_error')}, keepalive_timeout ${await statValue(p, 'http2.keepalive_timeout')}`);
 
-  const [floodClosed] = await heldConnections(h2port, () => Buffer.concat([PREFACE, ...Array.from({ length: 20_000 }, () => settings)]), 1);
+  const [floodClosed] = await connectionsClosedByServer(h2port, () => Buffer.concat([PREFACE, ...Array.from({ length: 20_000 }, () => SETTINGS)]), 1);
   console.log(`HTTP/2 SETTINGS flood (20,000 frames): closed by the proxy after ${floodClosed} ms`);
 
   const port = p.ports.get('web')!;
@@ -143,32 +113,13 @@ async function http2Abuse(p: RunningProxy): Promise<void> {
   const during = latencies(port, () => storming === 0);
   await Promise.all(
     Array.from({ length: RESET_CONNECTIONS }, async () => {
-      const client = h2connect(`http://127.0.0.1:${port}`);
-      client.on('error', () => undefined);
-      await new Promise<void>((resolve) => client.on('connect', () => resolve()));
-      let opened = 0;
-      let closed = false;
-      client.on('close', () => (closed = true));
-      while (!closed && opened < 20_000) {
-        for (let i = 0; i < 50 && !closed; i++) {
-          try {
-            const s = client.request({ ':path': '/hold?key=never' });
-            s.on('error', () => undefined);
-            s.close(h2.NGHTTP2_CANCEL);
-            opened++;
-          } catch {
-            closed = true;
-          }
-        }
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      streamsBeforeAbort.push(opened);
-      client.destroy();
+      const storm = await rapidResetStorm(port, '/hold?key=never', 20_000);
+      streamsBeforeAbort.push(storm.closedByServer ? storm.opened : Infinity);
       storming--;
     }),
   );
   const stormLatencies = await during;
-  console.log(`HTTP/2 rapid reset: ${RESET_CONNECTIONS} connections; streams opened before the proxy aborted each: ${streamsBeforeAbort.join(', ')}; downstream_rq_too_many_premature_resets ${await statValue(p, 'http.web.downstream_rq_too_many_premature_resets')}`);
+  console.log(`HTTP/2 rapid reset: ${RESET_CONNECTIONS} connections; streams opened before the proxy closed each (Infinity: never closed): ${streamsBeforeAbort.join(', ')}; downstream_rq_too_many_premature_resets ${await statValue(p, 'http.web.downstream_rq_too_many_premature_resets')}`);
   console.log(`  another client's HTTP/1.1 requests: quiet ${summary(quiet)}; during the storm ${summary(stormLatencies)}`);
 }
 
@@ -205,7 +156,35 @@ async function datagramFuzz(p: RunningProxy, upstreamPort: number): Promise<void
   console.log(`  then a real hot restart: epoch 1 ready in ${Date.now() - t} ms, same listening socket: ${sameSocket}; answers: ${(await httpRequest(`http://127.0.0.1:${next.ports.get('web')}/`)).status}`);
 }
 
+/** Every fuzzed bootstrap through `proxy --mode validate`: exit 0 or 1, never a stack trace. */
+async function bootstrapFuzz(): Promise<void> {
+  const tmp = tempDir('proxy-probe-');
+  const exits = new Map<number | null, number>();
+  const stackTraces: number[] = [];
+  let slowest = 0;
+  const started = Date.now();
+  try {
+    const inputs = fuzzedBootstraps(BOOTSTRAPS);
+    const worker = async () => {
+      for (let next = inputs.next(); !next.done; next = inputs.next()) {
+        const { index, ext, bytes } = next.value;
+        const t = Date.now();
+        const out = await runProxy(['--mode', 'validate', '-c', tmp.file(`fuzz-${index}.${ext}`, bytes)]);
+        slowest = Math.max(slowest, Date.now() - t);
+        exits.set(out.code, (exits.get(out.code) ?? 0) + 1);
+        if (/^\s+at /m.test(out.stderr)) stackTraces.push(index);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  } finally {
+    tmp.cleanup();
+  }
+  const exitText = [...exits].map(([code, n]) => `exit ${code}: ${n}`).join(', ');
+  console.log(`bootstrap fuzz through the CLI: ${BOOTSTRAPS} inputs in ${Date.now() - started} ms (slowest ${slowest} ms); ${exitText}; stack traces: ${stackTraces.length}${stackTraces.length ? ` (inputs ${stackTraces.slice(0, 10).join(', ')})` : ''}`);
+}
+
 async function main(): Promise<void> {
+  await bootstrapFuzz();
   const upstream = await startUpstream('up');
   try {
     const p = await startProxy(bootstrap(upstream.port), ['--socket-path', SOCKET_PATH, '--concurrency', '1']);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { connect as h2connect, constants as h2 } from 'node:http2';
+import { connect as h2connect } from 'node:http2';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { hcmFilter, routesListener, staticCluster } from './helpers/bootstraps.js';
+import { connectionsClosedByServer, GARBAGE, PREFACE, rapidResetStorm, SETTINGS } from './helpers/http2-abuse.js';
 import { startProxy, statValue, stopAllProxies, waitFor, withDeadline, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -154,50 +155,15 @@ describe('HTTP/1 request targets', () => {
 });
 
 describe('HTTP/2 abuse', () => {
-  const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-  const frame = (type: number, flags: number, stream: number, payload = Buffer.alloc(0)) => {
-    const h = Buffer.alloc(9);
-    h.writeUIntBE(payload.length, 0, 3);
-    h[3] = type;
-    h[4] = flags;
-    h.writeUInt32BE(stream, 5);
-    return Buffer.concat([h, payload]);
-  };
-  const SETTINGS = frame(4, 0, 0);
-
   it('closes every connection that sent garbage frames, and the connection gauge returns to 0', async () => {
-    const variants = [
-      Buffer.concat([PREFACE, SETTINGS, frame(0, 0, 0, Buffer.from('x'))]), // DATA on stream 0
-      Buffer.concat([PREFACE, SETTINGS, Buffer.from('garbage garbage garbage garbage')]), // a 6 MB frame header
-      Buffer.concat([PREFACE, Buffer.alloc(100, 0xff)]), // no SETTINGS
-      Buffer.concat([PREFACE, SETTINGS, frame(1, 4, 2, Buffer.from([0x82]))]), // HEADERS on a server stream id
-    ];
-    const sockets: Socket[] = [];
-    const closed = variants.flatMap((bytes) =>
-      Array.from({ length: 10 }, () =>
-        new Promise<void>((resolve) => {
-          const s = connect(h2only, '127.0.0.1', () => s.write(bytes));
-          sockets.push(s);
-          s.on('data', () => undefined);
-          s.on('error', () => undefined);
-          s.on('close', () => resolve());
-        }),
-      ),
-    );
-    // The client never closes: every one of these connections must be closed by the proxy.
-    await withDeadline('the proxy to close all 40 connections', Promise.all(closed), 60_000);
+    // The clients never close: every one of these connections must be closed by the proxy.
+    await withDeadline('the proxy to close all 40 connections', connectionsClosedByServer(h2only, (i) => GARBAGE[i % GARBAGE.length]!, 40), 60_000);
     await waitFor('the connection gauges back to 0', async () => ((await statValue(proxy, 'http.h2only.downstream_cx_active')) === 0 ? true : undefined));
     assert.ok((await statValue(proxy, 'http.h2only.downstream_cx_protocol_error')) + (await statValue(proxy, 'http2.keepalive_timeout')) >= 40);
   });
 
   it('closes a connection that floods SETTINGS, and serves others meanwhile', async () => {
-    const flood = Buffer.concat([PREFACE, ...Array.from({ length: 20_000 }, () => SETTINGS)]);
-    const closed = new Promise<void>((resolve) => {
-      const s = connect(h2only, '127.0.0.1', () => s.write(flood));
-      s.on('data', () => undefined);
-      s.on('error', () => undefined);
-      s.on('close', () => resolve());
-    });
+    const closed = connectionsClosedByServer(h2only, () => Buffer.concat([PREFACE, ...Array.from({ length: 20_000 }, () => SETTINGS)]), 1);
     const client = h2connect(`http://127.0.0.1:${h2only}`);
     try {
       const served = await withDeadline(
@@ -217,31 +183,12 @@ describe('HTTP/2 abuse', () => {
   });
 
   it('aborts a connection whose streams are reset as fast as they open (rapid reset), and serves others meanwhile', async () => {
-    const client = h2connect(`http://127.0.0.1:${web}`);
-    client.on('error', () => undefined);
-    const gone = new Promise<void>((resolve) => client.on('close', resolve));
-    await new Promise<void>((resolve) => client.on('connect', () => resolve()));
-    let opened = 0;
-    let closed = false;
-    client.on('close', () => (closed = true));
-    while (!closed && opened < 5000) {
-      for (let i = 0; i < 50 && !closed; i++) {
-        try {
-          const s = client.request({ ':path': '/hold?key=never' });
-          s.on('error', () => undefined);
-          s.close(h2.NGHTTP2_CANCEL);
-          opened++;
-        } catch {
-          closed = true;
-        }
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await withDeadline('the proxy to abort the connection', gone);
+    const storm = await withDeadline('the storm to end', rapidResetStorm(web, '/hold?key=never', 5000));
+    assert.ok(storm.closedByServer, `the proxy let ${storm.opened} streams be opened and reset without closing the connection`);
     assert.equal(await statValue(proxy, 'http.web.downstream_rq_too_many_premature_resets'), 1);
     assert.ok((await statValue(proxy, 'http.web.downstream_rq_rx_reset')) >= 25);
     const other = await raw(web, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
     assert.match(other, /^HTTP\/1\.1 200 /, 'other clients are served');
-    await waitFor('the web listener\'s connections back to 0', async () => ((await statValue(proxy, 'http.web.downstream_cx_active')) === 0 ? true : undefined));
+    await waitFor("the web listener's connections back to 0", async () => ((await statValue(proxy, 'http.web.downstream_cx_active')) === 0 ? true : undefined));
   });
 });

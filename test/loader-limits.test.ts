@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource } from '../shared/config/bootstrap.js';
+import { BootstrapError, loadBootstrap, type BootstrapSource } from '../shared/config/bootstrap.js';
 import { documentLimitError, MAX_DEPTH, MAX_VALUES } from '../shared/config/limits.js';
 import { readMessage } from '../shared/config/message.js';
-import { envoySchema } from '../shared/config/schema.js';
+import { fuzzedBootstraps } from './helpers/bootstrap-fuzz.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 
 /**
@@ -77,33 +75,8 @@ describe('loader limits', () => {
   });
 
   it('turns 1,000 seeded mutations of a bootstrap, in every format, into a bootstrap or a configuration error', () => {
-    const yaml = readFileSync('examples/routing.yaml', 'utf8');
-    const json = JSON.stringify(JSON.parse(JSON.stringify(loadBootstrap(source({ configPath: 'examples/front-proxy.yaml' })).bootstrap)));
-    const type = envoySchema().lookupType(BOOTSTRAP_TYPE);
-    const binary = Buffer.from(type.encode(fromProto3JSON(type, JSON.parse(json)) as never).finish());
-    const text = 'node { id: "n" cluster: "c" }\nadmin { address { socket_address { address: "127.0.0.1" port_value: 9901 } } }\n' +
-      'static_resources { clusters { name: "c" type: STATIC connect_timeout { seconds: 1 } load_assignment { cluster_name: "c" endpoints { lb_endpoints { endpoint { address { socket_address { address: "127.0.0.1" port_value: 80 } } } } } } } }\n';
-    const seeds: [string, Buffer][] = [['yaml', Buffer.from(yaml)], ['json', Buffer.from(json)], ['pb', binary], ['pb_text', Buffer.from(text)]];
-    // xorshift32: the same 1,000 inputs on every run.
-    let state = 0x2545f491;
-    const random = (n: number) => {
-      state ^= state << 13;
-      state ^= state >>> 17;
-      state ^= state << 5;
-      return (state >>> 0) % n;
-    };
     const tally = { loaded: 0, refused: 0 };
-    for (let i = 0; i < 1000; i++) {
-      const [ext, seed] = seeds[i % seeds.length]!;
-      const bytes = Buffer.from(seed);
-      for (let m = 1 + random(8); m > 0; m--) {
-        const at = random(bytes.length);
-        switch (random(3)) {
-          case 0: bytes[at] = random(256); break; // flip a byte
-          case 1: bytes.copy(bytes, at, random(bytes.length), random(bytes.length)); break; // duplicate a run
-          default: bytes[at] = bytes[random(bytes.length)]!; // move a byte
-        }
-      }
+    for (const { index: i, ext, bytes } of fuzzedBootstraps(1000)) {
       const path = tmp.file(`fuzz.${ext}`, bytes);
       try {
         loadBootstrap(source({ configPath: path }));
