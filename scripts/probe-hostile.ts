@@ -94,6 +94,7 @@ const summary = (xs: number[]) => {
 };
 
 async function http2Abuse(p: RunningProxy): Promise<void> {
+  const rssBefore = treeRssMb(p);
   const h2port = p.ports.get('h2only')!;
   const variants = [...GARBAGE, Buffer.concat([PREFACE, SETTINGS, randomBytes(500)])];
   const closedAt = await connectionsClosedByServer(h2port, (i) => variants[i % variants.length]!, GARBAGE_CONNECTIONS);
@@ -121,6 +122,7 @@ async function http2Abuse(p: RunningProxy): Promise<void> {
   const stormLatencies = await during;
   console.log(`HTTP/2 rapid reset: ${RESET_CONNECTIONS} connections; streams opened before the proxy closed each (Infinity: never closed): ${streamsBeforeAbort.join(', ')}; downstream_rq_too_many_premature_resets ${await statValue(p, 'http.web.downstream_rq_too_many_premature_resets')}`);
   console.log(`  another client's HTTP/1.1 requests: quiet ${summary(quiet)}; during the storm ${summary(stormLatencies)}`);
+  console.log(`  tree RSS over the HTTP/2 abuse: ${rssBefore} MB -> ${treeRssMb(p)} MB`);
 }
 
 async function datagramFuzz(p: RunningProxy, upstreamPort: number): Promise<void> {
