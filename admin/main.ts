@@ -123,7 +123,7 @@ process.on('message', (m: ToAdmin) => {
       collector?.onStats(m);
       break;
     case 'hand_back_counters':
-      sendToParent<FromAdmin>({ type: 'counters', counters: collector?.counterTotals() ?? [] });
+      sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters: collector?.counterTotals() ?? [] });
       break;
     case 'runtime':
       setRuntime(m.snapshot);

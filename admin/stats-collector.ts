@@ -1,4 +1,5 @@
 import type { FromAdmin, ToAdmin } from '../shared/ipc.js';
+import { PendingReplies } from '../shared/replies.js';
 import { MergedStats } from '../shared/stats/merged.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
@@ -15,8 +16,7 @@ const ANSWER_TIMEOUT_MS = 3000;
 export class StatsCollector {
   readonly merged = new MergedStats();
   private readonly recentLookupsGauge = stats.gauge('server.stats_recent_lookups', 'local');
-  private nextId = 1;
-  private readonly waiting = new Map<number, () => void>();
+  private readonly pending = new PendingReplies<true>();
   private timer: NodeJS.Timeout | undefined;
   private readonly flushListeners: (() => void)[] = [];
 
@@ -37,25 +37,15 @@ export class StatsCollector {
   }
 
   /** Gathers every process's changes; with `flush`, closes the histograms' interval afterwards. */
-  collect(flush: boolean): Promise<void> {
-    const id = this.nextId++;
+  async collect(flush: boolean): Promise<void> {
     reportProcessMemory();
     this.recentLookupsGauge.set(this.merged.lookupTotal);
     this.merged.apply('admin', stats.takeDelta());
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => done(), ANSWER_TIMEOUT_MS);
-      const done = () => {
-        clearTimeout(timer);
-        this.waiting.delete(id);
-        if (flush) {
-          this.merged.completeInterval();
-          for (const listener of this.flushListeners) listener();
-        }
-        resolve();
-      };
-      this.waiting.set(id, done);
-      this.send({ type: 'stats_collect', id });
-    });
+    await this.pending.ask((id) => this.send({ type: 'stats_collect', id }), ANSWER_TIMEOUT_MS);
+    if (flush) {
+      this.merged.completeInterval();
+      for (const listener of this.flushListeners) listener();
+    }
   }
 
   /** For a stats read: fresh figures, and a flush too when `stats_flush_on_admin` is set. */
@@ -84,6 +74,6 @@ export class StatsCollector {
 
   onStats(m: Extract<ToAdmin, { type: 'stats' }>): void {
     for (const [source, delta] of m.sources) this.merged.apply(source, delta);
-    this.waiting.get(m.id)?.();
+    this.pending.answer(m.id, true);
   }
 }

@@ -1,4 +1,5 @@
 import type { FromAdmin, ToAdmin } from '../shared/ipc.js';
+import { PendingReplies } from '../shared/replies.js';
 
 /**
  * Requests from the admin process to the supervisor that are answered: the admin endpoint
@@ -11,30 +12,16 @@ type Reply = Extract<ToAdmin, { type: 'done' } | { type: 'runtime_modify_result'
 const TIMEOUT_MS = 5000;
 
 export class SupervisorClient {
-  private nextId = 1;
-  private readonly waiting = new Map<number, (reply: Reply | undefined) => void>();
+  private readonly pending = new PendingReplies<Reply>();
 
   constructor(private readonly send: (m: FromAdmin) => void) {}
 
   /** Sends the message built with a fresh id; resolves with the reply, or undefined after a timeout. */
   request<R extends Reply>(build: (id: number) => FromAdmin, timeoutMs = TIMEOUT_MS): Promise<R | undefined> {
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        resolve(undefined);
-      }, timeoutMs);
-      this.waiting.set(id, (reply) => {
-        clearTimeout(timer);
-        resolve(reply as R | undefined);
-      });
-      this.send(build(id));
-    });
+    return this.pending.ask((id) => this.send(build(id)), timeoutMs) as Promise<R | undefined>;
   }
 
   onReply(reply: Reply): void {
-    const resolve = this.waiting.get(reply.id);
-    this.waiting.delete(reply.id);
-    resolve?.(reply);
+    this.pending.answer(reply.id, reply);
   }
 }

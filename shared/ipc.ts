@@ -128,7 +128,7 @@ export type ToAdmin =
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }
   /** Hot restart: the next epoch takes the admin interface; answered with `counters` (the totals so far). */
-  | { type: 'hand_back_counters' }
+  | { type: 'hand_back_counters'; id: number }
   /**
    * Deltas from the supervisor and the workers: the answer to `stats_collect` `id`, or (id -1)
    * a worker's answer that came after the collection closed, which is never dropped.
@@ -157,7 +157,7 @@ export type FromAdmin =
   | { type: 'healthcheck'; id: number; failing: boolean }
   | { type: 'stats_collect'; id: number }
   /** Every counter's total so far, handed back before a hot-restart child takes the admin interface. */
-  | { type: 'counters'; counters: [name: string, total: number][] }
+  | { type: 'counters'; id: number; counters: [name: string, total: number][] }
   | { type: 'stats_lookups'; tracking: boolean }
   | { type: 'runtime_modify'; id: number; overrides: [key: string, value: string][] }
   /** Answered with `done` once every worker uses the new levels. */

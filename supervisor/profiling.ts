@@ -1,7 +1,8 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
-import type { ServerContext, ToWorker } from '../shared/ipc.js';
+import type { ServerContext } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
 import { applyProfilerOrder, DEFAULT_PROFILE_PATH, heapSnapshotFile, type ProfilerKind, type ProfilerOrder, type ProfilerOutcome } from '../shared/profiler.js';
+import type { ToWorkers } from './worker-broadcast.js';
 
 /**
  * The supervisor's part in /cpuprofiler, /heapprofiler and /heap_dump: it profiles itself and
@@ -11,7 +12,8 @@ import { applyProfilerOrder, DEFAULT_PROFILE_PATH, heapSnapshotFile, type Profil
  * either running in the whole tree or in none of it.
  */
 
-type ToWorkers = (make: (ack: number) => ToWorker, only?: number) => Promise<ProfilerOutcome[]>;
+/** A heap snapshot of a large worker takes a while. */
+const HEAP_DUMP_TIMEOUT_MS = 60_000;
 
 export function profilePathOf(bootstrap: JsonObject): string {
   const path = (bootstrap.admin as JsonObject | undefined)?.profile_path;
@@ -47,7 +49,7 @@ export class TreeProfiling {
     if (process === 'main') return heapSnapshotFile('main');
     const index = Number(/^worker_(\d+)$/.exec(process)?.[1] ?? -1);
     if (index < 0 || index >= this.context.concurrency) return { error: `no process named '${process}'` };
-    const [outcome] = await this.toWorkers((ack) => ({ type: 'heap_dump', ack }), index);
+    const [outcome] = await this.toWorkers((ack) => ({ type: 'heap_dump', ack }), { only: index, timeoutMs: HEAP_DUMP_TIMEOUT_MS });
     return outcome ?? { error: `${process} did not answer` };
   }
 }

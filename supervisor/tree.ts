@@ -1,28 +1,27 @@
+import { closeSync } from 'node:fs';
+import { list, obj } from '../shared/config/access.js';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
-import type { DrainOrder, FromAdmin, FromWorker, HotRestartStatus, LogLevelChange, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
-import { applyLogLevelChange, getLogger, reopenLogs } from '../shared/log/logger.js';
-import type { ProfilerOutcome } from '../shared/profiler.js';
-import { MergedStats } from '../shared/stats/merged.js';
-import { stats } from '../shared/stats/process.js';
+import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import { getLogger } from '../shared/log/logger.js';
+import { PendingReplies } from '../shared/replies.js';
+import type { StatsDelta } from '../shared/stats/store.js';
+import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
+import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
 import { commandLineOptionsJson } from './command-line-json.js';
+import { DrainPlan } from './drain-plan.js';
+import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
 import type { ListenerSocketRegistry } from './listeners.js';
 import type { Options } from './options.js';
-import { RuntimeLayers, RuntimeModifyError } from './runtime-layers.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
+import { RuntimeLayers } from './runtime-layers.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
 import { BreakerGauges } from './upstream/breaker-gauges.js';
+import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
-import { BreakerCounts, regionBytes } from '../shared/upstream/breaker-counts.js';
-import { native } from '../shared/native/index.js';
-import { sharedMemoryDir } from './hot-restart/shared-memory.js';
-import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
-import { list, obj } from '../shared/config/access.js';
-import type { StatsDelta } from '../shared/stats/store.js';
+import { WorkerBroadcast } from './worker-broadcast.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -35,19 +34,6 @@ const log = getLogger('main', import.meta.url);
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
-/**
- * The circuit-breaker region: created and sized in /dev/shm, kept open as a descriptor the workers
- * inherit, and unlinked at once, so nothing is left behind however the tree ends.
- */
-function createBreakerRegion(clusters: string[], workers: number): { counts: BreakerCounts; fd: number } {
-  const path = join(sharedMemoryDir(), `proxy_breakers_${process.pid}_${randomBytes(4).toString('hex')}`);
-  const layout = { clusters, workers };
-  const counts = new BreakerCounts(native.mapShared(path, regionBytes(layout), true), layout);
-  const fd = openSync(path, 'r+');
-  unlinkSync(path);
-  return { counts, fd };
-}
-
 /** At the latest, the admin process starts this long after the workers (see start()). */
 const ADMIN_START_DELAY_MS = 1000;
 
@@ -69,11 +55,10 @@ export class ProcessTree {
       this.breakerGauges.refresh();
     },
   );
-  /**
-   * After a hot-restart child took the admin interface: the tree's figures, merged here for the
-   * child's stats requests (counter deltas since the last request, gauges as sums).
-   */
-  private localStats: { merged: MergedStats; exported: Map<string, number>; waiting: Map<number, () => void>; nextId: number } | undefined;
+  /** After a hot-restart child took the admin interface: the tree's figures, kept here. */
+  private retained: RetainedFigures | undefined;
+  /** The admin process's counter totals, asked for before a hot-restart child takes over. */
+  private readonly handBacks = new PendingReplies<[string, number][]>();
   private readonly serverStats: ServerStats;
   /** The circuit-breaker counts every worker maps; a dead worker's are zeroed before its replacement. */
   private readonly breakers: BreakerCounts;
@@ -82,12 +67,12 @@ export class ProcessTree {
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
-  private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
-  private nextAck = 1;
-  private readonly pendingAcks = new Map<number, { waiting: Set<number>; results: ProfilerOutcome[]; done: () => void }>();
+  private readonly drains: DrainPlan;
+  private readonly broadcast = new WorkerBroadcast(() => this.workers);
+  /** Every worker applies the message (see WorkerBroadcast). */
+  private readonly toWorkers = this.broadcast.send;
   private readonly profiling: TreeProfiling;
-  /** POST /logging changes so far, replayed to a replacement child after its init. */
-  private readonly logLevelChanges: LogLevelChange[] = [];
+  private readonly requests: AdminRequests;
   /** Resolves with the process exit status once the whole tree has stopped. */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
 
@@ -130,7 +115,19 @@ export class ProcessTree {
       this.context.upstream[cluster] = hosts;
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
     }, loaded.tls.clusters);
-    this.profiling = new TreeProfiling(this.context, (make, only) => this.toWorkers(make, only));
+    this.profiling = new TreeProfiling(this.context, this.toWorkers);
+    this.drains = new DrainPlan(options, this.context, sockets, this.toWorkers, () => this.setState('DRAINING'));
+    this.requests = new AdminRequests({
+      context: this.context,
+      runtime: this.runtime,
+      profiling: this.profiling,
+      drains: this.drains,
+      statsRelay: this.statsRelay,
+      toWorkers: this.toWorkers,
+      tellWorkers: (m) => this.workers.forEach((w) => w.send<ToWorker>(m)),
+      reply: (m) => this.admin?.send<ToAdmin>(m),
+      stop: (code) => void this.stop(code),
+    });
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 
@@ -157,7 +154,7 @@ export class ProcessTree {
         descriptors,
         onStart: (child) => {
           child.send<ToWorker>({ type: 'init', index: i, server: this.context });
-          for (const change of this.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
+          for (const change of this.requests.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
         },
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
@@ -188,7 +185,7 @@ export class ProcessTree {
           child.send<ToAdmin>({ type: 'state', state: this.state }) &&
           child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
           child.send<ToAdmin>({ type: 'hot_restart', status: this.hotRestart }) &&
-          this.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })) &&
+          this.requests.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })) &&
           (!seed || child.send<ToAdmin>({ type: 'stats', id: -1, sources: seed }));
         if (sent) seed = undefined;
         return sent;
@@ -216,10 +213,7 @@ export class ProcessTree {
         this.maybeLive();
       }
     } else if (m.type === 'ack') {
-      const pending = this.pendingAcks.get(m.ack);
-      if (pending && m.result) pending.results.push(m.result);
-      pending?.waiting.delete(m.index);
-      if (pending && pending.waiting.size === 0) pending.done();
+      this.broadcast.onAck(m);
     } else if (m.type === 'stats') {
       this.statsRelay.onWorkerStats(m);
     } else if (m.type === 'outcomes') {
@@ -246,161 +240,34 @@ export class ProcessTree {
           this.stop(1);
         }
         break;
-      case 'quit':
-        log.info('shutting down on POST /quitquitquit');
-        this.stop(0);
-        break;
       case 'counters':
-        this.handedBack?.(m.counters);
+        this.handBacks.answer(m.id, m.counters);
         break;
-      case 'stats_collect':
-        this.statsRelay.collect(m.id);
-        break;
-      case 'runtime_modify': {
-        let error: { status: number; message: string } | undefined;
-        try {
-          this.runtime.modify(m.overrides);
-        } catch (err) {
-          if (!(err instanceof RuntimeModifyError)) throw err;
-          error = { status: err.status, message: err.message };
-        }
-        this.admin?.send<ToAdmin>({ type: 'runtime_modify_result', id: m.id, ...(error ? { error } : {}) });
-        break;
-      }
-      case 'log_levels':
-        applyLogLevelChange(m.change);
-        this.logLevelChanges.push(m.change);
-        void this.toWorkers((ack) => ({ type: 'log_levels', change: m.change, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
-        break;
-      case 'reopen_logs':
-        void this.reopenLogs().then(() => m.id !== undefined && this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
-        break;
-      case 'drain_listeners':
-        void this.drainListeners(m.inboundOnly ? 'inbound' : 'all', m.graceful, m.skipExit).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
-        break;
-      case 'stats_lookups':
-        this.context.statsLookupTracking = m.tracking;
-        stats.trackLookups(m.tracking);
-        for (const w of this.workers) w.send<ToWorker>({ type: 'stats_lookups', tracking: m.tracking });
-        break;
-      case 'healthcheck':
-        this.context.healthCheckFailing = m.failing;
-        this.admin?.send<ToAdmin>({ type: 'healthcheck', failing: m.failing });
-        void this.toWorkers((ack) => ({ type: 'healthcheck', failing: m.failing, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
-        break;
-      case 'profiler':
-        void this.profiling.profiler(m.kind, m.enable).then((outcomes) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes }));
-        break;
-      case 'tap_start':
-        this.context.taps = [...this.context.taps.filter((t) => t.configId !== m.session.configId), m.session];
-        void this.toWorkers((ack) => ({ type: 'tap_start', session: m.session, ack })).then(() => this.admin?.send<ToAdmin>({ type: 'done', id: m.id }));
-        break;
-      case 'tap_stop':
-        this.context.taps = this.context.taps.filter((t) => t.id !== m.sessionId);
-        for (const w of this.workers) w.send<ToWorker>({ type: 'tap_stop', sessionId: m.sessionId });
-        break;
-      case 'heap_dump':
-        void this.profiling.heapDump(m.process).then((outcome) => this.admin?.send<ToAdmin>({ type: 'profiler_result', id: m.id, outcomes: [outcome] }));
-        break;
+      default:
+        this.requests.handle(m);
     }
-  }
-
-  /**
-   * /drain_listeners. Graceful: every worker starts closing connections per --drain-strategy
-   * over --drain-time-s, and the listeners stop at the end (unless skip_exit). Otherwise the
-   * listeners stop now. A drain already covering the direction makes a second call a no-op.
-   */
-  private async drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): Promise<void> {
-    if (graceful) {
-      if (this.context.drains.some((d) => d.direction === 'all' || d.direction === direction)) return;
-      const order: DrainOrder = { direction, strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
-      this.context.drains.push(order);
-      log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
-      this.setState('DRAINING');
-      if (!skipExit) setTimeout(() => void this.stopListeners(direction), order.drainTimeMs).unref();
-      await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
-      return;
-    }
-    await this.stopListeners(direction);
-  }
-
-  private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
-    const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
-    if (names.length === 0) return;
-    await this.toWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
-    this.sockets.stop(names);
-    this.context.listeners = this.sockets.childView();
-    this.listenersStopped.inc(names.length);
-    log.info(`stopped listener(s) ${names.join(', ')}`);
-    this.setState('DRAINING');
-  }
-
-  /**
-   * Sends every worker (or only worker `only`) a message carrying a fresh ack id; resolves once
-   * each has applied it, with the outcomes acks carry. A worker that does not answer in time
-   * (2 s; a minute for a heap dump) is not waited for: it is dying or being replaced, and its
-   * replacement starts from the context, which already holds the change.
-   */
-  private toWorkers(make: (ack: number) => ToWorker, only?: number): Promise<ProfilerOutcome[]> {
-    const ack = this.nextAck++;
-    return new Promise((resolve) => {
-      const waiting = new Set<number>();
-      const results: ProfilerOutcome[] = [];
-      const done = () => {
-        clearTimeout(timer);
-        this.pendingAcks.delete(ack);
-        resolve(results);
-      };
-      const message = make(ack);
-      const timer = setTimeout(done, message.type === 'heap_dump' ? 60_000 : 2000);
-      this.pendingAcks.set(ack, { waiting, results, done });
-      this.workers.forEach((w, i) => {
-        if ((only === undefined || only === i) && w.send<ToWorker>(message)) waiting.add(i);
-      });
-      if (waiting.size === 0) done();
-    });
   }
 
   private deliverStats(m: ToAdmin): void {
-    if (this.admin) {
-      this.admin.send<ToAdmin>(m);
-      return;
-    }
-    const local = this.localStats;
-    if (!local || m.type !== 'stats') return;
-    for (const [source, delta] of m.sources) local.merged.apply(source, delta);
-    local.waiting.get(m.id)?.();
+    if (this.admin) this.admin.send<ToAdmin>(m);
+    else if (m.type === 'stats') this.retained?.onStats(m);
   }
-
-  private handedBack: ((counters: [string, number][]) => void) | undefined;
 
   /**
    * Hot restart, parent side: the next epoch takes the admin interface; this tree keeps its
-   * figures itself from now on, starting from the counter totals the admin process hands back
-   * (the child's first stats request gets them, so counters continue across the restart).
-   * Deltas already on their way to the admin process reach it before the hand-back request
-   * (IPC keeps order); later ones come here.
+   * figures itself from now on (see RetainedFigures). Deltas already on their way to the admin
+   * process reach it before the hand-back request (IPC keeps order); later ones come here.
    */
   async shutdownAdminForChild(): Promise<void> {
-    if (this.localStats) return;
-    const local = (this.localStats = { merged: new MergedStats(), exported: new Map(), waiting: new Map(), nextId: -1_000_000 });
+    if (this.retained) return;
+    const retained = (this.retained = new RetainedFigures((id) => this.statsRelay.collect(id, true)));
     const admin = this.admin;
     this.admin = undefined;
     log.info('shutting down admin due to child startup');
     if (!admin) return;
-    const counters = await new Promise<[string, number][]>((resolve) => {
-      const timer = setTimeout(() => {
-        log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
-        resolve([]);
-      }, 1000);
-      this.handedBack = (c) => {
-        clearTimeout(timer);
-        resolve(c);
-      };
-      if (!admin.send<ToAdmin>({ type: 'hand_back_counters' })) this.handedBack([]);
-    });
-    this.handedBack = undefined;
-    local.merged.apply('handed_back', { lookups: 0, recentLookups: [], counters, gauges: [], histograms: [], textReadouts: [] });
+    const counters = await this.handBacks.ask((id) => admin.send<ToAdmin>({ type: 'hand_back_counters', id }), 1000);
+    if (!counters) log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
+    retained.seed(counters ?? []);
     await admin.stop(1000);
   }
 
@@ -409,53 +276,22 @@ export class ProcessTree {
    * again here, from the figures kept since (a later child can take it over as the first did).
    */
   restoreAdmin(): void {
-    const local = this.localStats;
-    if (!local || this.admin || this.stopping || !this.hasAdmin) return;
-    this.localStats = undefined;
-    for (const done of local.waiting.values()) done();
-    this.admin = this.adminProcess(local.merged.toDeltas('restored'));
+    const retained = this.retained;
+    if (!retained || this.admin || this.stopping || !this.hasAdmin) return;
+    this.retained = undefined;
+    this.admin = this.adminProcess(retained.handOverToAdmin('restored'));
     this.admin.start();
   }
 
   /** Hot restart, parent side: the figures for the child's `stats` request. */
-  async exportStats(): Promise<{ counters: Record<string, number>; gauges: Record<string, number>; connections: number; memory: number }> {
-    const local = this.localStats;
-    if (!local) throw new Error('the admin interface still runs here; stats are exported only after shutdown_admin');
-    const id = local.nextId--;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1500);
-      local.waiting.set(id, () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      this.statsRelay.collect(id, true);
-    });
-    local.waiting.delete(id);
-    const counters: Record<string, number> = {};
-    for (const [name, c] of local.merged.counters) {
-      const delta = c.value - (local.exported.get(name) ?? 0);
-      if (delta > 0) counters[name] = delta;
-      local.exported.set(name, c.value);
-    }
-    const gauges: Record<string, number> = {};
-    for (const [name, g] of local.merged.gauges) if (g.used && !g.local) gauges[name] = Math.max(0, local.merged.gaugeValue(name));
-    const connections = [...local.merged.gauges.keys()].filter((n) => /^listener\.[^.]+\.downstream_cx_active$/.test(n)).reduce((sum, n) => sum + local.merged.gaugeValue(n), 0);
-    return { counters, gauges, connections, memory: local.merged.gaugeValue('server.memory_allocated') };
+  exportStats(): Promise<ExportedStats> {
+    if (!this.retained) throw new Error('the admin interface still runs here; stats are exported only after shutdown_admin');
+    return this.retained.export();
   }
 
-  /**
-   * Hot restart, parent side, on the child's `drain_listeners`: stop accepting now (the child has
-   * the sockets) and drain the connections left per --drain-strategy over --drain-time-s; the
-   * tree stays until the child says terminate.
-   */
-  async drainForChild(): Promise<void> {
-    log.info('closing and draining listeners');
-    await this.stopListeners('all');
-    if (this.context.drains.some((d) => d.direction === 'all')) return;
-    const order: DrainOrder = { direction: 'all', strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
-    this.context.drains.push(order);
-    this.setState('DRAINING');
-    await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
+  /** Hot restart, parent side, on the child's `drain_listeners` (see DrainPlan). */
+  drainForChild(): Promise<void> {
+    return this.drains.drainForChild();
   }
 
   get hotRestartGeneration(): number {
@@ -467,7 +303,7 @@ export class ProcessTree {
   }
 
   private startAdmin(): void {
-    if (!this.hasAdmin || this.admin || this.adminReady || this.stopping || this.localStats) return;
+    if (!this.hasAdmin || this.admin || this.adminReady || this.stopping || this.retained) return;
     this.admin = this.adminProcess();
     this.admin.start();
   }
@@ -516,11 +352,9 @@ export class ProcessTree {
     this.admin?.send<ToAdmin>({ type: 'runtime', snapshot });
   }
 
-  /** Every process reopens its log and access-log files; resolves once every worker has. */
-  async reopenLogs(): Promise<void> {
-    reopenLogs();
-    this.admin?.send<ToAdmin>({ type: 'reopen_logs' });
-    await this.toWorkers((ack) => ({ type: 'reopen_logs', ack }));
+  /** SIGUSR1: every process reopens its log and access-log files. */
+  reopenLogs(): Promise<void> {
+    return this.requests.reopenLogs();
   }
 
   /** Stops every child (requests in flight get SHUTDOWN_GRACE_MS), then closes the listening sockets. */

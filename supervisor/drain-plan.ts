@@ -1,0 +1,73 @@
+import type { DrainOrder, ServerContext } from '../shared/ipc.js';
+import { getLogger } from '../shared/log/logger.js';
+import { stats } from '../shared/stats/process.js';
+import type { ListenerSocketRegistry } from './listeners.js';
+import type { Options } from './options.js';
+import type { ToWorkers } from './worker-broadcast.js';
+
+/**
+ * The tree's drains: /drain_listeners (graceful or not, all or inbound) and a hot-restart
+ * parent's drain on its child's request. Each drain is an order in the context, so a replacement
+ * worker starts draining too; stopped listeners leave the context's listener view.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+export class DrainPlan {
+  private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
+
+  constructor(
+    private readonly options: Options,
+    private readonly context: ServerContext,
+    private readonly sockets: ListenerSocketRegistry,
+    private readonly toWorkers: ToWorkers,
+    /** The server is DRAINING from now on. */
+    private readonly draining: () => void,
+  ) {}
+
+  private order(direction: DrainOrder['direction']): DrainOrder {
+    return { direction, strategy: this.options.drainStrategy, drainTimeMs: this.options.drainTimeS * 1000, startedAt: Date.now() };
+  }
+
+  /**
+   * /drain_listeners. Graceful: every worker starts closing connections per --drain-strategy
+   * over --drain-time-s, and the listeners stop at the end (unless skip_exit). Otherwise the
+   * listeners stop now. A drain already covering the direction makes a second call a no-op.
+   */
+  async drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): Promise<void> {
+    if (!graceful) return this.stopListeners(direction);
+    if (this.context.drains.some((d) => d.direction === 'all' || d.direction === direction)) return;
+    const order = this.order(direction);
+    this.context.drains.push(order);
+    log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
+    this.draining();
+    if (!skipExit) setTimeout(() => void this.stopListeners(direction), order.drainTimeMs).unref();
+    await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
+  }
+
+  /**
+   * Hot restart, parent side, on the child's `drain_listeners`: stop accepting now (the child has
+   * the sockets) and drain the connections left per --drain-strategy over --drain-time-s; the
+   * tree stays until the child says terminate.
+   */
+  async drainForChild(): Promise<void> {
+    log.info('closing and draining listeners');
+    await this.stopListeners('all');
+    if (this.context.drains.some((d) => d.direction === 'all')) return;
+    const order = this.order('all');
+    this.context.drains.push(order);
+    this.draining();
+    await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
+  }
+
+  private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
+    const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
+    if (names.length === 0) return;
+    await this.toWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
+    this.sockets.stop(names);
+    this.context.listeners = this.sockets.childView();
+    this.listenersStopped.inc(names.length);
+    log.info(`stopped listener(s) ${names.join(', ')}`);
+    this.draining();
+  }
+}
