@@ -91,10 +91,10 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
     }
   }
   // The parent lets go of the admin interface first, then hands over each listener's socket.
-  const parent = await epoch?.shutdownParentAdmin();
+  const parent = await epoch?.parent.shutdownAdmin();
   const sockets = new ListenerSocketRegistry();
   try {
-    await sockets.bindAll(loaded.bootstrap, epoch?.inherit);
+    await sockets.bindAll(loaded.bootstrap, epoch?.parent.inherit);
   } catch (err) {
     epoch?.close();
     if (!(err instanceof ListenerBindError)) throw err;
@@ -111,11 +111,11 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
     process.on(signal, () => {
       log.warn(`caught ${signal}: shutting down`);
       // As Envoy: a stopping child takes its draining parent with it (one not yet told to drain serves on).
-      void (epoch?.stoppingChild() ?? Promise.resolve()).finally(() => tree.stop(0));
+      void (epoch?.stopping() ?? Promise.resolve()).finally(() => tree.stop(0));
     });
   }
   log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
-  watchRestarter(() => void (epoch?.terminateParent() ?? Promise.resolve()).finally(() => tree.stop(0)));
+  watchRestarter(() => void (epoch?.parent.terminate() ?? Promise.resolve()).finally(() => tree.stop(0)));
   tree.start();
   void tree.live.then(() =>
     sdNotify({ READY: 1, STATUS: `epoch ${options.restartEpoch} serving ${sockets.listeners.length} listener(s)`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid }),
