@@ -57,7 +57,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
-    ...certsEndpoints(context.tls), ...dashboardEndpoints(bootstrap, collector));
+    ...certsEndpoints(context.tls), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));
   const taps = tapEndpoints(bootstrap, supervisor, (m) => sendToParent<FromAdmin>(m));
   tap = taps.tap;
   endpoints.push(...taps.endpoints);

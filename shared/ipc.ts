@@ -4,6 +4,7 @@ import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
 import type { JsonObject } from './config/proto-json.js';
+import type { ClusterResource } from './config/resources.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
@@ -42,6 +43,8 @@ export interface DrainOrder {
 /** What every child needs to know about the server it belongs to. */
 export interface ServerContext {
   bootstrap: JsonObject;
+  /** The clusters the tree serves, from the supervisor's cluster manager (never read static_resources for them). */
+  clusters: ClusterResource[];
   listeners: ListenerInfo[];
   localAddressIpVersion: 'v4' | 'v6';
   restartEpoch: number;

@@ -1,5 +1,4 @@
 import { closeSync } from 'node:fs';
-import { list, obj } from '../shared/config/access.js';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
@@ -9,6 +8,7 @@ import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
+import { ClusterManager } from './cluster-manager.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
@@ -64,6 +64,7 @@ export class ProcessTree {
   private readonly breakers: BreakerCounts;
   private readonly breakerFd: number;
   private readonly breakerGauges: BreakerGauges;
+  private readonly clusterManager: ClusterManager;
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -85,8 +86,10 @@ export class ProcessTree {
     const now = Date.now();
     const node = (loaded.bootstrap.node ?? {}) as { cluster?: string };
     this.runtime = new RuntimeLayers(loaded.bootstrap, options.serviceCluster || node.cluster || '', () => this.broadcastRuntime());
+    this.clusterManager = new ClusterManager(loaded.bootstrap, now);
     this.context = {
       bootstrap: loaded.bootstrap,
+      clusters: this.clusterManager.clusters,
       listeners: sockets.childView(),
       localAddressIpVersion: options.localAddressIpVersion,
       restartEpoch: options.restartEpoch,
@@ -106,12 +109,13 @@ export class ProcessTree {
       breakers: { layout: { clusters: [], workers: 0 }, childFd: -1 },
       tls: loaded.tls,
     };
-    const breakers = createBreakerRegion(list(obj(loaded.bootstrap.static_resources).clusters).map((c) => String(c.name)), options.concurrency);
+    const clusters = this.clusterManager.configs;
+    const breakers = createBreakerRegion(this.clusterManager.clusters.map((c) => c.name), options.concurrency);
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
     this.context.breakers = { layout: breakers.counts.layout, childFd: 4 + sockets.listeners.length };
-    this.breakerGauges = new BreakerGauges(list(obj(loaded.bootstrap.static_resources).clusters), breakers.counts);
-    this.membership = new UpstreamMembership(list(obj(loaded.bootstrap.static_resources).clusters), (cluster, hosts) => {
+    this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
+    this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
       this.context.upstream[cluster] = hosts;
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
     }, loaded.tls.clusters);

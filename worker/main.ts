@@ -1,5 +1,4 @@
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
-import type { JsonObject } from '../shared/config/proto-json.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
@@ -38,9 +37,8 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   // A replacement worker joins the profiling in progress.
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
-  const staticResources = (server.bootstrap.static_resources ?? {}) as JsonObject;
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
-  clusters = new ClusterManager((staticResources.clusters ?? []) as JsonObject[], server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
+  clusters = new ClusterManager(server.clusters.map((c) => c.config), server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
   listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), server.tls, {
     drain,

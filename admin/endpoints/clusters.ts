@@ -21,7 +21,7 @@ const GAUGES = ['cx_active', 'rq_active'] as const;
 export const thresholds = (cluster: JsonObject, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
 
 export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
-  const clusters = () => (((state.server.bootstrap.static_resources as JsonObject | undefined)?.clusters ?? []) as JsonObject[]);
+  const clusters = () => state.server.clusters;
   const hostsOf = (name: string): UpstreamHost[] => {
     const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${name}`);
     return readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
@@ -38,8 +38,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
 
   const text = (): string => {
     let out = '';
-    for (const c of clusters()) {
-      const name = String(c.name);
+    for (const { name, config: c, addedViaApi } of clusters()) {
       out += `${name}::observability_name::${name}\n`;
       const outlier = outlierOf(name);
       if (outlier) {
@@ -49,7 +48,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
       for (const [label, priority] of [['default_priority', 'DEFAULT'], ['high_priority', 'HIGH']] as const) {
         for (const [k, v] of Object.entries(thresholds(c, priority))) out += `${name}::${label}::${k}::${v}\n`;
       }
-      out += `${name}::added_via_api::false\n`;
+      out += `${name}::added_via_api::${addedViaApi}\n`;
       for (const h of hostsOf(name)) {
         const p = `${name}::${h.address}::`;
         for (const stat of [...COUNTERS, ...GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
@@ -61,12 +60,12 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
   };
 
   const json = (): unknown => {
-    const statuses = clusters().map((c) => {
-      const name = String(c.name);
+    const statuses = clusters().map(({ name, config: c, addedViaApi }) => {
       const high = thresholds(c, 'HIGH');
       const outlier = outlierOf(name);
       return {
         name,
+        ...(addedViaApi ? { added_via_api: true } : {}),
         observability_name: name,
         ...(outlier && outlier.threshold > 0 ? { success_rate_ejection_threshold: { value: outlier.threshold } } : {}),
         circuit_breakers: { thresholds: [thresholds(c, 'DEFAULT'), { priority: 'HIGH', ...high }] },

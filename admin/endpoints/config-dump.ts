@@ -40,7 +40,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
   const bootstrap = state.server.bootstrap;
   const staticResources = (bootstrap.static_resources ?? {}) as JsonObject;
   const listeners = (staticResources.listeners ?? []) as JsonObject[];
-  const clusters = (staticResources.clusters ?? []) as JsonObject[];
+  const clusters = state.server.clusters.map((c) => c.config);
   const hcms = listeners.flatMap((l) =>
     ((l.filter_chains ?? []) as JsonObject[]).flatMap((c) => ((c.filters ?? []) as JsonObject[]).map((f) => (f.typed_config ?? {}) as JsonObject)),
   ).filter((t) => String(t['@type'] ?? '').endsWith('.HttpConnectionManager'));
@@ -49,7 +49,9 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
   const dumps = (includeEds: boolean, keep: (name: string) => boolean): [string, JsonObject][] => {
     const out: [string, JsonObject][] = [];
     out.push(['bootstrap', { '@type': `${ADMIN}BootstrapConfigDump`, bootstrap: { ...bootstrap, node: nodeInfo(state, false) }, last_updated: lastUpdated }]);
-    const staticClusters = clusters.filter((c) => keep(String(c.name))).map((c) => ({ cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c }, last_updated: lastUpdated }));
+    const staticClusters = state.server.clusters
+      .filter((c) => !c.addedViaApi && keep(c.name))
+      .map((c) => ({ cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
     out.push(['clusters', { '@type': `${ADMIN}ClustersConfigDump`, ...(staticClusters.length ? { static_clusters: staticClusters } : {}) }]);
     if (includeEds && clusters.length) {
       const configs = clusters.filter((c) => keep(String(c.name))).map((c) => {

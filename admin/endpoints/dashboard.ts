@@ -159,10 +159,9 @@ export class HystrixStream {
   }
 }
 
-export function dashboardEndpoints(bootstrap: JsonObject, collector: StatsCollector): AdminEndpoint[] {
+export function dashboardEndpoints(bootstrap: JsonObject, clusters: JsonObject[], collector: StatsCollector): AdminEndpoint[] {
   const buckets = hystrixBuckets(bootstrap);
   if (buckets === undefined) return [];
-  const clusters = list(obj(bootstrap.static_resources).clusters);
   const hystrix = new HystrixStream(clusters, collector.merged, buckets, collector.flushIntervalMs);
   collector.onFlush(() => hystrix.flushed());
   return [
