@@ -122,6 +122,12 @@ process.on('message', (m: ToAdmin) => {
     case 'stats':
       collector?.onStats(m);
       break;
+    case 'clusters':
+      if (state) {
+        state.server.clusters = m.clusters;
+        state.server.cdsVersionInfo = m.cdsVersionInfo;
+      }
+      break;
     case 'hand_back_counters':
       sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters: collector?.counterTotals() ?? [] });
       break;

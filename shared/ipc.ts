@@ -45,6 +45,8 @@ export interface ServerContext {
   bootstrap: JsonObject;
   /** The clusters the tree serves, from the supervisor's cluster manager (never read static_resources for them). */
   clusters: ClusterResource[];
+  /** The version of the last cluster discovery update accepted whole, if any. */
+  cdsVersionInfo?: string;
   listeners: ListenerInfo[];
   localAddressIpVersion: 'v4' | 'v6';
   restartEpoch: number;
@@ -94,6 +96,9 @@ export type ToWorker =
   | { type: 'hosts'; cluster: string; hosts: UpstreamHost[] }
   | { type: 'log_levels'; change: LogLevelChange; ack?: number }
   | { type: 'drain'; order: DrainOrder; ack?: number }
+  /** A cluster added or changed by the cluster discovery service, with its hosts now (`hosts` messages follow). */
+  | { type: 'cluster_upsert'; resource: ClusterResource; hosts: UpstreamHost[] }
+  | { type: 'cluster_remove'; name: string }
   /** Stop accepting on these listeners (existing connections go on). */
   | { type: 'stop_listeners'; names: string[]; ack?: number }
   /** Start or stop a profiler; the ack carries the ProfilerOutcome. */
@@ -150,6 +155,8 @@ export type ToAdmin =
   /** The answer to `profiler` / `heap_dump` `id`: what the supervisor and each worker did. */
   | { type: 'profiler_result'; id: number; outcomes: ProfilerOutcome[] }
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
+  /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
+  | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor

@@ -1,6 +1,26 @@
+import type { Extension } from '../shared/config/extensions.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { bootstrapClusters, type ClusterResource } from '../shared/config/resources.js';
+import { bootstrapClusterConfigs, type ClusterResource } from '../shared/config/resources.js';
+import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../shared/config/xds-resource.js';
+import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
+import { CLUSTER_CAPACITY } from '../shared/upstream/breaker-counts.js';
+
+const log = getLogger('upstream', import.meta.url);
+
+/** What one discovery update changed. */
+export interface ClusterChanges {
+  /** Added or modified, in the update's order. */
+  upserted: ClusterResource[];
+  removed: string[];
+  /** Each refused resource's name (if it had one) and errors; its earlier version, if any, stays. */
+  rejected: string[];
+}
+
+export interface DynamicFieldPolicy {
+  unknownFields: UnknownDynamicFields;
+  disabledExtensions: Set<Extension>;
+}
 
 /**
  * The tree's clusters, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -11,12 +31,23 @@ import { stats } from '../shared/stats/process.js';
  */
 export class ClusterManager {
   private readonly byName = new Map<string, ClusterResource>();
+  /** Each name's circuit-breaker slot, for the tree's life. */
+  private readonly slots = new Map<string, number>();
   private readonly added = stats.counter('cluster_manager.cluster_added');
+  private readonly modified = stats.counter('cluster_manager.cluster_modified');
+  private readonly removed = stats.counter('cluster_manager.cluster_removed');
+  private readonly dynamicUnknownFields = stats.counter('server.dynamic_unknown_fields');
+  private readonly warnedUnknown = new Set<string>();
+  /** The version of the last CDS update accepted whole (/config_dump's version_info). */
+  cdsVersionInfo: string | undefined;
   // Envoy's NeverImport gauges: a hot-restart parent's count is not added to the child's.
   private readonly active = stats.gauge('cluster_manager.active_clusters', 'local');
 
   constructor(bootstrap: JsonObject, loadedAtMs: number) {
-    for (const c of bootstrapClusters(bootstrap, loadedAtMs)) this.byName.set(c.name, c);
+    for (const config of bootstrapClusterConfigs(bootstrap)) {
+      const name = String(config.name);
+      this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: loadedAtMs, breakerSlot: this.slotFor(name) });
+    }
     this.added.inc(this.byName.size);
     this.active.set(this.byName.size);
   }
@@ -28,5 +59,64 @@ export class ClusterManager {
 
   get configs(): JsonObject[] {
     return this.clusters.map((c) => c.config);
+  }
+
+  /**
+   * A CDS update: the full set of dynamic clusters (state of the world). Each resource is checked
+   * alone; a valid new or changed one replaces its earlier version, an identical one is skipped,
+   * a refused one keeps its earlier version, and dynamic clusters the update does not name are
+   * removed. Bootstrap clusters cannot be changed this way.
+   */
+  applyCds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, nowMs = Date.now()): ClusterChanges {
+    const changes: ClusterChanges = { upserted: [], removed: [], rejected: [] };
+    const named = new Set<string>();
+    for (const [i, any] of resources.entries()) {
+      const checked = checkResource(CLUSTER_TYPE, any, policy.unknownFields, policy.disabledExtensions);
+      const label = checked.name ?? `resources[${i}]`;
+      for (const field of checked.unknownFields) {
+        this.dynamicUnknownFields.inc();
+        if (!this.warnedUnknown.has(field)) log.warn(`cds: unknown field ${field} in cluster '${label}' ignored`);
+        this.warnedUnknown.add(field);
+      }
+      if (checked.name !== undefined && named.has(checked.name)) {
+        changes.rejected.push(`cluster '${label}': duplicate in the same update`);
+        continue;
+      }
+      if (checked.name !== undefined) named.add(checked.name);
+      if (!checked.message) {
+        changes.rejected.push(`cluster '${label}': ${checked.errors.join('; ')}`);
+        continue;
+      }
+      const name = String(checked.message.name);
+      const current = this.byName.get(name);
+      if (current && !current.addedViaApi) {
+        changes.rejected.push(`cluster '${name}': a cluster of static_resources cannot be changed by the cluster discovery service`);
+        continue;
+      }
+      if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) continue;
+      const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name) };
+      this.byName.set(name, resource);
+      (current ? this.modified : this.added).inc();
+      changes.upserted.push(resource);
+    }
+    for (const [name, c] of this.byName) {
+      if (!c.addedViaApi || named.has(name)) continue;
+      this.byName.delete(name);
+      this.removed.inc();
+      changes.removed.push(name);
+    }
+    this.active.set(this.byName.size);
+    if (changes.rejected.length === 0) this.cdsVersionInfo = versionInfo;
+    return changes;
+  }
+
+  private slotFor(name: string): number {
+    let slot = this.slots.get(name);
+    if (slot === undefined) {
+      if (this.slots.size >= CLUSTER_CAPACITY) throw new Error(`more than ${CLUSTER_CAPACITY} cluster names over the tree's life: no circuit-breaker slot for '${name}'`);
+      slot = this.slots.size;
+      this.slots.set(name, slot);
+    }
+    return slot;
   }
 }

@@ -8,7 +8,7 @@ import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
-import { ClusterManager } from './cluster-manager.js';
+import { ClusterManager, type ClusterChanges } from './cluster-manager.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
@@ -22,6 +22,7 @@ import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { WorkerBroadcast } from './worker-broadcast.js';
+import { ConfigSources } from './xds/sources.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -65,6 +66,7 @@ export class ProcessTree {
   private readonly breakerFd: number;
   private readonly breakerGauges: BreakerGauges;
   private readonly clusterManager: ClusterManager;
+  private readonly sources: ConfigSources;
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -106,14 +108,15 @@ export class ProcessTree {
       profilers: [],
       taps: [],
       upstream: {},
-      breakers: { layout: { clusters: [], workers: 0 }, childFd: -1 },
+      breakers: { layout: { capacity: 0, workers: 0 }, childFd: -1 },
       tls: loaded.tls,
     };
     const clusters = this.clusterManager.configs;
-    const breakers = createBreakerRegion(this.clusterManager.clusters.map((c) => c.name), options.concurrency);
+    const breakers = createBreakerRegion(options.concurrency);
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
     this.context.breakers = { layout: breakers.counts.layout, childFd: 4 + sockets.listeners.length };
+    for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
     this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
       this.context.upstream[cluster] = hosts;
@@ -132,6 +135,7 @@ export class ProcessTree {
       reply: (m) => this.admin?.send<ToAdmin>(m),
       stop: (code) => void this.stop(code),
     });
+    this.sources = new ConfigSources(loaded.bootstrap, options, this.clusterManager, (changes) => this.applyClusterChanges(changes));
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 
@@ -143,6 +147,8 @@ export class ProcessTree {
     // the hand-over time, and an admin process starting beside them on the same cores made it
     // longer — or after ADMIN_START_DELAY_MS, so that a slow start (DNS clusters) can be watched.
     else setTimeout(() => this.startAdmin(), ADMIN_START_DELAY_MS).unref();
+    // The cluster discovery file is read before the workers start, as Envoy's init waits for CDS.
+    this.sources.start();
     // As Envoy initializes its clusters before its workers serve: DNS clusters resolve first.
     void this.membership.start().then(() => {
       if (!this.stopping) this.startWorkers(descriptors);
@@ -347,6 +353,30 @@ export class ProcessTree {
     this.serverStats.inheritFromParent(originalStartTimeMs, parentGeneration);
   }
 
+  /**
+   * A cluster discovery update reaches the whole tree: membership (DNS, health checks) and
+   * circuit-breaker gauges here, every worker (between its events; requests in flight keep the
+   * cluster they started with), the admin process, and the context a replacement child starts from.
+   */
+  private applyClusterChanges(changes: ClusterChanges): void {
+    for (const name of changes.removed) {
+      this.membership.remove(name);
+      this.breakerGauges.unwatch(name);
+      delete this.context.upstream[name];
+      for (const w of this.workers) w.send<ToWorker>({ type: 'cluster_remove', name });
+    }
+    for (const resource of changes.upserted) {
+      this.breakers.assign(resource.name, resource.breakerSlot);
+      this.breakerGauges.watch(resource.config);
+      const hosts = [...this.membership.upsert(resource.config)];
+      this.context.upstream[resource.name] = hosts;
+      for (const w of this.workers) w.send<ToWorker>({ type: 'cluster_upsert', resource, hosts });
+    }
+    this.context.clusters = this.clusterManager.clusters;
+    this.context.cdsVersionInfo = this.clusterManager.cdsVersionInfo;
+    this.admin?.send<ToAdmin>({ type: 'clusters', clusters: this.context.clusters, ...(this.context.cdsVersionInfo !== undefined ? { cdsVersionInfo: this.context.cdsVersionInfo } : {}) });
+  }
+
   /** Every process gets the new values at once (between its events), and replacements start with them. */
   private broadcastRuntime(): void {
     if (!this.context) return; // during construction
@@ -369,6 +399,7 @@ export class ProcessTree {
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
       this.runtime.close();
+      this.sources.close();
       this.membership.close();
       closeSync(this.breakerFd);
       this.resolveDone(this.exitCode);

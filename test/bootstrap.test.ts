@@ -324,7 +324,9 @@ describe('whole-bootstrap checks', () => {
     ['a router that is not last', (d) => d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.push({ name: 'envoy.filters.http.health_check', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck', pass_through_mode: false } }), /the router filter is terminal but is not the last filter/],
     ['a weight above 100', (d) => (d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].load_balancing_weight = 101), /host weight must be between 1 and 100, got 101/],
     ['an unsupported cluster type', (d) => (d.static_resources.clusters[0].type = 'EDS'), /cluster type EDS is not supported by this proxy/],
-    ['dynamic resources', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: '/x' } } }), /dynamic_resources: field 'dynamic_resources' of envoy\.config\.bootstrap\.v3\.Bootstrap is not supported by this proxy \(xDS \(dynamic configuration\) is not supported; use static_resources\)/],
+    ['listeners by LDS', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: 'lds.yaml' } } }), /dynamic_resources\.lds_config: field 'lds_config' of envoy\.config\.bootstrap\.v3\.Bootstrap\.DynamicResources is not supported by this proxy \(the listener discovery service is not supported yet/],
+    ['clusters from a control plane', (d) => (d.dynamic_resources = { cds_config: { ads: {} } }), /dynamic_resources\.cds_config\.ads: field 'ads' of envoy\.config\.core\.v3\.ConfigSource is not supported by this proxy \(xDS over gRPC \(ADS\) is not supported yet; use a file/],
+    ['a cluster discovery file that does not exist', (d) => (d.dynamic_resources = { cds_config: { path_config_source: { path: 'no/such/cds.yaml' } } }), /dynamic_resources\.cds_config\.path_config_source\.path: paths must refer to an existing path in the system: 'no\/such\/cds\.yaml' does not exist/],
   ]);
 
   it('let several listeners ask for port 0', () => {

@@ -38,7 +38,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
-  clusters = new ClusterManager(server.clusters.map((c) => c.config), server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
+  clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
   listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), server.tls, {
     drain,
@@ -93,6 +93,12 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'hosts':
       clusters?.get(m.cluster)?.update(m.hosts);
+      break;
+    case 'cluster_upsert':
+      clusters?.upsert(m.resource, m.hosts);
+      break;
+    case 'cluster_remove':
+      clusters?.remove(m.name);
       break;
     case 'log_levels':
       applyLogLevelChange(m.change);

@@ -52,7 +52,19 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
     const staticClusters = state.server.clusters
       .filter((c) => !c.addedViaApi && keep(c.name))
       .map((c) => ({ cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
-    out.push(['clusters', { '@type': `${ADMIN}ClustersConfigDump`, ...(staticClusters.length ? { static_clusters: staticClusters } : {}) }]);
+    const dynamicClusters = state.server.clusters
+      .filter((c) => c.addedViaApi && keep(c.name))
+      .map((c) => ({ version_info: c.versionInfo ?? '', cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
+    const cdsVersion = state.server.cdsVersionInfo;
+    out.push([
+      'clusters',
+      {
+        '@type': `${ADMIN}ClustersConfigDump`,
+        ...(cdsVersion ? { version_info: cdsVersion } : {}),
+        ...(staticClusters.length ? { static_clusters: staticClusters } : {}),
+        ...(dynamicClusters.length ? { dynamic_active_clusters: dynamicClusters } : {}),
+      },
+    ]);
     if (includeEds && clusters.length) {
       const configs = clusters.filter((c) => keep(String(c.name))).map((c) => {
         const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${String(c.name)}`);

@@ -63,7 +63,7 @@ export function bootstrapFormat(path: string): 'binary' | 'text' | 'yaml' | 'jso
   return 'json';
 }
 
-interface Parsed {
+export interface Parsed {
   /** Raw canonical JSON (from YAML/JSON, or decoded from binary/text). */
   document: JsonObject;
   unknownFields: UnknownFieldUse[];
@@ -94,7 +94,12 @@ function tooDeep(err: unknown, what: string): never {
   throw err;
 }
 
-function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Parsed {
+/**
+ * A file of `type` in any of the formats (by extension), as raw canonical JSON, with the loader's
+ * limits; a file that cannot be read or parsed is a BootstrapError naming it. Bootstrap files and
+ * file-based xDS responses both come through here.
+ */
+export function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Parsed {
   let data: Buffer;
   try {
     data = readFileSync(path);

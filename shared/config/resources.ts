@@ -15,9 +15,11 @@ export interface ClusterResource {
   versionInfo?: string;
   /** ms since the epoch. */
   lastUpdatedMs: number;
+  /** Its circuit-breaker counts' place in the tree's region (shared/upstream/breaker-counts.ts). */
+  breakerSlot: number;
 }
 
-/** The bootstrap's clusters, as resources loaded at `loadedAtMs`. */
-export function bootstrapClusters(bootstrap: JsonObject, loadedAtMs: number): ClusterResource[] {
-  return list(obj(bootstrap.static_resources).clusters).map((config) => ({ name: String(config.name), config, addedViaApi: false, lastUpdatedMs: loadedAtMs }));
+/** The bootstrap's clusters. */
+export function bootstrapClusterConfigs(bootstrap: JsonObject): JsonObject[] {
+  return list(obj(bootstrap.static_resources).clusters);
 }

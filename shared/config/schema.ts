@@ -40,6 +40,8 @@ export const schemaFiles = [
   'envoy/admin/v3/listeners.proto',
   'envoy/admin/v3/certs.proto',
   'envoy/admin/v3/memory.proto',
+  // File-based and gRPC xDS: the discovery messages.
+  'envoy/service/discovery/v3/discovery.proto',
 ];
 
 const cacheFile = join(distDir, 'envoy-schema.json');

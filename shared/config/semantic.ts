@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
 import { checkAccessLogs } from '../access-log/loggers.js';
@@ -181,47 +182,52 @@ function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
     const name = String(c.name);
     if (names.has(name)) errors.push(`${path}.name: cluster manager: duplicate cluster '${name}' (also clusters[${names.get(name)}])`);
     names.set(name, i);
-    const type = String(c.type ?? 'STATIC');
-    if (!SUPPORTED_CLUSTER_TYPES.includes(type)) {
-      errors.push(`${path}.type: cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`);
-    }
-    const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
-    if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
-    for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
-      if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
-        errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
-      }
-    }
-    const checks = list(c.health_checks);
-    if (checks.length > 1) errors.push(`${path}.health_checks: one health check per cluster is supported, got ${checks.length}`);
-    checks.forEach((hc, i) => {
-      if (!hc.http_health_check && !hc.tcp_health_check) errors.push(`${path}.health_checks[${i}]: needs http_health_check or tcp_health_check`);
-    });
-    const localities = list(obj(c.load_assignment).endpoints);
-    let endpointCount = 0;
-    localities.forEach((loc, l) => {
-      list(loc.lb_endpoints).forEach((ep, e) => {
-        endpointCount++;
-        const ePath = `${path}.load_assignment.endpoints[${l}].lb_endpoints[${e}]`;
-        const weight = ep.load_balancing_weight;
-        if (typeof weight === 'number' && weight > MAX_ENDPOINT_WEIGHT) {
-          errors.push(`${ePath}.load_balancing_weight: host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`);
-        }
-        const endpoint = obj(ep.endpoint);
-        if (endpoint.address === undefined) {
-          errors.push(`${ePath}.endpoint.address: an endpoint needs an address`);
-        } else if (type === 'STATIC') {
-          checkLiteralAddress(endpoint.address, `${ePath}.endpoint.address`, errors);
-        } else if (obj(endpoint.address).socket_address === undefined) {
-          errors.push(`${ePath}.endpoint.address: ${type} clusters resolve socket_address hostnames; pipes are not allowed`);
-        }
-      });
-    });
-    if (type === 'LOGICAL_DNS' && endpointCount !== 1) {
-      errors.push(`${path}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`);
-    }
+    checkCluster(c, path, errors);
   });
   return new Set(names.keys());
+}
+
+/** One cluster alone (a bootstrap's, or one from the cluster discovery service). */
+export function checkCluster(c: Obj, path: string, errors: string[]): void {
+  const type = String(c.type ?? 'STATIC');
+  if (!SUPPORTED_CLUSTER_TYPES.includes(type)) {
+    errors.push(`${path}.type: cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`);
+  }
+  const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
+  if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
+  for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
+    if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
+      errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
+    }
+  }
+  const checks = list(c.health_checks);
+  if (checks.length > 1) errors.push(`${path}.health_checks: one health check per cluster is supported, got ${checks.length}`);
+  checks.forEach((hc, i) => {
+    if (!hc.http_health_check && !hc.tcp_health_check) errors.push(`${path}.health_checks[${i}]: needs http_health_check or tcp_health_check`);
+  });
+  const localities = list(obj(c.load_assignment).endpoints);
+  let endpointCount = 0;
+  localities.forEach((loc, l) => {
+    list(loc.lb_endpoints).forEach((ep, e) => {
+      endpointCount++;
+      const ePath = `${path}.load_assignment.endpoints[${l}].lb_endpoints[${e}]`;
+      const weight = ep.load_balancing_weight;
+      if (typeof weight === 'number' && weight > MAX_ENDPOINT_WEIGHT) {
+        errors.push(`${ePath}.load_balancing_weight: host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`);
+      }
+      const endpoint = obj(ep.endpoint);
+      if (endpoint.address === undefined) {
+        errors.push(`${ePath}.endpoint.address: an endpoint needs an address`);
+      } else if (type === 'STATIC') {
+        checkLiteralAddress(endpoint.address, `${ePath}.endpoint.address`, errors);
+      } else if (obj(endpoint.address).socket_address === undefined) {
+        errors.push(`${ePath}.endpoint.address: ${type} clusters resolve socket_address hostnames; pipes are not allowed`);
+      }
+    });
+  });
+  if (type === 'LOGICAL_DNS' && endpointCount !== 1) {
+    errors.push(`${path}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`);
+  }
 }
 
 export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
@@ -232,6 +238,20 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
   checkStatsSinks(bootstrap, errors);
+  checkDynamicResources(obj(bootstrap.dynamic_resources), errors);
+}
+
+/** A file-based xDS source must exist when the configuration loads, as Envoy requires. */
+function checkDynamicResources(dynamic: Obj, errors: string[]): void {
+  const cds = obj(dynamic.cds_config);
+  const pcs = obj(cds.path_config_source);
+  for (const [path, file] of [['dynamic_resources.cds_config.path_config_source.path', pcs.path], ['dynamic_resources.cds_config.path', cds.path]] as const) {
+    if (typeof file === 'string' && !existsSync(file)) errors.push(`${path}: paths must refer to an existing path in the system: '${file}' does not exist`);
+  }
+  const watched = obj(pcs.watched_directory).path;
+  if (typeof watched === 'string' && !existsSync(watched)) {
+    errors.push(`dynamic_resources.cds_config.path_config_source.watched_directory.path: paths must refer to an existing path in the system: '${watched}' does not exist`);
+  }
 }
 
 /** Each stats sink must be one this proxy implements (only the Hystrix sink behind /dashboard_event_stream), once. */

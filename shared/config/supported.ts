@@ -10,7 +10,11 @@ import { typeNameOfUrl } from './wkt.js';
  * through fields refused above them. Each issue that implements a field adds it here.
  */
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
+  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
+  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config'],
+  'envoy.config.core.v3.ConfigSource': ['path', 'path_config_source', 'resource_api_version'],
+  'envoy.config.core.v3.PathConfigSource': ['path', 'watched_directory'],
+  'envoy.config.core.v3.WatchedDirectory': ['path'],
   'envoy.config.metrics.v3.StatsSink': ['name', 'typed_config'],
   'envoy.config.metrics.v3.HystrixSink': ['num_buckets'],
   'envoy.config.bootstrap.v3.LayeredRuntime': ['layers'],
@@ -116,7 +120,11 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
-  'envoy.config.bootstrap.v3.Bootstrap.dynamic_resources': 'xDS (dynamic configuration) is not supported; use static_resources',
+  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources.lds_config': 'the listener discovery service is not supported yet; listeners come from static_resources',
+  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources.ads_config': 'xDS over gRPC (ADS) is not supported yet; use a file (cds_config.path_config_source)',
+  'envoy.config.core.v3.ConfigSource.api_config_source': 'xDS over gRPC or REST is not supported yet; use a file (path_config_source)',
+  'envoy.config.core.v3.ConfigSource.ads': 'xDS over gRPC (ADS) is not supported yet; use a file (path_config_source)',
+  'envoy.config.core.v3.ConfigSource.initial_fetch_timeout': 'a file source is read once at start, so there is no fetch to time out',
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.rds': 'RDS is not supported; use an inline route_config',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.scoped_routes': 'scoped routes are not supported; use an inline route_config',

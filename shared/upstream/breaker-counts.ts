@@ -10,20 +10,28 @@ import { native } from '../native/index.js';
  * admitting at the same instant may each pass the last free unit: at most one per worker over
  * the limit, briefly). The supervisor creates the region, unlinks it at once (workers inherit a
  * descriptor), and zeroes a dead worker's slots before its replacement starts.
+ *
+ * The region has room for CLUSTER_CAPACITY clusters (a sparse file: only the pages of clusters
+ * in use take memory). The supervisor's cluster manager gives each cluster name a slot for the
+ * tree's life, so a cluster that comes back (CDS) finds its counts where in-flight requests of
+ * its earlier version still release theirs.
  */
 
 export const RESOURCES = ['cx', 'pending', 'rq', 'retry'] as const;
 export type BreakerResource = (typeof RESOURCES)[number];
 export type BreakerPriority = 0 | 1; // DEFAULT, HIGH
 
+/** How many distinct cluster names a tree can have over its life. */
+export const CLUSTER_CAPACITY = 16384;
+
 export interface BreakerLayout {
-  /** Cluster names in slot order. */
-  clusters: string[];
+  /** Cluster slots in the region. */
+  capacity: number;
   workers: number;
 }
 
 export function regionBytes(layout: BreakerLayout): number {
-  return Math.max(4, layout.clusters.length * 2 * RESOURCES.length * layout.workers * 4);
+  return Math.max(4, layout.capacity * 2 * RESOURCES.length * layout.workers * 4);
 }
 
 export class BreakerCounts {
@@ -35,7 +43,13 @@ export class BreakerCounts {
     readonly layout: BreakerLayout,
   ) {
     this.slots = new Int32Array(buffer, 0, regionBytes(layout) / 4);
-    this.clusterIndex = new Map(layout.clusters.map((c, i) => [c, i]));
+    this.clusterIndex = new Map();
+  }
+
+  /** Cluster `name` counts in slot `slot` (given by the supervisor's cluster manager). */
+  assign(name: string, slot: number): void {
+    if (slot < 0 || slot >= this.layout.capacity) throw new Error(`circuit-breaker slot ${slot} for cluster '${name}' is outside the region (${this.layout.capacity} slots)`);
+    this.clusterIndex.set(name, slot);
   }
 
   /** Opens the region a worker inherited (`/proc/self/fd/<fd>`). */

@@ -14,6 +14,7 @@ const OPEN: Record<BreakerResource, string> = { cx: 'cx_open', pending: 'rq_pend
 const REMAINING: Record<BreakerResource, string> = { cx: 'remaining_cx', pending: 'remaining_pending', rq: 'remaining_rq', retry: 'remaining_retries' };
 
 interface Watched {
+  cluster: string;
   base: number;
   limit: number;
   open: Gauge;
@@ -21,30 +22,39 @@ interface Watched {
 }
 
 export class BreakerGauges {
-  private readonly watched: Watched[] = [];
+  private watched: Watched[] = [];
 
   constructor(
     clusters: JsonObject[],
     private readonly counts: BreakerCounts,
   ) {
-    for (const cluster of clusters) {
-      const name = String(cluster.name);
-      for (const priority of [0, 1] as BreakerPriority[]) {
-        const label = priority === 1 ? 'HIGH' : 'DEFAULT';
-        const config = thresholdsEntry(cluster, priority);
-        const limits = thresholdsOf(cluster, priority);
-        const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
-        const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
-        for (const resource of RESOURCES) {
-          this.watched.push({
-            base: counts.base(name, priority, resource),
-            limit: limitOf[resource],
-            open: stats.gauge(prefix + OPEN[resource], 'local'),
-            remaining: config?.track_remaining === true ? stats.gauge(prefix + REMAINING[resource], 'local') : undefined,
-          });
-        }
+    for (const cluster of clusters) this.watch(cluster);
+  }
+
+  /** A cluster's gauges, from now on (a changed cluster's replace its earlier version's). */
+  watch(cluster: JsonObject): void {
+    const name = String(cluster.name);
+    this.unwatch(name);
+    for (const priority of [0, 1] as BreakerPriority[]) {
+      const label = priority === 1 ? 'HIGH' : 'DEFAULT';
+      const config = thresholdsEntry(cluster, priority);
+      const limits = thresholdsOf(cluster, priority);
+      const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
+      const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
+      for (const resource of RESOURCES) {
+        this.watched.push({
+          cluster: name,
+          base: this.counts.base(name, priority, resource),
+          limit: limitOf[resource],
+          open: stats.gauge(prefix + OPEN[resource], 'local'),
+          remaining: config?.track_remaining === true ? stats.gauge(prefix + REMAINING[resource], 'local') : undefined,
+        });
       }
     }
+  }
+
+  unwatch(cluster: string): void {
+    this.watched = this.watched.filter((w) => w.cluster !== cluster);
   }
 
   refresh(): void {

@@ -135,13 +135,37 @@ export class ClusterMembership {
 
 export class UpstreamMembership {
   readonly clusters = new Map<string, ClusterMembership>();
+  private started = false;
 
-  constructor(configs: JsonObject[], publish: Publish, tls: Record<string, TlsContext>) {
+  constructor(
+    configs: JsonObject[],
+    private readonly publish: Publish,
+    tls: Record<string, TlsContext>,
+  ) {
     for (const c of configs) this.clusters.set(String(c.name), new ClusterMembership(c, publish, tls[String(c.name)]));
+  }
+
+  /**
+   * A cluster added or changed by the cluster discovery service: its membership starts afresh
+   * (DNS resolution and health checks begin; `publish` follows every change). Returns its hosts now.
+   */
+  upsert(config: JsonObject): readonly UpstreamHost[] {
+    const name = String(config.name);
+    this.clusters.get(name)?.close();
+    const membership = new ClusterMembership(config, this.publish, undefined);
+    this.clusters.set(name, membership);
+    if (this.started) void membership.start(); // else start() starts it with the others
+    return membership.hosts;
+  }
+
+  remove(name: string): void {
+    this.clusters.get(name)?.close();
+    this.clusters.delete(name);
   }
 
   /** Resolves once every DNS cluster has had its first resolution. */
   async start(): Promise<void> {
+    this.started = true;
     await Promise.all([...this.clusters.values()].map((c) => c.start()));
   }
 

@@ -3,6 +3,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
+import type { ClusterResource } from '../../shared/config/resources.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
@@ -211,8 +212,31 @@ export class Cluster {
 export class ClusterManager {
   readonly clusters = new Map<string, Cluster>();
 
-  constructor(configs: Obj[], hosts: Record<string, UpstreamHost[]>, breakers: { counts: BreakerCounts; worker: number }, tls: Record<string, TlsContext>) {
-    for (const c of configs) this.clusters.set(String(c.name), new Cluster(c, hosts[String(c.name)] ?? [], breakers, tls[String(c.name)]));
+  constructor(
+    resources: ClusterResource[],
+    hosts: Record<string, UpstreamHost[]>,
+    private readonly breakers: { counts: BreakerCounts; worker: number },
+    private readonly tls: Record<string, TlsContext>,
+  ) {
+    for (const r of resources) this.upsert(r, hosts[r.name] ?? []);
+  }
+
+  /**
+   * A cluster added or changed (CDS): requests from now on use the new one; requests in flight
+   * keep the cluster object they started with, whose pools close once they are done.
+   */
+  upsert(resource: ClusterResource, hosts: UpstreamHost[]): void {
+    this.breakers.counts.assign(resource.name, resource.breakerSlot);
+    const old = this.clusters.get(resource.name);
+    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, this.tls[resource.name]));
+    void old?.close();
+  }
+
+  /** A cluster removed: no new request finds it; those in flight finish on the old object. */
+  remove(name: string): void {
+    const old = this.clusters.get(name);
+    this.clusters.delete(name);
+    void old?.close();
   }
 
   get(name: string): Cluster | undefined {

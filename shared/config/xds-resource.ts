@@ -1,0 +1,52 @@
+import { checkConstraints } from './constraints.js';
+import { checkAnyUses, type Extension } from './extensions.js';
+import { ProtoJsonReader, type JsonObject } from './proto-json.js';
+import { envoySchema } from './schema.js';
+import { checkCluster } from './semantic.js';
+import { checkSupportedFields } from './supported.js';
+import { typeNameOfUrl } from './wkt.js';
+
+/**
+ * One resource from a discovery response (a file or a control plane), validated alone as the
+ * bootstrap is — schema, Envoy's constraints, the fields this proxy implements, extensions, the
+ * resource's own semantics — so that one bad resource is rejected by name while its siblings
+ * apply. Unknown fields follow --reject-unknown-dynamic-fields / --ignore-unknown-dynamic-fields.
+ */
+
+export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
+
+export type UnknownDynamicFields = 'reject' | 'warn' | 'ignore';
+
+export interface CheckedResource {
+  /** The resource's name, when it could be read. */
+  name: string | undefined;
+  /** The canonical resource, when it is valid. */
+  message?: JsonObject;
+  errors: string[];
+  /** Unknown fields seen (allowed, unless rejected), e.g. `Cluster.foo`. */
+  unknownFields: string[];
+}
+
+export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>): CheckedResource {
+  const { '@type': typeUrl, ...fields } = any;
+  const name = typeof fields.name === 'string' ? fields.name : undefined;
+  if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
+    return { name, errors: [`a resource of type ${String(typeUrl)} where ${typeName} was expected`], unknownFields: [] };
+  }
+  const root = envoySchema();
+  const type = root.lookupType(typeName);
+  const reader = new ProtoJsonReader(root, { unknownFields: unknownFields === 'reject' ? 'reject' : 'allow' });
+  const message = reader.readMessage(type, fields, '') ?? {};
+  const errors = [...reader.errors];
+  if (errors.length === 0) {
+    checkConstraints(type, message, '', errors);
+    checkSupportedFields(type, message, '', errors);
+    checkAnyUses(reader.anys, disabled, errors);
+    if (typeName === CLUSTER_TYPE) {
+      checkCluster(message, '', errors);
+      if (message.transport_socket !== undefined) errors.push('transport_socket: TLS for clusters from the cluster discovery service is not supported yet; define the cluster in static_resources');
+    }
+  }
+  const unknown = unknownFields === 'ignore' ? [] : reader.unknownFields.map((u) => `${u.typeName}.${u.field}`);
+  return errors.length ? { name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name, message, errors: [], unknownFields: unknown };
+}
