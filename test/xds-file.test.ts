@@ -92,6 +92,16 @@ describe('clusters from a file (CDS)', () => {
     assert.match(proxy.output(), /filesystem config update rejected .*version '3'.*cluster 'dynamic': lb_policy: MAGLEV is not supported/);
   });
 
+  it('lets a request in flight finish on the cluster it started with while new requests use the changed one', async () => {
+    const held = httpRequest(`http://127.0.0.1:${port}/hold?key=cds`);
+    await waitFor('the request held at B', () => (b.held('cds') === 1 ? true : undefined));
+    publish(response('3b', [cluster('dynamic', a.port), cluster('second', a.port)]));
+    await waitFor('new requests to reach A', async () => ((await body()) === 'A' ? true : undefined));
+    b.release('cds');
+    const r = await held;
+    assert.deepEqual([r.status, r.body], [200, 'B held']);
+  });
+
   it('removes a cluster the next file leaves out: its route answers 503, and the removal is counted', async () => {
     publish(response('4', [cluster('second', a.port)]));
     await waitForStat('cluster_manager.cluster_removed', 1);
@@ -111,6 +121,6 @@ describe('clusters from a file (CDS)', () => {
   it('counts unknown fields in a cluster (server.dynamic_unknown_fields) and applies it, by default', async () => {
     publish(response('6', [cluster('second', b.port, ', no_such_field: 1')]));
     await waitForStat('server.dynamic_unknown_fields', 1);
-    assert.equal(await stat('cluster_manager.cds.update_success'), 4);
+    assert.equal(await stat('cluster_manager.cds.update_success'), 5);
   });
 });
