@@ -147,12 +147,14 @@ export class ProcessTree {
     // the hand-over time, and an admin process starting beside them on the same cores made it
     // longer — or after ADMIN_START_DELAY_MS, so that a slow start (DNS clusters) can be watched.
     else setTimeout(() => this.startAdmin(), ADMIN_START_DELAY_MS).unref();
-    // The cluster discovery file is read before the workers start, as Envoy's init waits for CDS.
-    this.sources.start();
-    // As Envoy initializes its clusters before its workers serve: DNS clusters resolve first.
-    void this.membership.start().then(() => {
-      if (!this.stopping) this.startWorkers(descriptors);
-    });
+    // As Envoy initializes its clusters before its workers serve: the dynamic sources' initial
+    // fetch first (CDS), then DNS clusters resolve and health checks make their first round.
+    void this.sources
+      .start()
+      .then(() => this.membership.start())
+      .then(() => {
+        if (!this.stopping) this.startWorkers(descriptors);
+      });
   }
 
   private startWorkers(listenerDescriptors: () => (number | 'ignore')[]): void {

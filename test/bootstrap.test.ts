@@ -325,7 +325,9 @@ describe('whole-bootstrap checks', () => {
     ['a weight above 100', (d) => (d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].load_balancing_weight = 101), /host weight must be between 1 and 100, got 101/],
     ['an unsupported cluster type', (d) => (d.static_resources.clusters[0].type = 'EDS'), /cluster type EDS is not supported by this proxy/],
     ['listeners by LDS', (d) => (d.dynamic_resources = { lds_config: { path_config_source: { path: 'lds.yaml' } } }), /dynamic_resources\.lds_config: field 'lds_config' of envoy\.config\.bootstrap\.v3\.Bootstrap\.DynamicResources is not supported by this proxy \(the listener discovery service is not supported yet/],
-    ['clusters from a control plane', (d) => (d.dynamic_resources = { cds_config: { ads: {} } }), /dynamic_resources\.cds_config\.ads: field 'ads' of envoy\.config\.core\.v3\.ConfigSource is not supported by this proxy \(xDS over gRPC \(ADS\) is not supported yet; use a file/],
+    ['ADS without ads_config', (d) => (d.dynamic_resources = { cds_config: { ads: {} } }), /dynamic_resources\.cds_config\.ads: an ads source needs dynamic_resources\.ads_config/],
+    ['incremental xDS', (d) => (d.dynamic_resources = { ads_config: { api_type: 'DELTA_GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'backend' } }] }, cds_config: { ads: {} } }), /dynamic_resources\.ads_config\.api_type: DELTA_GRPC \(incremental xDS\) is not supported yet; use GRPC/],
+    ['an xDS cluster that is not static', (d) => (d.dynamic_resources = { cds_config: { api_config_source: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'nowhere' } }] } } }), /cds_config\.api_config_source\.grpc_services\[0\]\.envoy_grpc\.cluster_name: the xDS cluster must be a cluster of static_resources, not 'nowhere'/],
     ['a cluster discovery file that does not exist', (d) => (d.dynamic_resources = { cds_config: { path_config_source: { path: 'no/such/cds.yaml' } } }), /dynamic_resources\.cds_config\.path_config_source\.path: paths must refer to an existing path in the system: 'no\/such\/cds\.yaml' does not exist/],
   ]);
 

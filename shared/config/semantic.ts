@@ -238,12 +238,36 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
   checkStatsSinks(bootstrap, errors);
-  checkDynamicResources(obj(bootstrap.dynamic_resources), errors);
+  checkDynamicResources(bootstrap, clusterNames, errors);
 }
 
-/** A file-based xDS source must exist when the configuration loads, as Envoy requires. */
-function checkDynamicResources(dynamic: Obj, errors: string[]): void {
-  const cds = obj(dynamic.cds_config);
+/**
+ * xDS sources: a file must exist when the configuration loads; a gRPC source must be state of the
+ * world over v3, through one static cluster, from a node with an id and a cluster (Envoy's rules).
+ */
+function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, errors: string[]): void {
+  const dynamic = obj(bootstrap.dynamic_resources);
+  const apis: [string, Obj][] = [];
+  if (dynamic.ads_config !== undefined) apis.push(['dynamic_resources.ads_config', obj(dynamic.ads_config)]);
+  const cdsSource = obj(dynamic.cds_config);
+  if (cdsSource.api_config_source !== undefined) apis.push(['dynamic_resources.cds_config.api_config_source', obj(cdsSource.api_config_source)]);
+  if (cdsSource.ads !== undefined && dynamic.ads_config === undefined) errors.push('dynamic_resources.cds_config.ads: an ads source needs dynamic_resources.ads_config');
+  for (const [path, api] of apis) {
+    const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
+    if (apiType === 'DELTA_GRPC') errors.push(`${path}.api_type: DELTA_GRPC (incremental xDS) is not supported yet; use GRPC`);
+    else if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
+    else if (apiType !== 'GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC`);
+    if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
+    const services = list(api.grpc_services);
+    if (services.length !== 1) errors.push(`${path}.grpc_services: one gRPC service is supported, got ${services.length}`);
+    const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
+    if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
+      errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);
+    }
+  }
+  const node = obj(bootstrap.node);
+  if (apis.length && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
+  const cds = cdsSource;
   const pcs = obj(cds.path_config_source);
   for (const [path, file] of [['dynamic_resources.cds_config.path_config_source.path', pcs.path], ['dynamic_resources.cds_config.path', cds.path]] as const) {
     if (typeof file === 'string' && !existsSync(file)) errors.push(`${path}: paths must refer to an existing path in the system: '${file}' does not exist`);

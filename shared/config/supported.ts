@@ -11,8 +11,11 @@ import { typeNameOfUrl } from './wkt.js';
  */
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
-  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config'],
-  'envoy.config.core.v3.ConfigSource': ['path', 'path_config_source', 'resource_api_version'],
+  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config', 'ads_config'],
+  'envoy.config.core.v3.ConfigSource': ['path', 'path_config_source', 'resource_api_version', 'api_config_source', 'ads', 'initial_fetch_timeout'],
+  'envoy.config.core.v3.ApiConfigSource': ['api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'],
+  'envoy.config.core.v3.GrpcService': ['envoy_grpc'],
+  'envoy.config.core.v3.GrpcService.EnvoyGrpc': ['cluster_name'],
   'envoy.config.core.v3.PathConfigSource': ['path', 'watched_directory'],
   'envoy.config.core.v3.WatchedDirectory': ['path'],
   'envoy.config.metrics.v3.StatsSink': ['name', 'typed_config'],
@@ -121,10 +124,11 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.bootstrap.v3.Bootstrap.DynamicResources.lds_config': 'the listener discovery service is not supported yet; listeners come from static_resources',
-  'envoy.config.bootstrap.v3.Bootstrap.DynamicResources.ads_config': 'xDS over gRPC (ADS) is not supported yet; use a file (cds_config.path_config_source)',
-  'envoy.config.core.v3.ConfigSource.api_config_source': 'xDS over gRPC or REST is not supported yet; use a file (path_config_source)',
-  'envoy.config.core.v3.ConfigSource.ads': 'xDS over gRPC (ADS) is not supported yet; use a file (path_config_source)',
-  'envoy.config.core.v3.ConfigSource.initial_fetch_timeout': 'a file source is read once at start, so there is no fetch to time out',
+  'envoy.config.core.v3.ApiConfigSource.rate_limit_settings': 'xDS request rate limiting is not supported yet',
+  'envoy.config.core.v3.ApiConfigSource.cluster_names': 'REST xDS is not supported; use api_type GRPC',
+  'envoy.config.core.v3.ApiConfigSource.refresh_delay': 'REST xDS is not supported; use api_type GRPC',
+  'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',
+  'envoy.config.core.v3.GrpcService.google_grpc': 'the Google gRPC client is not available; use envoy_grpc with a static cluster',
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.rds': 'RDS is not supported; use an inline route_config',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.scoped_routes': 'scoped routes are not supported; use an inline route_config',

@@ -4,7 +4,7 @@ import { BootstrapError, readSource } from '../../shared/config/bootstrap.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
-import { stats } from '../../shared/stats/process.js';
+import type { SubscriptionStats } from './subscription-stats.js';
 
 /**
  * File-based xDS (`path_config_source`, or the legacy `path`), with Envoy's semantics: the file is
@@ -42,28 +42,16 @@ export function pathSourceOf(configSource: JsonObject): PathSource | undefined {
 
 export class FileSubscription {
   private watcher: FSWatcher | undefined;
-  private readonly counters;
-  private readonly updateTime;
-  private readonly versionText;
   private readonly path: string;
   private readonly watched: { dir: string; name: string | undefined };
 
   constructor(
     source: PathSource,
-    /** The stats prefix, e.g. `cluster_manager.cds.`. */
-    private readonly prefix: string,
+    private readonly stats: SubscriptionStats,
     private readonly apply: ApplyUpdate,
   ) {
     this.path = resolve(source.path);
     this.watched = source.watchedDirectory ? { dir: resolve(source.watchedDirectory), name: undefined } : { dir: dirname(this.path), name: basename(this.path) };
-    this.counters = {
-      attempt: stats.counter(`${prefix}update_attempt`),
-      success: stats.counter(`${prefix}update_success`),
-      rejected: stats.counter(`${prefix}update_rejected`),
-      failure: stats.counter(`${prefix}update_failure`),
-    };
-    this.updateTime = stats.gauge(`${prefix}update_time`, 'local');
-    this.versionText = stats.textReadout(`${prefix}version_text`);
   }
 
   /** Reads the file now, then watches for renames. */
@@ -75,33 +63,25 @@ export class FileSubscription {
       if (!existsSync(this.path)) return; // renamed away: the next rename onto it reloads
       this.refresh();
     });
-    this.watcher.on('error', (err) => log.error(`watching ${this.watched.dir} for ${this.prefix}: ${err.message}`));
+    this.watcher.on('error', (err) => log.error(`watching ${this.watched.dir} for ${this.stats.prefix}: ${err.message}`));
   }
 
   private refresh(): void {
-    this.counters.attempt.inc();
     let response: JsonObject;
     try {
       const root = envoySchema();
       response = readSource(this.path, root, root.lookupType(DISCOVERY_RESPONSE)).document;
     } catch (err) {
-      this.counters.failure.inc();
+      this.stats.failed();
       const why = err instanceof BootstrapError ? err.errors.join('; ') : (err as Error).message;
       log.warn(`filesystem config update failure: ${why}`);
       return;
     }
     const versionInfo = typeof response.version_info === 'string' ? response.version_info : '';
     const resources = Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [];
-    const errors = this.apply(versionInfo, resources);
-    if (errors.length) {
-      this.counters.rejected.inc();
-      log.warn(`filesystem config update rejected (${this.path}, version '${versionInfo}'): ${errors.join('; ')}`);
-      return;
-    }
-    this.counters.success.inc();
-    this.updateTime.set(Date.now());
-    this.versionText.set(versionInfo);
-    log.info(`${this.prefix.replace(/\.$/, '')}: applied version '${versionInfo}' from ${this.path}`);
+    const errors = this.stats.update(versionInfo, () => this.apply(versionInfo, resources));
+    if (errors.length) log.warn(`filesystem config update rejected (${this.path}, version '${versionInfo}'): ${errors.join('; ')}`);
+    else log.info(`${this.stats.prefix.replace(/\.$/, '')}: applied version '${versionInfo}' from ${this.path}`);
   }
 
   close(): void {

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { routesListener, staticCluster } from './helpers/bootstraps.js';
+import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/**
+ * Clusters from a control plane over gRPC (state of the world): ADS and the per-type service,
+ * ACK and NACK as Envoy sends them, the last good configuration kept while the control plane is
+ * gone, and initial_fetch_timeout.
+ */
+
+let a: Upstream;
+let b: Upstream;
+
+before(async () => {
+  a = await startUpstream('A');
+  b = await startUpstream('B');
+});
+
+after(async () => {
+  await stopAllProxies();
+  await a.close();
+  await b.close();
+});
+
+function cluster(name: string, port: number, extra: JsonObject = {}): JsonObject {
+  return { '@type': CLUSTER_URL, ...staticCluster(name, port), ...extra };
+}
+
+function bootstrap(cpPort: number, cdsConfig: JsonObject, ads: boolean): JsonObject {
+  const listener = routesListener('ingress', [{ match: { prefix: '/' }, route: { cluster: 'dynamic' } }]) as any;
+  listener.filter_chains[0].filters[0].typed_config.route_config.validate_clusters = false;
+  const api = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }], set_node_on_first_message_only: true };
+  return {
+    node: { id: 'proxy-under-test', cluster: 'tests', metadata: { team: 'edge' } },
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: { listeners: [listener], clusters: [staticCluster('xds', cpPort)] },
+    dynamic_resources: ads ? { ads_config: api, cds_config: { ads: {}, resource_api_version: 'V3', ...cdsConfig } } : { cds_config: { api_config_source: api, resource_api_version: 'V3', ...cdsConfig } },
+  };
+}
+
+describe('clusters from a control plane over ADS', () => {
+  let cp: TestControlPlane;
+  let proxy: RunningProxy;
+  let port: number;
+  const body = async () => (await httpRequest(`http://127.0.0.1:${port}/`)).body;
+
+  before(async () => {
+    cp = await TestControlPlane.start();
+    cp.set(CLUSTER_URL, '1', [cluster('dynamic', a.port)]);
+    proxy = await startProxy(bootstrap(cp.port, {}, true), ['--concurrency', '2']);
+    port = proxy.ports.get('ingress')!;
+  });
+
+  after(() => cp.stop());
+
+  it('starts with the control plane\'s clusters, sends the node first, and ACKs with the version and nonce', async () => {
+    assert.equal(await body(), 'A');
+    const [first] = cp.requests;
+    assert.deepEqual([first!.type_url, obj(first!.node).id, obj(first!.node).cluster, first!.version_info ?? '', first!.response_nonce ?? ''], [CLUSTER_URL, 'proxy-under-test', 'tests', '', '']);
+    assert.deepEqual(obj(obj(first!.node).metadata), { team: 'edge' });
+    const ack = await cp.waitForRequest('the ACK', (rq) => rq.response_nonce === '1');
+    assert.deepEqual([ack.version_info, ack.error_detail, ack.node], ['1', undefined, undefined], 'the node only on the first request');
+    assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^dynamic::added_via_api::true$/m);
+    assert.equal(await statValue(proxy, 'control_plane.connected_state'), 1);
+  });
+
+  it('applies an update, and NACKs a refused cluster with the last good version and error_detail while its valid sibling applies', async () => {
+    cp.set(CLUSTER_URL, '2', [cluster('dynamic', b.port)]);
+    await waitFor('version 2 to serve', async () => ((await body()) === 'B' ? true : undefined));
+    const from = cp.requests.length;
+    cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'MAGLEV' }), cluster('second', a.port)]);
+    const nonce = cp.lastNonce;
+    const nack = await cp.waitForRequest('the NACK', (rq) => rq.response_nonce === nonce, from);
+    assert.equal(nack.version_info, '2', 'the last version accepted');
+    assert.equal(obj(nack.error_detail).code, 13);
+    assert.match(String(obj(nack.error_detail).message), /cluster 'dynamic': lb_policy: MAGLEV is not supported/);
+    assert.equal(await body(), 'B', 'the refused version did not replace the served one');
+    assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^second::added_via_api::true$/m);
+    assert.equal(await statValue(proxy, 'cluster_manager.cds.update_rejected'), 1);
+  });
+
+  it('keeps serving the last good configuration while the control plane is gone, and asks again with it when it is back', async () => {
+    cp.stop();
+    await waitFor('the stream to be seen lost', async () => ((await statValue(proxy, 'control_plane.connected_state')) === 0 ? true : undefined));
+    assert.equal(await body(), 'B');
+    const from = cp.requests.length;
+    await cp.listen();
+    const again = await cp.waitForRequest('the proxy to come back', () => true, from);
+    assert.deepEqual([again.type_url, again.version_info, again.response_nonce ?? '', obj(again.node).id], [CLUSTER_URL, '2', '', 'proxy-under-test'], 'a new stream: the node again, the last accepted version, no nonce');
+    await waitFor('connected again', async () => ((await statValue(proxy, 'control_plane.connected_state')) === 1 ? true : undefined));
+  });
+});
+
+describe('clusters from the per-type CDS service', () => {
+  it('starts after initial_fetch_timeout when the control plane has nothing to say, then applies what it sends', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      const started = Date.now();
+      const proxy = await startProxy(bootstrap(cp.port, { initial_fetch_timeout: '1s' }, false), ['--concurrency', '1']);
+      assert.ok(Date.now() - started >= 1000, 'not LIVE before the initial fetch timed out');
+      assert.equal(await statValue(proxy, 'cluster_manager.cds.init_fetch_timeout'), 1);
+      assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).status, 503, 'no cluster yet');
+      cp.set(CLUSTER_URL, 'late', [cluster('dynamic', a.port)]);
+      await waitFor('the late cluster to serve', async () => ((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).body === 'A' ? true : undefined));
+      assert.equal(cp.requests[0]!.type_url, CLUSTER_URL);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});
+
+function obj(v: unknown): JsonObject {
+  return (v ?? {}) as JsonObject;
+}
