@@ -117,3 +117,25 @@ describe('clusters from the per-type CDS service', () => {
 function obj(v: unknown): JsonObject {
   return (v ?? {}) as JsonObject;
 }
+
+describe('a hot restart while connected to a control plane', () => {
+  it('gives the new epoch a stream of its own (two during the overlap, as with Envoy) and its clusters, while the old one serves on', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(CLUSTER_URL, '1', [cluster('dynamic', a.port)]);
+      const common = ['--concurrency', '1', '--socket-path', `@proxy_xds_restart_test_${process.pid}`];
+      const e0 = await startProxy(bootstrap(cp.port, {}, true), common);
+      const port = e0.ports.get('ingress')!;
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'A');
+      const e1 = await startProxy(bootstrap(cp.port, {}, true), ['--base-id', String(e0.baseId), ...common, '--restart-epoch', '1', '--parent-shutdown-time-s', '30']);
+      assert.equal(cp.openStreams, 2, 'both epochs are connected');
+      assert.equal(cp.requests.filter((rq) => obj(rq.node).id === 'proxy-under-test' && (rq.response_nonce ?? '') === '').length, 2, 'each epoch opened its own stream');
+      assert.equal(e1.ports.get('ingress'), port);
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'A', 'the new epoch serves the control plane\'s cluster');
+      assert.match((await httpRequest(`http://${e1.admin}/clusters`)).body, /^dynamic::added_via_api::true$/m);
+      await e1.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});
