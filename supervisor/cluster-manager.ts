@@ -20,6 +20,8 @@ export interface ClusterChanges {
 export interface DynamicFieldPolicy {
   unknownFields: UnknownDynamicFields;
   disabledExtensions: Set<Extension>;
+  /** What only the sources can tell about a cluster (an EDS source this proxy cannot reach). */
+  checkSources?: (cluster: JsonObject) => string[];
 }
 
 /**
@@ -83,8 +85,9 @@ export class ClusterManager {
         continue;
       }
       if (checked.name !== undefined) named.add(checked.name);
-      if (!checked.message) {
-        changes.rejected.push(`cluster '${label}': ${checked.errors.join('; ')}`);
+      const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
+      if (!checked.message || errors.length) {
+        changes.rejected.push(`cluster '${label}': ${errors.join('; ')}`);
         continue;
       }
       const name = String(checked.message.name);

@@ -135,7 +135,13 @@ export class ProcessTree {
       reply: (m) => this.admin?.send<ToAdmin>(m),
       stop: (code) => void this.stop(code),
     });
-    this.sources = new ConfigSources(loaded.bootstrap, options, this.clusterManager, (changes) => this.applyClusterChanges(changes));
+    this.sources = new ConfigSources(
+      loaded.bootstrap,
+      options,
+      this.clusterManager,
+      (changes) => this.applyClusterChanges(changes),
+      (cluster, assignment) => this.membership.clusters.get(cluster)?.assign(assignment),
+    );
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 

@@ -171,10 +171,10 @@ describe('start-up failures', () => {
     const port = (blocker.address() as { port: number }).port;
     try {
       const doc = bootstrap(port) as any;
-      doc.static_resources.clusters = [{ name: 'bad', type: 'EDS', connect_timeout: '1s' }];
+      doc.static_resources.clusters = [{ name: 'bad', type: 'ORIGINAL_DST', connect_timeout: '1s' }];
       const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('bad.json', JSON.stringify(doc))]);
       assert.equal(out.code, 1);
-      assert.match(out.stderr, /cluster type EDS is not supported/);
+      assert.match(out.stderr, /cluster type ORIGINAL_DST is not supported/);
       assert.doesNotMatch(out.stderr, /starting epoch|cannot bind/);
     } finally {
       blocker.close();

@@ -139,3 +139,36 @@ describe('a hot restart while connected to a control plane', () => {
     }
   });
 });
+
+describe('endpoints from a control plane (EDS over ADS)', () => {
+  const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+  const assignment = (port: number, health?: string) => ({
+    '@type': ENDPOINTS_URL,
+    cluster_name: 'dynamic-endpoints',
+    endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } }, ...(health ? { health_status: health } : {}) }] }],
+  });
+
+  it('asks for an EDS cluster\'s endpoints by service name after CDS, and follows each new assignment', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(CLUSTER_URL, '1', [{ '@type': CLUSTER_URL, name: 'dynamic', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { service_name: 'dynamic-endpoints', eds_config: { ads: {}, resource_api_version: 'V3' } } }]);
+      cp.set(ENDPOINTS_URL, '1', [assignment(a.port)]);
+      const proxy = await startProxy(bootstrap(cp.port, {}, true), ['--concurrency', '2']);
+      const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
+      assert.equal((await httpRequest(url)).body, 'A', 'the workers started with the endpoints');
+      const types = cp.requests.map((rq) => rq.type_url);
+      assert.ok(types.indexOf(ENDPOINTS_URL) > types.indexOf(CLUSTER_URL), 'CDS before EDS');
+      const eds = cp.requests.find((rq) => rq.type_url === ENDPOINTS_URL)!;
+      assert.deepEqual(eds.resource_names, ['dynamic-endpoints']);
+
+      cp.set(ENDPOINTS_URL, '2', [assignment(b.port)]);
+      await waitFor('the new endpoints to serve', async () => ((await httpRequest(url)).body === 'B' ? true : undefined));
+      cp.set(ENDPOINTS_URL, '3', [assignment(b.port, 'UNHEALTHY')]);
+      await waitFor('the EDS health status in /clusters', async () => (/::health_flags::\/failed_eds_health$/m.test((await httpRequest(`http://${proxy.admin}/clusters`)).body) ? true : undefined));
+      assert.equal(await statValue(proxy, 'cluster.dynamic.update_success'), 3);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});

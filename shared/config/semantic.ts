@@ -17,7 +17,7 @@ import { chainMatchOf, matchKey } from '../chain-match.js';
 
 type Obj = JsonObject;
 
-const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'];
+const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS', 'EDS'];
 const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM'];
 export const MAX_ENDPOINT_WEIGHT = 100;
 
@@ -205,6 +205,15 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
   checks.forEach((hc, i) => {
     if (!hc.http_health_check && !hc.tcp_health_check) errors.push(`${path}.health_checks[${i}]: needs http_health_check or tcp_health_check`);
   });
+  if (type === 'EDS') {
+    const eds = obj(obj(c.eds_cluster_config).eds_config);
+    if (eds.ads === undefined && eds.path === undefined && eds.path_config_source === undefined && eds.api_config_source === undefined) {
+      errors.push(`${path}.eds_cluster_config.eds_config: an EDS cluster needs a source for its endpoints (ads, path_config_source or api_config_source)`);
+    }
+    if (c.load_assignment !== undefined) errors.push(`${path}.load_assignment: an EDS cluster takes its endpoints from eds_config, not from load_assignment`);
+  } else if (c.eds_cluster_config !== undefined) {
+    errors.push(`${path}.eds_cluster_config: only a cluster of type EDS takes eds_cluster_config`);
+  }
   const localities = list(obj(c.load_assignment).endpoints);
   let endpointCount = 0;
   localities.forEach((loc, l) => {
@@ -247,34 +256,45 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
  */
 function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, errors: string[]): void {
   const dynamic = obj(bootstrap.dynamic_resources);
-  const apis: [string, Obj][] = [];
-  if (dynamic.ads_config !== undefined) apis.push(['dynamic_resources.ads_config', obj(dynamic.ads_config)]);
-  const cdsSource = obj(dynamic.cds_config);
-  if (cdsSource.api_config_source !== undefined) apis.push(['dynamic_resources.cds_config.api_config_source', obj(cdsSource.api_config_source)]);
-  if (cdsSource.ads !== undefined && dynamic.ads_config === undefined) errors.push('dynamic_resources.cds_config.ads: an ads source needs dynamic_resources.ads_config');
-  for (const [path, api] of apis) {
-    const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
-    if (apiType === 'DELTA_GRPC') errors.push(`${path}.api_type: DELTA_GRPC (incremental xDS) is not supported yet; use GRPC`);
-    else if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
-    else if (apiType !== 'GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC`);
-    if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
-    const services = list(api.grpc_services);
-    if (services.length !== 1) errors.push(`${path}.grpc_services: one gRPC service is supported, got ${services.length}`);
-    const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
-    if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
-      errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);
+  const hasAds = dynamic.ads_config !== undefined;
+  let grpc = hasAds;
+  if (hasAds) checkApiConfigSource(obj(dynamic.ads_config), 'dynamic_resources.ads_config', staticClusters, errors);
+  const sources: [string, Obj][] = [];
+  if (dynamic.cds_config !== undefined) sources.push(['dynamic_resources.cds_config', obj(dynamic.cds_config)]);
+  list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
+    if (c.type === 'EDS') sources.push([`static_resources.clusters[${i}].eds_cluster_config.eds_config`, obj(obj(c.eds_cluster_config).eds_config)]);
+  });
+  for (const [path, source] of sources) {
+    if (source.ads !== undefined && !hasAds) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config`);
+    if (source.api_config_source !== undefined) {
+      grpc = true;
+      checkApiConfigSource(obj(source.api_config_source), `${path}.api_config_source`, staticClusters, errors);
+    }
+    const pcs = obj(source.path_config_source);
+    for (const [p, file] of [[`${path}.path_config_source.path`, pcs.path], [`${path}.path`, source.path]] as const) {
+      if (typeof file === 'string' && !existsSync(file)) errors.push(`${p}: paths must refer to an existing path in the system: '${file}' does not exist`);
+    }
+    const watched = obj(pcs.watched_directory).path;
+    if (typeof watched === 'string' && !existsSync(watched)) {
+      errors.push(`${path}.path_config_source.watched_directory.path: paths must refer to an existing path in the system: '${watched}' does not exist`);
     }
   }
   const node = obj(bootstrap.node);
-  if (apis.length && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
-  const cds = cdsSource;
-  const pcs = obj(cds.path_config_source);
-  for (const [path, file] of [['dynamic_resources.cds_config.path_config_source.path', pcs.path], ['dynamic_resources.cds_config.path', cds.path]] as const) {
-    if (typeof file === 'string' && !existsSync(file)) errors.push(`${path}: paths must refer to an existing path in the system: '${file}' does not exist`);
-  }
-  const watched = obj(pcs.watched_directory).path;
-  if (typeof watched === 'string' && !existsSync(watched)) {
-    errors.push(`dynamic_resources.cds_config.path_config_source.watched_directory.path: paths must refer to an existing path in the system: '${watched}' does not exist`);
+  if (grpc && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
+}
+
+/** A gRPC xDS source: state of the world over v3, through one static cluster (the ones this proxy speaks). */
+export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set<string>, errors: string[]): void {
+  const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
+  if (apiType === 'DELTA_GRPC') errors.push(`${path}.api_type: DELTA_GRPC (incremental xDS) is not supported yet; use GRPC`);
+  else if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
+  else if (apiType !== 'GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC`);
+  if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
+  const services = list(api.grpc_services);
+  if (services.length !== 1) errors.push(`${path}.grpc_services: one gRPC service is supported, got ${services.length}`);
+  const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
+  if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
+    errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);
   }
 }
 

@@ -70,8 +70,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.cluster.v3.Cluster': [
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
     'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
-    'health_checks', 'outlier_detection', 'transport_socket',
+    'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config',
   ],
+  'envoy.config.cluster.v3.Cluster.EdsClusterConfig': ['eds_config', 'service_name'],
   'envoy.config.cluster.v3.OutlierDetection': [
     'consecutive_5xx', 'interval', 'base_ejection_time', 'max_ejection_percent', 'enforcing_consecutive_5xx', 'enforcing_success_rate',
     'success_rate_minimum_hosts', 'success_rate_request_volume', 'success_rate_stdev_factor', 'consecutive_gateway_failure',
@@ -132,7 +133,6 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.rds': 'RDS is not supported; use an inline route_config',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.scoped_routes': 'scoped routes are not supported; use an inline route_config',
-  'envoy.config.cluster.v3.Cluster.eds_cluster_config': 'EDS is not supported; use load_assignment',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
   'envoy.config.cluster.v3.OutlierDetection.split_external_local_origin_errors': 'local failures (connect failure, timeout, reset) count as gateway failures, as Envoy does without the split',
   'envoy.config.core.v3.HealthCheck.grpc_health_check': 'HTTP and TCP health checks are supported',

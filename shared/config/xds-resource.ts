@@ -14,6 +14,7 @@ import { typeNameOfUrl } from './wkt.js';
  */
 
 export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
+export const ENDPOINTS_TYPE = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
 
 export type UnknownDynamicFields = 'reject' | 'warn' | 'ignore';
 
@@ -29,7 +30,7 @@ export interface CheckedResource {
 
 export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>): CheckedResource {
   const { '@type': typeUrl, ...fields } = any;
-  const name = typeof fields.name === 'string' ? fields.name : undefined;
+  const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
   if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
     return { name, errors: [`a resource of type ${String(typeUrl)} where ${typeName} was expected`], unknownFields: [] };
   }
@@ -42,6 +43,8 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     checkConstraints(type, message, '', errors);
     checkSupportedFields(type, message, '', errors);
     checkAnyUses(reader.anys, disabled, errors);
+    // Endpoints follow a static load_assignment's rules (IP literals, weights).
+    if (typeName === ENDPOINTS_TYPE) checkCluster({ type: 'STATIC', load_assignment: message }, '', errors);
     if (typeName === CLUSTER_TYPE) {
       checkCluster(message, '', errors);
       if (message.transport_socket !== undefined) errors.push('transport_socket: TLS for clusters from the cluster discovery service is not supported yet; define the cluster in static_resources');

@@ -3,7 +3,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { MembershipStats } from '../../shared/stats/scopes.js';
-import { coarseHealth, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
+import { coarseHealth, edsHealthFlags, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
 import { list } from '../../shared/config/access.js';
 import type { TlsContext } from '../../shared/tls/context.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
@@ -28,7 +28,7 @@ export type Publish = (cluster: string, hosts: UpstreamHost[]) => void;
 export class ClusterMembership {
   readonly name: string;
   private readonly type: string;
-  private readonly endpoints: EndpointConfig[];
+  private endpoints: EndpointConfig[];
   private hostList: UpstreamHost[] = [];
   private readonly stats: MembershipStats;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -56,6 +56,7 @@ export class ClusterMembership {
     const checkTls = tls ? new UpstreamTls(tls, this.name, clusterSpeaksHttp2(config)) : undefined;
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
+    // An EDS cluster has no hosts until its first ClusterLoadAssignment (assign()).
     this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
 
@@ -91,10 +92,25 @@ export class ClusterMembership {
    * Resolves once the cluster is initialized, as Envoy's warming: DNS clusters resolved once,
    * and with active health checks, every host checked once. DNS refreshes every dns_refresh_rate.
    */
+  /**
+   * An EDS cluster's endpoints, from its latest ClusterLoadAssignment (the same shape as a static
+   * load_assignment, EDS health status included); a host that stays keeps its health flags.
+   */
+  assign(assignment: JsonObject): void {
+    this.endpoints = endpointsOf({ load_assignment: assignment });
+    this.hosts = this.endpoints.map((e) => {
+      const known = this.hostList.find((h) => h.ip === e.hostname && h.port === e.port);
+      // Active health checking's and outlier detection's flags stay; the EDS status is the new one.
+      const kept = known ? known.healthFlags & ~edsHealthFlags(known.edsHealthStatus) : this.newHostFlags;
+      return upstreamHost(e, e.hostname, false, kept);
+    });
+  }
+
   async start(): Promise<void> {
-    if (this.type !== 'STATIC') await this.resolve();
+    const resolved = this.type === 'STATIC' || this.type === 'EDS';
+    if (!resolved) await this.resolve();
     await this.checker?.firstRound();
-    if (this.type === 'STATIC') return;
+    if (resolved) return;
     const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
     const tick = () => {
       this.refreshTimer = setTimeout(() => void this.resolve().finally(() => !this.closed && tick()), refreshMs);

@@ -28,12 +28,15 @@ const INTERNAL = 13;
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters';
+export const EDS_METHOD = '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints';
 
 /** Applies a response's resources; returns the errors of those refused (none: ACK). */
 export type ApplyResponse = (versionInfo: string, resources: JsonObject[]) => string[];
 
 interface Subscription {
   typeUrl: string;
+  /** The resources asked for by name (EDS, RDS); none: every resource of the type (CDS, LDS). */
+  names: string[];
   apply: ApplyResponse;
   /** The version last accepted (sent again on a new stream), and the last nonce seen on this stream. */
   version: string;
@@ -69,14 +72,26 @@ export class GrpcXdsStream {
   ) {}
 
   /**
-   * Asks for every resource of `typeUrl` (a wildcard). `first` runs at the first response, for
-   * the initial fetch; the stream starts with the first subscription.
+   * Asks for the resources of `typeUrl` named `names` (none: every one, a wildcard). `first` runs
+   * at the first response, for the initial fetch; the stream starts with the first subscription.
    */
-  subscribe(typeUrl: string, apply: ApplyResponse, first?: () => void): void {
-    const sub: Subscription = { typeUrl, apply, version: '', nonce: '', onFirst: first };
+  subscribe(typeUrl: string, apply: ApplyResponse, first?: () => void, names: string[] = []): void {
+    const sub: Subscription = { typeUrl, names, apply, version: '', nonce: '', onFirst: first };
     this.subscriptions.set(typeUrl, sub);
     if (this.stream) this.request(sub);
     else this.open();
+  }
+
+  /** Asks for another set of names of a type subscribed to (the clusters that need endpoints changed). */
+  rename(typeUrl: string, names: string[]): void {
+    const sub = this.subscriptions.get(typeUrl);
+    if (!sub || (sub.names.length === names.length && sub.names.every((n, i) => n === names[i]))) return;
+    sub.names = names;
+    this.request(sub);
+  }
+
+  has(typeUrl: string): boolean {
+    return this.subscriptions.has(typeUrl);
   }
 
   private open(): void {
@@ -112,6 +127,7 @@ export class GrpcXdsStream {
     this.stream?.write({
       version_info: sub.version,
       ...(withNode ? { node: this.node } : {}),
+      ...(sub.names.length ? { resource_names: sub.names } : {}),
       type_url: sub.typeUrl,
       response_nonce: sub.nonce,
       ...(errorDetail !== undefined ? { error_detail: { code: INTERNAL, message: errorDetail } } : {}),

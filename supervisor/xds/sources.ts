@@ -2,20 +2,31 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { CLUSTER_TYPE } from '../../shared/config/xds-resource.js';
+import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
 import { FileSubscription, pathSourceOf } from './file-subscription.js';
-import { ADS_METHOD, CDS_METHOD, GrpcXdsStream } from './grpc-stream.js';
+import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
 /**
  * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers. Today:
- * the cluster discovery service, from a file (`path_config_source`) or from a control plane over
- * gRPC (`api_config_source` with api_type GRPC, or `ads` over `ads_config`). The bootstrap
- * loader refuses every other source by name.
+ * clusters (CDS) and the endpoints of EDS clusters (EDS, asked for by the clusters' service
+ * names, which change with CDS), each from a file (`path_config_source`) or from a control plane
+ * over gRPC (`api_config_source` with api_type GRPC, or `ads` over `ads_config`, one aggregated
+ * stream). CDS comes before EDS, as Envoy orders them. The bootstrap loader refuses every other
+ * source by name.
  */
+
+const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
+
+/** An EDS cluster's service name (the ClusterLoadAssignment's cluster_name) and its source. */
+function edsOf(cluster: JsonObject): { service: string; source: JsonObject } | undefined {
+  if (cluster.type !== 'EDS') return undefined;
+  const eds = obj(cluster.eds_cluster_config);
+  return { service: typeof eds.service_name === 'string' && eds.service_name ? eds.service_name : String(cluster.name), source: obj(eds.eds_config) };
+}
 
 const log = getLogger('config', import.meta.url);
 /** Envoy's initial_fetch_timeout default. */
@@ -32,9 +43,13 @@ function clusterTarget(bootstrap: JsonObject, name: string): string {
 
 export class ConfigSources {
   private readonly files: FileSubscription[] = [];
-  private readonly streams: GrpcXdsStream[] = [];
-  private ads: GrpcXdsStream | undefined;
+  private readonly streams = new Map<string, GrpcXdsStream>();
   private readonly policy: DynamicFieldPolicy;
+  /** The last ClusterLoadAssignment of each EDS service name, for a cluster that (re)appears. */
+  private readonly assignments = new Map<string, JsonObject>();
+  private readonly edsFiles = new Set<string>();
+  /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
+  private readonly initialFetches: Promise<void>[] = [];
 
   constructor(
     private readonly bootstrap: JsonObject,
@@ -42,10 +57,18 @@ export class ConfigSources {
     private readonly clusters: ClusterManager,
     /** Applies a cluster update to the tree (membership, breakers, workers, admin). */
     private readonly applyClusters: (changes: ClusterChanges) => void,
+    /** Gives an EDS cluster its endpoints (the tree's membership publishes them). */
+    private readonly assignEndpoints: (cluster: string, assignment: JsonObject) => void,
   ) {
     this.policy = {
       unknownFields: options.rejectUnknownDynamicFields ? 'reject' : options.ignoreUnknownDynamicFields ? 'ignore' : 'warn',
       disabledExtensions: parseDisabledExtensions(options.disableExtensions, () => undefined),
+      checkSources: (cluster) => {
+        const eds = edsOf(cluster);
+        return eds?.source.ads !== undefined && obj(this.bootstrap.dynamic_resources).ads_config === undefined
+          ? ['eds_cluster_config.eds_config.ads: an ads source needs dynamic_resources.ads_config in the bootstrap']
+          : [];
+      },
     };
   }
 
@@ -54,13 +77,25 @@ export class ConfigSources {
    * plane: its first response, or initial_fetch_timeout), so the workers start with it, as Envoy's
    * init waits for CDS.
    */
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    await this.startCds();
+    this.refreshEds();
+    await Promise.all(this.initialFetches);
+  }
+
+  private startCds(): Promise<void> {
     const cdsConfig = obj(obj(this.bootstrap.dynamic_resources).cds_config);
     if (Object.keys(cdsConfig).length === 0) return Promise.resolve();
     const cdsStats = new SubscriptionStats('cluster_manager.cds.');
     const applyCds = (versionInfo: string, resources: JsonObject[]) => {
       const changes = this.clusters.applyCds(versionInfo, resources, this.policy);
       this.applyClusters(changes);
+      for (const c of changes.upserted) {
+        const eds = edsOf(c.config);
+        const known = eds && this.assignments.get(eds.service);
+        if (known) this.assignEndpoints(c.name, known);
+      }
+      this.refreshEds();
       return changes.rejected;
     };
     const file = pathSourceOf(cdsConfig);
@@ -71,37 +106,97 @@ export class ConfigSources {
       subscription.start();
       return Promise.resolve();
     }
-    const stream = cdsConfig.ads !== undefined ? this.adsStream() : this.stream(obj(cdsConfig.api_config_source), CDS_METHOD);
-    const timeoutMs = typeof cdsConfig.initial_fetch_timeout === 'string' ? durationMs(cdsConfig.initial_fetch_timeout) : INITIAL_FETCH_TIMEOUT_MS;
+    const stream = this.streamFor(cdsConfig, CDS_METHOD);
+    const counted = (versionInfo: string, resources: JsonObject[]) => cdsStats.update(versionInfo, () => applyCds(versionInfo, resources));
+    return this.initialFetch(cdsConfig, 'cds', cdsStats, (first) => stream.subscribe(`type.googleapis.com/${CLUSTER_TYPE}`, counted, first));
+  }
+
+  /**
+   * Asks every EDS cluster's source for its endpoints, by service name (again after every CDS
+   * update: the names change with the clusters). A new gRPC subscription's initial fetch joins
+   * `initialFetches`; a file is read at once.
+   */
+  private refreshEds(): void {
+    const names = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
+    for (const c of this.clusters.clusters) {
+      const eds = edsOf(c.config);
+      if (!eds) continue;
+      const file = pathSourceOf(eds.source);
+      if (file) {
+        if (this.edsFiles.has(file.path)) continue;
+        this.edsFiles.add(file.path);
+        const subscription = new FileSubscription(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false));
+        this.files.push(subscription);
+        subscription.start();
+        continue;
+      }
+      const stream = this.streamFor(eds.source, EDS_METHOD);
+      const entry = names.get(stream) ?? names.set(stream, { source: eds.source, names: new Set() }).get(stream)!;
+      entry.names.add(eds.service);
+    }
+    for (const [stream, { source, names: wanted }] of names) {
+      const sorted = [...wanted].sort();
+      if (stream.has(ENDPOINTS_URL)) stream.rename(ENDPOINTS_URL, sorted);
+      else this.initialFetches.push(this.initialFetch(source, 'eds', undefined, (first) => stream.subscribe(ENDPOINTS_URL, (_version, resources) => this.applyEds(resources, true), first, sorted)));
+    }
+  }
+
+  /**
+   * ClusterLoadAssignments: each checked alone (the endpoints' rules are a static
+   * load_assignment's) and given to every EDS cluster of its service name, counted per cluster.
+   */
+  private applyEds(resources: JsonObject[], count: boolean): string[] {
+    const errors: string[] = [];
+    for (const [i, any] of resources.entries()) {
+      const checked = checkResource(ENDPOINTS_TYPE, any, this.policy.unknownFields, this.policy.disabledExtensions);
+      const service = typeof any.cluster_name === 'string' ? any.cluster_name : `resources[${i}]`;
+      const targets = this.clusters.clusters.filter((c) => edsOf(c.config)?.service === service);
+      if (count) for (const t of targets) new SubscriptionStats(`cluster.${t.name}.`).update('', () => (checked.message ? [] : checked.errors));
+      if (!checked.message) {
+        errors.push(`endpoints '${service}': ${checked.errors.join('; ')}`);
+        continue;
+      }
+      this.assignments.set(service, checked.message);
+      for (const t of targets) this.assignEndpoints(t.name, checked.message);
+    }
+    return errors;
+  }
+
+  /** Resolves at the subscription's first response, or after the source's initial_fetch_timeout (default 15 s; 0: never). */
+  private initialFetch(source: JsonObject, what: string, counts: SubscriptionStats | undefined, subscribe: (first: () => void) => void): Promise<void> {
+    const timeoutMs = typeof source.initial_fetch_timeout === 'string' ? durationMs(source.initial_fetch_timeout) : INITIAL_FETCH_TIMEOUT_MS;
     return new Promise((resolve) => {
-      const timer = timeoutMs > 0 ? setTimeout(() => {
-        cdsStats.initialFetchTimedOut();
-        log.warn(`cds: no response from the control plane within the initial fetch timeout (${timeoutMs} ms); starting without its clusters`);
-        resolve();
-      }, timeoutMs) : undefined;
-      const counted = (versionInfo: string, resources: JsonObject[]) => cdsStats.update(versionInfo, () => applyCds(versionInfo, resources));
-      stream.subscribe(`type.googleapis.com/${CLUSTER_TYPE}`, counted, () => {
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              counts?.initialFetchTimedOut();
+              log.warn(`${what}: no response from the control plane within the initial fetch timeout (${timeoutMs} ms); starting without it`);
+              resolve();
+            }, timeoutMs)
+          : undefined;
+      subscribe(() => {
         clearTimeout(timer);
         resolve();
       });
     });
   }
 
-  /** A per-type stream to `api_config_source`'s control plane. */
-  private stream(api: JsonObject, method: string): GrpcXdsStream {
-    const cluster = String(obj(obj(list(api.grpc_services)[0]).envoy_grpc).cluster_name);
-    const stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true);
-    this.streams.push(stream);
+  /** The stream for a gRPC source: the one aggregated stream (ADS) for `ads: {}`, else one per control plane and service. */
+  private streamFor(source: JsonObject, method: string): GrpcXdsStream {
+    const ads = source.ads !== undefined;
+    const api = ads ? obj(obj(this.bootstrap.dynamic_resources).ads_config) : obj(source.api_config_source);
+    const key = ads ? 'ads' : `${method} ${JSON.stringify(api)}`;
+    let stream = this.streams.get(key);
+    if (!stream) {
+      const cluster = String(obj(obj(list(api.grpc_services)[0]).envoy_grpc).cluster_name);
+      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true);
+      this.streams.set(key, stream);
+    }
     return stream;
-  }
-
-  /** The one aggregated stream (ADS) that every `ads: {}` source shares, as Envoy opens one per instance. */
-  private adsStream(): GrpcXdsStream {
-    return (this.ads ??= this.stream(obj(obj(this.bootstrap.dynamic_resources).ads_config), ADS_METHOD));
   }
 
   close(): void {
     for (const f of this.files) f.close();
-    for (const s of this.streams) s.close();
+    for (const s of this.streams.values()) s.close();
   }
 }
