@@ -128,6 +128,9 @@ process.on('message', (m: ToAdmin) => {
         state.server.cdsVersionInfo = m.cdsVersionInfo;
       }
       break;
+    case 'routes':
+      if (state) state.server.routes = m.routes;
+      break;
     case 'hand_back_counters':
       sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters: collector?.counterTotals() ?? [] });
       break;

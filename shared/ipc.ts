@@ -4,7 +4,7 @@ import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
 import type { JsonObject } from './config/proto-json.js';
-import type { ClusterResource } from './config/resources.js';
+import type { ClusterResource, RouteResource } from './config/resources.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
@@ -47,6 +47,8 @@ export interface ServerContext {
   clusters: ClusterResource[];
   /** The version of the last cluster discovery update accepted whole, if any. */
   cdsVersionInfo?: string;
+  /** Route configurations from the route discovery service, by name; `route_update` messages follow every change. */
+  routes: Record<string, RouteResource>;
   listeners: ListenerInfo[];
   localAddressIpVersion: 'v4' | 'v6';
   restartEpoch: number;
@@ -99,6 +101,8 @@ export type ToWorker =
   /** A cluster added or changed by the cluster discovery service, with its hosts now (`hosts` messages follow). */
   | { type: 'cluster_upsert'; resource: ClusterResource; hosts: UpstreamHost[] }
   | { type: 'cluster_remove'; name: string }
+  /** A route configuration from RDS, new or changed: requests from now on route by it. */
+  | { type: 'route_update'; resource: RouteResource }
   /** Stop accepting on these listeners (existing connections go on). */
   | { type: 'stop_listeners'; names: string[]; ack?: number }
   /** Start or stop a profiler; the ack carries the ProfilerOutcome. */
@@ -157,6 +161,8 @@ export type ToAdmin =
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
   /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
   | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string }
+  /** The route configurations from RDS after an update (for /config_dump). */
+  | { type: 'routes'; routes: Record<string, RouteResource> }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor

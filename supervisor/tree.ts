@@ -1,5 +1,6 @@
 import { closeSync } from 'node:fs';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
+import type { RouteResource } from '../shared/config/resources.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { PendingReplies } from '../shared/replies.js';
@@ -9,6 +10,7 @@ import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
 import { ClusterManager, type ClusterChanges } from './cluster-manager.js';
+import { RouteManager } from './route-manager.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
@@ -67,6 +69,7 @@ export class ProcessTree {
   private readonly breakerGauges: BreakerGauges;
   private readonly clusterManager: ClusterManager;
   private readonly sources: ConfigSources;
+  private readonly routeManager = new RouteManager();
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -92,6 +95,7 @@ export class ProcessTree {
     this.context = {
       bootstrap: loaded.bootstrap,
       clusters: this.clusterManager.clusters,
+      routes: {},
       listeners: sockets.childView(),
       localAddressIpVersion: options.localAddressIpVersion,
       restartEpoch: options.restartEpoch,
@@ -135,13 +139,13 @@ export class ProcessTree {
       reply: (m) => this.admin?.send<ToAdmin>(m),
       stop: (code) => void this.stop(code),
     });
-    this.sources = new ConfigSources(
-      loaded.bootstrap,
-      options,
-      this.clusterManager,
-      (changes) => this.applyClusterChanges(changes),
-      (cluster, assignment) => this.membership.clusters.get(cluster)?.assign(assignment),
-    );
+    this.sources = new ConfigSources(loaded.bootstrap, options, {
+      clusters: this.clusterManager,
+      routes: this.routeManager,
+      applyClusters: (changes) => this.applyClusterChanges(changes),
+      assignEndpoints: (cluster, assignment) => this.membership.clusters.get(cluster)?.assign(assignment),
+      applyRoutes: (updated) => this.applyRoutes(updated),
+    });
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 
@@ -383,6 +387,13 @@ export class ProcessTree {
     this.context.clusters = this.clusterManager.clusters;
     this.context.cdsVersionInfo = this.clusterManager.cdsVersionInfo;
     this.admin?.send<ToAdmin>({ type: 'clusters', clusters: this.context.clusters, ...(this.context.cdsVersionInfo !== undefined ? { cdsVersionInfo: this.context.cdsVersionInfo } : {}) });
+  }
+
+  /** Route configurations from RDS reach every worker (requests already routed keep their route) and the admin. */
+  private applyRoutes(updated: RouteResource[]): void {
+    this.context.routes = this.routeManager.routes;
+    for (const resource of updated) for (const w of this.workers) w.send<ToWorker>({ type: 'route_update', resource });
+    this.admin?.send<ToAdmin>({ type: 'routes', routes: this.context.routes });
   }
 
   /** Every process gets the new values at once (between its events), and replacements start with them. */

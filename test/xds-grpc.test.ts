@@ -172,3 +172,39 @@ describe('endpoints from a control plane (EDS over ADS)', () => {
     }
   });
 });
+
+describe('route tables from a control plane (RDS over ADS)', () => {
+  const ROUTES_URL = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+  const routes = (cluster: string) => ({ '@type': ROUTES_URL, name: 'ingress-routes', virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] });
+
+  it('routes by the named route configuration, follows each new version, and shows it in /config_dump', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(ROUTES_URL, '1', [routes('to-a')]);
+      const listener = routesListener('ingress', []) as any;
+      const hcm = listener.filter_chains[0].filters[0].typed_config;
+      delete hcm.route_config;
+      hcm.rds = { route_config_name: 'ingress-routes', config_source: { ads: {}, resource_api_version: 'V3' } };
+      const proxy = await startProxy(
+        {
+          node: { id: 'proxy-under-test', cluster: 'tests' },
+          admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+          static_resources: { listeners: [listener], clusters: [staticCluster('xds', cp.port), staticCluster('to-a', a.port), staticCluster('to-b', b.port)] },
+          dynamic_resources: { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] } },
+        },
+        ['--concurrency', '2'],
+      );
+      const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
+      assert.equal((await httpRequest(url)).body, 'A', 'the workers started with the route table');
+      assert.deepEqual(cp.requests.find((rq) => rq.type_url === ROUTES_URL)?.resource_names, ['ingress-routes']);
+      cp.set(ROUTES_URL, '2', [routes('to-b')]);
+      await waitFor('version 2 to route', async () => ((await httpRequest(url)).body === 'B' ? true : undefined));
+      assert.equal(await statValue(proxy, 'http.ingress.rds.ingress-routes.update_success'), 2);
+      const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_route_configs`)).body);
+      assert.deepEqual(dump.configs.map((c: { version_info: string; route_config: { name: string } }) => [c.version_info, c.route_config.name]), [['2', 'ingress-routes']]);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});

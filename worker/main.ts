@@ -9,6 +9,7 @@ import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';
 import { startTap, stopTap } from './http/tap.js';
 import { serveListeners, type ServedListener } from './listeners.js';
+import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 
@@ -22,6 +23,7 @@ import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 const log = getLogger('main', import.meta.url);
 let index = -1;
 let clusters: ClusterManager | undefined;
+let routeTables: RouteTables | undefined;
 let listeners: ServedListener[] = [];
 let healthCheckFailing = false;
 let stopping = false;
@@ -40,9 +42,11 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
+  routeTables = new RouteTables(server.routes);
   listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), server.tls, {
     drain,
     clusters,
+    routeTables,
     healthCheckFailing: () => healthCheckFailing,
     localAddressIpVersion: server.localAddressIpVersion,
   });
@@ -99,6 +103,9 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'cluster_remove':
       clusters?.remove(m.name);
+      break;
+    case 'route_update':
+      routeTables?.set(m.resource);
       break;
     case 'log_levels':
       applyLogLevelChange(m.change);

@@ -106,10 +106,21 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
     if (hcms.length) {
       out.push(['route_scopes', { '@type': `${ADMIN}ScopedRoutesConfigDump` }]);
       const routes = hcms
-        .map((h) => (h.route_config ?? {}) as JsonObject)
+        .filter((h) => h.route_config !== undefined)
+        .map((h) => h.route_config as JsonObject)
         .filter((rc) => keep(String(rc.name ?? '')))
         .map((rc) => ({ route_config: { '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', ...rc }, last_updated: lastUpdated }));
-      out.push(['routes', { '@type': `${ADMIN}RoutesConfigDump`, ...(routes.length ? { static_route_configs: routes } : {}) }]);
+      const dynamicRoutes = Object.values(state.server.routes)
+        .filter((r) => keep(r.name))
+        .map((r) => ({ version_info: r.versionInfo, route_config: { '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', ...r.config }, last_updated: new Date(r.lastUpdatedMs).toISOString() }));
+      out.push([
+        'routes',
+        {
+          '@type': `${ADMIN}RoutesConfigDump`,
+          ...(routes.length ? { static_route_configs: routes } : {}),
+          ...(dynamicRoutes.length ? { dynamic_route_configs: dynamicRoutes } : {}),
+        },
+      ]);
     }
     out.push(['secrets', { '@type': `${ADMIN}SecretsConfigDump` }]);
     return out;

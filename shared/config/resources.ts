@@ -23,3 +23,27 @@ export interface ClusterResource {
 export function bootstrapClusterConfigs(bootstrap: JsonObject): JsonObject[] {
   return list(obj(bootstrap.static_resources).clusters);
 }
+
+/** A route configuration from the route discovery service, as every worker routes by it. */
+export interface RouteResource {
+  name: string;
+  /** envoy.config.route.v3.RouteConfiguration, canonical JSON. */
+  config: JsonObject;
+  versionInfo: string;
+  /** ms since the epoch. */
+  lastUpdatedMs: number;
+}
+
+/** Each HTTP connection manager of the bootstrap's listeners that takes its routes by RDS: its stat prefix, route name and source. */
+export function rdsUsers(bootstrap: JsonObject): { statPrefix: string; name: string; source: JsonObject }[] {
+  const out: { statPrefix: string; name: string; source: JsonObject }[] = [];
+  for (const l of list(obj(bootstrap.static_resources).listeners)) {
+    for (const chain of [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])]) {
+      for (const f of list(chain.filters)) {
+        const rds = obj(obj(f.typed_config).rds);
+        if (typeof rds.route_config_name === 'string') out.push({ statPrefix: String(obj(f.typed_config).stat_prefix), name: rds.route_config_name, source: obj(rds.config_source) });
+      }
+    }
+  }
+  return out;
+}

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
 import { checkAccessLogs } from '../access-log/loggers.js';
 import { list, obj } from './access.js';
+import { rdsUsers } from './resources.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
@@ -58,7 +59,7 @@ function filterExtension(filter: Obj): Extension | undefined {
   return extensionByName(String(filter.name ?? ''));
 }
 
-function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   const vhostNames = new Map<string, number>();
   list(rc.virtual_hosts).forEach((vh, v) => {
     const vhPath = `${path}.virtual_hosts[${v}]`;
@@ -264,6 +265,7 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
   list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
     if (c.type === 'EDS') sources.push([`static_resources.clusters[${i}].eds_cluster_config.eds_config`, obj(obj(c.eds_cluster_config).eds_config)]);
   });
+  for (const user of rdsUsers(bootstrap)) sources.push([`the rds.config_source of route configuration '${user.name}' (http.${user.statPrefix})`, user.source]);
   for (const [path, source] of sources) {
     if (source.ads !== undefined && !hasAds) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config`);
     if (source.api_config_source !== undefined) {

@@ -48,8 +48,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': [
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
-    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log',
+    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds',
   ],
+  'envoy.extensions.filters.network.http_connection_manager.v3.Rds': ['config_source', 'route_config_name'],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
   'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
   'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters'],
@@ -131,7 +132,6 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.GrpcService.google_grpc': 'the Google gRPC client is not available; use envoy_grpc with a static cluster',
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
-  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.rds': 'RDS is not supported; use an inline route_config',
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.scoped_routes': 'scoped routes are not supported; use an inline route_config',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
   'envoy.config.cluster.v3.OutlierDetection.split_external_local_origin_errors': 'local failures (connect failure, timeout, reset) count as gateway failures, as Envoy does without the split',

@@ -2,7 +2,7 @@ import { checkConstraints } from './constraints.js';
 import { checkAnyUses, type Extension } from './extensions.js';
 import { ProtoJsonReader, type JsonObject } from './proto-json.js';
 import { envoySchema } from './schema.js';
-import { checkCluster } from './semantic.js';
+import { checkCluster, checkRouteConfig } from './semantic.js';
 import { checkSupportedFields } from './supported.js';
 import { typeNameOfUrl } from './wkt.js';
 
@@ -15,6 +15,7 @@ import { typeNameOfUrl } from './wkt.js';
 
 export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 export const ENDPOINTS_TYPE = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
+export const ROUTE_TYPE = 'envoy.config.route.v3.RouteConfiguration';
 
 export type UnknownDynamicFields = 'reject' | 'warn' | 'ignore';
 
@@ -28,7 +29,8 @@ export interface CheckedResource {
   unknownFields: string[];
 }
 
-export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>): CheckedResource {
+/** `clusters`: the names a route configuration with validate_clusters: true must name (RDS defaults to false). */
+export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>, clusters?: Set<string>): CheckedResource {
   const { '@type': typeUrl, ...fields } = any;
   const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
   if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
@@ -45,6 +47,8 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     checkAnyUses(reader.anys, disabled, errors);
     // Endpoints follow a static load_assignment's rules (IP literals, weights).
     if (typeName === ENDPOINTS_TYPE) checkCluster({ type: 'STATIC', load_assignment: message }, '', errors);
+    // RDS tables default to validate_clusters: false (a static route_config to true), as in Envoy.
+    if (typeName === ROUTE_TYPE) checkRouteConfig({ ...message, validate_clusters: message.validate_clusters === true }, '', clusters ?? new Set(), errors);
     if (typeName === CLUSTER_TYPE) {
       checkCluster(message, '', errors);
       if (message.transport_socket !== undefined) errors.push('transport_socket: TLS for clusters from the cluster discovery service is not supported yet; define the cluster in static_resources');

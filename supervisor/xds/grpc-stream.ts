@@ -29,6 +29,7 @@ const INTERNAL = 13;
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters';
 export const EDS_METHOD = '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints';
+export const RDS_METHOD = '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes';
 
 /** Applies a response's resources; returns the errors of those refused (none: ACK). */
 export type ApplyResponse = (versionInfo: string, resources: JsonObject[]) => string[];

@@ -2,12 +2,14 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE } from '../../shared/config/xds-resource.js';
+import { rdsUsers, type RouteResource } from '../../shared/config/resources.js';
+import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
 import { FileSubscription, pathSourceOf } from './file-subscription.js';
-import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream } from './grpc-stream.js';
+import type { RouteManager } from '../route-manager.js';
+import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
 /**
@@ -20,6 +22,7 @@ import { SubscriptionStats } from './subscription-stats.js';
  */
 
 const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
+const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
 
 /** An EDS cluster's service name (the ClusterLoadAssignment's cluster_name) and its source. */
 function edsOf(cluster: JsonObject): { service: string; source: JsonObject } | undefined {
@@ -41,6 +44,18 @@ function clusterTarget(bootstrap: JsonObject, name: string): string {
   return `${host.includes(':') ? `[${host}]` : host}:${Number(address.port_value ?? 0)}`;
 }
 
+/** What the sources feed: the supervisor's managers, and the tree that applies their changes. */
+export interface ConfigTarget {
+  clusters: ClusterManager;
+  routes: RouteManager;
+  /** A cluster update reaches the tree (membership, breakers, workers, admin). */
+  applyClusters: (changes: ClusterChanges) => void;
+  /** An EDS cluster's endpoints (the tree's membership publishes them). */
+  assignEndpoints: (cluster: string, assignment: JsonObject) => void;
+  /** New or changed route configurations reach the workers and the admin. */
+  applyRoutes: (updated: RouteResource[]) => void;
+}
+
 export class ConfigSources {
   private readonly files: FileSubscription[] = [];
   private readonly streams = new Map<string, GrpcXdsStream>();
@@ -51,15 +66,14 @@ export class ConfigSources {
   /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
   private readonly initialFetches: Promise<void>[] = [];
 
+  private readonly clusters: ClusterManager;
+
   constructor(
     private readonly bootstrap: JsonObject,
     options: Options,
-    private readonly clusters: ClusterManager,
-    /** Applies a cluster update to the tree (membership, breakers, workers, admin). */
-    private readonly applyClusters: (changes: ClusterChanges) => void,
-    /** Gives an EDS cluster its endpoints (the tree's membership publishes them). */
-    private readonly assignEndpoints: (cluster: string, assignment: JsonObject) => void,
+    private readonly tree: ConfigTarget,
   ) {
+    this.clusters = tree.clusters;
     this.policy = {
       unknownFields: options.rejectUnknownDynamicFields ? 'reject' : options.ignoreUnknownDynamicFields ? 'ignore' : 'warn',
       disabledExtensions: parseDisabledExtensions(options.disableExtensions, () => undefined),
@@ -81,6 +95,51 @@ export class ConfigSources {
     await this.startCds();
     this.refreshEds();
     await Promise.all(this.initialFetches);
+    // Listeners' route tables after the clusters, as Envoy's init: LDS/RDS after CDS.
+    this.startRds();
+    await Promise.all(this.initialFetches);
+  }
+
+  /**
+   * Route configurations for every HTTP connection manager with `rds`, by name, from each one's
+   * config source; figures per user under `http.<stat_prefix>.rds.<route_config_name>.`.
+   */
+  private startRds(): void {
+    const bySource = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
+    const counters = new Map<string, SubscriptionStats[]>();
+    for (const user of rdsUsers(this.bootstrap)) {
+      const userStats = counters.get(user.name) ?? counters.set(user.name, []).get(user.name)!;
+      userStats.push(new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`));
+      const file = pathSourceOf(user.source);
+      if (file) {
+        const subscription = new FileSubscription(file, userStats[userStats.length - 1]!, (version, resources) => this.applyRds(version, resources, undefined));
+        this.files.push(subscription);
+        subscription.start();
+        continue;
+      }
+      const stream = this.streamFor(user.source, RDS_METHOD);
+      const entry = bySource.get(stream) ?? bySource.set(stream, { source: user.source, names: new Set() }).get(stream)!;
+      entry.names.add(user.name);
+    }
+    for (const [stream, { source, names }] of bySource) {
+      const apply = (version: string, resources: JsonObject[]) => this.applyRds(version, resources, counters);
+      this.initialFetches.push(this.initialFetch(source, 'rds', undefined, (first) => stream.subscribe(ROUTES_URL, apply, first, [...names].sort())));
+    }
+  }
+
+  /** Route configurations, each checked alone; `counters`: each name's figures (a file counts its own). */
+  private applyRds(versionInfo: string, resources: JsonObject[], counters: Map<string, SubscriptionStats[]> | undefined): string[] {
+    const clusterNames = new Set(this.clusters.clusters.map((c) => c.name));
+    const { updated, rejected } = this.tree.routes.applyRds(versionInfo, resources, this.policy, clusterNames);
+    if (updated.length) this.tree.applyRoutes(updated);
+    if (counters) {
+      for (const any of resources) {
+        const name = String(any.name ?? '');
+        const refused = rejected.filter((r) => r.startsWith(`route configuration '${name}'`));
+        for (const c of counters.get(name) ?? []) c.update(versionInfo, () => refused);
+      }
+    }
+    return rejected;
   }
 
   private startCds(): Promise<void> {
@@ -89,11 +148,11 @@ export class ConfigSources {
     const cdsStats = new SubscriptionStats('cluster_manager.cds.');
     const applyCds = (versionInfo: string, resources: JsonObject[]) => {
       const changes = this.clusters.applyCds(versionInfo, resources, this.policy);
-      this.applyClusters(changes);
+      this.tree.applyClusters(changes);
       for (const c of changes.upserted) {
         const eds = edsOf(c.config);
         const known = eds && this.assignments.get(eds.service);
-        if (known) this.assignEndpoints(c.name, known);
+        if (known) this.tree.assignEndpoints(c.name, known);
       }
       this.refreshEds();
       return changes.rejected;
@@ -157,7 +216,7 @@ export class ConfigSources {
         continue;
       }
       this.assignments.set(service, checked.message);
-      for (const t of targets) this.assignEndpoints(t.name, checked.message);
+      for (const t of targets) this.tree.assignEndpoints(t.name, checked.message);
     }
     return errors;
   }

@@ -19,6 +19,7 @@ import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
+import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
 
 /**
@@ -34,6 +35,8 @@ type Obj = JsonObject;
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
+  /** Route configurations from RDS, for a connection manager with `rds`. */
+  routeTables: RouteTables;
   drain: DrainManager;
   trafficDirection: ListenerInfo['trafficDirection'];
   healthCheckFailing: () => boolean;
@@ -59,6 +62,8 @@ function peerAddress(req: IncomingMessage): string | undefined {
 
 export class HttpConnectionManager {
   private readonly routes: RouteTable;
+  /** With `rds`: the route configuration to look up per request (ctx.routeTables). */
+  private readonly rdsName: string | undefined;
   private readonly healthCheck: HealthCheckFilter | undefined;
   private readonly serverName: string;
   private readonly useRemoteAddress: boolean;
@@ -88,6 +93,8 @@ export class HttpConnectionManager {
     private readonly ctx: ConnectionManagerContext,
   ) {
     this.routes = new RouteTable(obj(config.route_config));
+    const rds = obj(config.rds).route_config_name;
+    this.rdsName = typeof rds === 'string' ? rds : undefined;
     const hc = ((config.http_filters as Obj[] | undefined) ?? []).find(
       (f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === HEALTH_CHECK_TYPE || f.name === 'envoy.filters.http.health_check',
     );
@@ -297,7 +304,8 @@ export class HttpConnectionManager {
       }
     }
 
-    const route = this.routes.route(rq);
+    const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
+    const route = table?.route(rq);
     if (record) record.routeName = route?.name;
     if (!route) {
       stats.noRoute.inc();
