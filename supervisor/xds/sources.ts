@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
+import { checkApiConfigSource } from '../../shared/config/semantic.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { rdsUsers, type RouteResource } from '../../shared/config/resources.js';
 import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
@@ -77,12 +79,7 @@ export class ConfigSources {
     this.policy = {
       unknownFields: options.rejectUnknownDynamicFields ? 'reject' : options.ignoreUnknownDynamicFields ? 'ignore' : 'warn',
       disabledExtensions: parseDisabledExtensions(options.disableExtensions, () => undefined),
-      checkSources: (cluster) => {
-        const eds = edsOf(cluster);
-        return eds?.source.ads !== undefined && obj(this.bootstrap.dynamic_resources).ads_config === undefined
-          ? ['eds_cluster_config.eds_config.ads: an ads source needs dynamic_resources.ads_config in the bootstrap']
-          : [];
-      },
+      checkSources: (cluster) => this.checkEdsSource(cluster),
     };
   }
 
@@ -238,6 +235,22 @@ export class ConfigSources {
         resolve();
       });
     });
+  }
+
+  /** What only the bootstrap can tell about a CDS cluster's EDS source: the same rules as a static one's. */
+  private checkEdsSource(cluster: JsonObject): string[] {
+    const eds = edsOf(cluster);
+    if (!eds) return [];
+    const errors: string[] = [];
+    const path = 'eds_cluster_config.eds_config';
+    if (eds.source.ads !== undefined && obj(this.bootstrap.dynamic_resources).ads_config === undefined) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config in the bootstrap`);
+    if (eds.source.api_config_source !== undefined) {
+      const staticNames = new Set(list(obj(this.bootstrap.static_resources).clusters).map((c) => String(c.name)));
+      checkApiConfigSource(obj(eds.source.api_config_source), `${path}.api_config_source`, staticNames, errors);
+    }
+    const file = pathSourceOf(eds.source);
+    if (file && !existsSync(file.path)) errors.push(`${path}: paths must refer to an existing path in the system: '${file.path}' does not exist`);
+    return errors;
   }
 
   /** The stream for a gRPC source: the one aggregated stream (ADS) for `ads: {}`, else one per control plane and service. */
