@@ -1,6 +1,5 @@
 import { closeSync } from 'node:fs';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
-import type { RouteResource } from '../shared/config/resources.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { PendingReplies } from '../shared/replies.js';
@@ -9,8 +8,8 @@ import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
-import { ClusterManager, type ClusterChanges } from './cluster-manager.js';
-import { RouteManager } from './route-manager.js';
+import { ClusterManager } from './cluster-manager.js';
+import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
@@ -24,7 +23,6 @@ import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { WorkerBroadcast } from './worker-broadcast.js';
-import { ConfigSources } from './xds/sources.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -68,8 +66,8 @@ export class ProcessTree {
   private readonly breakerFd: number;
   private readonly breakerGauges: BreakerGauges;
   private readonly clusterManager: ClusterManager;
-  private readonly sources: ConfigSources;
-  private readonly routeManager = new RouteManager();
+  /** dynamic_resources, applied to the whole tree. */
+  private readonly liveConfig: LiveConfig;
   /** Every cluster's hosts and their health, for the whole tree. */
   readonly membership: UpstreamMembership;
   private readonly runtime: RuntimeLayers;
@@ -139,12 +137,13 @@ export class ProcessTree {
       reply: (m) => this.admin?.send<ToAdmin>(m),
       stop: (code) => void this.stop(code),
     });
-    this.sources = new ConfigSources(loaded.bootstrap, options, {
-      clusters: this.clusterManager,
-      routes: this.routeManager,
-      applyClusters: (changes) => this.applyClusterChanges(changes),
-      assignEndpoints: (cluster, assignment) => this.membership.clusters.get(cluster)?.assign(assignment),
-      applyRoutes: (updated) => this.applyRoutes(updated),
+    this.liveConfig = new LiveConfig(loaded.bootstrap, options, this.clusterManager, {
+      context: this.context,
+      membership: this.membership,
+      breakers: this.breakers,
+      breakerGauges: this.breakerGauges,
+      toEveryWorker: (m) => this.workers.forEach((w) => w.send<ToWorker>(m)),
+      toAdmin: (m) => this.admin?.send<ToAdmin>(m),
     });
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
@@ -159,7 +158,7 @@ export class ProcessTree {
     else setTimeout(() => this.startAdmin(), ADMIN_START_DELAY_MS).unref();
     // As Envoy initializes its clusters before its workers serve: the dynamic sources' initial
     // fetch first (CDS), then DNS clusters resolve and health checks make their first round.
-    void this.sources
+    void this.liveConfig
       .start()
       .then(() => this.membership.start())
       .then(() => {
@@ -365,37 +364,6 @@ export class ProcessTree {
     this.serverStats.inheritFromParent(originalStartTimeMs, parentGeneration);
   }
 
-  /**
-   * A cluster discovery update reaches the whole tree: membership (DNS, health checks) and
-   * circuit-breaker gauges here, every worker (between its events; requests in flight keep the
-   * cluster they started with), the admin process, and the context a replacement child starts from.
-   */
-  private applyClusterChanges(changes: ClusterChanges): void {
-    for (const name of changes.removed) {
-      this.membership.remove(name);
-      this.breakerGauges.unwatch(name);
-      delete this.context.upstream[name];
-      for (const w of this.workers) w.send<ToWorker>({ type: 'cluster_remove', name });
-    }
-    for (const resource of changes.upserted) {
-      this.breakers.assign(resource.name, resource.breakerSlot);
-      this.breakerGauges.watch(resource.config);
-      const hosts = [...this.membership.upsert(resource.config)];
-      this.context.upstream[resource.name] = hosts;
-      for (const w of this.workers) w.send<ToWorker>({ type: 'cluster_upsert', resource, hosts });
-    }
-    this.context.clusters = this.clusterManager.clusters;
-    this.context.cdsVersionInfo = this.clusterManager.cdsVersionInfo;
-    this.admin?.send<ToAdmin>({ type: 'clusters', clusters: this.context.clusters, ...(this.context.cdsVersionInfo !== undefined ? { cdsVersionInfo: this.context.cdsVersionInfo } : {}) });
-  }
-
-  /** Route configurations from RDS reach every worker (requests already routed keep their route) and the admin. */
-  private applyRoutes(updated: RouteResource[]): void {
-    this.context.routes = this.routeManager.routes;
-    for (const resource of updated) for (const w of this.workers) w.send<ToWorker>({ type: 'route_update', resource });
-    this.admin?.send<ToAdmin>({ type: 'routes', routes: this.context.routes });
-  }
-
   /** Every process gets the new values at once (between its events), and replacements start with them. */
   private broadcastRuntime(): void {
     if (!this.context) return; // during construction
@@ -418,7 +386,7 @@ export class ProcessTree {
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
       this.runtime.close();
-      this.sources.close();
+      this.liveConfig.close();
       this.membership.close();
       closeSync(this.breakerFd);
       this.resolveDone(this.exitCode);
