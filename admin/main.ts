@@ -126,6 +126,7 @@ process.on('message', (m: ToAdmin) => {
       if (state) {
         state.server.clusters = m.clusters;
         state.server.cdsVersionInfo = m.cdsVersionInfo;
+        state.server.clusterFailures = m.failures;
       }
       break;
     case 'routes':

@@ -4,7 +4,7 @@ import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
 import type { JsonObject } from './config/proto-json.js';
-import type { ClusterResource, RouteResource } from './config/resources.js';
+import type { ClusterResource, RouteResource, UpdateFailure } from './config/resources.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
@@ -47,6 +47,8 @@ export interface ServerContext {
   clusters: ClusterResource[];
   /** The version of the last cluster discovery update accepted whole, if any. */
   cdsVersionInfo?: string;
+  /** Clusters whose last update was refused, with why (/config_dump's error_state). */
+  clusterFailures: UpdateFailure[];
   /** Route configurations from the route discovery service, by name; `route_update` messages follow every change. */
   routes: Record<string, RouteResource>;
   listeners: ListenerInfo[];
@@ -160,7 +162,7 @@ export type ToAdmin =
   | { type: 'profiler_result'; id: number; outcomes: ProfilerOutcome[] }
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
   /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
-  | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string }
+  | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string; failures: UpdateFailure[] }
   /** The route configurations from RDS after an update (for /config_dump). */
   | { type: 'routes'; routes: Record<string, RouteResource> }
   | { type: 'shutdown'; graceMs: number };

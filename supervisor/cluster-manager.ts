@@ -1,6 +1,6 @@
 import type { Extension } from '../shared/config/extensions.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { bootstrapClusterConfigs, type ClusterResource } from '../shared/config/resources.js';
+import { bootstrapClusterConfigs, type ClusterResource, type UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../shared/config/xds-resource.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
@@ -42,6 +42,13 @@ export class ClusterManager {
   private readonly warnedUnknown = new Set<string>();
   /** The version of the last CDS update accepted whole (/config_dump's version_info). */
   cdsVersionInfo: string | undefined;
+  /** Each refused cluster's last refusal, until a later version of it is accepted (or it leaves the update). */
+  private readonly failures = new Map<string, UpdateFailure>();
+
+  /** The refusals the admin shows as error_state. */
+  get updateFailures(): UpdateFailure[] {
+    return [...this.failures.values()];
+  }
   // Envoy's NeverImport gauges: a hot-restart parent's count is not added to the child's.
   private readonly active = stats.gauge('cluster_manager.active_clusters', 'local');
 
@@ -88,8 +95,10 @@ export class ClusterManager {
       const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
       if (!checked.message || errors.length) {
         changes.rejected.push(`cluster '${label}': ${errors.join('; ')}`);
+        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo });
         continue;
       }
+      this.failures.delete(String(checked.message.name));
       const name = String(checked.message.name);
       const current = this.byName.get(name);
       if (current && !current.addedViaApi) {
@@ -102,6 +111,7 @@ export class ClusterManager {
       (current ? this.modified : this.added).inc();
       changes.upserted.push(resource);
     }
+    for (const name of this.failures.keys()) if (!named.has(name)) this.failures.delete(name);
     for (const [name, c] of this.byName) {
       if (!c.addedViaApi || named.has(name)) continue;
       this.byName.delete(name);

@@ -94,6 +94,7 @@ export class ProcessTree {
       bootstrap: loaded.bootstrap,
       clusters: this.clusterManager.clusters,
       routes: {},
+      clusterFailures: [],
       listeners: sockets.childView(),
       localAddressIpVersion: options.localAddressIpVersion,
       restartEpoch: options.restartEpoch,

@@ -90,6 +90,11 @@ describe('clusters from a file (CDS)', () => {
     assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^second::added_via_api::true$/m, 'the valid sibling applied');
     assert.equal(await stat('cluster_manager.active_clusters'), 2);
     assert.match(proxy.output(), /filesystem config update rejected .*version '3'.*cluster 'dynamic': lb_policy: MAGLEV is not supported/);
+    const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_active_clusters`)).body);
+    const dynamic = dump.configs.find((c: { cluster?: { name: string } }) => c.cluster?.name === 'dynamic');
+    assert.equal(dynamic.version_info, '2', 'the version still served');
+    assert.match(dynamic.error_state.details, /lb_policy: MAGLEV is not supported/, "Envoy's error_state: why the last update of it was refused");
+    assert.ok(Date.parse(dynamic.error_state.last_update_attempt) > 0);
   });
 
   it('lets a request in flight finish on the cluster it started with while new requests use the changed one', async () => {
@@ -108,6 +113,7 @@ describe('clusters from a file (CDS)', () => {
     const r = await httpRequest(`http://127.0.0.1:${port}/`);
     assert.equal(r.status, 503);
     assert.doesNotMatch((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^dynamic::/m);
+    assert.match(proxy.output(), /cluster 'dynamic' was removed while the static route configuration without a name still route to it: those requests get 503/, 'reported, not a silent 503');
   });
 
   it('changes nothing when the file cannot be parsed (update_failure)', async () => {

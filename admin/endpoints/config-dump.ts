@@ -52,9 +52,17 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
     const staticClusters = state.server.clusters
       .filter((c) => !c.addedViaApi && keep(c.name))
       .map((c) => ({ cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
-    const dynamicClusters = state.server.clusters
+    // A refused update shows as error_state: on the version still served, or alone when there is none.
+    const failures = new Map(state.server.clusterFailures.map((f) => [f.name, f]));
+    const errorState = (name: string) => {
+      const f = failures.get(name);
+      failures.delete(name);
+      return f ? { error_state: { last_update_attempt: new Date(f.lastUpdateAttemptMs).toISOString(), details: f.details } } : {};
+    };
+    const dynamicClusters: JsonObject[] = state.server.clusters
       .filter((c) => c.addedViaApi && keep(c.name))
-      .map((c) => ({ version_info: c.versionInfo ?? '', cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
+      .map((c) => ({ version_info: c.versionInfo ?? '', cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString(), ...errorState(c.name) }));
+    for (const f of failures.values()) if (keep(f.name)) dynamicClusters.push({ version_info: f.versionInfo, ...errorState(f.name) });
     const cdsVersion = state.server.cdsVersionInfo;
     out.push([
       'clusters',

@@ -19,6 +19,15 @@ export interface ClusterResource {
   breakerSlot: number;
 }
 
+/** The last refused update of a named resource (Envoy's UpdateFailureState, for /config_dump). */
+export interface UpdateFailure {
+  name: string;
+  /** ms since the epoch. */
+  lastUpdateAttemptMs: number;
+  details: string;
+  versionInfo: string;
+}
+
 /** The bootstrap's clusters. */
 export function bootstrapClusterConfigs(bootstrap: JsonObject): JsonObject[] {
   return list(obj(bootstrap.static_resources).clusters);
