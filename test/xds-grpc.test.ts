@@ -208,3 +208,41 @@ describe('route tables from a control plane (RDS over ADS)', () => {
     }
   });
 });
+
+describe('clusters over incremental xDS (DELTA_GRPC, ADS)', () => {
+  it('applies changes and removals, ACKs and NACKs by nonce, and says what it holds on a new stream', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(CLUSTER_URL, '1', [cluster('dynamic', a.port), cluster('second', a.port)]);
+      const config = bootstrap(cp.port, {}, true) as any;
+      config.dynamic_resources.ads_config.api_type = 'DELTA_GRPC';
+      const proxy = await startProxy(config, ['--concurrency', '1']);
+      const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
+      assert.equal((await httpRequest(url)).body, 'A');
+      const [first] = cp.requests;
+      assert.deepEqual([first!.type_url, obj(first!.node).id, first!.resource_names_subscribe], [CLUSTER_URL, 'proxy-under-test', undefined], 'a wildcard subscription');
+      const ack = await cp.waitForRequest('the ACK', (rq) => rq.response_nonce === '1');
+      assert.deepEqual([ack.error_detail, ack.version_info], [undefined, undefined]);
+
+      cp.set(CLUSTER_URL, '2', [cluster('dynamic', b.port)]);
+      await waitFor('the change to serve', async () => ((await httpRequest(url)).body === 'B' ? true : undefined));
+      await waitFor('the removal', async () => ((await statValue(proxy, 'cluster_manager.cluster_removed')) === 1 ? true : undefined));
+
+      const from = cp.requests.length;
+      cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'MAGLEV' })]);
+      const nonce = cp.lastNonce;
+      const nack = await cp.waitForRequest('the NACK', (rq) => rq.response_nonce === nonce, from);
+      assert.match(String(obj(nack.error_detail).message), /lb_policy: MAGLEV is not supported/);
+      assert.equal((await httpRequest(url)).body, 'B');
+
+      cp.stop();
+      const again = cp.requests.length;
+      await cp.listen();
+      const hello = await cp.waitForRequest('a new stream', () => true, again);
+      assert.equal(obj(hello.initial_resource_versions).dynamic, '2', 'the versions held (the refused version 3 is not), sent on the new stream');
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});

@@ -285,12 +285,11 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
   if (grpc && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
 }
 
-/** A gRPC xDS source: state of the world over v3, through one static cluster (the ones this proxy speaks). */
+/** A gRPC xDS source: state of the world or incremental, over v3, through one static cluster. */
 export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set<string>, errors: string[]): void {
   const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
-  if (apiType === 'DELTA_GRPC') errors.push(`${path}.api_type: DELTA_GRPC (incremental xDS) is not supported yet; use GRPC`);
-  else if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
-  else if (apiType !== 'GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC`);
+  if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
+  else if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC or DELTA_GRPC`);
   if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
   const services = list(api.grpc_services);
   if (services.length !== 1) errors.push(`${path}.grpc_services: one gRPC service is supported, got ${services.length}`);

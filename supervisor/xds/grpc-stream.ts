@@ -31,6 +31,14 @@ export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/Str
 export const EDS_METHOD = '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints';
 export const RDS_METHOD = '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes';
 
+/** The incremental (delta) method of each state-of-the-world one. */
+export const DELTA_METHODS: Record<string, string> = {
+  [ADS_METHOD]: '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources',
+  [CDS_METHOD]: '/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters',
+  [EDS_METHOD]: '/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints',
+  [RDS_METHOD]: '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes',
+};
+
 /** Applies a response's resources; returns the errors of those refused (none: ACK). */
 export type ApplyResponse = (versionInfo: string, resources: JsonObject[]) => string[];
 
@@ -43,15 +51,23 @@ interface Subscription {
   version: string;
   nonce: string;
   onFirst: (() => void) | undefined;
+  /** Delta: the resources held, by name, with their versions (sent as initial_resource_versions on a new stream). */
+  held: Map<string, { version: string; resource: JsonObject }>;
+  /** Delta: names asked for on this stream already (later requests subscribe only the new ones). */
+  subscribed: Set<string>;
 }
 
-let types: { request: protobuf.Type; response: protobuf.Type } | undefined;
-function messageTypes() {
+const typesOf = new Map<boolean, { request: protobuf.Type; response: protobuf.Type }>();
+function messageTypes(delta: boolean) {
   const root = envoySchema();
-  return (types ??= {
-    request: root.lookupType('envoy.service.discovery.v3.DiscoveryRequest'),
-    response: root.lookupType('envoy.service.discovery.v3.DiscoveryResponse'),
-  });
+  const prefix = delta ? 'Delta' : '';
+  if (!typesOf.has(delta)) {
+    typesOf.set(delta, {
+      request: root.lookupType(`envoy.service.discovery.v3.${prefix}DiscoveryRequest`),
+      response: root.lookupType(`envoy.service.discovery.v3.${prefix}DiscoveryResponse`),
+    });
+  }
+  return typesOf.get(delta)!;
 }
 
 export class GrpcXdsStream {
@@ -70,6 +86,8 @@ export class GrpcXdsStream {
     private readonly method: string,
     private readonly node: JsonObject,
     private readonly setNodeOnFirstMessageOnly: boolean,
+    /** api_type DELTA_GRPC: incremental xDS. Subscribers still get the whole set they hold at each update. */
+    private readonly delta = false,
   ) {}
 
   /**
@@ -77,7 +95,7 @@ export class GrpcXdsStream {
    * at the first response, for the initial fetch; the stream starts with the first subscription.
    */
   subscribe(typeUrl: string, apply: ApplyResponse, first?: () => void, names: string[] = []): void {
-    const sub: Subscription = { typeUrl, names, apply, version: '', nonce: '', onFirst: first };
+    const sub: Subscription = { typeUrl, names, apply, version: '', nonce: '', onFirst: first, held: new Map(), subscribed: new Set() };
     this.subscriptions.set(typeUrl, sub);
     if (this.stream) this.request(sub);
     else this.open();
@@ -98,10 +116,10 @@ export class GrpcXdsStream {
   private open(): void {
     if (this.closed || this.stream) return;
     this.client ??= new Client(this.target, credentials.createInsecure());
-    const { request, response } = messageTypes();
+    const { request, response } = messageTypes(this.delta);
     const decoder = () => new BinaryDecoder(envoySchema());
     const stream = this.client.makeBidiStreamRequest<JsonObject, JsonObject>(
-      this.method,
+      this.delta ? DELTA_METHODS[this.method]! : this.method,
       (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
       (bytes) => {
         const decoded = decoder().decode(response, bytes);
@@ -113,7 +131,10 @@ export class GrpcXdsStream {
     this.stream = stream;
     this.sentNode = false;
     // Nonces belong to a stream: a new one starts without, asking with the versions last accepted.
-    for (const sub of this.subscriptions.values()) sub.nonce = '';
+    for (const sub of this.subscriptions.values()) {
+      sub.nonce = '';
+      sub.subscribed.clear();
+    }
     stream.on('metadata', () => this.connected.set(1));
     stream.on('data', (m: JsonObject) => this.onResponse(m));
     stream.on('error', (err: Error) => log.warn(`xDS stream to ${this.target} failed: ${err.message}`));
@@ -123,6 +144,7 @@ export class GrpcXdsStream {
   }
 
   private request(sub: Subscription, errorDetail?: string): void {
+    if (this.delta) return this.deltaRequest(sub, errorDetail);
     const withNode = !this.setNodeOnFirstMessageOnly || !this.sentNode;
     this.sentNode = true;
     this.stream?.write({
@@ -135,6 +157,40 @@ export class GrpcXdsStream {
     });
   }
 
+  /**
+   * Delta: the first request of a stream says what is held (initial_resource_versions) and, for
+   * named types, subscribes the names; later ones subscribe new names, unsubscribe gone ones, and
+   * ACK or NACK (response_nonce, error_detail). The node, as in SotW.
+   */
+  private deltaRequest(sub: Subscription, errorDetail?: string): void {
+    const withNode = !this.setNodeOnFirstMessageOnly || !this.sentNode;
+    this.sentNode = true;
+    const first = sub.nonce === '' && sub.subscribed.size === 0 && errorDetail === undefined;
+    const subscribe = sub.names.filter((n) => !sub.subscribed.has(n));
+    const unsubscribe = [...sub.subscribed].filter((n) => !sub.names.includes(n));
+    for (const n of subscribe) sub.subscribed.add(n);
+    for (const n of unsubscribe) sub.subscribed.delete(n);
+    this.stream?.write({
+      ...(withNode ? { node: this.node } : {}),
+      type_url: sub.typeUrl,
+      ...(subscribe.length ? { resource_names_subscribe: subscribe } : {}),
+      ...(unsubscribe.length ? { resource_names_unsubscribe: unsubscribe } : {}),
+      ...(first && sub.held.size ? { initial_resource_versions: Object.fromEntries([...sub.held].map(([n, h]) => [n, h.version])) } : {}),
+      ...(sub.nonce ? { response_nonce: sub.nonce } : {}),
+      ...(errorDetail !== undefined ? { error_detail: { code: INTERNAL, message: errorDetail } } : {}),
+    });
+  }
+
+  /** Delta: the resources changed and removed, merged into what the subscription holds; the whole set goes to apply(). */
+  private merge(sub: Subscription, m: JsonObject): JsonObject[] {
+    for (const r of Array.isArray(m.resources) ? (m.resources as JsonObject[]) : []) {
+      const resource = r.resource as JsonObject | undefined;
+      if (typeof r.name === 'string' && resource) sub.held.set(r.name, { version: String(r.version ?? ''), resource });
+    }
+    for (const name of Array.isArray(m.removed_resources) ? (m.removed_resources as string[]) : []) sub.held.delete(name);
+    return [...sub.held.values()].map((h) => h.resource);
+  }
+
   private onResponse(m: JsonObject): void {
     this.connected.set(1);
     this.backoffMs = BASE_BACKOFF_MS;
@@ -145,8 +201,21 @@ export class GrpcXdsStream {
       return;
     }
     sub.nonce = String(m.nonce ?? '');
-    const version = String(m.version_info ?? '');
-    const errors = sub.apply(version, Array.isArray(m.resources) ? (m.resources as JsonObject[]) : []);
+    const version = String((this.delta ? m.system_version_info : m.version_info) ?? '');
+    const before = this.delta ? new Map(sub.held) : undefined;
+    const resources = this.delta ? this.merge(sub, m) : Array.isArray(m.resources) ? (m.resources as JsonObject[]) : [];
+    const errors = sub.apply(version, resources);
+    // Delta: a refused resource is held at the version still served (the managers keep it), so
+    // that a new stream's initial_resource_versions tells the control plane the truth.
+    if (before && errors.length) {
+      for (const r of Array.isArray(m.resources) ? (m.resources as JsonObject[]) : []) {
+        const name = String(r.name ?? '');
+        if (!errors.some((e) => e.includes(`'${name}'`))) continue;
+        const previous = before.get(name);
+        if (previous) sub.held.set(name, previous);
+        else sub.held.delete(name);
+      }
+    }
     if (errors.length) {
       log.warn(`xDS: rejected ${typeUrl} version '${version}': ${errors.join('; ')}`);
       this.request(sub, errors.join('; '));

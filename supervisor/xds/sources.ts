@@ -261,7 +261,8 @@ export class ConfigSources {
     let stream = this.streams.get(key);
     if (!stream) {
       const cluster = String(obj(obj(list(api.grpc_services)[0]).envoy_grpc).cluster_name);
-      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true);
+      const delta = api.api_type === 'DELTA_GRPC';
+      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta);
       this.streams.set(key, stream);
     }
     return stream;

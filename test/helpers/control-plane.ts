@@ -4,14 +4,15 @@ import type protobuf from 'protobufjs';
 import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
-import { ADS_METHOD, CDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
+import { ADS_METHOD, CDS_METHOD, DELTA_METHODS } from '../../supervisor/xds/grpc-stream.js';
 import { waitFor } from './proxy.js';
 
 /**
- * A small xDS control plane for tests, state of the world, over @grpc/grpc-js with the Envoy
- * protos the project loads: it serves ADS and the per-type CDS service, answers each stream with
- * the current resources of the types it asks for (nothing for a type that has none yet), pushes
- * every change to every open stream, and records every DiscoveryRequest it gets.
+ * A small xDS control plane for tests, over @grpc/grpc-js with the Envoy protos the project
+ * loads: it serves ADS and the per-type CDS service, state of the world and incremental (delta),
+ * answers each stream with the current resources of the types it asks for (nothing for a type
+ * that has none yet), pushes every change to every open stream (delta: what changed and what was
+ * removed), and records every request it gets.
  */
 
 export const CLUSTER_URL = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -22,7 +23,7 @@ export class TestControlPlane {
   /** Every request received, in order, decoded to canonical JSON. */
   readonly requests: JsonObject[] = [];
   private readonly resources = new Map<string, { version: string; resources: JsonObject[] }>();
-  private readonly streams = new Set<{ stream: Stream; types: Set<string> }>();
+  private readonly streams = new Set<{ stream: Stream; types: Set<string>; delta: boolean; sent: Map<string, Set<string>> }>();
   private server: Server | undefined;
   private nonce = 0;
   port = 0;
@@ -36,29 +37,34 @@ export class TestControlPlane {
   /** Starts serving (again, after stop(), on the same port). */
   async listen(port = this.port): Promise<void> {
     const root = envoySchema();
-    const request = root.lookupType('envoy.service.discovery.v3.DiscoveryRequest');
-    const response = root.lookupType('envoy.service.discovery.v3.DiscoveryResponse');
-    const method = (path: string) => ({
-      path,
-      requestStream: true,
-      responseStream: true,
-      requestSerialize: (m: JsonObject) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
-      requestDeserialize: (b: Buffer) => new BinaryDecoder(root).decode(request, b).json,
-      responseSerialize: (m: JsonObject) => Buffer.from(response.encode(fromProto3JSON(response, m as never) as protobuf.Message).finish()),
-      responseDeserialize: (b: Buffer) => new BinaryDecoder(root).decode(response, b).json,
-    });
+    const codec = (typeName: string) => {
+      const type = root.lookupType(typeName);
+      return {
+        serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
+        deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
+      };
+    };
+    const method = (path: string, delta: boolean) => {
+      const rq = codec(`envoy.service.discovery.v3.${delta ? 'Delta' : ''}DiscoveryRequest`);
+      const rs = codec(`envoy.service.discovery.v3.${delta ? 'Delta' : ''}DiscoveryResponse`);
+      return { path, requestStream: true, responseStream: true, requestSerialize: rq.serialize, requestDeserialize: rq.deserialize, responseSerialize: rs.serialize, responseDeserialize: rs.deserialize };
+    };
     const server = new Server();
-    const handle = (stream: Stream) => this.serve(stream);
-    server.addService({ StreamAggregatedResources: method(ADS_METHOD) } as never, { StreamAggregatedResources: handle });
-    server.addService({ StreamClusters: method(CDS_METHOD) } as never, { StreamClusters: handle });
+    const sotw = (stream: Stream) => this.serve(stream, false);
+    const delta = (stream: Stream) => this.serve(stream, true);
+    server.addService(
+      { StreamAggregatedResources: method(ADS_METHOD, false), DeltaAggregatedResources: method(DELTA_METHODS[ADS_METHOD]!, true) } as never,
+      { StreamAggregatedResources: sotw, DeltaAggregatedResources: delta },
+    );
+    server.addService({ StreamClusters: method(CDS_METHOD, false), DeltaClusters: method(DELTA_METHODS[CDS_METHOD]!, true) } as never, { StreamClusters: sotw, DeltaClusters: delta });
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
     );
     this.server = server;
   }
 
-  private serve(stream: Stream): void {
-    const entry = { stream, types: new Set<string>() };
+  private serve(stream: Stream, delta: boolean): void {
+    const entry = { stream, types: new Set<string>(), delta, sent: new Map<string, Set<string>>() };
     this.streams.add(entry);
     stream.on('data', (rq: JsonObject) => {
       this.requests.push(rq);
@@ -77,10 +83,25 @@ export class TestControlPlane {
     });
   }
 
-  private push(entry: { stream: Stream; types: Set<string> }, type: string): void {
+  private push(entry: { stream: Stream; types: Set<string>; delta: boolean; sent: Map<string, Set<string>> }, type: string): void {
     const current = this.resources.get(type);
     if (!current) return;
-    entry.stream.write({ version_info: current.version, resources: current.resources, type_url: type, nonce: String(++this.nonce) });
+    const nonce = String(++this.nonce);
+    if (!entry.delta) {
+      entry.stream.write({ version_info: current.version, resources: current.resources, type_url: type, nonce });
+      return;
+    }
+    const nameOf = (r: JsonObject) => String(r.name ?? r.cluster_name ?? '');
+    const names = new Set(current.resources.map(nameOf));
+    const removed = [...(entry.sent.get(type) ?? [])].filter((n) => !names.has(n));
+    entry.sent.set(type, names);
+    entry.stream.write({
+      system_version_info: current.version,
+      resources: current.resources.map((r) => ({ name: nameOf(r), version: current.version, resource: r })),
+      ...(removed.length ? { removed_resources: removed } : {}),
+      type_url: type,
+      nonce,
+    });
   }
 
   /** Sets the resources of a type (each canonical JSON with its @type) and pushes them to every stream that asked. */
