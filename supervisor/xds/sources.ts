@@ -3,28 +3,32 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic.js';
-import { durationMs } from '../../shared/config/wkt.js';
 import { rdsUsers, type RouteResource } from '../../shared/config/resources.js';
+import { durationMs } from '../../shared/config/wkt.js';
 import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
-import { FileSubscription, pathSourceOf } from './file-subscription.js';
 import type { RouteManager } from '../route-manager.js';
+import { FileSubscription, pathSourceOf } from './file-subscription.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
 /**
- * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers. Today:
- * clusters (CDS) and the endpoints of EDS clusters (EDS, asked for by the clusters' service
- * names, which change with CDS), each from a file (`path_config_source`) or from a control plane
- * over gRPC (`api_config_source` with api_type GRPC, or `ads` over `ads_config`, one aggregated
- * stream). CDS comes before EDS, as Envoy orders them. The bootstrap loader refuses every other
- * source by name.
+ * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers:
+ * clusters (CDS), the endpoints of EDS clusters (EDS, asked for by the clusters' service names,
+ * which change with CDS) and the route tables of connection managers with `rds` (RDS), each from
+ * a file (`path_config_source`) or from a control plane over gRPC (`api_config_source` with
+ * api_type GRPC or DELTA_GRPC, or `ads` over `ads_config`, one aggregated stream). CDS, then EDS,
+ * then RDS, as Envoy's init orders them. The bootstrap loader refuses every other source (LDS)
+ * by name.
  */
 
 const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
 const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
+const log = getLogger('config', import.meta.url);
+/** Envoy's initial_fetch_timeout default. */
+const INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 /** An EDS cluster's service name (the ClusterLoadAssignment's cluster_name) and its source. */
 function edsOf(cluster: JsonObject): { service: string; source: JsonObject } | undefined {
@@ -32,10 +36,6 @@ function edsOf(cluster: JsonObject): { service: string; source: JsonObject } | u
   const eds = obj(cluster.eds_cluster_config);
   return { service: typeof eds.service_name === 'string' && eds.service_name ? eds.service_name : String(cluster.name), source: obj(eds.eds_config) };
 }
-
-const log = getLogger('config', import.meta.url);
-/** Envoy's initial_fetch_timeout default. */
-const INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 /** `ip:port` of the first host of a static cluster (the xDS cluster a gRPC source names). */
 function clusterTarget(bootstrap: JsonObject, name: string): string {
@@ -67,7 +67,6 @@ export class ConfigSources {
   private readonly edsFiles = new Set<string>();
   /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
   private readonly initialFetches: Promise<void>[] = [];
-
   private readonly clusters: ClusterManager;
 
   constructor(
