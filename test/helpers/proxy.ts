@@ -101,14 +101,16 @@ export async function withDeadline<T>(what: string, promise: Promise<T>, timeout
 }
 
 const running = new Set<RunningProxy>();
+/** Base ids of families one of whose epochs died by a signal (its region is then the helper's to remove). */
+const killedFamilies = new Set<number>();
 
-/** Stops every proxy a test file started (call from `after`). */
 /** A counter's or gauge's value by exact name, through GET /stats (NaN when there is none). */
 export async function statValue(proxy: RunningProxy, name: string): Promise<number> {
   const body = (await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
   return Number(/: (\d+)/.exec(body)?.[1] ?? NaN);
 }
 
+/** Stops every proxy a test file started (call from `after`). */
 export async function stopAllProxies(): Promise<void> {
   await Promise.all([...running].map((p) => p.stop('SIGKILL')));
 }
@@ -160,7 +162,11 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
       // A family killed by a signal (SIGKILL, by stop() or by the test) cannot remove its
       // hot-restart region; do it for it once no epoch of the family is left. (A clean exit must
       // remove it itself: tests check that.)
-      if (child.signalCode !== null && familyKnown && ![...running].some((other) => other.baseId === proxy.baseId)) {
+      // Epochs of one family can stop in any order (one by a signal, another cleanly as its child
+      // terminated it), so the decision is the last one's, remembering any kill.
+      if (child.signalCode !== null && familyKnown) killedFamilies.add(proxy.baseId);
+      if (familyKnown && killedFamilies.has(proxy.baseId) && ![...running].some((other) => other.baseId === proxy.baseId)) {
+        killedFamilies.delete(proxy.baseId);
         const region = `/dev/shm/proxy_shared_memory_${proxy.baseId * 10}`;
         rmSync(region, { force: true });
         rmSync(`${region}.initializing`, { force: true });
