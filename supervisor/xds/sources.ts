@@ -10,7 +10,7 @@ import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
 import type { RouteManager } from '../route-manager.js';
-import { FileSubscription, pathSourceOf } from './file-subscription.js';
+import { FileSubscription, pathSourceOf, type ApplyUpdate, type PathSource } from './file-subscription.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
@@ -108,9 +108,7 @@ export class ConfigSources {
       userStats.push(new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`));
       const file = pathSourceOf(user.source);
       if (file) {
-        const subscription = new FileSubscription(file, userStats[userStats.length - 1]!, (version, resources) => this.applyRds(version, resources, undefined));
-        this.files.push(subscription);
-        subscription.start();
+        this.watchFile(file, userStats[userStats.length - 1]!, (version, resources) => this.applyRds(version, resources, undefined));
         continue;
       }
       const stream = this.streamFor(user.source, RDS_METHOD);
@@ -156,9 +154,7 @@ export class ConfigSources {
     const file = pathSourceOf(cdsConfig);
     if (file) {
       log.info(`cds: reading clusters from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
-      const subscription = new FileSubscription(file, cdsStats, applyCds);
-      this.files.push(subscription);
-      subscription.start();
+      this.watchFile(file, cdsStats, applyCds);
       return Promise.resolve();
     }
     const stream = this.streamFor(cdsConfig, CDS_METHOD);
@@ -180,9 +176,7 @@ export class ConfigSources {
       if (file) {
         if (this.edsFiles.has(file.path)) continue;
         this.edsFiles.add(file.path);
-        const subscription = new FileSubscription(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false));
-        this.files.push(subscription);
-        subscription.start();
+        this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false));
         continue;
       }
       const stream = this.streamFor(eds.source, EDS_METHOD);
@@ -215,6 +209,13 @@ export class ConfigSources {
       for (const t of targets) this.tree.assignEndpoints(t.name, checked.message);
     }
     return errors;
+  }
+
+  /** A file source, read now and again at each rename onto it. */
+  private watchFile(file: PathSource, counts: SubscriptionStats, apply: ApplyUpdate): void {
+    const subscription = new FileSubscription(file, counts, apply);
+    this.files.push(subscription);
+    subscription.start();
   }
 
   /** Resolves at the subscription's first response, or after the source's initial_fetch_timeout (default 15 s; 0: never). */
