@@ -132,6 +132,14 @@ process.on('message', (m: ToAdmin) => {
     case 'routes':
       if (state) state.server.routes = m.routes;
       break;
+    case 'listeners':
+      if (state) {
+        state.server.listeners = m.listeners;
+        state.server.ldsVersionInfo = m.ldsVersionInfo;
+        state.server.listenerFailures = m.failures;
+        state.server.drainingListeners = m.draining;
+      }
+      break;
     case 'hand_back_counters':
       sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters: collector?.counterTotals() ?? [] });
       break;

@@ -4,7 +4,7 @@ import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
 import type { JsonObject } from './config/proto-json.js';
-import type { ClusterResource, RouteResource, UpdateFailure } from './config/resources.js';
+import type { ClusterResource, ListenerResource, RouteResource, UpdateFailure } from './config/resources.js';
 import type { LogSettings } from './log/logger.js';
 import type { ProfilerKind, ProfilerOrder, ProfilerOutcome } from './profiler.js';
 import type { RuntimeSnapshot } from './runtime.js';
@@ -17,18 +17,16 @@ import type { TapSession } from './tap.js';
  * No process invents a message shape inline.
  */
 
-/** A static listener as the supervisor bound it. */
-export interface ListenerInfo {
-  name: string;
-  /** `127.0.0.1:10000`, `[::1]:10000` or `unix:/path` (`unix:@name` for abstract), with the real port. */
-  address: string;
-  /** The listener's descriptor in the child: 4 + its index in the assignment list (stdio slots). */
+/** A listening socket a child inherited: the supervisor's socket id, and the descriptor it has in the child. */
+export interface InheritedSocket {
+  id: number;
   childFd: number;
-  trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
-  /** Index of the listener in the bootstrap's static_resources.listeners. */
-  configIndex: number;
-  /** Stopped by /drain_listeners: not served (a replacement worker leaves it alone). */
-  stopped: boolean;
+}
+
+/** A listener draining after a change or removal (for /config_dump's draining_state). */
+export interface DrainingListenerView {
+  resource: ListenerResource;
+  startedAt: number;
 }
 
 /** A drain sequence (/drain_listeners?graceful), as every worker applies it. */
@@ -51,7 +49,18 @@ export interface ServerContext {
   clusterFailures: UpdateFailure[];
   /** Route configurations from the route discovery service, by name; `route_update` messages follow every change. */
   routes: Record<string, RouteResource>;
-  listeners: ListenerInfo[];
+  /** The listeners the tree serves (and those stopped by /drain_listeners), from the supervisor's listener manager. */
+  listeners: ListenerResource[];
+  /** The version of the last listener discovery update accepted whole, if any. */
+  ldsVersionInfo?: string;
+  /** Listeners whose last update was refused, with why and the refused configuration (/config_dump's error_state). */
+  listenerFailures: (UpdateFailure & { failedConfiguration: JsonObject })[];
+  /** Listeners draining after a change or removal. */
+  drainingListeners: DrainingListenerView[];
+  /** A worker's listening sockets as it inherited them at fork (filled per fork; later ones arrive on `socketChannelFd`). */
+  listenSockets: InheritedSocket[];
+  /** A worker's end of its socket channel with the supervisor (shared/socket-channel.ts); -1 for the admin process. */
+  socketChannelFd: number;
   localAddressIpVersion: 'v4' | 'v6';
   restartEpoch: number;
   concurrency: number;
@@ -105,6 +114,16 @@ export type ToWorker =
   | { type: 'cluster_remove'; name: string }
   /** A route configuration from RDS, new or changed: requests from now on route by it. */
   | { type: 'route_update'; resource: RouteResource }
+  /**
+   * A listener added or changed by the listener discovery service (its socket, if new, comes on
+   * the socket channel): new connections go to it; the previous version's connections drain per
+   * `drain` (only those of changed filter chains, `inPlace`).
+   */
+  | { type: 'listener_upsert'; resource: ListenerResource; inPlace: boolean; drain: DrainOrder }
+  /** A listener removed: it stops accepting and its connections drain per `drain`. */
+  | { type: 'listener_remove'; name: string; drain: DrainOrder }
+  /** The supervisor closed these sockets (no listener uses them): close them here too. */
+  | { type: 'sockets_closed'; ids: number[] }
   /** Stop accepting on these listeners (existing connections go on). */
   | { type: 'stop_listeners'; names: string[]; ack?: number }
   /** Start or stop a profiler; the ack carries the ProfilerOutcome. */
@@ -163,6 +182,8 @@ export type ToAdmin =
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
   /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
   | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string; failures: UpdateFailure[] }
+  /** The listeners after a listener discovery update or a drain (for /listeners and /config_dump). */
+  | { type: 'listeners'; listeners: ListenerResource[]; ldsVersionInfo?: string; failures: ServerContext['listenerFailures']; draining: DrainingListenerView[] }
   /** The route configurations from RDS after an update (for /config_dump). */
   | { type: 'routes'; routes: Record<string, RouteResource> }
   | { type: 'shutdown'; graceMs: number };

@@ -1,28 +1,27 @@
 import type { DrainOrder, ServerContext } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
-import { stats } from '../shared/stats/process.js';
-import type { ListenerSocketRegistry } from './listeners.js';
+import type { ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
 import type { ToWorkers } from './worker-broadcast.js';
 
 /**
  * The tree's drains: /drain_listeners (graceful or not, all or inbound) and a hot-restart
  * parent's drain on its child's request. Each drain is an order in the context, so a replacement
- * worker starts draining too; stopped listeners leave the context's listener view.
+ * worker starts draining too; a stopped listener stays in the context, marked stopped.
  */
 
 const log = getLogger('main', import.meta.url);
 
 export class DrainPlan {
-  private readonly listenersStopped = stats.counter('listener_manager.listener_stopped');
-
   constructor(
     private readonly options: Options,
     private readonly context: ServerContext,
-    private readonly sockets: ListenerSocketRegistry,
+    private readonly listeners: ListenerManager,
     private readonly toWorkers: ToWorkers,
     /** The server is DRAINING from now on. */
     private readonly draining: () => void,
+    /** The listeners changed (the admin process shows them). */
+    private readonly listenersChanged: () => void,
   ) {}
 
   private order(direction: DrainOrder['direction']): DrainOrder {
@@ -60,13 +59,13 @@ export class DrainPlan {
     await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
   }
 
+  /** The listeners of `direction` stop accepting in every worker; later LDS additions in that direction are not made. */
   private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
-    const names = this.sockets.listeners.filter((l) => !l.stopped && (direction === 'all' || l.trafficDirection === 'INBOUND')).map((l) => l.name);
+    const names = this.listeners.stop(direction);
+    this.context.listeners = this.listeners.listeners;
     if (names.length === 0) return;
     await this.toWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
-    this.sockets.stop(names);
-    this.context.listeners = this.sockets.childView();
-    this.listenersStopped.inc(names.length);
+    this.listenersChanged();
     log.info(`stopped listener(s) ${names.join(', ')}`);
     this.draining();
   }

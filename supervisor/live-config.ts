@@ -1,10 +1,12 @@
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
-import type { RouteResource } from '../shared/config/resources.js';
+import { filterChainsOf, type RouteResource } from '../shared/config/resources.js';
 import type { ServerContext, ToAdmin, ToWorker } from '../shared/ipc.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import type { ClusterChanges, ClusterManager } from './cluster-manager.js';
+import type { ListenSocket } from './listen-sockets.js';
+import type { ListenerChanges, ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
 import { RouteManager } from './route-manager.js';
 import type { BreakerGauges } from './upstream/breaker-gauges.js';
@@ -21,10 +23,10 @@ import { ConfigSources } from './xds/sources.js';
 
 const log = getLogger('upstream', import.meta.url);
 
-/** The bootstrap's inline route configurations. */
-function routeConfigsOf(bootstrap: JsonObject): JsonObject[] {
-  return list(obj(bootstrap.static_resources).listeners)
-    .flatMap((l) => list(l.filter_chains))
+/** The listeners' inline route configurations. */
+function routeConfigsOf(listeners: JsonObject[]): JsonObject[] {
+  return listeners
+    .flatMap((l) => filterChainsOf(l).map(([, c]) => c))
     .flatMap((c) => list(c.filters))
     .map((f) => obj(obj(f.typed_config).route_config))
     .filter((rc) => rc.virtual_hosts !== undefined);
@@ -50,6 +52,8 @@ export interface LiveConfigTree {
   breakerGauges: BreakerGauges;
   toEveryWorker: (m: ToWorker) => void;
   toAdmin: (m: ToAdmin) => void;
+  /** A socket opened after the workers forked reaches every running worker. */
+  sendSocket: (socket: ListenSocket) => void;
 }
 
 export class LiveConfig {
@@ -57,18 +61,22 @@ export class LiveConfig {
   private readonly sources: ConfigSources;
 
   constructor(
-    private readonly bootstrap: JsonObject,
+    bootstrap: JsonObject,
     options: Options,
     private readonly clusters: ClusterManager,
+    private readonly listeners: ListenerManager,
     private readonly tree: LiveConfigTree,
   ) {
     this.sources = new ConfigSources(bootstrap, options, {
       clusters,
+      listeners,
+      applyListeners: (changes) => this.applyListeners(changes),
       routes: this.routes,
       applyClusters: (changes) => this.applyClusters(changes),
       assignEndpoints: (cluster, assignment) => tree.membership.clusters.get(cluster)?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
     });
+    listeners.onDrained = () => this.reportListeners();
   }
 
   /** Resolves once every source has had its initial fetch (or initial_fetch_timeout). */
@@ -105,7 +113,12 @@ export class LiveConfig {
   private reportRoutedRemovals(removed: string[]): void {
     if (removed.length === 0) return;
     const tables: [string, JsonObject][] = [
-      ...routeConfigsOf(this.bootstrap).map((rc) => [`the static route configuration ${rc.name ? `'${String(rc.name)}'` : 'without a name'}`, rc] as [string, JsonObject]),
+      ...this.listeners.listeners.flatMap((l) =>
+        routeConfigsOf([l.config]).map((rc) => {
+          const named = rc.name ? `'${String(rc.name)}'` : 'without a name';
+          return [l.addedViaApi ? `the route configuration ${named} of listener '${l.name}'` : `the static route configuration ${named}`, rc] as [string, JsonObject];
+        }),
+      ),
       ...Object.values(this.tree.context.routes).map((r) => [`the RDS route configuration '${r.name}'`, r.config] as [string, JsonObject]),
     ];
     for (const name of removed) {
@@ -118,6 +131,30 @@ export class LiveConfig {
     this.tree.context.routes = this.routes.routes;
     for (const resource of updated) this.tree.toEveryWorker({ type: 'route_update', resource });
     this.tree.toAdmin({ type: 'routes', routes: this.tree.context.routes });
+  }
+
+  /**
+   * Listener changes reach every worker in order: new sockets first (on each worker's socket
+   * channel), then the changes (removals before additions), then the sockets no listener uses.
+   */
+  private applyListeners(changes: ListenerChanges): void {
+    for (const socket of changes.openedSockets) this.tree.sendSocket(socket);
+    for (const change of changes.changes) {
+      if (change.kind === 'remove') this.tree.toEveryWorker({ type: 'listener_remove', name: change.name, drain: change.drain });
+      else this.tree.toEveryWorker({ type: 'listener_upsert', resource: change.resource, inPlace: change.inPlace, drain: change.drain });
+    }
+    if (changes.closedSockets.length) this.tree.toEveryWorker({ type: 'sockets_closed', ids: changes.closedSockets });
+    this.reportListeners();
+  }
+
+  /** The listeners as the context (for children started later) and the admin process show them. */
+  reportListeners(): void {
+    const { context } = this.tree;
+    context.listeners = this.listeners.listeners;
+    context.listenerFailures = this.listeners.updateFailures;
+    context.drainingListeners = this.listeners.drainingNow;
+    if (this.listeners.ldsVersionInfo !== undefined) context.ldsVersionInfo = this.listeners.ldsVersionInfo;
+    this.tree.toAdmin({ type: 'listeners', listeners: context.listeners, failures: context.listenerFailures, draining: context.drainingListeners, ...(context.ldsVersionInfo !== undefined ? { ldsVersionInfo: context.ldsVersionInfo } : {}) });
   }
 
   close(): void {

@@ -8,7 +8,8 @@ import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { HotRestartEpoch } from './hot-restart/epoch.js';
 import { HotRestartError } from './hot-restart/shared-memory.js';
-import { ListenerBindError, ListenerSocketRegistry } from './listeners.js';
+import { ListenerBindError, ListenSockets } from './listen-sockets.js';
+import { ListenerManager } from './listener-manager.js';
 import { parseOptions, type Options } from './options.js';
 import { sdNotify } from './sd-notify.js';
 import { ProcessTree } from './tree.js';
@@ -92,18 +93,19 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   }
   // The parent lets go of the admin interface first, then hands over each listener's socket.
   const parent = await epoch?.parent.shutdownAdmin();
-  const sockets = new ListenerSocketRegistry();
+  const sockets = new ListenSockets(epoch?.parent.inherit);
+  const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }));
   try {
-    await sockets.bindAll(loaded.bootstrap, epoch?.parent.inherit);
+    await listeners.addStatic(loaded.bootstrap, loaded.tls);
   } catch (err) {
     epoch?.close();
     if (!(err instanceof ListenerBindError)) throw err;
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
     return 1;
   }
-  const tree = new ProcessTree(options, loaded, sockets, logSettings(options));
+  const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options));
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
-  epoch?.attach(tree, sockets);
+  epoch?.attach(tree, listeners);
   process.removeListener('SIGUSR1', reopenLogs);
   process.on('SIGUSR1', () => void tree.reopenLogs());
   process.on('SIGHUP', () => log.info('SIGHUP ignored (as Envoy does); use a hot restart to reload'));
@@ -114,11 +116,11 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
       void (epoch?.stopping() ?? Promise.resolve()).finally(() => tree.stop(0));
     });
   }
-  log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${sockets.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
+  log.info(`starting epoch ${options.restartEpoch}: ${options.concurrency} worker(s), listeners ${listeners.listeners.map((l) => `${l.name}=${l.address}`).join(', ') || '(none)'}`);
   watchRestarter(() => void (epoch?.parent.terminate() ?? Promise.resolve()).finally(() => tree.stop(0)));
   tree.start();
   void tree.live.then(() =>
-    sdNotify({ READY: 1, STATUS: `epoch ${options.restartEpoch} serving ${sockets.listeners.length} listener(s)`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid }),
+    sdNotify({ READY: 1, STATUS: `epoch ${options.restartEpoch} serving ${listeners.listeners.filter((l) => !l.stopped).length} listener(s)`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid }),
   );
   const code = await tree.done;
   sdNotify({ STOPPING: 1, STATUS: `epoch ${options.restartEpoch} exiting with status ${code}`, PROXY_EPOCH: options.restartEpoch, PROXY_PID: process.pid });

@@ -3,6 +3,7 @@ import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { PendingReplies } from '../shared/replies.js';
+import { SocketChannelParent } from '../shared/socket-channel.js';
 import type { StatsDelta } from '../shared/stats/store.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
@@ -13,7 +14,8 @@ import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
-import type { ListenerSocketRegistry } from './listeners.js';
+import type { ListenSocket, ListenSockets } from './listen-sockets.js';
+import type { ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
 import { RuntimeLayers } from './runtime-layers.js';
@@ -35,11 +37,17 @@ const log = getLogger('main', import.meta.url);
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
+/** Where a worker finds what it inherits: stdin, stdout, stderr and IPC come first. */
+const BREAKER_CHILD_FD = 4;
+const SOCKET_CHANNEL_CHILD_FD = 5;
+const FIRST_SOCKET_CHILD_FD = 6;
 /** At the latest, the admin process starts this long after the workers (see start()). */
 const ADMIN_START_DELAY_MS = 1000;
 
 export class ProcessTree {
   private readonly workers: ManagedChild<FromWorker>[] = [];
+  /** Each worker's socket channel (shared/socket-channel.ts), for as long as its process runs. */
+  private readonly channels: (SocketChannelParent | undefined)[] = [];
   private admin: ManagedChild<FromAdmin> | undefined;
   private readonly context: ServerContext;
   private state: ServerState = 'PRE_INITIALIZING';
@@ -83,7 +91,8 @@ export class ProcessTree {
   constructor(
     private readonly options: Options,
     loaded: LoadedBootstrap,
-    private readonly sockets: ListenerSocketRegistry,
+    private readonly listenerManager: ListenerManager,
+    private readonly sockets: ListenSockets,
     logSettings: LogSettingsMessage,
   ) {
     const now = Date.now();
@@ -95,7 +104,11 @@ export class ProcessTree {
       clusters: this.clusterManager.clusters,
       routes: {},
       clusterFailures: [],
-      listeners: sockets.childView(),
+      listeners: listenerManager.listeners,
+      listenerFailures: [],
+      drainingListeners: [],
+      listenSockets: [],
+      socketChannelFd: -1,
       localAddressIpVersion: options.localAddressIpVersion,
       restartEpoch: options.restartEpoch,
       concurrency: options.concurrency,
@@ -118,7 +131,7 @@ export class ProcessTree {
     const breakers = createBreakerRegion(options.concurrency);
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
-    this.context.breakers = { layout: breakers.counts.layout, childFd: 4 + sockets.listeners.length };
+    this.context.breakers = { layout: breakers.counts.layout, childFd: BREAKER_CHILD_FD };
     for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
     this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
@@ -126,7 +139,7 @@ export class ProcessTree {
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
     }, loaded.tls.clusters);
     this.profiling = new TreeProfiling(this.context, this.toWorkers);
-    this.drains = new DrainPlan(options, this.context, sockets, this.toWorkers, () => this.setState('DRAINING'));
+    this.drains = new DrainPlan(options, this.context, listenerManager, this.toWorkers, () => this.setState('DRAINING'), () => this.liveConfig.reportListeners());
     this.requests = new AdminRequests({
       context: this.context,
       runtime: this.runtime,
@@ -138,8 +151,9 @@ export class ProcessTree {
       reply: (m) => this.admin?.send<ToAdmin>(m),
       stop: (code) => void this.stop(code),
     });
-    this.liveConfig = new LiveConfig(loaded.bootstrap, options, this.clusterManager, {
+    this.liveConfig = new LiveConfig(loaded.bootstrap, options, this.clusterManager, listenerManager, {
       context: this.context,
+      sendSocket: (socket) => this.sendSocket(socket),
       membership: this.membership,
       breakers: this.breakers,
       breakerGauges: this.breakerGauges,
@@ -151,7 +165,6 @@ export class ProcessTree {
 
   start(): void {
     this.state = 'INITIALIZING';
-    const descriptors = () => this.sockets.descriptors();
     if (!this.hasAdmin) log.info('no admin address configured: not starting the admin process');
     // The admin process starts once every worker serves — on a hot restart the workers' start is
     // the hand-over time, and an admin process starting beside them on the same cores made it
@@ -163,23 +176,37 @@ export class ProcessTree {
       .start()
       .then(() => this.membership.start())
       .then(() => {
-        if (!this.stopping) this.startWorkers(descriptors);
+        if (!this.stopping) this.startWorkers();
       });
   }
 
-  private startWorkers(listenerDescriptors: () => (number | 'ignore')[]): void {
-    const descriptors = () => [...listenerDescriptors(), this.breakerFd];
+  /**
+   * Forks the workers. Each inherits the circuit-breaker region, its end of a socket channel (for
+   * listening sockets opened later) and every listening socket open at its fork.
+   */
+  private startWorkers(): void {
+    this.listenerManager.workersStarted = true;
     for (let i = 0; i < this.options.concurrency; i++) {
+      let inherited: ServerContext['listenSockets'] = [];
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',
         name: `worker_${i}`,
-        descriptors,
+        descriptors: () => {
+          this.channels[i]?.close();
+          const channel = (this.channels[i] = new SocketChannelParent());
+          const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD);
+          inherited = sockets.sockets;
+          return [this.breakerFd, channel.childEnd, ...sockets.descriptors];
+        },
         onStart: (child) => {
-          child.send<ToWorker>({ type: 'init', index: i, server: this.context });
+          this.channels[i]?.releaseChildEnd();
+          child.send<ToWorker>({ type: 'init', index: i, server: { ...this.context, listenSockets: inherited, socketChannelFd: SOCKET_CHANNEL_CHILD_FD } });
           for (const change of this.requests.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
         },
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
+          this.channels[i]?.close();
+          this.channels[i] = undefined;
           this.breakers.clearWorker(i);
           this.readyWorkers.delete(i);
           if (!this.stopping) this.reportUnready();
@@ -188,6 +215,11 @@ export class ProcessTree {
       this.workers.push(worker);
       worker.start();
     }
+  }
+
+  /** A socket opened after the workers forked reaches each running worker (a later fork inherits it). */
+  private sendSocket(socket: ListenSocket): void {
+    for (const channel of this.channels) channel?.send(socket.id, socket.fd);
   }
 
   /** The admin process; `seed` (the figures so far) is given to its first start only. */
@@ -344,7 +376,7 @@ export class ProcessTree {
     this.setState('LIVE');
     this.serverStats.becameLive();
     this.resolveLive();
-    log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
+    log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.filter((l) => !l.stopped).length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
   }
 
   private resolveLive!: () => void;
@@ -386,6 +418,7 @@ export class ProcessTree {
       this.setState('DRAINING');
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
+      for (const channel of this.channels) channel?.close();
       this.runtime.close();
       this.liveConfig.close();
       this.membership.close();

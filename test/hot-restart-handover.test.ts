@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { HotRestartChannel } from '../supervisor/hot-restart/protocol.js';
-import { ListenerSocketRegistry } from '../supervisor/listeners.js';
+import { ListenSockets, type InheritSocket } from '../supervisor/listen-sockets.js';
+import { ListenerManager } from '../supervisor/listener-manager.js';
 import { tempDir } from './helpers/cli.js';
 
 const tmp = tempDir();
@@ -15,13 +16,20 @@ function listener(name: string, address: object): object {
   return { name, address, filter_chains: [] };
 }
 
+const NO_TLS = { listeners: {}, clusters: {} };
+
+function manager(sockets: ListenSockets): ListenerManager {
+  return new ListenerManager(sockets, () => ({ direction: 'all', strategy: 'immediate', drainTimeMs: 0, startedAt: Date.now() }));
+}
+
 describe('listener hand-over between epochs', () => {
   it('gives the next epoch the same sockets by address: port 0 keeps its port, Unix listeners too; a new listener is bound afresh', async () => {
     const pipePath = `${tmp.dir}/ingress.sock`;
     const oldConfig = { static_resources: { listeners: [listener('web', { socket_address: { address: '127.0.0.1', port_value: 0 } }), listener('pipe', { pipe: { path: pipePath } })] } };
     const newConfig = { static_resources: { listeners: [...oldConfig.static_resources.listeners, listener('added', { socket_address: { address: '127.0.0.1', port_value: 0 } })] } };
-    const old = new ListenerSocketRegistry();
-    await old.bindAll(oldConfig);
+    const oldSockets = new ListenSockets();
+    const old = manager(oldSockets);
+    await old.addStatic(oldConfig, NO_TLS);
     const parent = new HotRestartChannel({
       socketPath, socketMode: 0, baseId: 1, epoch: 0, secret, trustRoot: false,
       onRequest: (rq) => {
@@ -30,13 +38,15 @@ describe('listener hand-over between epochs', () => {
       },
     });
     const child = new HotRestartChannel({ socketPath, socketMode: 0, baseId: 1, epoch: 1, secret, trustRoot: false, onRequest: () => ({}) });
-    const next = new ListenerSocketRegistry();
+    const inherit: InheritSocket = async (address, listenerName) => {
+      const { fd } = await child.request({ pass_listen_socket: { address, listener_name: listenerName } }, { timeoutMs: 2000, expectReply: true });
+      return fd >= 0 ? fd : undefined;
+    };
+    const nextSockets = new ListenSockets(inherit);
+    const next = manager(nextSockets);
     try {
-      await next.bindAll(newConfig, async (address, listenerName) => {
-        const { fd } = await child.request({ pass_listen_socket: { address, listener_name: listenerName } }, { timeoutMs: 2000, expectReply: true });
-        return fd >= 0 ? fd : undefined;
-      });
-      const [web, pipe, added] = next.listeners;
+      await next.addStatic(newConfig, NO_TLS);
+      const [web, pipe, added] = next.listeners.map((l) => nextSockets.open.get(l.socketId)!);
       assert.equal(web!.address, old.listeners[0]!.address, 'the same port, though configured as 0');
       assert.ok(web!.inherited && pipe!.inherited && !added!.inherited);
       assert.equal(pipe!.address, pipePath);
@@ -55,8 +65,8 @@ describe('listener hand-over between epochs', () => {
     } finally {
       child.close();
       parent.close();
-      next.closeAll();
-      old.closeAll();
+      nextSockets.closeAll();
+      oldSockets.closeAll();
     }
   });
 });

@@ -1,4 +1,5 @@
-import type { DrainOrder, ListenerInfo } from '../shared/ipc.js';
+import type { TrafficDirection } from '../shared/config/resources.js';
+import type { DrainOrder } from '../shared/ipc.js';
 
 /**
  * Whether a response should tell its client to go away (Envoy's DrainManager::drainClose()):
@@ -7,30 +8,57 @@ import type { DrainOrder, ListenerInfo } from '../shared/ipc.js';
  * linearly, in whole seconds, from about 1/drain_time to 1 at the deadline. A server whose health
  * checks are failed (POST /healthcheck/fail) always says yes, so load balancers and clients move
  * away together.
+ *
+ * The worker has one for the whole tree's drains (hot restart, /drain_listeners); each filter
+ * chain has a child of it, which also drains alone when its listener is changed or removed.
  */
 
 export class DrainManager {
   private readonly drains: DrainOrder[] = [];
   private readonly startListeners: ((order: DrainOrder) => void)[] = [];
+  private readonly children = new Set<DrainManager>();
 
-  constructor(private readonly healthCheckFailing: () => boolean) {}
+  constructor(
+    private readonly healthCheckFailing: () => boolean,
+    private readonly parent?: DrainManager,
+  ) {}
+
+  /** A drain manager that drains with this one, and alone when told (a filter chain's); dispose() it when its chain is gone. */
+  child(): DrainManager {
+    const child = new DrainManager(this.healthCheckFailing, this);
+    this.children.add(child);
+    return child;
+  }
+
+  dispose(): void {
+    this.parent?.children.delete(this);
+  }
 
   start(order: DrainOrder): void {
     this.drains.push(order);
-    for (const listener of this.startListeners) listener(order);
+    this.notify(order);
   }
 
-  /** Calls `listener` for every drain, those already started included. */
+  private notify(order: DrainOrder): void {
+    for (const listener of this.startListeners) listener(order);
+    for (const child of this.children) child.notify(order);
+  }
+
+  /** Calls `listener` for every drain, those already started included (the parent's too). */
   onStart(listener: (order: DrainOrder) => void): void {
     this.startListeners.push(listener);
-    for (const order of this.drains) listener(order);
+    for (const order of this.allDrains()) listener(order);
   }
 
-  draining(direction: ListenerInfo['trafficDirection']): DrainOrder | undefined {
-    return this.drains.find((d) => d.direction === 'all' || direction === 'INBOUND');
+  private allDrains(): DrainOrder[] {
+    return [...(this.parent?.allDrains() ?? []), ...this.drains];
   }
 
-  drainClose(direction: ListenerInfo['trafficDirection']): boolean {
+  draining(direction: TrafficDirection): DrainOrder | undefined {
+    return this.drains.find((d) => d.direction === 'all' || direction === 'INBOUND') ?? this.parent?.draining(direction);
+  }
+
+  drainClose(direction: TrafficDirection): boolean {
     if (this.healthCheckFailing()) return true;
     const drain = this.draining(direction);
     if (!drain) return false;

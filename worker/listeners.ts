@@ -1,34 +1,44 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/config/extensions.js';
 import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
-import type { ListenerInfo } from '../shared/ipc.js';
+import type { ListenerResource } from '../shared/config/resources.js';
+import type { DrainOrder } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
 import type { Counter } from '../shared/stats/store.js';
-import { listenerChainKey, type LoadedTls } from '../shared/tls/context.js';
 import { HttpConnectionManager, type ConnectionManagerContext } from './http/connection-manager.js';
+import type { DrainManager } from './drain.js';
 import { TcpProxy } from './tcp/tcp-proxy.js';
 import { parseClientHello, type ClientHello } from './tls/client-hello.js';
 import { DownstreamTls } from './tls/downstream.js';
 
 /**
- * The listeners one worker serves. Each accepts on the descriptor the supervisor handed down,
- * picks a filter chain per connection (Envoy's filter_chain_match: destination port, and from
- * the TLS ClientHello when a chain asks for it, server name, TLS or not, ALPN), terminates TLS
- * when the chain has a DownstreamTlsContext, and hands the connection to the chain's terminal
- * network filter: an HTTP connection manager or a TCP proxy.
+ * One listener as a worker serves it: for each connection its listening socket hands over, picks
+ * a filter chain (Envoy's filter_chain_match: destination port, and from the TLS ClientHello when
+ * a chain asks for it, server name, TLS or not, ALPN), terminates TLS when the chain has a
+ * DownstreamTlsContext, and hands the connection to the chain's terminal network filter: an HTTP
+ * connection manager or a TCP proxy. A changed listener's unchanged chains carry over to its next
+ * version with their connections; the others drain for the drain time, then what is left closes.
  */
 
 type Obj = JsonObject;
 type TerminalFilter = HttpConnectionManager | TcpProxy;
 
 interface Chain {
+  /** Its configuration, as JSON text: a chain equal in the next version carries over. */
+  json: string;
   match: ChainMatch;
   tls: DownstreamTls | undefined;
   filter: TerminalFilter;
+  /** Drains with the tree, and alone when its listener changes or goes. */
+  drain: DrainManager;
+  /** Its open connections (closed at the end of its drain). */
+  connections: Set<Socket>;
+  /** While it drains: called when its last connection closes. */
+  onEmpty?: () => void;
 }
 
 /** Envoy's listener_filters_timeout default: how long the ClientHello may take to arrive. */
@@ -42,6 +52,8 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
   return { name: ext?.name ?? String(f.name), config };
 }
 
+export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'>;
+
 export class ServedListener {
   private readonly chains: Chain[];
   private readonly defaultChain: Chain | undefined;
@@ -50,27 +62,38 @@ export class ServedListener {
   private readonly stats: ListenerStats;
   private readonly noChainMatch: Counter;
   private readonly inspectTimeout: Counter;
-  private server: Server | undefined;
 
+  /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
   constructor(
-    readonly info: ListenerInfo,
-    config: Obj,
-    tls: LoadedTls,
-    ctx: Omit<ConnectionManagerContext, 'trafficDirection'>,
+    readonly resource: ListenerResource,
+    ctx: ListenerContext,
+    previous?: ServedListener,
   ) {
-    const prefix = listenerStatPrefix(info.address, config.stat_prefix as string | undefined);
-    const build = (chain: Obj, key: number | 'default'): Chain => {
+    const config = resource.config;
+    const prefix = listenerStatPrefix(resource.address, config.stat_prefix as string | undefined);
+    const reusable = new Map((previous?.allChains() ?? []).map((c) => [c.json, c]));
+    const build = (chain: Obj, key: string): Chain => {
+      const json = JSON.stringify(chain);
+      const kept = reusable.get(json);
+      if (kept) {
+        reusable.delete(json);
+        return kept;
+      }
       const { name, config: filterConfig } = terminalFilter(chain);
-      const context = tls.listeners[listenerChainKey(info.name, key)];
+      const context = resource.tls[key];
+      const drain = ctx.drain.child();
       const filter: TerminalFilter =
-        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters) : new HttpConnectionManager(filterConfig, { ...ctx, trafficDirection: info.trafficDirection });
+        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection });
       return {
+        json,
         match: chainMatchOf(chain),
         tls: context ? new DownstreamTls(context, prefix, (socket) => filter.accept(socket, socket.alpnProtocol)) : undefined,
         filter,
+        drain,
+        connections: new Set(),
       };
     };
-    this.chains = list(config.filter_chains).map((c, i) => build(c, i));
+    this.chains = list(config.filter_chains).map((c, i) => build(c, String(i)));
     this.defaultChain = config.default_filter_chain ? build(obj(config.default_filter_chain), 'default') : undefined;
     this.inspect = this.chains.some((c) => needsInspection(c.match));
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
@@ -79,20 +102,16 @@ export class ServedListener {
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
   }
 
-  /** Serves the inherited listening descriptor; resolves once listening. */
-  listen(): Promise<void> {
-    const server = createServer({ pauseOnConnect: true }, (socket) => this.onConnection(socket));
-    this.server = server;
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ fd: this.info.childFd }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+  get name(): string {
+    return this.resource.name;
   }
 
-  private onConnection(raw: Socket): void {
+  private allChains(): Chain[] {
+    return this.defaultChain ? [...this.chains, this.defaultChain] : this.chains;
+  }
+
+  /** A connection its listening socket accepted (paused). */
+  onConnection(raw: Socket): void {
     this.stats.opened();
     raw.once('close', () => this.stats.closed());
     raw.on('error', () => raw.destroy());
@@ -139,31 +158,47 @@ export class ServedListener {
       raw.destroy();
       return;
     }
+    chain.connections.add(raw);
+    raw.once('close', () => {
+      chain.connections.delete(raw);
+      if (chain.connections.size === 0) chain.onEmpty?.();
+    });
     if (chain.tls) chain.tls.accept(raw);
     else chain.filter.accept(raw);
   }
 
-  /** /drain_listeners: stop accepting; connections already open go on. */
-  stopAccepting(): void {
-    this.server?.close();
+  /**
+   * Drains this version's chains that `next` (its in-place successor) did not carry over, or all
+   * of them: their connections are told to go per `order` (Connection: close, GOAWAY, a shrinking
+   * keep-alive), and whatever is left at the end of the drain time is closed. Resolves once the
+   * last of them has closed.
+   */
+  drain(order: DrainOrder, next?: ServedListener): Promise<void> {
+    const carried = new Set(next?.allChains() ?? []);
+    const draining = this.allChains().filter((c) => !carried.has(c));
+    for (const c of draining) c.drain.start(order);
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(end);
+        for (const c of draining) {
+          c.onEmpty = undefined;
+          for (const socket of c.connections) socket.destroy();
+          void c.filter.close();
+          c.drain.dispose();
+        }
+        resolve();
+      };
+      const end = setTimeout(finish, Math.max(0, order.startedAt + order.drainTimeMs - Date.now()));
+      const check = () => {
+        if (draining.every((c) => c.connections.size === 0)) finish();
+      };
+      for (const c of draining) c.onEmpty = check;
+      check();
+    });
   }
 
-  /** Stops accepting and resolves once every connection has closed (HTTP ones are wound down first). */
+  /** Winds every connection down (HTTP ones first: idle ones close, busy ones finish); resolves once all have closed. */
   close(): Promise<void> {
-    const server = this.server;
-    const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    const chains = this.defaultChain ? [...this.chains, this.defaultChain] : this.chains;
-    return Promise.all([closed, ...chains.map((c) => c.filter.close())]).then(() => undefined);
+    return Promise.all(this.allChains().map((c) => c.filter.close())).then(() => undefined);
   }
-}
-
-export async function serveListeners(bootstrap: Obj, infos: ListenerInfo[], tls: LoadedTls, ctx: Omit<ConnectionManagerContext, 'trafficDirection'>): Promise<ServedListener[]> {
-  const configs = list(obj(bootstrap.static_resources).listeners);
-  const served: ServedListener[] = [];
-  for (const info of infos) {
-    const listener = new ServedListener(info, configs[info.configIndex]!, tls, ctx);
-    await listener.listen();
-    served.push(listener);
-  }
-  return served;
 }

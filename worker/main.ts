@@ -8,7 +8,8 @@ import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';
 import { startTap, stopTap } from './http/tap.js';
-import { serveListeners, type ServedListener } from './listeners.js';
+import { ListenerSet } from './listener-set.js';
+import { SocketInbox } from '../shared/socket-channel.js';
 import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
@@ -24,7 +25,7 @@ const log = getLogger('main', import.meta.url);
 let index = -1;
 let clusters: ClusterManager | undefined;
 let routeTables: RouteTables | undefined;
-let listeners: ServedListener[] = [];
+let listeners: ListenerSet | undefined;
 let healthCheckFailing = false;
 let stopping = false;
 const drain = new DrainManager(() => healthCheckFailing);
@@ -43,14 +44,15 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
   routeTables = new RouteTables(server.routes);
-  listeners = await serveListeners(server.bootstrap, server.listeners.filter((l) => !l.stopped), server.tls, {
+  listeners = new ListenerSet(new SocketInbox(server.socketChannelFd, server.listenSockets), {
     drain,
     clusters,
     routeTables,
     healthCheckFailing: () => healthCheckFailing,
     localAddressIpVersion: server.localAddressIpVersion,
   });
-  log.debug(`${childRole()} serving ${listeners.length} listener(s)`);
+  await listeners.start(server.listeners);
+  log.debug(`${childRole()} serving ${listeners.size} listener(s)`);
   sendToParent<FromWorker>({ type: 'ready', index });
 }
 
@@ -63,7 +65,7 @@ function stop(graceMs: number): void {
   };
   // Requests in flight finish within the grace period; then the process exits regardless.
   setTimeout(exit, graceMs);
-  void Promise.all(listeners.map((l) => l.close()))
+  void (listeners?.close() ?? Promise.resolve())
     .then(() => clusters?.close())
     .finally(exit);
 }
@@ -116,8 +118,16 @@ process.on('message', (m: ToWorker) => {
       acknowledge(m.ack);
       break;
     case 'stop_listeners':
-      for (const l of listeners) if (m.names.includes(l.info.name)) l.stopAccepting();
-      acknowledge(m.ack);
+      void (listeners?.stopAccepting(m.names) ?? Promise.resolve()).then(() => acknowledge(m.ack));
+      break;
+    case 'listener_upsert':
+      listeners?.upsert(m.resource, m.inPlace, m.drain);
+      break;
+    case 'listener_remove':
+      listeners?.remove(m.name, m.drain);
+      break;
+    case 'sockets_closed':
+      listeners?.closeSockets(m.ids);
       break;
     case 'stats_lookups':
       stats.trackLookups(m.tracking);

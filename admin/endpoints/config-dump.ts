@@ -3,6 +3,7 @@ import protobuf from 'protobufjs';
 import { RE2JS } from 're2js';
 import { envoySchema } from '../../shared/config/schema.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
+import { filterChainsOf, type ListenerResource } from '../../shared/config/resources.js';
 import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
 import { hostHealthStatus, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
@@ -35,19 +36,46 @@ export function redact(value: unknown, inside = false): unknown {
   return inside && typeof value === 'string' ? '[redacted]' : value;
 }
 
+const LISTENER_TYPE_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+
+/**
+ * envoy.admin.v3.ListenersConfigDump: bootstrap listeners as static_listeners; each listener of
+ * the listener discovery service under its name with its active_state, its draining_state while
+ * an earlier version drains, and error_state while its last update stands refused.
+ */
+function listenersDump(state: AdminState, keep: (name: string) => boolean): JsonObject {
+  const server = state.server;
+  const at = (ms: number) => new Date(ms).toISOString();
+  const stateOf = (l: ListenerResource) => ({ version_info: l.versionInfo ?? '', listener: { '@type': LISTENER_TYPE_URL, ...l.config }, last_updated: at(l.lastUpdatedMs) });
+  const staticListeners = server.listeners.filter((l) => !l.addedViaApi && keep(l.name)).map((l) => ({ listener: { '@type': LISTENER_TYPE_URL, ...l.config }, last_updated: at(l.lastUpdatedMs) }));
+  const dynamic = new Map<string, JsonObject>();
+  const entry = (name: string) => dynamic.get(name) ?? dynamic.set(name, { name }).get(name)!;
+  for (const l of server.listeners) if (l.addedViaApi && keep(l.name)) entry(l.name).active_state = stateOf(l);
+  for (const d of server.drainingListeners) if (keep(d.resource.name)) entry(d.resource.name).draining_state = stateOf(d.resource);
+  for (const f of server.listenerFailures) {
+    if (!keep(f.name)) continue;
+    entry(f.name).error_state = { failed_configuration: { '@type': LISTENER_TYPE_URL, ...f.failedConfiguration }, last_update_attempt: at(f.lastUpdateAttemptMs), details: f.details };
+  }
+  return {
+    '@type': `${ADMIN}ListenersConfigDump`,
+    ...(server.ldsVersionInfo ? { version_info: server.ldsVersionInfo } : {}),
+    ...(staticListeners.length ? { static_listeners: staticListeners } : {}),
+    ...(dynamic.size ? { dynamic_listeners: [...dynamic.values()] } : {}),
+  };
+}
+
 export function configDumpEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const lastUpdated = new Date(state.server.startTimeMs).toISOString();
   const bootstrap = state.server.bootstrap;
-  const staticResources = (bootstrap.static_resources ?? {}) as JsonObject;
-  const listeners = (staticResources.listeners ?? []) as JsonObject[];
-  const clusters = state.server.clusters.map((c) => c.config);
-  const hcms = listeners.flatMap((l) =>
-    ((l.filter_chains ?? []) as JsonObject[]).flatMap((c) => ((c.filters ?? []) as JsonObject[]).map((f) => (f.typed_config ?? {}) as JsonObject)),
-  ).filter((t) => String(t['@type'] ?? '').endsWith('.HttpConnectionManager'));
 
   /** [tracker key, dump] in Envoy's order; `keep` filters resources by name. */
   const dumps = (includeEds: boolean, keep: (name: string) => boolean): [string, JsonObject][] => {
     const out: [string, JsonObject][] = [];
+    const clusters = state.server.clusters.map((c) => c.config);
+    // Inline route configurations are static ones in Envoy's dump, whichever way their listener came.
+    const hcms = state.server.listeners
+      .flatMap((l) => filterChainsOf(l.config).flatMap(([, c]) => ((c.filters ?? []) as JsonObject[]).map((f) => (f.typed_config ?? {}) as JsonObject)))
+      .filter((t) => String(t['@type'] ?? '').endsWith('.HttpConnectionManager'));
     out.push(['bootstrap', { '@type': `${ADMIN}BootstrapConfigDump`, bootstrap: { ...bootstrap, node: nodeInfo(state, false) }, last_updated: lastUpdated }]);
     const staticClusters = state.server.clusters
       .filter((c) => !c.addedViaApi && keep(c.name))
@@ -109,8 +137,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
       });
       out.push(['endpoint', { '@type': `${ADMIN}EndpointsConfigDump`, ...(configs.length ? { static_endpoint_configs: configs } : {}) }]);
     }
-    const staticListeners = listeners.filter((l) => keep(String(l.name ?? ''))).map((l) => ({ listener: { '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', ...l }, last_updated: lastUpdated }));
-    out.push(['listeners', { '@type': `${ADMIN}ListenersConfigDump`, ...(staticListeners.length ? { static_listeners: staticListeners } : {}) }]);
+    out.push(['listeners', listenersDump(state, keep)]);
     if (hcms.length) {
       out.push(['route_scopes', { '@type': `${ADMIN}ScopedRoutesConfigDump` }]);
       const routes = hcms

@@ -1,3 +1,4 @@
+import type { TlsContext } from '../tls/context.js';
 import { list, obj } from './access.js';
 import type { JsonObject } from './proto-json.js';
 
@@ -43,10 +44,50 @@ export interface RouteResource {
   lastUpdatedMs: number;
 }
 
+export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
+
+/**
+ * A listener as the tree serves it: its configuration (envoy.config.listener.v3.Listener,
+ * canonical JSON), where it came from, and the listening socket it accepts on. The supervisor's
+ * listener manager holds these; workers serve them and the admin shows them, whatever their
+ * source (the bootstrap, or the listener discovery service).
+ */
+export interface ListenerResource {
+  name: string;
+  config: JsonObject;
+  /** False for a bootstrap listener; true for one from the listener discovery service. */
+  addedViaApi: boolean;
+  /** The discovery response's version_info it arrived with (a bootstrap listener has none). */
+  versionInfo?: string;
+  /** ms since the epoch. */
+  lastUpdatedMs: number;
+  /** The listening socket it accepts on, by id in the supervisor's socket table (a modified listener on the same address keeps it). */
+  socketId: number;
+  /** `127.0.0.1:10000`, `[::1]:10000` or a pipe path, with the real port. */
+  address: string;
+  trafficDirection: TrafficDirection;
+  /** The TLS contexts of its filter chains, by chain (`0`, `1`, …, `default`), read by the supervisor. */
+  tls: Record<string, TlsContext>;
+  /** Stopped by /drain_listeners: not served any more (a replacement worker leaves it alone). */
+  stopped: boolean;
+}
+
+/** A listener's filter chains with their keys (`0`, `1`, …, and `default` for the default chain). */
+export function filterChainsOf(listener: JsonObject): [key: string, chain: JsonObject][] {
+  const chains: [string, JsonObject][] = list(listener.filter_chains).map((c, i) => [String(i), c]);
+  if (listener.default_filter_chain) chains.push(['default', obj(listener.default_filter_chain)]);
+  return chains;
+}
+
 /** Each HTTP connection manager of the bootstrap's listeners that takes its routes by RDS: its stat prefix, route name and source. */
 export function rdsUsers(bootstrap: JsonObject): { statPrefix: string; name: string; source: JsonObject }[] {
+  return rdsUsersOf(list(obj(bootstrap.static_resources).listeners));
+}
+
+/** Each HTTP connection manager of these listeners that takes its routes by RDS. */
+export function rdsUsersOf(listeners: JsonObject[]): { statPrefix: string; name: string; source: JsonObject }[] {
   const out: { statPrefix: string; name: string; source: JsonObject }[] = [];
-  for (const l of list(obj(bootstrap.static_resources).listeners)) {
+  for (const l of listeners) {
     for (const chain of [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])]) {
       for (const f of list(chain.filters)) {
         const rds = obj(obj(f.typed_config).rds);

@@ -116,64 +116,78 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
       if (names.has(l.name)) errors.push(`${path}.name: duplicate listener name '${l.name}' (also listeners[${names.get(l.name)}])`);
       names.set(l.name, i);
     }
-    if (l.address === undefined) {
-      errors.push(`${path}.address: a static listener needs an address`);
-    } else {
-      checkLiteralAddress(l.address, `${path}.address`, errors);
-      const sa = obj(obj(l.address).socket_address);
-      const key = addressText(obj(l.address));
-      // Port 0 asks the kernel for a free port: two of them never clash.
-      if (Number(sa.port_value ?? 0) !== 0 || obj(l.address).pipe) {
-        if (addresses.has(key)) errors.push(`${path}.address: listener address '${key}' is already used by listeners[${addresses.get(key)}]`);
-        addresses.set(key, i);
-      }
+    const key = sharedAddressKey(l);
+    if (key !== undefined) {
+      if (addresses.has(key)) errors.push(`${path}.address: listener address '${key}' is already used by listeners[${addresses.get(key)}]`);
+      addresses.set(key, i);
     }
-    if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
-    const matches = new Map<string, number>();
-    list(l.filter_chains).forEach((c, j) => {
-      const match = chainMatchOf(c);
-      const key = matchKey(match);
-      if (matches.has(key)) {
-        errors.push(`${path}.filter_chains[${j}]: error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`);
-      }
-      matches.set(key, j);
-      if (match.transportProtocol !== undefined && match.transportProtocol !== 'tls' && match.transportProtocol !== 'raw_buffer') {
-        errors.push(`${path}.filter_chains[${j}].filter_chain_match.transport_protocol: '${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`);
-      }
-    });
-    list(l.listener_filters).forEach((f, j) => {
-      const ext = filterExtension(f);
-      if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
-        errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector)`);
-      }
-    });
-    const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
-    if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
-    for (const [chain, cPath] of chains) {
-      const filters = list(chain.filters);
-      if (filters.length === 0) errors.push(`${cPath}.filters: a filter chain needs a terminal network filter`);
-      filters.forEach((f, j) => {
-        const fPath = `${cPath}.filters[${j}]`;
-        const ext = filterExtension(f);
-        if (!ext) {
-          if (f.typed_config === undefined) errors.push(`${fPath}: unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
-          return;
-        }
-        if (ext.category !== 'envoy.filters.network') errors.push(`${fPath}: '${ext.name}' is not a network filter`);
-        if (j !== filters.length - 1) errors.push(`${fPath}: '${ext.name}' is a terminal filter but is not the last filter in the chain`);
-        const config = obj(f.typed_config);
-        if (ext.name === 'envoy.filters.network.http_connection_manager') checkHttpConnectionManager(config, `${fPath}.typed_config`, clusters, errors);
-        if (ext.name === 'envoy.filters.network.tcp_proxy') {
-          if (typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(`${fPath}.typed_config.cluster: unknown cluster '${config.cluster}'`);
-          list(obj(config.weighted_clusters).clusters).forEach((wc, k) => {
-            if (!clusters.has(String(wc.name))) errors.push(`${fPath}.typed_config.weighted_clusters.clusters[${k}].name: unknown cluster '${String(wc.name)}'`);
-          });
-          if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
-          checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
-        }
-      });
+    checkListener(l, path, clusters, errors);
+  });
+}
+
+/**
+ * The address two listeners may not share, as text (`127.0.0.1:80`, `unix:/path`); none for
+ * port 0, which asks the kernel for a free port (two of them never clash).
+ */
+export function sharedAddressKey(l: Obj): string | undefined {
+  if (l.address === undefined) return undefined;
+  const sa = obj(obj(l.address).socket_address);
+  return Number(sa.port_value ?? 0) !== 0 || obj(l.address).pipe ? addressText(obj(l.address)) : undefined;
+}
+
+/**
+ * One listener alone (a bootstrap's, or one from the listener discovery service). A dynamic
+ * listener's TCP proxy may name a cluster that is not there yet (Envoy closes such connections
+ * until it is); an inline route_config validates its clusters either way, as Envoy's does.
+ */
+export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic = false): void {
+  if (l.address === undefined) errors.push(`${path}.address: a listener needs an address`);
+  else checkLiteralAddress(l.address, `${path}.address`, errors);
+  if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
+  const matches = new Map<string, number>();
+  list(l.filter_chains).forEach((c, j) => {
+    const match = chainMatchOf(c);
+    const key = matchKey(match);
+    if (matches.has(key)) {
+      errors.push(`${path}.filter_chains[${j}]: error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`);
+    }
+    matches.set(key, j);
+    if (match.transportProtocol !== undefined && match.transportProtocol !== 'tls' && match.transportProtocol !== 'raw_buffer') {
+      errors.push(`${path}.filter_chains[${j}].filter_chain_match.transport_protocol: '${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`);
     }
   });
+  list(l.listener_filters).forEach((f, j) => {
+    const ext = filterExtension(f);
+    if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
+      errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector)`);
+    }
+  });
+  const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
+  if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
+  for (const [chain, cPath] of chains) {
+    const filters = list(chain.filters);
+    if (filters.length === 0) errors.push(`${cPath}.filters: a filter chain needs a terminal network filter`);
+    filters.forEach((f, j) => {
+      const fPath = `${cPath}.filters[${j}]`;
+      const ext = filterExtension(f);
+      if (!ext) {
+        if (f.typed_config === undefined) errors.push(`${fPath}: unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+        return;
+      }
+      if (ext.category !== 'envoy.filters.network') errors.push(`${fPath}: '${ext.name}' is not a network filter`);
+      if (j !== filters.length - 1) errors.push(`${fPath}: '${ext.name}' is a terminal filter but is not the last filter in the chain`);
+      const config = obj(f.typed_config);
+      if (ext.name === 'envoy.filters.network.http_connection_manager') checkHttpConnectionManager(config, `${fPath}.typed_config`, clusters, errors);
+      if (ext.name === 'envoy.filters.network.tcp_proxy') {
+        if (!dynamic && typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(`${fPath}.typed_config.cluster: unknown cluster '${config.cluster}'`);
+        list(obj(config.weighted_clusters).clusters).forEach((wc, k) => {
+          if (!dynamic && !clusters.has(String(wc.name))) errors.push(`${fPath}.typed_config.weighted_clusters.clusters[${k}].name: unknown cluster '${String(wc.name)}'`);
+        });
+        if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
+        checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
+      }
+    });
+  }
 }
 
 function checkClusters(clusters: Obj[], errors: string[]): Set<string> {
@@ -262,6 +276,7 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
   if (hasAds) checkApiConfigSource(obj(dynamic.ads_config), 'dynamic_resources.ads_config', staticClusters, errors);
   const sources: [string, Obj][] = [];
   if (dynamic.cds_config !== undefined) sources.push(['dynamic_resources.cds_config', obj(dynamic.cds_config)]);
+  if (dynamic.lds_config !== undefined) sources.push(['dynamic_resources.lds_config', obj(dynamic.lds_config)]);
   list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
     if (c.type === 'EDS') sources.push([`static_resources.clusters[${i}].eds_cluster_config.eds_config`, obj(obj(c.eds_cluster_config).eds_config)]);
   });

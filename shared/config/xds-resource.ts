@@ -2,7 +2,7 @@ import { checkConstraints } from './constraints.js';
 import { checkAnyUses, type Extension } from './extensions.js';
 import { ProtoJsonReader, type JsonObject } from './proto-json.js';
 import { envoySchema } from './schema.js';
-import { checkCluster, checkRouteConfig } from './semantic.js';
+import { checkCluster, checkListener, checkRouteConfig } from './semantic.js';
 import { checkSupportedFields } from './supported.js';
 import { typeNameOfUrl } from './wkt.js';
 
@@ -16,6 +16,7 @@ import { typeNameOfUrl } from './wkt.js';
 export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 export const ENDPOINTS_TYPE = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
 export const ROUTE_TYPE = 'envoy.config.route.v3.RouteConfiguration';
+export const LISTENER_TYPE = 'envoy.config.listener.v3.Listener';
 
 export type UnknownDynamicFields = 'reject' | 'warn' | 'ignore';
 
@@ -29,7 +30,10 @@ export interface CheckedResource {
   unknownFields: string[];
 }
 
-/** `clusters`: the names a route configuration with validate_clusters: true must name (RDS defaults to false). */
+/**
+ * `clusters`: the names a route configuration with validate_clusters: true must name (RDS
+ * defaults to false; a listener's inline route_config to true).
+ */
 export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>, clusters?: Set<string>): CheckedResource {
   const { '@type': typeUrl, ...fields } = any;
   const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
@@ -49,6 +53,10 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     if (typeName === ENDPOINTS_TYPE) checkCluster({ type: 'STATIC', load_assignment: message }, '', errors);
     // RDS tables default to validate_clusters: false (a static route_config to true), as in Envoy.
     if (typeName === ROUTE_TYPE) checkRouteConfig({ ...message, validate_clusters: message.validate_clusters === true }, '', clusters ?? new Set(), errors);
+    if (typeName === LISTENER_TYPE) {
+      checkListener(message, '', clusters ?? new Set(), errors, true);
+      if (message.name === undefined || message.name === '') errors.push('name: a listener from the listener discovery service needs a name');
+    }
     if (typeName === CLUSTER_TYPE) {
       checkCluster(message, '', errors);
       if (message.transport_socket !== undefined) errors.push('transport_socket: TLS for clusters from the cluster discovery service is not supported yet; define the cluster in static_resources');

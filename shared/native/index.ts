@@ -28,6 +28,12 @@ interface NativeSockets {
   /** Sends one datagram, with `fd` as SCM_RIGHTS unless it is -1. Throws EAGAIN/ECONNREFUSED for the caller to retry. */
   dgramSend(handle: DgramHandle, dest: string, data: Buffer, fd: number): number;
   dgramClose(handle: DgramHandle): void;
+  /** A connected AF_UNIX datagram pair (close-on-exec, non-blocking): one end for a parent, one for the child it forks. */
+  socketPair(): [number, number];
+  /** Polls an inherited socketPair() end like dgramOpen's socket (SO_PASSCRED set: each datagram's sender is known). */
+  dgramAdopt(fd: number, onMessage: (data: Buffer, fd: number, uid: number, pid: number) => void): DgramHandle;
+  /** One datagram on a socketPair() end carrying `fd` as SCM_RIGHTS. Throws EAGAIN when the peer's queue is full. */
+  sendFd(socket: number, data: Buffer, fd: number): number;
   /**
    * `path` mapped MAP_SHARED as an ArrayBuffer of `size` bytes: created (exclusively, sized, mode
    * 600) with `create`, else opened (it must be at least `size` bytes). Unmapped when collected.

@@ -10,6 +10,9 @@
  *    Node's event loop through uv_poll; each datagram is delivered to a JS callback with the
  *    sender's uid and pid as the kernel vouches for them (SO_PASSCRED / SCM_CREDENTIALS): an
  *    abstract name has no file permissions, so who sent a datagram is the first thing to check.
+ *  - socketPair / dgramAdopt / sendFd: a datagram pair between the supervisor and a worker it
+ *    forks, for listening sockets added after the fork (the listener discovery service): the
+ *    worker inherits one end and polls it; the supervisor sends each new socket on the other.
  *  - closeFd: close a raw descriptor (a received one that is not kept, or a listener's).
  *  - mapShared: a file mapped MAP_SHARED as an ArrayBuffer, for counters that every process of
  *    the tree reads and writes (circuit breakers); unmapped when the buffer is collected.
@@ -339,6 +342,25 @@ static void dgram_finalize(napi_env env, void *data, void *hint) {
   else if (d->closed) free(d);
 }
 
+/* Polls `fd` (non-blocking, SO_PASSCRED set) and delivers each datagram to `callback`. */
+static napi_value dgram_wrap(napi_env env, int fd, napi_value callback) {
+  dgram_t *d = calloc(1, sizeof *d);
+  d->fd = fd;
+  d->env = env;
+  napi_create_reference(env, callback, 1, &d->callback);
+  napi_value name;
+  napi_create_string_utf8(env, "proxy:dgram", NAPI_AUTO_LENGTH, &name);
+  napi_async_init(env, NULL, name, &d->async);
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  uv_poll_init(loop, &d->poll, fd);
+  d->poll.data = d;
+  uv_poll_start(&d->poll, UV_READABLE, on_readable);
+  napi_value handle;
+  napi_create_external(env, d, dgram_finalize, NULL, &handle);
+  return handle;
+}
+
 /* dgramOpen(address: string, onMessage: (buf: Buffer, fd: number, uid: number, pid: number) => void) -> handle.
  * uid is -1 when the kernel attached no credentials or the datagram was cut short. */
 static napi_value dgram_open(napi_env env, napi_callback_info info) {
@@ -367,21 +389,72 @@ static napi_value dgram_open(napi_env env, napi_callback_info info) {
     close(fd);
     return throw_errno(env, "bind", err);
   }
-  dgram_t *d = calloc(1, sizeof *d);
-  d->fd = fd;
-  d->env = env;
-  napi_create_reference(env, argv[1], 1, &d->callback);
-  napi_value name;
-  napi_create_string_utf8(env, "proxy:dgram", NAPI_AUTO_LENGTH, &name);
-  napi_async_init(env, NULL, name, &d->async);
-  uv_loop_t *loop;
-  napi_get_uv_event_loop(env, &loop);
-  uv_poll_init(loop, &d->poll, fd);
-  d->poll.data = d;
-  uv_poll_start(&d->poll, UV_READABLE, on_readable);
-  napi_value handle;
-  napi_create_external(env, d, dgram_finalize, NULL, &handle);
-  return handle;
+  return dgram_wrap(env, fd, argv[1]);
+}
+
+/* socketPair() -> [a, b]: a connected AF_UNIX datagram pair (close-on-exec, non-blocking), for a
+ * parent and the child it forks: the child's end is inherited, the parent sends on its own. */
+static napi_value socket_pair(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) return throw_errno(env, "socketpair", errno);
+  napi_value result, a, b;
+  napi_create_array_with_length(env, 2, &result);
+  napi_create_int32(env, fds[0], &a);
+  napi_create_int32(env, fds[1], &b);
+  napi_set_element(env, result, 0, a);
+  napi_set_element(env, result, 1, b);
+  return result;
+}
+
+/* dgramAdopt(fd, onMessage) -> handle: an inherited end of socketPair(), polled like dgramOpen's. */
+static napi_value dgram_adopt(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  napi_valuetype t;
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function)
+    return throw_type(env, "dgramAdopt(fd, onMessage)");
+  int one = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) return throw_errno(env, "setsockopt(SO_PASSCRED)", errno);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return throw_errno(env, "fcntl(O_NONBLOCK)", errno);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return dgram_wrap(env, fd, argv[1]);
+}
+
+/* sendFd(socket, data: Buffer, fd) -> bytes sent: one datagram on a connected socket (a
+ * socketPair() end) carrying `fd` as SCM_RIGHTS. Throws EAGAIN for the caller to retry. */
+static napi_value send_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t sock, fd;
+  void *data;
+  size_t size;
+  if (argc < 3 || napi_get_value_int32(env, argv[0], &sock) != napi_ok || napi_get_buffer_info(env, argv[1], &data, &size) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &fd) != napi_ok || fd < 0)
+    return throw_type(env, "sendFd(socket, buffer, fd)");
+  struct iovec iov = {data, size};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  char control[CMSG_SPACE(sizeof(int))];
+  memset(control, 0, sizeof control);
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  ssize_t n = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0) return throw_errno(env, "sendmsg", errno);
+  napi_value sent;
+  napi_create_int64(env, n, &sent);
+  return sent;
 }
 
 static dgram_t *get_dgram(napi_env env, napi_value v) {
@@ -498,6 +571,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"socketPair", NULL, socket_pair, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"dgramAdopt", NULL, dgram_adopt, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendFd", NULL, send_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mapShared", NULL, map_shared, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -174,7 +174,7 @@ export interface LoadedTls {
   clusters: Record<string, TlsContext>;
 }
 
-export function listenerChainKey(listener: string, chain: number | 'default'): string {
+export function listenerChainKey(listener: string, chain: number | string): string {
   return `${listener}#${chain}`;
 }
 
@@ -186,28 +186,36 @@ function checkRawBuffer(transportSocket: unknown, path: string, tlsType: string,
   if (!raw) errors.push(`${path}: transport socket '${String(ts.name ?? '')}' needs typed_config: ${tlsType} for TLS, or RawBuffer for plaintext`);
 }
 
+/** A listener's TLS contexts, by filter chain (`0`, `1`, …, `default`); `path` names the listener in errors. */
+export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): Record<string, TlsContext> {
+  const loaded: Record<string, TlsContext> = {};
+  const name = String(l.name ?? '');
+  const chains: [string, JsonObject, string][] = list(l.filter_chains).map((c, ci) => [String(ci), c, `${path}.filter_chains[${ci}]`]);
+  if (l.default_filter_chain) chains.push(['default', obj(l.default_filter_chain), `${path}.default_filter_chain`]);
+  for (const [key, chain, chainPath] of chains) {
+    if (!chain.transport_socket) continue;
+    const tls = tlsContextConfig(chain.transport_socket);
+    if (!tls) {
+      checkRawBuffer(chain.transport_socket, `${chainPath}.transport_socket`, 'a DownstreamTlsContext', errors);
+      continue;
+    }
+    const tsPath = `${chainPath}.transport_socket.typed_config`;
+    if (tls.typeName !== DOWNSTREAM_TLS) {
+      errors.push(`${tsPath}: a listener's transport socket takes a DownstreamTlsContext, not ${tls.typeName}`);
+      continue;
+    }
+    const context = loadTlsContext('downstream', `listener ${name}`, tls.config, tsPath, errors, read);
+    if (context) loaded[key] = context;
+  }
+  return loaded;
+}
+
 export function loadAllTls(bootstrap: JsonObject, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): LoadedTls {
   const loaded: LoadedTls = { listeners: {}, clusters: {} };
   const resources = obj(bootstrap.static_resources);
   list(resources.listeners).forEach((l, li) => {
     const name = String(l.name ?? '');
-    const chains: [number | 'default', JsonObject, string][] = list(l.filter_chains).map((c, ci) => [ci, c, `static_resources.listeners[${li}].filter_chains[${ci}]`]);
-    if (l.default_filter_chain) chains.push(['default', obj(l.default_filter_chain), `static_resources.listeners[${li}].default_filter_chain`]);
-    for (const [ci, chain, path] of chains) {
-      if (!chain.transport_socket) continue;
-      const tls = tlsContextConfig(chain.transport_socket);
-      if (!tls) {
-        checkRawBuffer(chain.transport_socket, `${path}.transport_socket`, 'a DownstreamTlsContext', errors);
-        continue;
-      }
-      const tsPath = `${path}.transport_socket.typed_config`;
-      if (tls.typeName !== DOWNSTREAM_TLS) {
-        errors.push(`${tsPath}: a listener's transport socket takes a DownstreamTlsContext, not ${tls.typeName}`);
-        continue;
-      }
-      const context = loadTlsContext('downstream', `listener ${name}`, tls.config, tsPath, errors, read);
-      if (context) loaded.listeners[listenerChainKey(name, ci)] = context;
-    }
+    for (const [key, context] of Object.entries(loadListenerTls(l, `static_resources.listeners[${li}]`, read, errors))) loaded.listeners[listenerChainKey(name, key)] = context;
   });
   list(resources.clusters).forEach((c, i) => {
     if (!c.transport_socket) return;

@@ -1,6 +1,6 @@
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
-import type { ListenerSocketRegistry } from '../listeners.js';
+import type { ListenerManager } from '../listener-manager.js';
 import { watchProcess } from '../process-watch.js';
 import type { ProcessTree } from '../tree.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
@@ -17,7 +17,7 @@ type Phase = NonNullable<HotRestartStatus['phase']>;
 
 export class ChildLink {
   private tree: ProcessTree | undefined;
-  private sockets: ListenerSocketRegistry | undefined;
+  private sockets: ListenerManager | undefined;
   private stopChildWatch: (() => void) | undefined;
 
   constructor(
@@ -26,7 +26,7 @@ export class ChildLink {
     private readonly setPhase: (phase: Phase) => void,
   ) {}
 
-  attach(tree: ProcessTree, sockets: ListenerSocketRegistry): void {
+  attach(tree: ProcessTree, sockets: ListenerManager): void {
     this.tree = tree;
     this.sockets = sockets;
   }

@@ -1,7 +1,7 @@
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import { hotRestartVersion } from '../../shared/version.js';
-import type { ListenerSocketRegistry } from '../listeners.js';
+import type { ListenerManager } from '../listener-manager.js';
 import type { Options } from '../options.js';
 import type { ProcessTree } from '../tree.js';
 import { ChildLink } from './child-link.js';
@@ -80,7 +80,7 @@ export class HotRestartEpoch {
   }
 
   /** The tree this epoch runs: it answers the next epoch, and collects the parent's figures. */
-  attach(tree: ProcessTree, sockets: ListenerSocketRegistry): void {
+  attach(tree: ProcessTree, sockets: ListenerManager): void {
     this.tree = tree;
     this.child.attach(tree, sockets);
     this.report();

@@ -1,7 +1,7 @@
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import type { StatsDelta } from '../../shared/stats/store.js';
-import type { InheritSocket } from '../listeners.js';
+import type { InheritSocket } from '../listen-sockets.js';
 import type { StatsRelay } from '../stats-relay.js';
 import { HotRestartRpcError, type HotRestartChannel } from './protocol.js';
 

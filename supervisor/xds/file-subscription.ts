@@ -28,8 +28,8 @@ export interface PathSource {
   watchedDirectory?: string;
 }
 
-/** What a subscriber does with an update: the errors of the resources it refused (none: accepted). */
-export type ApplyUpdate = (versionInfo: string, resources: JsonObject[]) => string[];
+/** What a subscriber does with an update: the errors of the resources it refused (none: accepted), now or once applied. */
+export type ApplyUpdate = (versionInfo: string, resources: JsonObject[]) => string[] | Promise<string[]>;
 
 export function pathSourceOf(configSource: JsonObject): PathSource | undefined {
   const pcs = configSource.path_config_source as JsonObject | undefined;
@@ -42,6 +42,7 @@ export function pathSourceOf(configSource: JsonObject): PathSource | undefined {
 
 export class FileSubscription {
   private watcher: FSWatcher | undefined;
+  private applying: Promise<void> = Promise.resolve();
   private readonly path: string;
   private readonly watched: { dir: string; name: string | undefined };
 
@@ -54,19 +55,26 @@ export class FileSubscription {
     this.watched = source.watchedDirectory ? { dir: resolve(source.watchedDirectory), name: undefined } : { dir: dirname(this.path), name: basename(this.path) };
   }
 
-  /** Reads the file now, then watches for renames. */
-  start(): void {
-    this.refresh();
+  /** Reads the file now, then watches for renames; resolves once the first reading is applied. */
+  start(): Promise<void> {
+    const first = this.refresh();
     this.watcher = watch(this.watched.dir, { persistent: false }, (event, filename) => {
       if (event !== 'rename') return; // a write in place is never picked up, as in Envoy
       if (this.watched.name !== undefined && filename !== this.watched.name) return;
       if (!existsSync(this.path)) return; // renamed away: the next rename onto it reloads
-      this.refresh();
+      void this.refresh();
     });
     this.watcher.on('error', (err) => log.error(`watching ${this.watched.dir} for ${this.stats.prefix}: ${err.message}`));
+    return first;
   }
 
-  private refresh(): void {
+  /** Reads and applies the file; readings are applied one after another, in order. */
+  private refresh(): Promise<void> {
+    this.applying = this.applying.then(() => this.readAndApply());
+    return this.applying;
+  }
+
+  private async readAndApply(): Promise<void> {
     let response: JsonObject;
     try {
       const root = envoySchema();
@@ -79,7 +87,12 @@ export class FileSubscription {
     }
     const versionInfo = typeof response.version_info === 'string' ? response.version_info : '';
     const resources = Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [];
-    const errors = this.stats.update(versionInfo, () => this.apply(versionInfo, resources));
+    let errors: string[];
+    try {
+      errors = await this.stats.update(versionInfo, () => this.apply(versionInfo, resources));
+    } catch (err) {
+      errors = [(err as Error).message];
+    }
     if (errors.length) log.warn(`filesystem config update rejected (${this.path}, version '${versionInfo}'): ${errors.join('; ')}`);
     else log.info(`${this.stats.prefix.replace(/\.$/, '')}: applied version '${versionInfo}' from ${this.path}`);
   }

@@ -30,6 +30,7 @@ export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryServic
 export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters';
 export const EDS_METHOD = '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints';
 export const RDS_METHOD = '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes';
+export const LDS_METHOD = '/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners';
 
 /** The incremental (delta) method of each state-of-the-world one. */
 export const DELTA_METHODS: Record<string, string> = {
@@ -37,10 +38,11 @@ export const DELTA_METHODS: Record<string, string> = {
   [CDS_METHOD]: '/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters',
   [EDS_METHOD]: '/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints',
   [RDS_METHOD]: '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes',
+  [LDS_METHOD]: '/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners',
 };
 
-/** Applies a response's resources; returns the errors of those refused (none: ACK). */
-export type ApplyResponse = (versionInfo: string, resources: JsonObject[]) => string[];
+/** Applies a response's resources; returns the errors of those refused (none: ACK), now or once applied. */
+export type ApplyResponse = (versionInfo: string, resources: JsonObject[]) => string[] | Promise<string[]>;
 
 interface Subscription {
   typeUrl: string;
@@ -79,6 +81,7 @@ export class GrpcXdsStream {
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly connected = stats.gauge('control_plane.connected_state', 'local');
+  private applying: Promise<void> = Promise.resolve();
 
   constructor(
     /** `ip:port` of the xDS cluster's host. */
@@ -136,7 +139,10 @@ export class GrpcXdsStream {
       sub.subscribed.clear();
     }
     stream.on('metadata', () => this.connected.set(1));
-    stream.on('data', (m: JsonObject) => this.onResponse(m));
+    // Responses apply one at a time, in order (applying listeners may wait for a socket).
+    stream.on('data', (m: JsonObject) => {
+      this.applying = this.applying.then(() => this.onResponse(m, stream)).catch((err: Error) => log.error(`xDS: applying a response failed: ${err.message}`));
+    });
     stream.on('error', (err: Error) => log.warn(`xDS stream to ${this.target} failed: ${err.message}`));
     // Every call ends with its status, whether the server ended it or the connection failed.
     stream.on('status', () => this.lost(stream));
@@ -191,7 +197,7 @@ export class GrpcXdsStream {
     return [...sub.held.values()].map((h) => h.resource);
   }
 
-  private onResponse(m: JsonObject): void {
+  private async onResponse(m: JsonObject, stream: ClientDuplexStream<JsonObject, JsonObject>): Promise<void> {
     this.connected.set(1);
     this.backoffMs = BASE_BACKOFF_MS;
     const typeUrl = String(m.type_url ?? '');
@@ -200,11 +206,18 @@ export class GrpcXdsStream {
       log.warn(`xDS: a response of type ${typeUrl}, which nothing here asked for, ignored`);
       return;
     }
+    // A response of a stream that has since ended: the new stream asks again.
+    if (stream !== this.stream) return;
     sub.nonce = String(m.nonce ?? '');
     const version = String((this.delta ? m.system_version_info : m.version_info) ?? '');
     const before = this.delta ? new Map(sub.held) : undefined;
     const resources = this.delta ? this.merge(sub, m) : Array.isArray(m.resources) ? (m.resources as JsonObject[]) : [];
-    const errors = sub.apply(version, resources);
+    const errors = await sub.apply(version, resources);
+    // The stream ended while this applied: the new one asks again with the versions accepted.
+    if (stream !== this.stream) {
+      if (errors.length === 0) sub.version = version;
+      return;
+    }
     // Delta: a refused resource is held at the version still served (the managers keep it), so
     // that a new stream's initial_resource_versions tells the control plane the truth.
     if (before && errors.length) {

@@ -3,29 +3,31 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic.js';
-import { rdsUsers, type RouteResource } from '../../shared/config/resources.js';
+import { rdsUsersOf, type RouteResource } from '../../shared/config/resources.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
+import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, LISTENER_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
+import type { ListenerChanges, ListenerManager } from '../listener-manager.js';
 import type { RouteManager } from '../route-manager.js';
 import { FileSubscription, pathSourceOf, type ApplyUpdate, type PathSource } from './file-subscription.js';
-import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, RDS_METHOD } from './grpc-stream.js';
+import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
 /**
  * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers:
  * clusters (CDS), the endpoints of EDS clusters (EDS, asked for by the clusters' service names,
- * which change with CDS) and the route tables of connection managers with `rds` (RDS), each from
- * a file (`path_config_source`) or from a control plane over gRPC (`api_config_source` with
- * api_type GRPC or DELTA_GRPC, or `ads` over `ads_config`, one aggregated stream). CDS, then EDS,
- * then RDS, as Envoy's init orders them. The bootstrap loader refuses every other source (LDS)
- * by name.
+ * which change with CDS), listeners (LDS) and the route tables of connection managers with `rds`
+ * (RDS, asked for by the names the listeners use, which change with LDS), each from a file
+ * (`path_config_source`) or from a control plane over gRPC (`api_config_source` with api_type
+ * GRPC or DELTA_GRPC, or `ads` over `ads_config`, one aggregated stream). CDS, then EDS, then
+ * LDS, then RDS, as Envoy's init orders them.
  */
 
 const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
 const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
+const LISTENERS_URL = `type.googleapis.com/${LISTENER_TYPE}`;
 const log = getLogger('config', import.meta.url);
 /** Envoy's initial_fetch_timeout default. */
 const INITIAL_FETCH_TIMEOUT_MS = 15_000;
@@ -56,6 +58,9 @@ export interface ConfigTarget {
   assignEndpoints: (cluster: string, assignment: JsonObject) => void;
   /** New or changed route configurations reach the workers and the admin. */
   applyRoutes: (updated: RouteResource[]) => void;
+  listeners: ListenerManager;
+  /** A listener update reaches the tree (sockets and changes to the workers, the admin). */
+  applyListeners: (changes: ListenerChanges) => void;
 }
 
 export class ConfigSources {
@@ -65,6 +70,10 @@ export class ConfigSources {
   /** The last ClusterLoadAssignment of each EDS service name, for a cluster that (re)appears. */
   private readonly assignments = new Map<string, JsonObject>();
   private readonly edsFiles = new Set<string>();
+  /** RDS: each user's figures (by stat prefix and route name), and the files watched. */
+  private readonly rdsStats = new Map<string, SubscriptionStats[]>();
+  private readonly rdsUsersSeen = new Set<string>();
+  private readonly rdsFiles = new Set<string>();
   /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
   private readonly initialFetches: Promise<void>[] = [];
   private readonly clusters: ClusterManager;
@@ -91,24 +100,54 @@ export class ConfigSources {
     await this.startCds();
     this.refreshEds();
     await Promise.all(this.initialFetches);
-    // Listeners' route tables after the clusters, as Envoy's init: LDS/RDS after CDS.
-    this.startRds();
+    // Listeners after the clusters, and their route tables after them, as Envoy's init orders them.
+    await this.startLds();
+    this.refreshRds();
     await Promise.all(this.initialFetches);
+  }
+
+  private startLds(): Promise<void> {
+    const ldsConfig = obj(obj(this.bootstrap.dynamic_resources).lds_config);
+    if (Object.keys(ldsConfig).length === 0) return Promise.resolve();
+    const ldsStats = new SubscriptionStats('listener_manager.lds.');
+    const applyLds = async (versionInfo: string, resources: JsonObject[]) => {
+      const clusterNames = new Set(this.clusters.clusters.map((c) => c.name));
+      const changes = await this.tree.listeners.applyLds(versionInfo, resources, this.policy, clusterNames);
+      this.tree.applyListeners(changes);
+      this.refreshRds();
+      return changes.rejected;
+    };
+    const file = pathSourceOf(ldsConfig);
+    if (file) {
+      log.info(`lds: reading listeners from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
+      return this.watchFile(file, ldsStats, applyLds);
+    }
+    const stream = this.streamFor(ldsConfig, LDS_METHOD);
+    const counted = (versionInfo: string, resources: JsonObject[]) => ldsStats.update(versionInfo, () => applyLds(versionInfo, resources));
+    return this.initialFetch(ldsConfig, 'lds', ldsStats, (first) => stream.subscribe(LISTENERS_URL, counted, first));
   }
 
   /**
    * Route configurations for every HTTP connection manager with `rds`, by name, from each one's
-   * config source; figures per user under `http.<stat_prefix>.rds.<route_config_name>.`.
+   * config source (again after every LDS update: the names change with the listeners); figures
+   * per user under `http.<stat_prefix>.rds.<route_config_name>.`.
    */
-  private startRds(): void {
+  private refreshRds(): void {
     const bySource = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
-    const counters = new Map<string, SubscriptionStats[]>();
-    for (const user of rdsUsers(this.bootstrap)) {
-      const userStats = counters.get(user.name) ?? counters.set(user.name, []).get(user.name)!;
-      userStats.push(new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`));
+    const served = this.tree.listeners.listeners.filter((l) => !l.stopped).map((l) => l.config);
+    for (const user of rdsUsersOf(served)) {
+      const userKey = `${user.statPrefix}\n${user.name}`;
+      if (!this.rdsUsersSeen.has(userKey)) {
+        this.rdsUsersSeen.add(userKey);
+        const userStats = this.rdsStats.get(user.name) ?? this.rdsStats.set(user.name, []).get(user.name)!;
+        userStats.push(new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`));
+      }
       const file = pathSourceOf(user.source);
       if (file) {
-        this.watchFile(file, userStats[userStats.length - 1]!, (version, resources) => this.applyRds(version, resources, undefined));
+        if (this.rdsFiles.has(file.path)) continue;
+        this.rdsFiles.add(file.path);
+        const fileStats = this.rdsStats.get(user.name)!.at(-1)!;
+        this.initialFetches.push(this.watchFile(file, fileStats, (version, resources) => this.applyRds(version, resources, undefined)));
         continue;
       }
       const stream = this.streamFor(user.source, RDS_METHOD);
@@ -116,8 +155,12 @@ export class ConfigSources {
       entry.names.add(user.name);
     }
     for (const [stream, { source, names }] of bySource) {
-      const apply = (version: string, resources: JsonObject[]) => this.applyRds(version, resources, counters);
-      this.initialFetches.push(this.initialFetch(source, 'rds', undefined, (first) => stream.subscribe(ROUTES_URL, apply, first, [...names].sort())));
+      const sorted = [...names].sort();
+      if (stream.has(ROUTES_URL)) stream.rename(ROUTES_URL, sorted);
+      else {
+        const apply = (version: string, resources: JsonObject[]) => this.applyRds(version, resources, this.rdsStats);
+        this.initialFetches.push(this.initialFetch(source, 'rds', undefined, (first) => stream.subscribe(ROUTES_URL, apply, first, sorted)));
+      }
     }
   }
 
@@ -154,8 +197,7 @@ export class ConfigSources {
     const file = pathSourceOf(cdsConfig);
     if (file) {
       log.info(`cds: reading clusters from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
-      this.watchFile(file, cdsStats, applyCds);
-      return Promise.resolve();
+      return this.watchFile(file, cdsStats, applyCds);
     }
     const stream = this.streamFor(cdsConfig, CDS_METHOD);
     const counted = (versionInfo: string, resources: JsonObject[]) => cdsStats.update(versionInfo, () => applyCds(versionInfo, resources));
@@ -176,7 +218,7 @@ export class ConfigSources {
       if (file) {
         if (this.edsFiles.has(file.path)) continue;
         this.edsFiles.add(file.path);
-        this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false));
+        this.initialFetches.push(this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false)));
         continue;
       }
       const stream = this.streamFor(eds.source, EDS_METHOD);
@@ -211,11 +253,11 @@ export class ConfigSources {
     return errors;
   }
 
-  /** A file source, read now and again at each rename onto it. */
-  private watchFile(file: PathSource, counts: SubscriptionStats, apply: ApplyUpdate): void {
+  /** A file source, read now and again at each rename onto it; resolves once the first reading is applied. */
+  private watchFile(file: PathSource, counts: SubscriptionStats, apply: ApplyUpdate): Promise<void> {
     const subscription = new FileSubscription(file, counts, apply);
     this.files.push(subscription);
-    subscription.start();
+    return subscription.start();
   }
 
   /** Resolves at the subscription's first response, or after the source's initial_fetch_timeout (default 15 s; 0: never). */

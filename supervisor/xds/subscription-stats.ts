@@ -24,10 +24,16 @@ export class SubscriptionStats {
     this.versionText = stats.textReadout(`${prefix}version_text`);
   }
 
-  /** Applies an update through `apply` and counts its outcome; returns the refusals. */
-  update(versionInfo: string, apply: () => string[]): string[] {
+  /** Applies an update through `apply` and counts its outcome; returns the refusals (a promise when `apply` gives one). */
+  update(versionInfo: string, apply: () => string[]): string[];
+  update(versionInfo: string, apply: () => string[] | Promise<string[]>): string[] | Promise<string[]>;
+  update(versionInfo: string, apply: () => string[] | Promise<string[]>): string[] | Promise<string[]> {
     this.attempts.inc();
     const errors = apply();
+    return errors instanceof Promise ? errors.then((e) => this.outcome(versionInfo, e)) : this.outcome(versionInfo, errors);
+  }
+
+  private outcome(versionInfo: string, errors: string[]): string[] {
     if (errors.length) {
       this.rejections.inc();
       return errors;

@@ -4,18 +4,20 @@ import type protobuf from 'protobufjs';
 import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
-import { ADS_METHOD, CDS_METHOD, DELTA_METHODS } from '../../supervisor/xds/grpc-stream.js';
+import { ADS_METHOD, CDS_METHOD, DELTA_METHODS, LDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
 import { waitFor } from './proxy.js';
 
 /**
  * A small xDS control plane for tests, over @grpc/grpc-js with the Envoy protos the project
- * loads: it serves ADS and the per-type CDS service, state of the world and incremental (delta),
+ * loads: it serves ADS and the per-type CDS and LDS services, state of the world and incremental (delta),
  * answers each stream with the current resources of the types it asks for (nothing for a type
  * that has none yet), pushes every change to every open stream (delta: what changed and what was
  * removed), and records every request it gets.
  */
 
 export const CLUSTER_URL = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+export const LISTENER_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+export const ROUTE_URL = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 
 type Stream = ServerDuplexStream<JsonObject, JsonObject>;
 
@@ -57,6 +59,7 @@ export class TestControlPlane {
       { StreamAggregatedResources: sotw, DeltaAggregatedResources: delta },
     );
     server.addService({ StreamClusters: method(CDS_METHOD, false), DeltaClusters: method(DELTA_METHODS[CDS_METHOD]!, true) } as never, { StreamClusters: sotw, DeltaClusters: delta });
+    server.addService({ StreamListeners: method(LDS_METHOD, false), DeltaListeners: method(DELTA_METHODS[LDS_METHOD]!, true) } as never, { StreamListeners: sotw, DeltaListeners: delta });
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
     );

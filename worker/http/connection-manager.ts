@@ -10,7 +10,8 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { HttpStats } from '../../shared/stats/scopes.js';
-import type { DrainOrder, ListenerInfo } from '../../shared/ipc.js';
+import type { TrafficDirection } from '../../shared/config/resources.js';
+import type { DrainOrder } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
@@ -38,7 +39,7 @@ export interface ConnectionManagerContext {
   /** Route configurations from RDS, for a connection manager with `rds`. */
   routeTables: RouteTables;
   drain: DrainManager;
-  trafficDirection: ListenerInfo['trafficDirection'];
+  trafficDirection: TrafficDirection;
   healthCheckFailing: () => boolean;
   localAddressIpVersion: 'v4' | 'v6';
 }

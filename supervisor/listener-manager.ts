@@ -1,0 +1,341 @@
+import { list, obj } from '../shared/config/access.js';
+import { readDataSource } from '../shared/config/data-source.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { filterChainsOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
+import { sharedAddressKey } from '../shared/config/semantic.js';
+import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
+import type { DrainOrder } from '../shared/ipc.js';
+import { getLogger } from '../shared/log/logger.js';
+import { stats } from '../shared/stats/process.js';
+import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
+import type { DynamicFieldPolicy } from './cluster-manager.js';
+import { configuredAddressOf, handOverAddress, ListenerBindError, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+
+/**
+ * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
+ * configuration, source, version and listening socket. The bootstrap is the first source, the
+ * listener discovery service the other. A change that touches only filter chains is made in
+ * place (unchanged chains keep their connections, the others drain); any other change replaces
+ * the listener, on the same socket when the address stays, and the old one drains; a removed
+ * listener stops accepting and drains. Draining lasts --drain-time-s, then what is left closes.
+ */
+
+const log = getLogger('config', import.meta.url);
+
+/** A listener that stopped accepting and whose connections are being drained. */
+export interface DrainingListener {
+  resource: ListenerResource;
+  /** ms since the epoch. */
+  startedAt: number;
+}
+
+/** A refused listener update, with the configuration that was refused (/config_dump's error_state). */
+export interface ListenerFailure extends UpdateFailure {
+  failedConfiguration: JsonObject;
+}
+
+/** One listener change, as the tree applies it. */
+export type ListenerChange =
+  /** New, or replacing the listener of that name (whose connections drain, all or on changed chains only). */
+  | { kind: 'upsert'; resource: ListenerResource; inPlace: boolean; drain: DrainOrder }
+  /** Stops accepting; its connections drain. */
+  | { kind: 'remove'; name: string; drain: DrainOrder };
+
+export interface ListenerChanges {
+  /** In order: removals first, as Envoy's LDS does, then additions and modifications. */
+  changes: ListenerChange[];
+  /** Sockets no listener uses any more: closed here; workers close theirs. */
+  closedSockets: number[];
+  /** Sockets opened for this update (workers that are already running are sent them). */
+  openedSockets: ListenSocket[];
+  rejected: string[];
+}
+
+/** A socket a removed or readdressed listener left, in the update that left it. */
+interface Released {
+  socket: ListenSocket;
+  /** The listener that had it. */
+  by: string;
+}
+
+/** Everything but the filter chains, for telling an in-place update from a full one. */
+function withoutChains(config: JsonObject): string {
+  const { filter_chains: _f, default_filter_chain: _d, ...rest } = config;
+  return JSON.stringify(rest);
+}
+
+/** The keys of `before`'s filter chains that `after` does not have unchanged (those drain on an in-place update). */
+export function changedFilterChains(before: JsonObject, after: JsonObject): string[] {
+  const kept = new Set(filterChainsOf(after).map(([, c]) => JSON.stringify(c)));
+  return filterChainsOf(before)
+    .filter(([, c]) => !kept.has(JSON.stringify(c)))
+    .map(([key]) => key);
+}
+
+function directionOf(config: JsonObject): TrafficDirection {
+  return (config.traffic_direction ?? 'UNSPECIFIED') as TrafficDirection;
+}
+
+export class ListenerManager {
+  private readonly byName = new Map<string, ListenerResource>();
+  private readonly drainingListeners = new Set<DrainingListener>();
+  /** Directions stopped by /drain_listeners: later additions and modifications there are not made. */
+  private readonly stoppedDirections = new Set<DrainOrder['direction']>();
+  private readonly failures = new Map<string, ListenerFailure>();
+  private readonly warnedUnknown = new Set<string>();
+  /** The version of the last LDS update accepted whole (/config_dump's version_info). */
+  ldsVersionInfo: string | undefined;
+  /** Called when a listener's drain has ended. */
+  onDrained: (() => void) | undefined;
+  /** Set once the workers serve: before that a replaced listener has no connections to drain. */
+  workersStarted = false;
+  private readonly added = stats.counter('listener_manager.listener_added');
+  private readonly modified = stats.counter('listener_manager.listener_modified');
+  private readonly removed = stats.counter('listener_manager.listener_removed');
+  private readonly stoppedCount = stats.counter('listener_manager.listener_stopped');
+  private readonly inPlaceUpdated = stats.counter('listener_manager.listener_in_place_updated');
+  private readonly dynamicUnknownFields = stats.counter('server.dynamic_unknown_fields');
+  // Envoy's NeverImport gauges: a hot-restart parent's figures are not added to the child's.
+  private readonly active = stats.gauge('listener_manager.total_listeners_active', 'local');
+  private readonly draining = stats.gauge('listener_manager.total_listeners_draining', 'local');
+  private readonly warming = stats.gauge('listener_manager.total_listeners_warming', 'local');
+  private readonly chainsDraining = stats.gauge('listener_manager.total_filter_chains_draining', 'local');
+
+  constructor(
+    private readonly sockets: ListenSockets,
+    private readonly drainOrder: () => DrainOrder,
+  ) {
+    this.warming.set(0);
+    this.chainsDraining.set(0);
+    this.refreshGauges();
+  }
+
+  /** Binds (or inherits) every bootstrap listener's socket; on a failure closes what it opened and throws, naming the listener. */
+  async addStatic(bootstrap: JsonObject, tls: LoadedTls, nowMs = Date.now()): Promise<void> {
+    try {
+      for (const [i, config] of list(obj(bootstrap.static_resources).listeners).entries()) {
+        const name = String(config.name ?? `listener_${i}`);
+        const socket = await this.sockets.bind(config, name);
+        const chainTls: ListenerResource['tls'] = {};
+        for (const [key] of filterChainsOf(config)) {
+          const context = tls.listeners[listenerChainKey(name, key)];
+          if (context) chainTls[key] = context;
+        }
+        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false });
+        this.added.inc();
+      }
+    } catch (err) {
+      this.sockets.closeAll();
+      throw err;
+    }
+    this.refreshGauges();
+  }
+
+  /** Every listener that serves or was stopped by /drain_listeners, in the order they were added. */
+  get listeners(): ListenerResource[] {
+    return [...this.byName.values()];
+  }
+
+  get drainingNow(): DrainingListener[] {
+    return [...this.drainingListeners];
+  }
+
+  get updateFailures(): ListenerFailure[] {
+    return [...this.failures.values()];
+  }
+
+  /**
+   * An LDS update: the full set of dynamic listeners (state of the world). Each resource is
+   * checked alone (a refused one keeps its earlier version); removals come first, so that an
+   * address a removed listener had can be taken in the same update.
+   */
+  async applyLds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, clusterNames: Set<string>, nowMs = Date.now()): Promise<ListenerChanges> {
+    const out: ListenerChanges = { changes: [], closedSockets: [], openedSockets: [], rejected: [] };
+    const valid: JsonObject[] = [];
+    const named = new Set<string>();
+    const refuse = (name: string | undefined, label: string, errors: string[], config?: JsonObject) => {
+      out.rejected.push(`listener '${label}': ${errors.join('; ')}`);
+      if (name !== undefined) this.failures.set(name, { name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo, failedConfiguration: config ?? {} });
+    };
+    for (const [i, any] of resources.entries()) {
+      const checked = checkResource(LISTENER_TYPE, any, policy.unknownFields, policy.disabledExtensions, clusterNames);
+      const label = checked.name ?? `resources[${i}]`;
+      this.countUnknown(checked.unknownFields, label);
+      if (checked.name !== undefined && named.has(checked.name)) {
+        out.rejected.push(`listener '${label}': duplicate in the same update`);
+        continue;
+      }
+      if (checked.name !== undefined) named.add(checked.name);
+      if (!checked.message) {
+        refuse(checked.name, label, checked.errors, any);
+        continue;
+      }
+      const current = this.byName.get(label);
+      if (current && !current.addedViaApi) {
+        refuse(label, label, ['a listener of static_resources cannot be changed by the listener discovery service'], checked.message);
+        continue;
+      }
+      valid.push(checked.message);
+    }
+    for (const name of this.failures.keys()) if (!named.has(name)) this.failures.delete(name);
+
+    // Sockets the removed or readdressed listeners leave: one of this update's listeners may take one.
+    const released: Released[] = [];
+    const release = (resource: ListenerResource) => {
+      const socket = this.sockets.open.get(resource.socketId);
+      if (socket && ![...this.byName.values()].some((l) => l.socketId === socket.id && !l.stopped)) released.push({ socket, by: resource.name });
+    };
+    for (const [name, l] of this.byName) {
+      if (!l.addedViaApi || named.has(name)) continue;
+      this.byName.delete(name);
+      this.removed.inc();
+      if (!l.stopped) {
+        release(l);
+        this.startDrain(l, nowMs);
+      }
+      out.changes.push({ kind: 'remove', name, drain: this.drainOrder() });
+      log.info(`lds: listener '${name}' removed; draining its connections`);
+    }
+    for (const config of valid) {
+      const name = String(config.name);
+      const current = this.byName.get(name);
+      if (current && JSON.stringify(current.config) === JSON.stringify(config)) continue;
+      const direction = directionOf(config);
+      if (this.stoppedDirections.has('all') || (direction === 'INBOUND' && this.stoppedDirections.has('inbound'))) {
+        // As Envoy: not an error, but not made (the listeners of that direction were stopped).
+        log.warn(`lds: listener '${name}' not ${current ? 'modified' : 'added'}: ${direction === 'INBOUND' ? 'inbound ' : ''}listeners were stopped by /drain_listeners`);
+        continue;
+      }
+      const errors = this.checkAddress(config, name);
+      const tlsErrors: string[] = [];
+      const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors);
+      errors.push(...tlsErrors);
+      if (errors.length) {
+        refuse(name, name, errors, config);
+        continue;
+      }
+      let socket: ListenSocket;
+      try {
+        socket = await this.socketFor(config, name, current, released, out);
+      } catch (err) {
+        if (!(err instanceof ListenerBindError)) throw err;
+        refuse(name, name, [err.message], config);
+        continue;
+      }
+      this.failures.delete(name);
+      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false };
+      const inPlace = current !== undefined && !current.stopped && current.socketId === socket.id && withoutChains(current.config) === withoutChains(config);
+      if (current && !current.stopped && this.workersStarted) {
+        if (inPlace) this.drainChains(current, config);
+        else this.startDrain(current, nowMs);
+      }
+      if (current && !inPlace) release(current);
+      this.byName.set(name, resource);
+      (current ? this.modified : this.added).inc();
+      if (inPlace) this.inPlaceUpdated.inc();
+      out.changes.push({ kind: 'upsert', resource, inPlace, drain: this.drainOrder() });
+      log.info(`lds: listener '${name}' ${current ? (inPlace ? 'updated in place (filter chains)' : 'modified') : 'added'} on ${resource.address}`);
+    }
+    // A released socket that no listener took is closed.
+    for (const { socket } of released) {
+      if ([...this.byName.values()].some((l) => l.socketId === socket.id && !l.stopped)) continue;
+      this.sockets.close(socket.id);
+      out.closedSockets.push(socket.id);
+    }
+    if (out.rejected.length === 0) this.ldsVersionInfo = versionInfo;
+    this.refreshGauges();
+    return out;
+  }
+
+  /** A listener may not take an address another listener (of another name) serves. */
+  private checkAddress(config: JsonObject, name: string): string[] {
+    const key = sharedAddressKey(config);
+    if (key === undefined) return [];
+    // Another listener's address as configured, or as bound (one configured on port 0 has a real port too).
+    const taken = (l: ListenerResource) => [sharedAddressKey(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : l.address];
+    const other = [...this.byName.values()].find((l) => l.name !== name && !l.stopped && taken(l).includes(key));
+    return other ? [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`] : [];
+  }
+
+  /** The listener's socket: its current one when the address stays, one released in this update for that address, or a new one. */
+  private async socketFor(config: JsonObject, name: string, current: ListenerResource | undefined, released: Released[], out: ListenerChanges): Promise<ListenSocket> {
+    const { address, pipe } = configuredAddressOf(config);
+    const key = handOverAddress(address, pipe);
+    const mine = current && !current.stopped ? this.sockets.open.get(current.socketId) : undefined;
+    if (mine && handOverAddress(mine.configuredAddress, mine.pipe) === key) return mine;
+    // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.
+    const free = released.findIndex((r) => handOverAddress(r.socket.configuredAddress, r.socket.pipe) === key && (r.by === name || sharedAddressKey(config) !== undefined));
+    if (free >= 0) {
+      const [taken] = released.splice(free, 1);
+      return taken!.socket;
+    }
+    const socket = await this.sockets.bind(config, name);
+    out.openedSockets.push(socket);
+    return socket;
+  }
+
+  private startDrain(resource: ListenerResource, nowMs: number): void {
+    const entry: DrainingListener = { resource, startedAt: nowMs };
+    this.drainingListeners.add(entry);
+    this.refreshGauges();
+    setTimeout(() => {
+      this.drainingListeners.delete(entry);
+      this.refreshGauges();
+      this.onDrained?.();
+    }, this.drainOrder().drainTimeMs).unref();
+  }
+
+  private drainChains(before: ListenerResource, after: JsonObject): void {
+    const count = changedFilterChains(before.config, after).length;
+    if (count === 0) return;
+    this.chainsDraining.inc(count);
+    setTimeout(() => this.chainsDraining.dec(count), this.drainOrder().drainTimeMs).unref();
+  }
+
+  /**
+   * /drain_listeners (and a hot-restart parent's drain): the listeners of `direction` stop, their
+   * sockets close here; later LDS additions and modifications in that direction are not made.
+   * Returns the names stopped now.
+   */
+  stop(direction: DrainOrder['direction']): string[] {
+    this.stoppedDirections.add(direction);
+    const stopped: string[] = [];
+    for (const l of this.byName.values()) {
+      if (l.stopped || (direction === 'inbound' && l.trafficDirection !== 'INBOUND')) continue;
+      l.stopped = true;
+      stopped.push(l.name);
+    }
+    for (const id of [...this.sockets.open.keys()]) {
+      if (![...this.byName.values()].some((l) => l.socketId === id && !l.stopped)) this.sockets.close(id);
+    }
+    this.stoppedCount.inc(stopped.length);
+    this.refreshGauges();
+    return stopped;
+  }
+
+  /**
+   * The socket to hand to the next epoch for `address` (a request by hand-over address): the
+   * socket bound there, or, for a port-0 request, the one of the same-named listener configured on port 0.
+   */
+  forHandOver(address: string, listenerName: string): ListenSocket | undefined {
+    const open = [...this.sockets.open.values()];
+    const byAddress = open.find((s) => handOverAddress(s.address, s.pipe) === address);
+    if (byAddress) return byAddress;
+    const named = this.byName.get(listenerName);
+    const socket = named && !named.stopped ? this.sockets.open.get(named.socketId) : undefined;
+    return socket && handOverAddress(socket.configuredAddress, socket.pipe) === address ? socket : undefined;
+  }
+
+  private countUnknown(fields: string[], label: string): void {
+    for (const field of fields) {
+      this.dynamicUnknownFields.inc();
+      if (!this.warnedUnknown.has(field)) log.warn(`lds: unknown field ${field} in listener '${label}' ignored`);
+      this.warnedUnknown.add(field);
+    }
+  }
+
+  private refreshGauges(): void {
+    this.active.set([...this.byName.values()].filter((l) => !l.stopped).length);
+    this.draining.set(this.drainingListeners.size);
+  }
+}

@@ -1,0 +1,150 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { ListenerResource } from '../shared/config/resources.js';
+import type { DrainOrder } from '../shared/ipc.js';
+import { getLogger } from '../shared/log/logger.js';
+import type { SocketInbox } from '../shared/socket-channel.js';
+import { stats } from '../shared/stats/process.js';
+import { ServedListener, type ListenerContext } from './listeners.js';
+
+/**
+ * Every listener a worker serves, and the listening sockets they accept on. A socket is served
+ * by one net.Server for as long as the supervisor keeps it; each connection goes to the listener
+ * that owns the socket at that moment, so a listener replaced on the same address hands over
+ * without a gap: new connections go to the new version, the old one's connections drain.
+ * Changes are applied one at a time, in the order the supervisor sent them.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+export class ListenerSet {
+  private readonly servers = new Map<number, Server>();
+  /** Which listener a socket's connections go to. */
+  private readonly owners = new Map<number, ServedListener>();
+  private readonly active = new Map<string, ServedListener>();
+  private readonly draining = new Set<ServedListener>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly createSuccess = stats.counter('listener_manager.listener_create_success');
+  private readonly createFailure = stats.counter('listener_manager.listener_create_failure');
+
+  constructor(
+    private readonly inbox: SocketInbox,
+    private readonly ctx: ListenerContext,
+  ) {}
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  /** Serves the listeners the worker starts with (all but those stopped by /drain_listeners); a failure fails the start. */
+  start(resources: ListenerResource[]): Promise<void> {
+    // First in the queue: changes that arrive meanwhile apply after it.
+    const started = this.queue.then(async () => {
+      for (const resource of resources) {
+        if (resource.stopped) continue;
+        const listener = new ServedListener(resource, this.ctx);
+        await this.serve(resource.socketId, listener);
+        this.active.set(resource.name, listener);
+        this.createSuccess.inc();
+      }
+    });
+    this.queue = started.catch(() => undefined);
+    return started;
+  }
+
+  /** A listener new or changed: from now on its socket's connections go to it; the previous version drains. */
+  upsert(resource: ListenerResource, inPlace: boolean, order: DrainOrder): void {
+    this.enqueue(`add or update listener '${resource.name}'`, async () => {
+      const previous = this.active.get(resource.name);
+      let listener: ServedListener;
+      try {
+        listener = new ServedListener(resource, this.ctx, inPlace ? previous : undefined);
+        await this.serve(resource.socketId, listener);
+      } catch (err) {
+        this.createFailure.inc();
+        throw err;
+      }
+      this.active.set(resource.name, listener);
+      this.createSuccess.inc();
+      if (previous) {
+        if (this.owners.get(previous.resource.socketId) === previous) this.owners.delete(previous.resource.socketId);
+        this.drainAway(previous, order, inPlace ? listener : undefined);
+      }
+    });
+  }
+
+  /** A listener removed: it no longer gets connections; its own drain. */
+  remove(name: string, order: DrainOrder): void {
+    this.enqueue(`remove listener '${name}'`, async () => {
+      const listener = this.active.get(name);
+      if (!listener) return;
+      this.active.delete(name);
+      if (this.owners.get(listener.resource.socketId) === listener) this.owners.delete(listener.resource.socketId);
+      this.drainAway(listener, order);
+    });
+  }
+
+  /** The supervisor closed these sockets: no listener uses them any more. */
+  closeSockets(ids: number[]): void {
+    this.enqueue('close sockets', async () => {
+      for (const id of ids) {
+        this.servers.get(id)?.close();
+        this.servers.delete(id);
+        this.owners.delete(id);
+        this.inbox.discard(id);
+      }
+    });
+  }
+
+  /** /drain_listeners: these listeners stop accepting; their connections go on. */
+  stopAccepting(names: string[]): Promise<void> {
+    return this.enqueue('stop listeners', async () => {
+      for (const name of names) {
+        const id = this.active.get(name)?.resource.socketId;
+        if (id === undefined) continue;
+        this.servers.get(id)?.close();
+        this.servers.delete(id);
+        this.owners.delete(id);
+      }
+    });
+  }
+
+  /** Shutdown: stop accepting everywhere; resolves once every connection has closed. */
+  close(): Promise<void> {
+    for (const server of this.servers.values()) server.close();
+    this.servers.clear();
+    return Promise.all([...this.active.values(), ...this.draining].map((l) => l.close())).then(() => undefined);
+  }
+
+  private drainAway(listener: ServedListener, order: DrainOrder, successor?: ServedListener): void {
+    this.draining.add(listener);
+    void listener.drain(order, successor).then(() => this.draining.delete(listener));
+  }
+
+  /** Makes `listener` the owner of socket `id`, serving the socket first if this worker does not yet. */
+  private async serve(id: number, listener: ServedListener): Promise<void> {
+    if (!this.servers.has(id)) {
+      const fd = await this.inbox.take(id);
+      const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ fd }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      this.servers.set(id, server);
+    }
+    this.owners.set(id, listener);
+  }
+
+  private dispatch(id: number, socket: Socket): void {
+    const owner = this.owners.get(id);
+    if (owner) owner.onConnection(socket);
+    else socket.destroy(); // its listener was removed an instant ago; the socket is closing
+  }
+
+  private enqueue(what: string, op: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(op).catch((err: Error) => log.error(`could not ${what}: ${err.message}`));
+    return this.queue;
+  }
+}
