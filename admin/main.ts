@@ -138,6 +138,7 @@ process.on('message', (m: ToAdmin) => {
         state.server.ldsVersionInfo = m.ldsVersionInfo;
         state.server.listenerFailures = m.failures;
         state.server.drainingListeners = m.draining;
+        state.server.warmingListeners = m.warming;
       }
       break;
     case 'hand_back_counters':

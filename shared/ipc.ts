@@ -57,6 +57,8 @@ export interface ServerContext {
   listenerFailures: (UpdateFailure & { failedConfiguration: JsonObject })[];
   /** Listeners draining after a change or removal. */
   drainingListeners: DrainingListenerView[];
+  /** New listener versions waiting for their route tables (RDS) before they serve. */
+  warmingListeners: ListenerResource[];
   /** A worker's listening sockets as it inherited them at fork (filled per fork; later ones arrive on `socketChannelFd`). */
   listenSockets: InheritedSocket[];
   /** A worker's end of its socket channel with the supervisor (shared/socket-channel.ts); -1 for the admin process. */
@@ -183,7 +185,7 @@ export type ToAdmin =
   /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
   | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string; failures: UpdateFailure[] }
   /** The listeners after a listener discovery update or a drain (for /listeners and /config_dump). */
-  | { type: 'listeners'; listeners: ListenerResource[]; ldsVersionInfo?: string; failures: ServerContext['listenerFailures']; draining: DrainingListenerView[] }
+  | { type: 'listeners'; listeners: ListenerResource[]; ldsVersionInfo?: string; failures: ServerContext['listenerFailures']; draining: DrainingListenerView[]; warming: ListenerResource[] }
   /** The route configurations from RDS after an update (for /config_dump). */
   | { type: 'routes'; routes: Record<string, RouteResource> }
   | { type: 'shutdown'; graceMs: number };

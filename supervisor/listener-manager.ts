@@ -1,7 +1,9 @@
+import { closeSync, openSync } from 'node:fs';
+import { listenerAccessLogPaths } from '../shared/access-log/loggers.js';
 import { list, obj } from '../shared/config/access.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { filterChainsOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
+import { filterChainsOf, rdsUsersOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
 import { sharedAddressKey } from '../shared/config/semantic.js';
 import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
 import type { DrainOrder } from '../shared/ipc.js';
@@ -49,6 +51,8 @@ export interface ListenerChanges {
   /** Sockets opened for this update (workers that are already running are sent them). */
   openedSockets: ListenSocket[];
   rejected: string[];
+  /** Listeners that started warming (waiting for their route tables) with this update. */
+  warming: string[];
 }
 
 /** A socket a removed or readdressed listener left, in the update that left it. */
@@ -72,12 +76,29 @@ export function changedFilterChains(before: JsonObject, after: JsonObject): stri
     .map(([key]) => key);
 }
 
+/** Opens (creating) each access-log file of the listener once, as the bootstrap's are at start: a path that cannot be written refuses the listener. */
+function openAccessLogs(config: JsonObject): string[] {
+  const errors: string[] = [];
+  for (const path of listenerAccessLogPaths(config)) {
+    try {
+      closeSync(openSync(path, 'a'));
+    } catch (err) {
+      errors.push(`unable to open access log file '${path}': ${(err as Error).message}`);
+    }
+  }
+  return errors;
+}
+
 function directionOf(config: JsonObject): TrafficDirection {
   return (config.traffic_direction ?? 'UNSPECIFIED') as TrafficDirection;
 }
 
 export class ListenerManager {
   private readonly byName = new Map<string, ListenerResource>();
+  /** New versions waiting for their route tables before they serve (Envoy's warming listeners). */
+  private readonly warmingByName = new Map<string, ListenerResource>();
+  /** Whether the route configuration of that name is here (set by the tree: the route manager knows). */
+  hasRoutes: (name: string) => boolean = () => true;
   private readonly drainingListeners = new Set<DrainingListener>();
   /** Directions stopped by /drain_listeners: later additions and modifications there are not made. */
   private readonly stoppedDirections = new Set<DrainOrder['direction']>();
@@ -105,7 +126,6 @@ export class ListenerManager {
     private readonly sockets: ListenSockets,
     private readonly drainOrder: () => DrainOrder,
   ) {
-    this.warming.set(0);
     this.chainsDraining.set(0);
     this.refreshGauges();
   }
@@ -150,7 +170,7 @@ export class ListenerManager {
    * address a removed listener had can be taken in the same update.
    */
   async applyLds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, clusterNames: Set<string>, nowMs = Date.now()): Promise<ListenerChanges> {
-    const out: ListenerChanges = { changes: [], closedSockets: [], openedSockets: [], rejected: [] };
+    const out: ListenerChanges = { changes: [], closedSockets: [], openedSockets: [], rejected: [], warming: [] };
     const valid: JsonObject[] = [];
     const named = new Set<string>();
     const refuse = (name: string | undefined, label: string, errors: string[], config?: JsonObject) => {
@@ -181,32 +201,39 @@ export class ListenerManager {
 
     // Sockets the removed or readdressed listeners leave: one of this update's listeners may take one.
     const released: Released[] = [];
-    const release = (resource: ListenerResource) => {
-      const socket = this.sockets.open.get(resource.socketId);
-      if (socket && ![...this.byName.values()].some((l) => l.socketId === socket.id && !l.stopped)) released.push({ socket, by: resource.name });
-    };
     for (const [name, l] of this.byName) {
       if (!l.addedViaApi || named.has(name)) continue;
       this.byName.delete(name);
       this.removed.inc();
       if (!l.stopped) {
-        release(l);
+        this.release(l, released);
         this.startDrain(l, nowMs);
       }
       out.changes.push({ kind: 'remove', name, drain: this.drainOrder() });
       log.info(`lds: listener '${name}' removed; draining its connections`);
     }
+    for (const name of [...this.warmingByName.keys()]) if (!named.has(name)) this.dropWarming(name, released);
     for (const config of valid) {
       const name = String(config.name);
       const current = this.byName.get(name);
-      if (current && JSON.stringify(current.config) === JSON.stringify(config)) continue;
+      const warming = this.warmingByName.get(name);
+      const same = (r: ListenerResource | undefined) => r !== undefined && JSON.stringify(r.config) === JSON.stringify(config);
+      if (same(warming)) continue;
+      if (same(current)) {
+        // Back to the version that serves: the one warming is dropped.
+        if (warming) {
+          this.dropWarming(name, released);
+          this.modified.inc();
+        }
+        continue;
+      }
       const direction = directionOf(config);
       if (this.stoppedDirections.has('all') || (direction === 'INBOUND' && this.stoppedDirections.has('inbound'))) {
         // As Envoy: not an error, but not made (the listeners of that direction were stopped).
         log.warn(`lds: listener '${name}' not ${current ? 'modified' : 'added'}: ${direction === 'INBOUND' ? 'inbound ' : ''}listeners were stopped by /drain_listeners`);
         continue;
       }
-      const errors = this.checkAddress(config, name);
+      const errors = [...this.checkAddress(config, name), ...openAccessLogs(config)];
       const tlsErrors: string[] = [];
       const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors);
       errors.push(...tlsErrors);
@@ -216,7 +243,7 @@ export class ListenerManager {
       }
       let socket: ListenSocket;
       try {
-        socket = await this.socketFor(config, name, current, released, out);
+        socket = await this.socketFor(config, name, [current, warming], released, out);
       } catch (err) {
         if (!(err instanceof ListenerBindError)) throw err;
         refuse(name, name, [err.message], config);
@@ -224,27 +251,92 @@ export class ListenerManager {
       }
       this.failures.delete(name);
       const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false };
-      const inPlace = current !== undefined && !current.stopped && current.socketId === socket.id && withoutChains(current.config) === withoutChains(config);
-      if (current && !current.stopped && this.workersStarted) {
-        if (inPlace) this.drainChains(current, config);
-        else this.startDrain(current, nowMs);
+      (current || warming ? this.modified : this.added).inc();
+      if (warming) this.dropWarming(name, released, socket.id);
+      // Once the workers serve, a listener whose route tables have not come yet warms until they do.
+      const missing = this.workersStarted ? this.missingRoutes(config) : [];
+      if (missing.length) {
+        this.warmingByName.set(name, resource);
+        out.warming.push(name);
+        log.info(`lds: listener '${name}' warming on ${resource.address} until route configuration(s) ${missing.map((m) => `'${m}'`).join(', ')} arrive`);
+        continue;
       }
-      if (current && !inPlace) release(current);
-      this.byName.set(name, resource);
-      (current ? this.modified : this.added).inc();
-      if (inPlace) this.inPlaceUpdated.inc();
-      out.changes.push({ kind: 'upsert', resource, inPlace, drain: this.drainOrder() });
-      log.info(`lds: listener '${name}' ${current ? (inPlace ? 'updated in place (filter chains)' : 'modified') : 'added'} on ${resource.address}`);
+      this.activate(resource, current, released, out, nowMs);
     }
-    // A released socket that no listener took is closed.
-    for (const { socket } of released) {
-      if ([...this.byName.values()].some((l) => l.socketId === socket.id && !l.stopped)) continue;
-      this.sockets.close(socket.id);
-      out.closedSockets.push(socket.id);
-    }
+    this.closeReleased(released, out);
     if (out.rejected.length === 0) this.ldsVersionInfo = versionInfo;
     this.refreshGauges();
     return out;
+  }
+
+  /** The names of warming listeners. */
+  get warmingNames(): string[] {
+    return [...this.warmingByName.keys()];
+  }
+
+  get warmingNow(): ListenerResource[] {
+    return [...this.warmingByName.values()];
+  }
+
+  /** The route configurations (by name) a listener's connection managers take by RDS and that are not here yet. */
+  missingRoutes(config: JsonObject): string[] {
+    return rdsUsersOf([config])
+      .map((u) => u.name)
+      .filter((n) => !this.hasRoutes(n));
+  }
+
+  /** A warming listener is warm (its route tables came, or the wait ran out): it takes over from the version that served. */
+  promote(name: string, nowMs = Date.now()): ListenerChanges {
+    const out: ListenerChanges = { changes: [], closedSockets: [], openedSockets: [], rejected: [], warming: [] };
+    const resource = this.warmingByName.get(name);
+    if (!resource) return out;
+    this.warmingByName.delete(name);
+    const released: Released[] = [];
+    this.activate(resource, this.byName.get(name), released, out, nowMs);
+    this.closeReleased(released, out);
+    this.refreshGauges();
+    return out;
+  }
+
+  /** `resource` serves from now on; the version it replaces drains (only its changed filter chains, in place). */
+  private activate(resource: ListenerResource, current: ListenerResource | undefined, released: Released[], out: ListenerChanges, nowMs: number): void {
+    const inPlace = current !== undefined && !current.stopped && current.socketId === resource.socketId && withoutChains(current.config) === withoutChains(resource.config);
+    if (current && !current.stopped && this.workersStarted) {
+      if (inPlace) this.drainChains(current, resource.config);
+      else this.startDrain(current, nowMs);
+    }
+    this.byName.set(resource.name, resource);
+    if (current && !inPlace) this.release(current, released);
+    if (inPlace) this.inPlaceUpdated.inc();
+    out.changes.push({ kind: 'upsert', resource, inPlace, drain: this.drainOrder() });
+    log.info(`lds: listener '${resource.name}' ${current ? (inPlace ? 'updated in place (filter chains)' : 'modified') : 'added'} on ${resource.address}`);
+  }
+
+  /** A warming version goes; its socket too, unless `keep` (the version replacing it took it) or another listener uses it. */
+  private dropWarming(name: string, released: Released[], keep?: number): void {
+    const warming = this.warmingByName.get(name);
+    if (!warming) return;
+    this.warmingByName.delete(name);
+    if (warming.socketId !== keep) this.release(warming, released);
+  }
+
+  /** A socket that `resource` had is left for this update's other listeners, if no listener uses it. */
+  private release(resource: ListenerResource, released: Released[]): void {
+    const socket = this.sockets.open.get(resource.socketId);
+    if (socket && !this.inUse(socket.id) && !released.some((r) => r.socket === socket)) released.push({ socket, by: resource.name });
+  }
+
+  private inUse(socketId: number): boolean {
+    return [...this.byName.values()].some((l) => l.socketId === socketId && !l.stopped) || [...this.warmingByName.values()].some((l) => l.socketId === socketId);
+  }
+
+  /** A released socket that no listener took is closed. */
+  private closeReleased(released: Released[], out: ListenerChanges): void {
+    for (const { socket } of released) {
+      if (this.inUse(socket.id)) continue;
+      this.sockets.close(socket.id);
+      out.closedSockets.push(socket.id);
+    }
   }
 
   /** A listener may not take an address another listener (of another name) serves. */
@@ -253,16 +345,19 @@ export class ListenerManager {
     if (key === undefined) return [];
     // Another listener's address as configured, or as bound (one configured on port 0 has a real port too).
     const taken = (l: ListenerResource) => [sharedAddressKey(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : l.address];
-    const other = [...this.byName.values()].find((l) => l.name !== name && !l.stopped && taken(l).includes(key));
+    const others = [...[...this.byName.values()].filter((l) => !l.stopped), ...this.warmingByName.values()];
+    const other = others.find((l) => l.name !== name && taken(l).includes(key));
     return other ? [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`] : [];
   }
 
-  /** The listener's socket: its current one when the address stays, one released in this update for that address, or a new one. */
-  private async socketFor(config: JsonObject, name: string, current: ListenerResource | undefined, released: Released[], out: ListenerChanges): Promise<ListenSocket> {
+  /** The listener's socket: that of its serving or warming version when the address stays, one released in this update for that address, or a new one. */
+  private async socketFor(config: JsonObject, name: string, versions: (ListenerResource | undefined)[], released: Released[], out: ListenerChanges): Promise<ListenSocket> {
     const { address, pipe } = configuredAddressOf(config);
     const key = handOverAddress(address, pipe);
-    const mine = current && !current.stopped ? this.sockets.open.get(current.socketId) : undefined;
-    if (mine && handOverAddress(mine.configuredAddress, mine.pipe) === key) return mine;
+    for (const version of versions) {
+      const mine = version && !version.stopped ? this.sockets.open.get(version.socketId) : undefined;
+      if (mine && handOverAddress(mine.configuredAddress, mine.pipe) === key) return mine;
+    }
     // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.
     const free = released.findIndex((r) => handOverAddress(r.socket.configuredAddress, r.socket.pipe) === key && (r.by === name || sharedAddressKey(config) !== undefined));
     if (free >= 0) {
@@ -305,9 +400,9 @@ export class ListenerManager {
       l.stopped = true;
       stopped.push(l.name);
     }
-    for (const id of [...this.sockets.open.keys()]) {
-      if (![...this.byName.values()].some((l) => l.socketId === id && !l.stopped)) this.sockets.close(id);
-    }
+    // A version still warming in that direction never serves.
+    for (const [name, l] of this.warmingByName) if (direction === 'all' || l.trafficDirection === 'INBOUND') this.warmingByName.delete(name);
+    for (const id of [...this.sockets.open.keys()]) if (!this.inUse(id)) this.sockets.close(id);
     this.stoppedCount.inc(stopped.length);
     this.refreshGauges();
     return stopped;
@@ -337,5 +432,6 @@ export class ListenerManager {
   private refreshGauges(): void {
     this.active.set([...this.byName.values()].filter((l) => !l.stopped).length);
     this.draining.set(this.drainingListeners.size);
+    this.warming.set(this.warmingByName.size);
   }
 }

@@ -1,7 +1,8 @@
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
-import { filterChainsOf, type RouteResource } from '../shared/config/resources.js';
+import { filterChainsOf, rdsUsersOf, type RouteResource } from '../shared/config/resources.js';
+import { durationMs } from '../shared/config/wkt.js';
 import type { ServerContext, ToAdmin, ToWorker } from '../shared/ipc.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import type { ClusterChanges, ClusterManager } from './cluster-manager.js';
@@ -22,6 +23,8 @@ import { ConfigSources } from './xds/sources.js';
  */
 
 const log = getLogger('upstream', import.meta.url);
+/** Envoy's initial_fetch_timeout default, which bounds a listener's wait for its route tables. */
+const RDS_WARMING_TIMEOUT_MS = 15_000;
 
 /** The listeners' inline route configurations. */
 function routeConfigsOf(listeners: JsonObject[]): JsonObject[] {
@@ -77,6 +80,7 @@ export class LiveConfig {
       applyRoutes: (updated) => this.applyRoutes(updated),
     });
     listeners.onDrained = () => this.reportListeners();
+    listeners.hasRoutes = (name) => this.routes.has(name);
   }
 
   /** Resolves once every source has had its initial fetch (or initial_fetch_timeout). */
@@ -131,6 +135,11 @@ export class LiveConfig {
     this.tree.context.routes = this.routes.routes;
     for (const resource of updated) this.tree.toEveryWorker({ type: 'route_update', resource });
     this.tree.toAdmin({ type: 'routes', routes: this.tree.context.routes });
+    // Listeners that were waiting for these tables are warm: they serve from now on.
+    for (const name of this.listeners.warmingNames) {
+      const warming = this.listeners.warmingNow.find((l) => l.name === name)!;
+      if (this.listeners.missingRoutes(warming.config).length === 0) this.applyListeners(this.listeners.promote(name));
+    }
   }
 
   /**
@@ -144,7 +153,25 @@ export class LiveConfig {
       else this.tree.toEveryWorker({ type: 'listener_upsert', resource: change.resource, inPlace: change.inPlace, drain: change.drain });
     }
     if (changes.closedSockets.length) this.tree.toEveryWorker({ type: 'sockets_closed', ids: changes.closedSockets });
+    for (const name of changes.warming) this.warmAtTheLatest(name);
     this.reportListeners();
+  }
+
+  /**
+   * A warming listener waits for its route tables no longer than their sources' initial fetch
+   * timeout (15 s unless set; 0: for ever). Then, as Envoy, it serves without them: its requests
+   * get 404 (NR) until they come.
+   */
+  private warmAtTheLatest(name: string): void {
+    const resource = this.listeners.warmingNow.find((l) => l.name === name);
+    if (!resource) return;
+    const timeouts = rdsUsersOf([resource.config]).map((u) => (typeof u.source.initial_fetch_timeout === 'string' ? durationMs(u.source.initial_fetch_timeout) : RDS_WARMING_TIMEOUT_MS));
+    if (timeouts.length === 0 || timeouts.includes(0)) return;
+    setTimeout(() => {
+      if (!this.listeners.warmingNow.includes(resource)) return;
+      log.warn(`lds: listener '${name}' has waited ${Math.max(...timeouts)} ms for route configuration(s) ${this.listeners.missingRoutes(resource.config).map((n) => `'${n}'`).join(', ')}: serving without them (404 until they come)`);
+      this.applyListeners(this.listeners.promote(name));
+    }, Math.max(...timeouts)).unref();
   }
 
   /** The listeners as the context (for children started later) and the admin process show them. */
@@ -153,8 +180,9 @@ export class LiveConfig {
     context.listeners = this.listeners.listeners;
     context.listenerFailures = this.listeners.updateFailures;
     context.drainingListeners = this.listeners.drainingNow;
+    context.warmingListeners = this.listeners.warmingNow;
     if (this.listeners.ldsVersionInfo !== undefined) context.ldsVersionInfo = this.listeners.ldsVersionInfo;
-    this.tree.toAdmin({ type: 'listeners', listeners: context.listeners, failures: context.listenerFailures, draining: context.drainingListeners, ...(context.ldsVersionInfo !== undefined ? { ldsVersionInfo: context.ldsVersionInfo } : {}) });
+    this.tree.toAdmin({ type: 'listeners', listeners: context.listeners, failures: context.listenerFailures, draining: context.drainingListeners, warming: context.warmingListeners, ...(context.ldsVersionInfo !== undefined ? { ldsVersionInfo: context.ldsVersionInfo } : {}) });
   }
 
   close(): void {

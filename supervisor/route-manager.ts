@@ -11,6 +11,10 @@ import type { DynamicFieldPolicy } from './cluster-manager.js';
 export class RouteManager {
   private readonly byName = new Map<string, RouteResource>();
 
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
   get routes(): Record<string, RouteResource> {
     return Object.fromEntries(this.byName);
   }

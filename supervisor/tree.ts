@@ -107,6 +107,7 @@ export class ProcessTree {
       listeners: listenerManager.listeners,
       listenerFailures: [],
       drainingListeners: [],
+      warmingListeners: [],
       listenSockets: [],
       socketChannelFd: -1,
       localAddressIpVersion: options.localAddressIpVersion,

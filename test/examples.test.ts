@@ -4,10 +4,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
-import { repoRoot, runProxy } from './helpers/cli.js';
+import { repoRoot, runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, stopAllProxies } from './helpers/proxy.js';
 
-after(() => stopAllProxies());
+const tmp = tempDir();
+after(async () => {
+  await stopAllProxies();
+  tmp.cleanup();
+});
 
 const bootstraps = readdirSync('examples').filter((f) => /\.(ya?ml|json|pb_text)$/.test(f));
 
@@ -22,6 +26,13 @@ function onPortZero(file: string): Record<string, any> {
   };
   zero(doc.admin?.address);
   for (const listener of doc.static_resources?.listeners ?? []) zero(listener.address);
+  // Listeners from a file (LDS): a copy of the file with their ports at 0 too.
+  const lds = doc.dynamic_resources?.lds_config?.path_config_source;
+  if (lds?.path) {
+    const response = load(readFileSync(lds.path, 'utf8')) as { resources?: { address?: { socket_address?: { port_value?: number } } }[] };
+    for (const listener of response.resources ?? []) zero(listener.address);
+    lds.path = tmp.file(`lds-${file}.json`, JSON.stringify(response));
+  }
   return doc;
 }
 

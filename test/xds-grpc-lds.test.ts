@@ -110,6 +110,48 @@ describe('listeners from a control plane over ADS (state of the world)', () => {
   });
 });
 
+describe('listener warming', () => {
+  it('a new listener waits for its route table (warming_state, /init_dump, total_listeners_warming), then serves; or serves without it after the initial fetch timeout', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(CLUSTER_URL, '1', [cluster('a', a.port)]);
+      cp.set(LISTENER_URL, '1', [listener('first', { cluster: 'a' })]);
+      cp.set(ROUTE_URL, '1', []);
+      const proxy = await startProxy(bootstrap(cp.port, 'GRPC'), ['--concurrency', '1', '--drain-time-s', '1']);
+      await waitForPort(proxy, 'first');
+
+      cp.set(LISTENER_URL, '2', [listener('first', { cluster: 'a' }), listener('late', { routes: 'late-routes' })]);
+      await waitFor('late to warm', async () => ((await statValue(proxy, 'listener_manager.total_listeners_warming')) === 1 ? true : undefined));
+      assert.equal(await portOf(proxy, 'late'), undefined, 'a warming listener is not listed');
+      const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_listeners`)).body).configs as any[];
+      const late = dump.find((d) => d.name === 'late');
+      assert.equal(late.warming_state.version_info, '2');
+      assert.equal(late.active_state, undefined);
+      assert.deepEqual(JSON.parse((await httpRequest(`http://${proxy.admin}/init_dump?mask=listener`)).body), {
+        unready_targets_dumps: [{ name: 'init manager Listener-local-init-manager late', target_names: ['RdsRouteConfigSubscription late-routes'] }],
+      });
+      await cp.waitForRequest('RDS for late-routes', (rq) => rq.type_url === ROUTE_URL && JSON.stringify(rq.resource_names) === JSON.stringify(['late-routes']));
+
+      cp.set(ROUTE_URL, '2', [routes('late-routes', 'a')]);
+      const port = (await waitForPort(proxy, 'late'))!;
+      assert.equal(await get(port), 'A', 'warm: it serves with its table');
+      assert.equal(await statValue(proxy, 'listener_manager.total_listeners_warming'), 0);
+      assert.deepEqual(JSON.parse((await httpRequest(`http://${proxy.admin}/init_dump`)).body), {});
+
+      // A table that never comes: after its source's initial_fetch_timeout the listener serves without it (404).
+      const never = listener('never', { routes: 'never-routes' }) as any;
+      never.filter_chains[0].filters[0].typed_config.rds.config_source.initial_fetch_timeout = '0.5s';
+      cp.set(LISTENER_URL, '3', [listener('first', { cluster: 'a' }), listener('late', { routes: 'late-routes' }), never]);
+      const neverPort = (await waitForPort(proxy, 'never'))!;
+      assert.equal((await httpRequest(`http://127.0.0.1:${neverPort}/`)).status, 404);
+      assert.match(proxy.output(), /listener 'never' has waited 500 ms for route configuration\(s\) 'never-routes': serving without them/);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});
+
 describe('listeners over incremental xDS (DELTA_GRPC)', () => {
   it('adds a listener, and removes it when the control plane names it removed', async () => {
     const cp = await TestControlPlane.start();

@@ -164,7 +164,11 @@ describe('listeners from a file (LDS)', () => {
 
   it('refuses a bad listener alone: its siblings apply, it keeps no earlier version, error_state says why', async () => {
     const rejectedBefore = await stat('listener_manager.lds.update_rejected');
-    publish('6', [listener('dyn', 'b', { stat_prefix: 'renamed' }), listener('bad', 'nowhere'), listener('good', 'a')]);
+    const unwritable = listener('unwritable', 'a') as any;
+    unwritable.filter_chains[0].filters[0].typed_config.access_log = [
+      { name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(tmp.dir, 'no-such-dir', 'access.log') } },
+    ];
+    publish('6', [listener('dyn', 'b', { stat_prefix: 'renamed' }), listener('bad', 'nowhere'), unwritable, listener('good', 'a')]);
     const good = await portOf('good');
     assert.equal(await body(good), 'A');
     assert.equal(await stat('listener_manager.lds.update_rejected'), rejectedBefore + 1);
@@ -172,6 +176,7 @@ describe('listeners from a file (LDS)', () => {
     const d = await dump();
     assert.match(d.get('bad').error_state.details, /unknown cluster 'nowhere'/);
     assert.equal(d.get('bad').error_state.failed_configuration.name, 'bad');
+    assert.match(d.get('unwritable').error_state.details, /unable to open access log file '.*no-such-dir\/access\.log'/);
     // The version stays the last one accepted whole.
     const all = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump`)).body).configs.find((c: any) => c['@type'].endsWith('ListenersConfigDump'));
     assert.equal(all.version_info, '5');

@@ -40,8 +40,9 @@ const LISTENER_TYPE_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener
 
 /**
  * envoy.admin.v3.ListenersConfigDump: bootstrap listeners as static_listeners; each listener of
- * the listener discovery service under its name with its active_state, its draining_state while
- * an earlier version drains, and error_state while its last update stands refused.
+ * the listener discovery service under its name with its active_state, its warming_state while a
+ * new version waits for its route tables, its draining_state while an earlier version drains,
+ * and error_state while its last update stands refused.
  */
 function listenersDump(state: AdminState, keep: (name: string) => boolean): JsonObject {
   const server = state.server;
@@ -51,6 +52,7 @@ function listenersDump(state: AdminState, keep: (name: string) => boolean): Json
   const dynamic = new Map<string, JsonObject>();
   const entry = (name: string) => dynamic.get(name) ?? dynamic.set(name, { name }).get(name)!;
   for (const l of server.listeners) if (l.addedViaApi && keep(l.name)) entry(l.name).active_state = stateOf(l);
+  for (const l of server.warmingListeners) if (keep(l.name)) entry(l.name).warming_state = stateOf(l);
   for (const d of server.drainingListeners) if (keep(d.resource.name)) entry(d.resource.name).draining_state = stateOf(d.resource);
   for (const f of server.listenerFailures) {
     if (!keep(f.name)) continue;

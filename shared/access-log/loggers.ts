@@ -86,15 +86,17 @@ function accessLogPaths(entries: unknown): string[] {
  * fails the start with its name instead of failing every worker.
  */
 export function bootstrapAccessLogPaths(bootstrap: Obj): string[] {
-  const paths: string[] = [];
-  for (const l of list(obj(bootstrap.static_resources).listeners)) {
-    const chains = [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])];
-    for (const chain of chains) for (const f of list(chain.filters)) paths.push(...accessLogPaths(obj(f.typed_config).access_log));
-  }
+  const paths = list(obj(bootstrap.static_resources).listeners).flatMap(listenerAccessLogPaths);
   const admin = obj(bootstrap.admin);
   paths.push(...accessLogPaths(admin.access_log));
   if (typeof admin.access_log_path === 'string' && admin.access_log_path !== '') paths.push(admin.access_log_path);
   return [...new Set(paths)];
+}
+
+/** Every file a listener's HTTP connection managers and TCP proxies write their access logs to. */
+export function listenerAccessLogPaths(l: Obj): string[] {
+  const chains = [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])];
+  return chains.flatMap((chain) => list(chain.filters).flatMap((f) => accessLogPaths(obj(f.typed_config).access_log)));
 }
 
 /** The loggers of an `access_log` list; undefined when there are none, so callers skip recording. */

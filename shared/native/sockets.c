@@ -65,6 +65,17 @@ static napi_value throw_type(napi_env env, const char *message) {
   return NULL;
 }
 
+/* [a, b] as a JS array of two numbers. */
+static napi_value int_pair(napi_env env, int32_t a, int32_t b) {
+  napi_value result, va, vb;
+  napi_create_array_with_length(env, 2, &result);
+  napi_create_int32(env, a, &va);
+  napi_create_int32(env, b, &vb);
+  napi_set_element(env, result, 0, va);
+  napi_set_element(env, result, 1, vb);
+  return result;
+}
+
 static int get_string(napi_env env, napi_value v, char *buf, size_t size) {
   size_t len;
   return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
@@ -134,13 +145,7 @@ static napi_value listen_tcp(napi_env env, napi_callback_info info) {
   getsockname(fd, (struct sockaddr *)&ss, &len);
   int bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
 
-  napi_value result, vfd, vport;
-  napi_create_array_with_length(env, 2, &result);
-  napi_create_int32(env, fd, &vfd);
-  napi_create_int32(env, bound, &vport);
-  napi_set_element(env, result, 0, vfd);
-  napi_set_element(env, result, 1, vport);
-  return result;
+  return int_pair(env, fd, bound);
 }
 
 /* listenUnix(path: string, backlog: number, mode: number) -> fd. mode 0 leaves the file's mode alone. */
@@ -398,13 +403,7 @@ static napi_value socket_pair(napi_env env, napi_callback_info info) {
   (void)info;
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) return throw_errno(env, "socketpair", errno);
-  napi_value result, a, b;
-  napi_create_array_with_length(env, 2, &result);
-  napi_create_int32(env, fds[0], &a);
-  napi_create_int32(env, fds[1], &b);
-  napi_set_element(env, result, 0, a);
-  napi_set_element(env, result, 1, b);
-  return result;
+  return int_pair(env, fds[0], fds[1]);
 }
 
 /* dgramAdopt(fd, onMessage) -> handle: an inherited end of socketPair(), polled like dgramOpen's. */

@@ -117,14 +117,22 @@ export class ConfigSources {
       this.refreshRds();
       return changes.rejected;
     };
-    const file = pathSourceOf(ldsConfig);
+    return this.subscribeAll(ldsConfig, 'lds', 'listeners', ldsStats, LDS_METHOD, LISTENERS_URL, applyLds);
+  }
+
+  /**
+   * A wildcard subscription (CDS, LDS: every resource of the type, full state) from the source's
+   * file or control plane; resolves at its initial fetch.
+   */
+  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate): Promise<void> {
+    const file = pathSourceOf(source);
     if (file) {
-      log.info(`lds: reading listeners from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
-      return this.watchFile(file, ldsStats, applyLds);
+      log.info(`${what}: reading ${things} from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
+      return this.watchFile(file, counts, apply);
     }
-    const stream = this.streamFor(ldsConfig, LDS_METHOD);
-    const counted = (versionInfo: string, resources: JsonObject[]) => ldsStats.update(versionInfo, () => applyLds(versionInfo, resources));
-    return this.initialFetch(ldsConfig, 'lds', ldsStats, (first) => stream.subscribe(LISTENERS_URL, counted, first));
+    const stream = this.streamFor(source, method);
+    const counted = (versionInfo: string, resources: JsonObject[]) => counts.update(versionInfo, () => apply(versionInfo, resources));
+    return this.initialFetch(source, what, counts, (first) => stream.subscribe(typeUrl, counted, first));
   }
 
   /**
@@ -134,7 +142,7 @@ export class ConfigSources {
    */
   private refreshRds(): void {
     const bySource = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
-    const served = this.tree.listeners.listeners.filter((l) => !l.stopped).map((l) => l.config);
+    const served = [...this.tree.listeners.listeners.filter((l) => !l.stopped), ...this.tree.listeners.warmingNow].map((l) => l.config);
     for (const user of rdsUsersOf(served)) {
       const userKey = `${user.statPrefix}\n${user.name}`;
       if (!this.rdsUsersSeen.has(userKey)) {
@@ -194,14 +202,7 @@ export class ConfigSources {
       this.refreshEds();
       return changes.rejected;
     };
-    const file = pathSourceOf(cdsConfig);
-    if (file) {
-      log.info(`cds: reading clusters from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
-      return this.watchFile(file, cdsStats, applyCds);
-    }
-    const stream = this.streamFor(cdsConfig, CDS_METHOD);
-    const counted = (versionInfo: string, resources: JsonObject[]) => cdsStats.update(versionInfo, () => applyCds(versionInfo, resources));
-    return this.initialFetch(cdsConfig, 'cds', cdsStats, (first) => stream.subscribe(`type.googleapis.com/${CLUSTER_TYPE}`, counted, first));
+    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds);
   }
 
   /**
