@@ -11,6 +11,7 @@ import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
+import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 
 /**
@@ -23,13 +24,6 @@ import { configuredAddressOf, handOverAddress, ListenerBindError, type ListenSoc
  */
 
 const log = getLogger('config', import.meta.url);
-
-/** A listener that stopped accepting and whose connections are being drained. */
-export interface DrainingListener {
-  resource: ListenerResource;
-  /** ms since the epoch. */
-  startedAt: number;
-}
 
 /** A refused listener update, with the configuration that was refused (/config_dump's error_state). */
 export interface ListenerFailure extends UpdateFailure {
@@ -62,20 +56,6 @@ interface Released {
   by: string;
 }
 
-/** Everything but the filter chains, for telling an in-place update from a full one. */
-function withoutChains(config: JsonObject): string {
-  const { filter_chains: _f, default_filter_chain: _d, ...rest } = config;
-  return JSON.stringify(rest);
-}
-
-/** The keys of `before`'s filter chains that `after` does not have unchanged (those drain on an in-place update). */
-export function changedFilterChains(before: JsonObject, after: JsonObject): string[] {
-  const kept = new Set(filterChainsOf(after).map(([, c]) => JSON.stringify(c)));
-  return filterChainsOf(before)
-    .filter(([, c]) => !kept.has(JSON.stringify(c)))
-    .map(([key]) => key);
-}
-
 /** Opens (creating) each access-log file of the listener once, as the bootstrap's are at start: a path that cannot be written refuses the listener. */
 function openAccessLogs(config: JsonObject): string[] {
   const errors: string[] = [];
@@ -99,15 +79,14 @@ export class ListenerManager {
   private readonly warmingByName = new Map<string, ListenerResource>();
   /** Whether the route configuration of that name is here (set by the tree: the route manager knows). */
   hasRoutes: (name: string) => boolean = () => true;
-  private readonly drainingListeners = new Set<DrainingListener>();
+  /** What drains after changes, for the drain time. */
+  readonly drains: ListenerDrains;
   /** Directions stopped by /drain_listeners: later additions and modifications there are not made. */
   private readonly stoppedDirections = new Set<DrainOrder['direction']>();
   private readonly failures = new Map<string, ListenerFailure>();
   private readonly warnedUnknown = new Set<string>();
   /** The version of the last LDS update accepted whole (/config_dump's version_info). */
   ldsVersionInfo: string | undefined;
-  /** Called when a listener's drain has ended. */
-  onDrained: (() => void) | undefined;
   /** Set once the workers serve: before that a replaced listener has no connections to drain. */
   workersStarted = false;
   private readonly added = stats.counter('listener_manager.listener_added');
@@ -118,15 +97,13 @@ export class ListenerManager {
   private readonly dynamicUnknownFields = stats.counter('server.dynamic_unknown_fields');
   // Envoy's NeverImport gauges: a hot-restart parent's figures are not added to the child's.
   private readonly active = stats.gauge('listener_manager.total_listeners_active', 'local');
-  private readonly draining = stats.gauge('listener_manager.total_listeners_draining', 'local');
   private readonly warming = stats.gauge('listener_manager.total_listeners_warming', 'local');
-  private readonly chainsDraining = stats.gauge('listener_manager.total_filter_chains_draining', 'local');
 
   constructor(
     private readonly sockets: ListenSockets,
     private readonly drainOrder: () => DrainOrder,
   ) {
-    this.chainsDraining.set(0);
+    this.drains = new ListenerDrains(() => drainOrder().drainTimeMs);
     this.refreshGauges();
   }
 
@@ -154,10 +131,6 @@ export class ListenerManager {
   /** Every listener that serves or was stopped by /drain_listeners, in the order they were added. */
   get listeners(): ListenerResource[] {
     return [...this.byName.values()];
-  }
-
-  get drainingNow(): DrainingListener[] {
-    return [...this.drainingListeners];
   }
 
   get updateFailures(): ListenerFailure[] {
@@ -207,7 +180,7 @@ export class ListenerManager {
       this.removed.inc();
       if (!l.stopped) {
         this.release(l, released);
-        this.startDrain(l, nowMs);
+        this.drains.listener(l, nowMs);
       }
       out.changes.push({ kind: 'remove', name, drain: this.drainOrder() });
       log.info(`lds: listener '${name}' removed; draining its connections`);
@@ -302,8 +275,8 @@ export class ListenerManager {
   private activate(resource: ListenerResource, current: ListenerResource | undefined, released: Released[], out: ListenerChanges, nowMs: number): void {
     const inPlace = current !== undefined && !current.stopped && current.socketId === resource.socketId && withoutChains(current.config) === withoutChains(resource.config);
     if (current && !current.stopped && this.workersStarted) {
-      if (inPlace) this.drainChains(current, resource.config);
-      else this.startDrain(current, nowMs);
+      if (inPlace) this.drains.chains(current, resource.config);
+      else this.drains.listener(current, nowMs);
     }
     this.byName.set(resource.name, resource);
     if (current && !inPlace) this.release(current, released);
@@ -369,24 +342,6 @@ export class ListenerManager {
     return socket;
   }
 
-  private startDrain(resource: ListenerResource, nowMs: number): void {
-    const entry: DrainingListener = { resource, startedAt: nowMs };
-    this.drainingListeners.add(entry);
-    this.refreshGauges();
-    setTimeout(() => {
-      this.drainingListeners.delete(entry);
-      this.refreshGauges();
-      this.onDrained?.();
-    }, this.drainOrder().drainTimeMs).unref();
-  }
-
-  private drainChains(before: ListenerResource, after: JsonObject): void {
-    const count = changedFilterChains(before.config, after).length;
-    if (count === 0) return;
-    this.chainsDraining.inc(count);
-    setTimeout(() => this.chainsDraining.dec(count), this.drainOrder().drainTimeMs).unref();
-  }
-
   /**
    * /drain_listeners (and a hot-restart parent's drain): the listeners of `direction` stop, their
    * sockets close here; later LDS additions and modifications in that direction are not made.
@@ -431,7 +386,6 @@ export class ListenerManager {
 
   private refreshGauges(): void {
     this.active.set([...this.byName.values()].filter((l) => !l.stopped).length);
-    this.draining.set(this.drainingListeners.size);
     this.warming.set(this.warmingByName.size);
   }
 }

@@ -79,7 +79,7 @@ export class LiveConfig {
       assignEndpoints: (cluster, assignment) => tree.membership.clusters.get(cluster)?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
     });
-    listeners.onDrained = () => this.reportListeners();
+    listeners.drains.onDrained = () => this.reportListeners();
     listeners.hasRoutes = (name) => this.routes.has(name);
   }
 
@@ -179,7 +179,7 @@ export class LiveConfig {
     const { context } = this.tree;
     context.listeners = this.listeners.listeners;
     context.listenerFailures = this.listeners.updateFailures;
-    context.drainingListeners = this.listeners.drainingNow;
+    context.drainingListeners = this.listeners.drains.now;
     context.warmingListeners = this.listeners.warmingNow;
     if (this.listeners.ldsVersionInfo !== undefined) context.ldsVersionInfo = this.listeners.ldsVersionInfo;
     this.tree.toAdmin({ type: 'listeners', listeners: context.listeners, failures: context.listenerFailures, draining: context.drainingListeners, warming: context.warmingListeners, ...(context.ldsVersionInfo !== undefined ? { ldsVersionInfo: context.ldsVersionInfo } : {}) });

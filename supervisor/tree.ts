@@ -3,7 +3,6 @@ import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { PendingReplies } from '../shared/replies.js';
-import { SocketChannelParent } from '../shared/socket-channel.js';
 import type { StatsDelta } from '../shared/stats/store.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
@@ -14,7 +13,7 @@ import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
 import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
-import type { ListenSocket, ListenSockets } from './listen-sockets.js';
+import type { ListenSockets } from './listen-sockets.js';
 import type { ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
 import { profilePathOf, TreeProfiling } from './profiling.js';
@@ -25,6 +24,7 @@ import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { WorkerBroadcast } from './worker-broadcast.js';
+import { WorkerDescriptors } from './worker-descriptors.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -37,17 +37,13 @@ const log = getLogger('main', import.meta.url);
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
-/** Where a worker finds what it inherits: stdin, stdout, stderr and IPC come first. */
-const BREAKER_CHILD_FD = 4;
-const SOCKET_CHANNEL_CHILD_FD = 5;
-const FIRST_SOCKET_CHILD_FD = 6;
 /** At the latest, the admin process starts this long after the workers (see start()). */
 const ADMIN_START_DELAY_MS = 1000;
 
 export class ProcessTree {
   private readonly workers: ManagedChild<FromWorker>[] = [];
-  /** Each worker's socket channel (shared/socket-channel.ts), for as long as its process runs. */
-  private readonly channels: (SocketChannelParent | undefined)[] = [];
+  /** What each worker inherits at fork, and the sockets sent to it later. */
+  private readonly descriptors: WorkerDescriptors;
   private admin: ManagedChild<FromAdmin> | undefined;
   private readonly context: ServerContext;
   private state: ServerState = 'PRE_INITIALIZING';
@@ -132,7 +128,8 @@ export class ProcessTree {
     const breakers = createBreakerRegion(options.concurrency);
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
-    this.context.breakers = { layout: breakers.counts.layout, childFd: BREAKER_CHILD_FD };
+    this.context.breakers = { layout: breakers.counts.layout, childFd: WorkerDescriptors.breakerChildFd };
+    this.descriptors = new WorkerDescriptors(sockets, breakers.fd);
     for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
     this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
@@ -154,7 +151,7 @@ export class ProcessTree {
     });
     this.liveConfig = new LiveConfig(loaded.bootstrap, options, this.clusterManager, listenerManager, {
       context: this.context,
-      sendSocket: (socket) => this.sendSocket(socket),
+      sendSocket: (socket) => this.descriptors.send(socket),
       membership: this.membership,
       breakers: this.breakers,
       breakerGauges: this.breakerGauges,
@@ -181,33 +178,21 @@ export class ProcessTree {
       });
   }
 
-  /**
-   * Forks the workers. Each inherits the circuit-breaker region, its end of a socket channel (for
-   * listening sockets opened later) and every listening socket open at its fork.
-   */
+  /** Forks the workers, each with its descriptors (see WorkerDescriptors). */
   private startWorkers(): void {
     this.listenerManager.workersStarted = true;
     for (let i = 0; i < this.options.concurrency; i++) {
-      let inherited: ServerContext['listenSockets'] = [];
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',
         name: `worker_${i}`,
-        descriptors: () => {
-          this.channels[i]?.close();
-          const channel = (this.channels[i] = new SocketChannelParent());
-          const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD);
-          inherited = sockets.sockets;
-          return [this.breakerFd, channel.childEnd, ...sockets.descriptors];
-        },
+        descriptors: () => this.descriptors.forFork(i),
         onStart: (child) => {
-          this.channels[i]?.releaseChildEnd();
-          child.send<ToWorker>({ type: 'init', index: i, server: { ...this.context, listenSockets: inherited, socketChannelFd: SOCKET_CHANNEL_CHILD_FD } });
+          child.send<ToWorker>({ type: 'init', index: i, server: { ...this.context, ...this.descriptors.afterFork(i) } });
           for (const change of this.requests.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });
         },
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
-          this.channels[i]?.close();
-          this.channels[i] = undefined;
+          this.descriptors.exited(i);
           this.breakers.clearWorker(i);
           this.readyWorkers.delete(i);
           if (!this.stopping) this.reportUnready();
@@ -216,11 +201,6 @@ export class ProcessTree {
       this.workers.push(worker);
       worker.start();
     }
-  }
-
-  /** A socket opened after the workers forked reaches each running worker (a later fork inherits it). */
-  private sendSocket(socket: ListenSocket): void {
-    for (const channel of this.channels) channel?.send(socket.id, socket.fd);
   }
 
   /** The admin process; `seed` (the figures so far) is given to its first start only. */
@@ -419,7 +399,7 @@ export class ProcessTree {
       this.setState('DRAINING');
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
       this.sockets.closeAll();
-      for (const channel of this.channels) channel?.close();
+      this.descriptors.closeAll();
       this.runtime.close();
       this.liveConfig.close();
       this.membership.close();

@@ -1,0 +1,54 @@
+import type { InheritedSocket } from '../shared/ipc.js';
+import { SocketChannelParent } from '../shared/socket-channel.js';
+import type { ListenSocket, ListenSockets } from './listen-sockets.js';
+
+/**
+ * The descriptors a worker gets: at its fork, the circuit-breaker region (fd 4), its end of a
+ * socket channel (fd 5) and every listening socket open then (fd 6 on); afterwards, each socket
+ * opened later, sent on its channel. A replacement worker gets a new channel.
+ */
+
+const BREAKER_CHILD_FD = 4;
+const SOCKET_CHANNEL_CHILD_FD = 5;
+const FIRST_SOCKET_CHILD_FD = 6;
+
+export class WorkerDescriptors {
+  static readonly breakerChildFd = BREAKER_CHILD_FD;
+  private readonly channels: (SocketChannelParent | undefined)[] = [];
+  private readonly inherited: InheritedSocket[][] = [];
+
+  constructor(
+    private readonly sockets: ListenSockets,
+    private readonly breakerFd: number,
+  ) {}
+
+  /** The stdio descriptors for forking worker `i` (after stdin, stdout, stderr and IPC). */
+  forFork(i: number): number[] {
+    this.channels[i]?.close();
+    const channel = (this.channels[i] = new SocketChannelParent());
+    const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD);
+    this.inherited[i] = sockets.sockets;
+    return [this.breakerFd, channel.childEnd, ...sockets.descriptors];
+  }
+
+  /** Worker `i` was forked: what its init message says it inherited (its copy of the channel end is its own now). */
+  afterFork(i: number): { listenSockets: InheritedSocket[]; socketChannelFd: number } {
+    this.channels[i]?.releaseChildEnd();
+    return { listenSockets: this.inherited[i] ?? [], socketChannelFd: SOCKET_CHANNEL_CHILD_FD };
+  }
+
+  /** Worker `i` exited: its channel goes. */
+  exited(i: number): void {
+    this.channels[i]?.close();
+    this.channels[i] = undefined;
+  }
+
+  /** A socket opened after the workers forked reaches each running worker (a later fork inherits it). */
+  send(socket: ListenSocket): void {
+    for (const channel of this.channels) channel?.send(socket.id, socket.fd);
+  }
+
+  closeAll(): void {
+    for (let i = 0; i < this.channels.length; i++) this.exited(i);
+  }
+}
