@@ -49,9 +49,10 @@ const STYLE =
 
 /**
  * The live figures at the top of the home page: the server's state, requests and connections
- * (totals, in flight, and the request rate between two refreshes) and each cluster's healthy
- * hosts. The page reads them from the admin's own JSON (/server_info, /stats?format=json,
- * /clusters?format=json) every two seconds, by relative URLs so it works behind a path prefix.
+ * (totals, in flight, and the request rate between two refreshes), each cluster's healthy hosts,
+ * and each resource of dynamic configuration with its version, state and last refusal. The page
+ * reads them from the admin's own JSON (/server_info, /stats?format=json, /clusters?format=json,
+ * /config_status?format=json) every two seconds, by relative URLs so it works behind a path prefix.
  */
 const LIVE_PANEL = `<div id='live'>
 <table>
@@ -60,6 +61,7 @@ const LIVE_PANEL = `<div id='live'>
 <tr><th>Connections</th><td id='live-connections' class='figure'>…</td><th>Open</th><td id='live-connections-active' class='figure'>…</td></tr>
 </table>
 <table id='live-hosts'><thead><tr><th>Cluster</th><th>Healthy hosts</th></tr></thead><tbody></tbody></table>
+<table id='live-xds' hidden><thead><tr><th>Dynamic resource</th><th>State</th><th>Version</th><th>Since</th><th>Last refusal</th></tr></thead><tbody></tbody></table>
 <div id='live-error'></div>
 </div>`;
 
@@ -84,9 +86,9 @@ const LIVE_SCRIPT = `
     });
   }
   function refresh() {
-    Promise.all([json('server_info'), json('stats?format=json&usedonly&filter=' + encodeURIComponent(FILTER)), json('clusters?format=json')])
+    Promise.all([json('server_info'), json('stats?format=json&usedonly&filter=' + encodeURIComponent(FILTER)), json('clusters?format=json'), json('config_status?format=json')])
       .then(function (all) {
-        var info = all[0], stats = all[1].stats || [], clusters = all[2].cluster_statuses || [];
+        var info = all[0], stats = all[1].stats || [], clusters = all[2].cluster_statuses || [], resources = all[3].resources || [];
         text('live-state', info.state);
         text('live-uptime', info.uptime_current_epoch);
         var requests = sum(stats, '.downstream_rq_total');
@@ -112,6 +114,21 @@ const LIVE_SCRIPT = `
           row.appendChild(name);
           row.appendChild(count);
           body.appendChild(row);
+        });
+        var xds = document.getElementById('live-xds');
+        xds.hidden = resources.length === 0;
+        var rows = xds.querySelector('tbody');
+        rows.textContent = '';
+        resources.forEach(function (r) {
+          var row = document.createElement('tr');
+          row.className = r.error_state ? 'unhealthy' : '';
+          var refusal = r.error_state ? r.error_state.last_update_attempt + ': ' + r.error_state.details : '';
+          [r.type + ' ' + r.name, r.state, r.version_info || '', r.last_updated || '', refusal].forEach(function (value) {
+            var cell = document.createElement('td');
+            cell.textContent = value;
+            row.appendChild(cell);
+          });
+          rows.appendChild(row);
         });
         text('live-error', '');
       })

@@ -14,6 +14,7 @@ import { configDumpEndpoints } from './endpoints/config-dump.js';
 import { dashboardEndpoints } from './endpoints/dashboard.js';
 import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
+import { configStatusEndpoints } from './endpoints/config-status.js';
 import { loggingEndpoints } from './endpoints/logging.js';
 import { processEndpoints } from './endpoints/process.js';
 import { profilingEndpoints } from './endpoints/profiling.js';
@@ -54,10 +55,10 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   );
   collector.start();
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
-    ...certsEndpoints(context.tls), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));
+    ...certsEndpoints(state), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));
   const taps = tapEndpoints(bootstrap, supervisor, (m) => sendToParent<FromAdmin>(m));
   tap = taps.tap;
   endpoints.push(...taps.endpoints);
@@ -125,12 +126,16 @@ process.on('message', (m: ToAdmin) => {
     case 'clusters':
       if (state) {
         state.server.clusters = m.clusters;
+        state.server.warmingClusters = m.warming;
         state.server.cdsVersionInfo = m.cdsVersionInfo;
         state.server.clusterFailures = m.failures;
       }
       break;
     case 'routes':
-      if (state) state.server.routes = m.routes;
+      if (state) {
+        state.server.routes = m.routes;
+        state.server.routeFailures = m.failures;
+      }
       break;
     case 'listeners':
       if (state) {

@@ -43,12 +43,16 @@ export interface ServerContext {
   bootstrap: JsonObject;
   /** The clusters the tree serves, from the supervisor's cluster manager (never read static_resources for them). */
   clusters: ClusterResource[];
+  /** New cluster versions warming before they serve (for /config_dump's dynamic_warming_clusters). */
+  warmingClusters: ClusterResource[];
   /** The version of the last cluster discovery update accepted whole, if any. */
   cdsVersionInfo?: string;
   /** Clusters whose last update was refused, with why (/config_dump's error_state). */
   clusterFailures: UpdateFailure[];
   /** Route configurations from the route discovery service, by name; `route_update` messages follow every change. */
   routes: Record<string, RouteResource>;
+  /** Route configurations whose last update was refused, with why. */
+  routeFailures: UpdateFailure[];
   /** The listeners the tree serves (and those stopped by /drain_listeners), from the supervisor's listener manager. */
   listeners: ListenerResource[];
   /** The version of the last listener discovery update accepted whole, if any. */
@@ -183,11 +187,11 @@ export type ToAdmin =
   | { type: 'profiler_result'; id: number; outcomes: ProfilerOutcome[] }
   | { type: 'tap_trace'; sessionId: number; trace: JsonObject }
   /** The tree's clusters after a cluster discovery update (for /clusters and /config_dump). */
-  | { type: 'clusters'; clusters: ClusterResource[]; cdsVersionInfo?: string; failures: UpdateFailure[] }
+  | { type: 'clusters'; clusters: ClusterResource[]; warming: ClusterResource[]; cdsVersionInfo?: string; failures: UpdateFailure[] }
   /** The listeners after a listener discovery update or a drain (for /listeners and /config_dump). */
   | { type: 'listeners'; listeners: ListenerResource[]; ldsVersionInfo?: string; failures: ServerContext['listenerFailures']; draining: DrainingListenerView[]; warming: ListenerResource[] }
   /** The route configurations from RDS after an update (for /config_dump). */
-  | { type: 'routes'; routes: Record<string, RouteResource> }
+  | { type: 'routes'; routes: Record<string, RouteResource>; failures: UpdateFailure[] }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor

@@ -10,8 +10,11 @@ const log = getLogger('upstream', import.meta.url);
 
 /** What one discovery update changed. */
 export interface ClusterChanges {
-  /** Added or modified, in the update's order. */
+  /** Added or modified, in the update's order, serving now. */
   upserted: ClusterResource[];
+  /** Added or modified once the workers serve: each warms (its first endpoints, DNS answer, health-check round) before it serves. */
+  warming: ClusterResource[];
+  /** Active clusters removed; a warming version of a removed name is dropped too. */
   removed: string[];
   /** Each refused resource's name (if it had one) and errors; its earlier version, if any, stays. */
   rejected: string[];
@@ -33,6 +36,10 @@ export interface DynamicFieldPolicy {
  */
 export class ClusterManager {
   private readonly byName = new Map<string, ClusterResource>();
+  /** New versions warming before they serve (Envoy's warming clusters). */
+  private readonly warmingByName = new Map<string, ClusterResource>();
+  /** Set once the workers serve: from then on a new or changed cluster warms first. */
+  warmingEnabled = false;
   /** Each name's circuit-breaker slot, for the tree's life. */
   private readonly slots = new Map<string, number>();
   private readonly added = stats.counter('cluster_manager.cluster_added');
@@ -51,6 +58,7 @@ export class ClusterManager {
   }
   // Envoy's NeverImport gauges: a hot-restart parent's count is not added to the child's.
   private readonly active = stats.gauge('cluster_manager.active_clusters', 'local');
+  private readonly warmingGauge = stats.gauge('cluster_manager.warming_clusters', 'local');
 
   constructor(bootstrap: JsonObject, loadedAtMs: number) {
     for (const config of bootstrapClusterConfigs(bootstrap)) {
@@ -58,7 +66,27 @@ export class ClusterManager {
       this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: loadedAtMs, breakerSlot: this.slotFor(name) });
     }
     this.added.inc(this.byName.size);
+    this.refreshGauges();
+  }
+
+  /** The versions warming now. */
+  get warming(): ClusterResource[] {
+    return [...this.warmingByName.values()];
+  }
+
+  /** A warming cluster is warm: it serves from now on, in place of the version that served. */
+  promote(name: string): ClusterResource | undefined {
+    const resource = this.warmingByName.get(name);
+    if (!resource) return undefined;
+    this.warmingByName.delete(name);
+    this.byName.set(name, resource);
+    this.refreshGauges();
+    return resource;
+  }
+
+  private refreshGauges(): void {
     this.active.set(this.byName.size);
+    this.warmingGauge.set(this.warmingByName.size);
   }
 
   /** Every active cluster, in the order they were added. */
@@ -77,7 +105,7 @@ export class ClusterManager {
    * removed. Bootstrap clusters cannot be changed this way.
    */
   applyCds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, nowMs = Date.now()): ClusterChanges {
-    const changes: ClusterChanges = { upserted: [], removed: [], rejected: [] };
+    const changes: ClusterChanges = { upserted: [], warming: [], removed: [], rejected: [] };
     const named = new Set<string>();
     for (const [i, any] of resources.entries()) {
       const checked = checkResource(CLUSTER_TYPE, any, policy.unknownFields, policy.disabledExtensions);
@@ -105,10 +133,25 @@ export class ClusterManager {
         changes.rejected.push(`cluster '${name}': a cluster of static_resources cannot be changed by the cluster discovery service`);
         continue;
       }
-      if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) continue;
+      const same = (r: ClusterResource | undefined) => r !== undefined && JSON.stringify(r.config) === JSON.stringify(checked.message);
+      const warming = this.warmingByName.get(name);
+      if (same(warming)) continue;
+      if (same(current)) {
+        // Back to the version that serves: the one warming is dropped.
+        if (warming) {
+          this.warmingByName.delete(name);
+          this.modified.inc();
+        }
+        continue;
+      }
       const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name) };
+      (current || warming ? this.modified : this.added).inc();
+      if (this.warmingEnabled) {
+        this.warmingByName.set(name, resource);
+        changes.warming.push(resource);
+        continue;
+      }
       this.byName.set(name, resource);
-      (current ? this.modified : this.added).inc();
       changes.upserted.push(resource);
     }
     for (const name of this.failures.keys()) if (!named.has(name)) this.failures.delete(name);
@@ -118,7 +161,8 @@ export class ClusterManager {
       this.removed.inc();
       changes.removed.push(name);
     }
-    this.active.set(this.byName.size);
+    for (const name of this.warmingByName.keys()) if (!named.has(name)) this.warmingByName.delete(name);
+    this.refreshGauges();
     if (changes.rejected.length === 0) this.cdsVersionInfo = versionInfo;
     return changes;
   }

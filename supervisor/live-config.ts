@@ -1,7 +1,7 @@
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
-import { filterChainsOf, rdsUsersOf, type RouteResource } from '../shared/config/resources.js';
+import { filterChainsOf, rdsUsersOf, type ClusterResource, type RouteResource } from '../shared/config/resources.js';
 import { durationMs } from '../shared/config/wkt.js';
 import type { ServerContext, ToAdmin, ToWorker } from '../shared/ipc.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
@@ -11,7 +11,8 @@ import type { ListenerChanges, ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
 import { RouteManager } from './route-manager.js';
 import type { BreakerGauges } from './upstream/breaker-gauges.js';
-import type { UpstreamMembership } from './upstream/membership.js';
+import type { ClusterMembership, UpstreamMembership } from './upstream/membership.js';
+import type { UpstreamHost } from '../shared/upstream/hosts.js';
 import { ConfigSources } from './xds/sources.js';
 
 /**
@@ -23,8 +24,9 @@ import { ConfigSources } from './xds/sources.js';
  */
 
 const log = getLogger('upstream', import.meta.url);
-/** Envoy's initial_fetch_timeout default, which bounds a listener's wait for its route tables. */
+/** Envoy's initial_fetch_timeout default, which bounds a listener's wait for its route tables and a cluster's for its endpoints. */
 const RDS_WARMING_TIMEOUT_MS = 15_000;
+const WARMING_TIMEOUT_MS = RDS_WARMING_TIMEOUT_MS;
 
 /** The listeners' inline route configurations. */
 function routeConfigsOf(listeners: JsonObject[]): JsonObject[] {
@@ -61,6 +63,8 @@ export interface LiveConfigTree {
 
 export class LiveConfig {
   readonly routes = new RouteManager();
+  /** The membership of each cluster version warming (see warmCluster). */
+  private readonly warmingClusters = new Map<string, ClusterMembership>();
   private readonly sources: ConfigSources;
 
   constructor(
@@ -76,7 +80,7 @@ export class LiveConfig {
       applyListeners: (changes) => this.applyListeners(changes),
       routes: this.routes,
       applyClusters: (changes) => this.applyClusters(changes),
-      assignEndpoints: (cluster, assignment) => tree.membership.clusters.get(cluster)?.assign(assignment),
+      assignEndpoints: (cluster, assignment, warming) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
     });
     listeners.drains.onDrained = () => this.reportListeners();
@@ -97,17 +101,56 @@ export class LiveConfig {
       delete context.upstream[name];
       this.tree.toEveryWorker({ type: 'cluster_remove', name });
     }
-    for (const resource of changes.upserted) {
-      this.tree.breakers.assign(resource.name, resource.breakerSlot);
-      this.tree.breakerGauges.watch(resource.config);
-      const hosts = [...membership.upsert(resource.config)];
-      context.upstream[resource.name] = hosts;
-      this.tree.toEveryWorker({ type: 'cluster_upsert', resource, hosts });
+    for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config));
+    // A warming version the update dropped (or replaced) stops warming.
+    const warmingNow = new Set(this.clusters.warming);
+    for (const [name, m] of this.warmingClusters) {
+      if ([...warmingNow].some((r) => r.name === name && r.config === m.config)) continue;
+      m.close();
+      this.warmingClusters.delete(name);
     }
+    for (const resource of changes.warming) this.warmCluster(resource);
+    this.reportClusters();
+  }
+
+  /**
+   * A new or changed cluster warms before it serves (as Envoy's): its first endpoints (EDS, at
+   * most its source's initial_fetch_timeout), DNS answer and health-check round, while the version
+   * it replaces serves on. Then it takes over across the tree.
+   */
+  private warmCluster(resource: ClusterResource): void {
+    const m = this.tree.membership.prepare(resource.config);
+    this.warmingClusters.get(resource.name)?.close();
+    this.warmingClusters.set(resource.name, m);
+    const eds = obj(obj(resource.config.eds_cluster_config).eds_config);
+    const edsTimeoutMs = typeof eds.initial_fetch_timeout === 'string' ? durationMs(eds.initial_fetch_timeout) : WARMING_TIMEOUT_MS;
+    log.info(`cds: cluster '${resource.name}' warming`);
+    void m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs).then(() => {
+      if (this.warmingClusters.get(resource.name) !== m) return; // replaced or dropped meanwhile
+      this.warmingClusters.delete(resource.name);
+      if (this.clusters.promote(resource.name) !== resource) return m.close();
+      this.tree.membership.install(m);
+      this.serveCluster(resource, m.hosts);
+      this.reportClusters();
+      log.info(`cds: cluster '${resource.name}' warm: serving`);
+    });
+  }
+
+  /** A cluster version serves across the tree from now on: circuit breakers, gauges, and every worker. */
+  private serveCluster(resource: ClusterResource, hosts: readonly UpstreamHost[]): void {
+    this.tree.breakers.assign(resource.name, resource.breakerSlot);
+    this.tree.breakerGauges.watch(resource.config);
+    this.tree.context.upstream[resource.name] = [...hosts];
+    this.tree.toEveryWorker({ type: 'cluster_upsert', resource, hosts: [...hosts] });
+  }
+
+  private reportClusters(): void {
+    const { context } = this.tree;
     context.clusters = this.clusters.clusters;
+    context.warmingClusters = this.clusters.warming;
     context.cdsVersionInfo = this.clusters.cdsVersionInfo;
     context.clusterFailures = this.clusters.updateFailures;
-    this.tree.toAdmin({ type: 'clusters', clusters: context.clusters, failures: context.clusterFailures, ...(context.cdsVersionInfo !== undefined ? { cdsVersionInfo: context.cdsVersionInfo } : {}) });
+    this.tree.toAdmin({ type: 'clusters', clusters: context.clusters, warming: context.warmingClusters, failures: context.clusterFailures, ...(context.cdsVersionInfo !== undefined ? { cdsVersionInfo: context.cdsVersionInfo } : {}) });
   }
 
   /**
@@ -133,8 +176,9 @@ export class LiveConfig {
 
   private applyRoutes(updated: RouteResource[]): void {
     this.tree.context.routes = this.routes.routes;
+    this.tree.context.routeFailures = this.routes.updateFailures;
     for (const resource of updated) this.tree.toEveryWorker({ type: 'route_update', resource });
-    this.tree.toAdmin({ type: 'routes', routes: this.tree.context.routes });
+    this.tree.toAdmin({ type: 'routes', routes: this.tree.context.routes, failures: this.tree.context.routeFailures });
     // Listeners that were waiting for these tables are warm: they serve from now on.
     for (const name of this.listeners.warmingNames) {
       const warming = this.listeners.warmingNow.find((l) => l.name === name)!;
@@ -186,6 +230,7 @@ export class LiveConfig {
   }
 
   close(): void {
+    for (const m of this.warmingClusters.values()) m.close();
     this.sources.close();
   }
 }

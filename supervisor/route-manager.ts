@@ -1,5 +1,5 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
-import type { RouteResource } from '../shared/config/resources.js';
+import type { RouteResource, UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, ROUTE_TYPE } from '../shared/config/xds-resource.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 
@@ -10,6 +10,12 @@ import type { DynamicFieldPolicy } from './cluster-manager.js';
  */
 export class RouteManager {
   private readonly byName = new Map<string, RouteResource>();
+  /** Each route configuration's last refusal, until a later version of it is accepted. */
+  private readonly failures = new Map<string, UpdateFailure>();
+
+  get updateFailures(): UpdateFailure[] {
+    return [...this.failures.values()];
+  }
 
   has(name: string): boolean {
     return this.byName.has(name);
@@ -28,9 +34,11 @@ export class RouteManager {
       const label = checked.name ?? `resources[${i}]`;
       if (!checked.message) {
         rejected.push(`route configuration '${label}': ${checked.errors.join('; ')}`);
+        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: checked.errors.join('; '), versionInfo });
         continue;
       }
       const name = String(checked.message.name ?? '');
+      this.failures.delete(name);
       const current = this.byName.get(name);
       if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) continue;
       const resource: RouteResource = { name, config: checked.message, versionInfo, lastUpdatedMs: nowMs };

@@ -98,7 +98,9 @@ export class ProcessTree {
     this.context = {
       bootstrap: loaded.bootstrap,
       clusters: this.clusterManager.clusters,
+      warmingClusters: [],
       routes: {},
+      routeFailures: [],
       clusterFailures: [],
       listeners: listenerManager.listeners,
       listenerFailures: [],
@@ -181,6 +183,7 @@ export class ProcessTree {
   /** Forks the workers, each with its descriptors (see WorkerDescriptors). */
   private startWorkers(): void {
     this.listenerManager.workersStarted = true;
+    this.clusterManager.warmingEnabled = true;
     for (let i = 0; i < this.options.concurrency; i++) {
       const worker = new ManagedChild<FromWorker>({
         role: 'worker',

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { minimalBootstrap } from './helpers/bootstraps.js';
+import { minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -88,5 +90,30 @@ describe('the admin home page in a browser', { skip }, () => {
     await page.waitForURL(/healthcheck\/ok$/);
     await page.goto(`http://${proxy.admin}/`);
     await page.locator('#live-state', { hasText: 'LIVE' }).waitFor();
+  });
+});
+
+describe('the home page\'s dynamic resources', { skip }, () => {
+  it('lists each resource from dynamic configuration with its version and state, and a refusal in red with why', async () => {
+    const tmp = tempDir();
+    try {
+      const cdsPath = join(tmp.dir, 'cds.json');
+      const cluster = (name: string, extra: object = {}) => ({ '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...staticCluster(name, upstream.port), ...extra });
+      writeFileSync(cdsPath, JSON.stringify({ version_info: 'v7', resources: [cluster('served'), cluster('refused', { lb_policy: 'MAGLEV' })] }));
+      const dynamic = await startProxy(
+        { admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } }, dynamic_resources: { cds_config: { path_config_source: { path: cdsPath }, resource_api_version: 'V3' } } },
+        ['--concurrency', '1'],
+      );
+      await page.goto(`http://${dynamic.admin}/`);
+      const served = page.locator('#live-xds tbody tr', { hasText: 'cluster served' });
+      await served.waitFor();
+      assert.deepEqual((await served.locator('td').allTextContents()).slice(0, 3), ['cluster served', 'active', 'v7']);
+      const refused = page.locator('#live-xds tbody tr', { hasText: 'cluster refused' });
+      assert.equal(await refused.getAttribute('class'), 'unhealthy');
+      assert.match((await refused.locator('td').nth(4).textContent()) ?? '', /lb_policy: MAGLEV is not supported/);
+      await dynamic.stop();
+    } finally {
+      tmp.cleanup();
+    }
   });
 });

@@ -177,6 +177,15 @@ describe('listeners from a file (LDS)', () => {
     assert.match(d.get('bad').error_state.details, /unknown cluster 'nowhere'/);
     assert.equal(d.get('bad').error_state.failed_configuration.name, 'bad');
     assert.match(d.get('unwritable').error_state.details, /unable to open access log file '.*no-such-dir\/access\.log'/);
+    // One readable place for all of it (beyond Envoy).
+    const status = (await httpRequest(`http://${proxy.admin}/config_status`)).body;
+    assert.match(status, /^listener good, active, version '6', since \S+Z$/m);
+    assert.match(status, /^listener bad, refused, no version\n {2}refused version '6' at \S+Z: .*unknown cluster 'nowhere'/m);
+    const json = JSON.parse((await httpRequest(`http://${proxy.admin}/config_status?format=json`)).body);
+    assert.deepEqual(
+      json.resources.find((r: any) => r.name === 'bad'),
+      { type: 'listener', name: 'bad', state: 'refused', client_status: 'NACKED', error_state: { details: d.get('bad').error_state.details, last_update_attempt: d.get('bad').error_state.last_update_attempt, version_info: '6' } },
+    );
     // The version stays the last one accepted whole.
     const all = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump`)).body).configs.find((c: any) => c['@type'].endsWith('ListenersConfigDump'));
     assert.equal(all.version_info, '5');

@@ -93,6 +93,9 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
       .filter((c) => c.addedViaApi && keep(c.name))
       .map((c) => ({ version_info: c.versionInfo ?? '', cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString(), ...errorState(c.name) }));
     for (const f of failures.values()) if (keep(f.name)) dynamicClusters.push({ version_info: f.versionInfo, ...errorState(f.name) });
+    const warmingClusters = state.server.warmingClusters
+      .filter((c) => keep(c.name))
+      .map((c) => ({ version_info: c.versionInfo ?? '', cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...c.config }, last_updated: new Date(c.lastUpdatedMs).toISOString() }));
     const cdsVersion = state.server.cdsVersionInfo;
     out.push([
       'clusters',
@@ -101,10 +104,12 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
         ...(cdsVersion ? { version_info: cdsVersion } : {}),
         ...(staticClusters.length ? { static_clusters: staticClusters } : {}),
         ...(dynamicClusters.length ? { dynamic_active_clusters: dynamicClusters } : {}),
+        ...(warmingClusters.length ? { dynamic_warming_clusters: warmingClusters } : {}),
       },
     ]);
     if (includeEds && clusters.length) {
-      const configs = clusters.filter((c) => keep(String(c.name))).map((c) => {
+      const shown = clusters.filter((c) => keep(String(c.name)));
+      const configs = shown.map((c) => {
         const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${String(c.name)}`);
         const hosts = readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
         const byLocality = new Map<string, UpstreamHost[]>();
@@ -137,7 +142,17 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
           },
         };
       });
-      out.push(['endpoint', { '@type': `${ADMIN}EndpointsConfigDump`, ...(configs.length ? { static_endpoint_configs: configs } : {}) }]);
+      // An EDS cluster's endpoints came by discovery (dynamic); the others' are configured (static).
+      const staticConfigs = configs.filter((_, i) => shown[i]!.type !== 'EDS');
+      const dynamicConfigs = configs.filter((_, i) => shown[i]!.type === 'EDS');
+      out.push([
+        'endpoint',
+        {
+          '@type': `${ADMIN}EndpointsConfigDump`,
+          ...(staticConfigs.length ? { static_endpoint_configs: staticConfigs } : {}),
+          ...(dynamicConfigs.length ? { dynamic_endpoint_configs: dynamicConfigs } : {}),
+        },
+      ]);
     }
     out.push(['listeners', listenersDump(state, keep)]);
     if (hcms.length) {

@@ -39,6 +39,9 @@ export class ClusterMembership {
   readonly checker: ClusterHealthChecker | undefined;
   /** Flags a new host starts with: with active health checks, unhealthy until its first check passes (as Envoy). */
   private readonly newHostFlags: number;
+  private assigned!: () => void;
+  /** Resolves at an EDS cluster's first assignment. */
+  private readonly firstAssignment = new Promise<void>((resolve) => (this.assigned = resolve));
 
   constructor(
     readonly config: JsonObject,
@@ -89,14 +92,11 @@ export class ClusterMembership {
   }
 
   /**
-   * Resolves once the cluster is initialized, as Envoy's warming: DNS clusters resolved once,
-   * and with active health checks, every host checked once. DNS refreshes every dns_refresh_rate.
-   */
-  /**
    * An EDS cluster's endpoints, from its latest ClusterLoadAssignment (the same shape as a static
    * load_assignment, EDS health status included); a host that stays keeps its health flags.
    */
   assign(assignment: JsonObject): void {
+    this.assigned();
     this.endpoints = endpointsOf({ load_assignment: assignment });
     this.hosts = this.endpoints.map((e) => {
       const known = this.hostList.find((h) => h.ip === e.hostname && h.port === e.port);
@@ -106,6 +106,10 @@ export class ClusterMembership {
     });
   }
 
+  /**
+   * Resolves once the cluster is initialized, as Envoy's warming: DNS clusters resolved once,
+   * and with active health checks, every host checked once. DNS refreshes every dns_refresh_rate.
+   */
   async start(): Promise<void> {
     const resolved = this.type === 'STATIC' || this.type === 'EDS';
     if (!resolved) await this.resolve();
@@ -141,6 +145,21 @@ export class ClusterMembership {
     if (!same) this.hosts = next;
   }
 
+  /**
+   * A new version's warm-up, before it serves (Envoy's cluster warming): an EDS cluster's first
+   * assignment (waited for at most `edsTimeoutMs`; undefined: for ever), then start(): the first
+   * DNS answer, and a first round of health checks.
+   */
+  async warm(edsTimeoutMs: number | undefined): Promise<void> {
+    if (this.type === 'EDS') {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = edsTimeoutMs === undefined ? undefined : new Promise<void>((resolve) => (timer = setTimeout(resolve, edsTimeoutMs)));
+      await (timeout ? Promise.race([this.firstAssignment, timeout]) : this.firstAssignment);
+      clearTimeout(timer);
+    }
+    await this.start();
+  }
+
   close(): void {
     this.closed = true;
     clearTimeout(this.refreshTimer);
@@ -166,12 +185,30 @@ export class UpstreamMembership {
    * (DNS resolution and health checks begin; `publish` follows every change). Returns its hosts now.
    */
   upsert(config: JsonObject): readonly UpstreamHost[] {
-    const name = String(config.name);
-    this.clusters.get(name)?.close();
-    const membership = new ClusterMembership(config, this.publish, undefined);
-    this.clusters.set(name, membership);
+    const membership = this.prepare(config);
+    this.install(membership);
     if (this.started) void membership.start(); // else start() starts it with the others
     return membership.hosts;
+  }
+
+  /**
+   * A membership for a new version of a cluster, not serving yet (it warms first; see
+   * ClusterMembership.warm): its hosts are published only once it is installed.
+   */
+  prepare(config: JsonObject): ClusterMembership {
+    // Its constructor publishes the first hosts already: `membership` is not set then, and nothing goes out.
+    let membership: ClusterMembership | undefined;
+    membership = new ClusterMembership(config, (name, hosts) => {
+      if (membership !== undefined && this.clusters.get(name) === membership) this.publish(name, hosts);
+    }, undefined);
+    return membership;
+  }
+
+  /** `membership` serves in place of the cluster's earlier one (whose checks and timers stop). */
+  install(membership: ClusterMembership): void {
+    const earlier = this.clusters.get(membership.name);
+    if (earlier !== membership) earlier?.close();
+    this.clusters.set(membership.name, membership);
   }
 
   remove(name: string): void {

@@ -55,7 +55,7 @@ export interface ConfigTarget {
   /** A cluster update reaches the tree (membership, breakers, workers, admin). */
   applyClusters: (changes: ClusterChanges) => void;
   /** An EDS cluster's endpoints (the tree's membership publishes them). */
-  assignEndpoints: (cluster: string, assignment: JsonObject) => void;
+  assignEndpoints: (cluster: string, assignment: JsonObject, warming: boolean) => void;
   /** New or changed route configurations reach the workers and the admin. */
   applyRoutes: (updated: RouteResource[]) => void;
   listeners: ListenerManager;
@@ -176,7 +176,7 @@ export class ConfigSources {
   private applyRds(versionInfo: string, resources: JsonObject[], counters: Map<string, SubscriptionStats[]> | undefined): string[] {
     const clusterNames = new Set(this.clusters.clusters.map((c) => c.name));
     const { updated, rejected } = this.tree.routes.applyRds(versionInfo, resources, this.policy, clusterNames);
-    if (updated.length) this.tree.applyRoutes(updated);
+    if (updated.length || rejected.length) this.tree.applyRoutes(updated);
     if (counters) {
       for (const any of resources) {
         const name = String(any.name ?? '');
@@ -194,10 +194,13 @@ export class ConfigSources {
     const applyCds = (versionInfo: string, resources: JsonObject[]) => {
       const changes = this.clusters.applyCds(versionInfo, resources, this.policy);
       this.tree.applyClusters(changes);
-      for (const c of changes.upserted) {
-        const eds = edsOf(c.config);
-        const known = eds && this.assignments.get(eds.service);
-        if (known) this.tree.assignEndpoints(c.name, known);
+      // A cluster whose endpoints are known already (by service name) takes them at once.
+      for (const [list, warming] of [[changes.upserted, false], [changes.warming, true]] as const) {
+        for (const c of list) {
+          const eds = edsOf(c.config);
+          const known = eds && this.assignments.get(eds.service);
+          if (known) this.tree.assignEndpoints(c.name, known, warming);
+        }
       }
       this.refreshEds();
       return changes.rejected;
@@ -212,7 +215,7 @@ export class ConfigSources {
    */
   private refreshEds(): void {
     const names = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
-    for (const c of this.clusters.clusters) {
+    for (const c of [...this.clusters.clusters, ...this.clusters.warming]) {
       const eds = edsOf(c.config);
       if (!eds) continue;
       const file = pathSourceOf(eds.source);
@@ -242,14 +245,17 @@ export class ConfigSources {
     for (const [i, any] of resources.entries()) {
       const checked = checkResource(ENDPOINTS_TYPE, any, this.policy.unknownFields, this.policy.disabledExtensions);
       const service = typeof any.cluster_name === 'string' ? any.cluster_name : `resources[${i}]`;
-      const targets = this.clusters.clusters.filter((c) => edsOf(c.config)?.service === service);
-      if (count) for (const t of targets) new SubscriptionStats(`cluster.${t.name}.`).update('', () => (checked.message ? [] : checked.errors));
+      const ofService = (c: { config: JsonObject }) => edsOf(c.config)?.service === service;
+      const targets = this.clusters.clusters.filter(ofService);
+      const warming = this.clusters.warming.filter(ofService);
+      if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`).update('', () => (checked.message ? [] : checked.errors));
       if (!checked.message) {
         errors.push(`endpoints '${service}': ${checked.errors.join('; ')}`);
         continue;
       }
       this.assignments.set(service, checked.message);
-      for (const t of targets) this.tree.assignEndpoints(t.name, checked.message);
+      for (const t of targets) this.tree.assignEndpoints(t.name, checked.message, false);
+      for (const t of warming) this.tree.assignEndpoints(t.name, checked.message, true);
     }
     return errors;
   }
