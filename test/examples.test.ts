@@ -5,7 +5,8 @@ import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { repoRoot, runProxy, tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, stopAllProxies } from './helpers/proxy.js';
+import { TestControlPlane } from './helpers/control-plane.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor } from './helpers/proxy.js';
 
 const tmp = tempDir();
 after(async () => {
@@ -14,6 +15,8 @@ after(async () => {
 });
 
 const bootstraps = readdirSync('examples').filter((f) => /\.(ya?ml|json|pb_text)$/.test(f));
+/** Examples driven by a control plane, with the resources file scripts/control-plane.ts serves them. */
+const CONTROL_PLANES: Record<string, string> = { 'ads.yaml': 'examples/ads/resources.yaml' };
 
 /**
  * An example as written, except that the admin interface and every listener take port 0, so the
@@ -47,11 +50,50 @@ describe('examples', () => {
     });
   }
 
-  for (const file of bootstraps.filter((f) => !f.endsWith('.pb_text'))) {
+  for (const file of bootstraps.filter((f) => !f.endsWith('.pb_text') && !(f in CONTROL_PLANES))) {
     it(`examples/${file} starts and goes LIVE`, async () => {
       const proxy = await startProxy(onPortZero(file), ['--concurrency', '1']);
       assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).body, 'LIVE\n');
       assert.equal(await proxy.stop(), 0);
+    });
+  }
+
+  // An example driven by a control plane runs against the one it names (scripts/control-plane.ts
+  // serves that file), here on port 0 with its listeners on port 0 too, and changes live.
+  for (const [file, resourcesFile] of Object.entries(CONTROL_PLANES)) {
+    it(`examples/${file} serves what its control plane (${resourcesFile}) sends, and follows a change`, async () => {
+      const resources = load(readFileSync(resourcesFile, 'utf8')) as Record<string, any[]>;
+      const listenerPorts = new Map<number, string>();
+      for (const l of resources.listeners ?? []) {
+        listenerPorts.set(l.address.socket_address.port_value, l.name);
+        l.address.socket_address.port_value = 0;
+      }
+      const cp = await TestControlPlane.start();
+      try {
+        cp.setAll(resources, 'v1');
+        const doc = onPortZero(file);
+        doc.static_resources.clusters.find((c: any) => c.name === 'xds').load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = cp.port;
+        const proxy = await startProxy(doc, ['--concurrency', '1']);
+        const ports = new Map<string, number>();
+        await waitFor('the listeners', async () => {
+          const json = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body) as { listener_statuses: { name: string; local_address: { socket_address: { port_value: number } } }[] };
+          for (const l of json.listener_statuses) ports.set(l.name, l.local_address.socket_address.port_value);
+          return ports.size === resources.listeners!.length || undefined;
+        });
+        // The endpoints name the example's listeners by their ports there: here, by their ports now.
+        const endpoint = resources.endpoints![0].endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+        endpoint.port_value = ports.get(listenerPorts.get(endpoint.port_value)!)!;
+        cp.setAll(resources, 'v2');
+        const edge = `http://127.0.0.1:${ports.get('edge')}/`;
+        await waitFor('blue', async () => ((await httpRequest(edge)).body === 'blue\n' ? true : undefined));
+        endpoint.port_value = ports.get('green')!;
+        cp.setAll(resources, 'v3');
+        await waitFor('green, without a restart', async () => ((await httpRequest(edge)).body === 'green\n' ? true : undefined));
+        assert.match((await httpRequest(`http://${proxy.admin}/config_status`)).body, /^route_configuration edge-routes, active, version 'v\d'/m);
+        assert.equal(await proxy.stop(), 0);
+      } finally {
+        cp.stop();
+      }
     });
   }
 });

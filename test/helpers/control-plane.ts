@@ -21,9 +21,19 @@ export const ROUTE_URL = 'type.googleapis.com/envoy.config.route.v3.RouteConfigu
 
 type Stream = ServerDuplexStream<JsonObject, JsonObject>;
 
+/** setAll()'s lists, by the type each holds. */
+const DOCUMENT_TYPES: Record<string, string> = {
+  clusters: CLUSTER_URL,
+  endpoints: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  listeners: LISTENER_URL,
+  routes: ROUTE_URL,
+};
+
 export class TestControlPlane {
   /** Every request received, in order, decoded to canonical JSON. */
   readonly requests: JsonObject[] = [];
+  /** Called with each request as it comes (scripts/control-plane.ts logs ACKs and NACKs). */
+  onRequest: ((rq: JsonObject) => void) | undefined;
   private readonly resources = new Map<string, { version: string; resources: JsonObject[] }>();
   private readonly streams = new Set<{ stream: Stream; types: Set<string>; delta: boolean; sent: Map<string, Set<string>> }>();
   private server: Server | undefined;
@@ -71,6 +81,7 @@ export class TestControlPlane {
     this.streams.add(entry);
     stream.on('data', (rq: JsonObject) => {
       this.requests.push(rq);
+      this.onRequest?.(rq);
       const type = String(rq.type_url ?? '');
       // A first request for a type (no nonce yet) gets the current resources; ACKs and NACKs get nothing.
       if (!entry.types.has(type)) {
@@ -105,6 +116,21 @@ export class TestControlPlane {
       type_url: type,
       nonce,
     });
+  }
+
+  /**
+   * Sets every type from one document of lists by type (`clusters`, `endpoints`, `listeners`,
+   * `routes`: resources as Envoy's v3 API has them, `@type` optional), as one version. Returns
+   * each type's count.
+   */
+  setAll(doc: Record<string, JsonObject[] | undefined>, version: string): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [key, url] of Object.entries(DOCUMENT_TYPES)) {
+      const resources = (doc[key] ?? []).map((r) => ({ '@type': url, ...r }));
+      this.set(url, version, resources);
+      counts[key] = resources.length;
+    }
+    return counts;
   }
 
   /** Sets the resources of a type (each canonical JSON with its @type) and pushes them to every stream that asked. */
