@@ -2,7 +2,9 @@ import type { Extension } from '../shared/config/extensions.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { bootstrapClusterConfigs, type ClusterResource, type UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../shared/config/xds-resource.js';
+import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
+import { loadClusterTls } from '../shared/tls/context.js';
 import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 
@@ -121,6 +123,9 @@ export class ClusterManager {
       }
       if (checked.name !== undefined) named.add(checked.name);
       const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
+      const tlsErrors: string[] = [];
+      const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, tlsErrors) : undefined;
+      errors.push(...tlsErrors.map((e) => e.replace(/^\./, '')));
       if (!checked.message || errors.length) {
         changes.rejected.push(`cluster '${label}': ${errors.join('; ')}`);
         if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo });
@@ -144,7 +149,7 @@ export class ClusterManager {
         }
         continue;
       }
-      const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name) };
+      const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name), ...(tls ? { tls } : {}) };
       (current || warming ? this.modified : this.added).inc();
       if (this.warmingEnabled) {
         this.warmingByName.set(name, resource);

@@ -101,7 +101,7 @@ export class LiveConfig {
       delete context.upstream[name];
       this.tree.toEveryWorker({ type: 'cluster_remove', name });
     }
-    for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config));
+    for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config, resource.tls));
     // A warming version the update dropped (or replaced) stops warming.
     const warmingNow = new Set(this.clusters.warming);
     for (const [name, m] of this.warmingClusters) {
@@ -119,7 +119,7 @@ export class LiveConfig {
    * it replaces serves on. Then it takes over across the tree.
    */
   private warmCluster(resource: ClusterResource): void {
-    const m = this.tree.membership.prepare(resource.config);
+    const m = this.tree.membership.prepare(resource.config, resource.tls);
     this.warmingClusters.get(resource.name)?.close();
     this.warmingClusters.set(resource.name, m);
     const eds = obj(obj(resource.config.eds_cluster_config).eds_config);

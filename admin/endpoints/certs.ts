@@ -4,15 +4,15 @@ import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 import type { AdminState } from '../state.js';
 
 /**
- * /certs: envoy.admin.v3.Certificates, one entry per TLS context of the listeners (those from the
- * listener discovery service too) and clusters (each with its CA and its certificates: file,
+ * /certs: envoy.admin.v3.Certificates, one entry per TLS context of the listeners and clusters
+ * (those from the listener and cluster discovery services too) (each with its CA and its certificates: file,
  * serial number, SANs, days until expiration), from the certificates the supervisor loaded. Days
  * are counted at each request.
  */
 export function certsEndpoints(state: AdminState): AdminEndpoint[] {
   const loaded = (): LoadedTls => ({
     listeners: Object.fromEntries(state.server.listeners.flatMap((l) => Object.entries(l.tls).map(([chain, context]) => [listenerChainKey(l.name, chain), context]))),
-    clusters: state.server.tls.clusters,
+    clusters: { ...state.server.tls.clusters, ...Object.fromEntries(state.server.clusters.flatMap((c) => (c.tls ? [[c.name, c.tls]] : []))) },
   });
   return [
     {

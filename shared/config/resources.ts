@@ -18,6 +18,8 @@ export interface ClusterResource {
   lastUpdatedMs: number;
   /** Its circuit-breaker counts' place in the tree's region (shared/upstream/breaker-counts.ts). */
   breakerSlot: number;
+  /** A CDS cluster's TLS context (UpstreamTlsContext), read by the supervisor; a bootstrap cluster's is in the context's `tls`. */
+  tls?: TlsContext;
 }
 
 /** The last refused update of a named resource (Envoy's UpdateFailureState, for /config_dump). */

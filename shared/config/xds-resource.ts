@@ -57,10 +57,7 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
       checkListener(message, '', clusters ?? new Set(), errors, true);
       if (message.name === undefined || message.name === '') errors.push('name: a listener from the listener discovery service needs a name');
     }
-    if (typeName === CLUSTER_TYPE) {
-      checkCluster(message, '', errors);
-      if (message.transport_socket !== undefined) errors.push('transport_socket: TLS for clusters from the cluster discovery service is not supported yet; define the cluster in static_resources');
-    }
+    if (typeName === CLUSTER_TYPE) checkCluster(message, '', errors);
   }
   const unknown = unknownFields === 'ignore' ? [] : reader.unknownFields.map((u) => `${u.typeName}.${u.field}`);
   return errors.length ? { name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name, message, errors: [], unknownFields: unknown };

@@ -218,19 +218,24 @@ export function loadAllTls(bootstrap: JsonObject, read: (ds: JsonObject) => Buff
     for (const [key, context] of Object.entries(loadListenerTls(l, `static_resources.listeners[${li}]`, read, errors))) loaded.listeners[listenerChainKey(name, key)] = context;
   });
   list(resources.clusters).forEach((c, i) => {
-    if (!c.transport_socket) return;
-    const tls = tlsContextConfig(c.transport_socket);
-    if (!tls) {
-      checkRawBuffer(c.transport_socket, `static_resources.clusters[${i}].transport_socket`, 'an UpstreamTlsContext', errors);
-      return;
-    }
-    const tsPath = `static_resources.clusters[${i}].transport_socket.typed_config`;
-    if (tls.typeName !== UPSTREAM_TLS) {
-      errors.push(`${tsPath}: a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`);
-      return;
-    }
-    const context = loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read);
+    const context = loadClusterTls(c, `static_resources.clusters[${i}]`, read, errors);
     if (context) loaded.clusters[String(c.name)] = context;
   });
   return loaded;
+}
+
+/** A cluster's TLS context, if its transport socket is TLS; `path` names the cluster in errors. */
+export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): TlsContext | undefined {
+  if (!c.transport_socket) return undefined;
+  const tls = tlsContextConfig(c.transport_socket);
+  if (!tls) {
+    checkRawBuffer(c.transport_socket, `${path}.transport_socket`, 'an UpstreamTlsContext', errors);
+    return undefined;
+  }
+  const tsPath = `${path}.transport_socket.typed_config`;
+  if (tls.typeName !== UPSTREAM_TLS) {
+    errors.push(`${tsPath}: a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`);
+    return undefined;
+  }
+  return loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read);
 }

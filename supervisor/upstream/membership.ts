@@ -184,8 +184,8 @@ export class UpstreamMembership {
    * A cluster added or changed by the cluster discovery service: its membership starts afresh
    * (DNS resolution and health checks begin; `publish` follows every change). Returns its hosts now.
    */
-  upsert(config: JsonObject): readonly UpstreamHost[] {
-    const membership = this.prepare(config);
+  upsert(config: JsonObject, tls?: TlsContext): readonly UpstreamHost[] {
+    const membership = this.prepare(config, tls);
     this.install(membership);
     if (this.started) void membership.start(); // else start() starts it with the others
     return membership.hosts;
@@ -195,12 +195,12 @@ export class UpstreamMembership {
    * A membership for a new version of a cluster, not serving yet (it warms first; see
    * ClusterMembership.warm): its hosts are published only once it is installed.
    */
-  prepare(config: JsonObject): ClusterMembership {
+  prepare(config: JsonObject, tls?: TlsContext): ClusterMembership {
     // Its constructor publishes the first hosts already: `membership` is not set then, and nothing goes out.
     let membership: ClusterMembership | undefined;
     membership = new ClusterMembership(config, (name, hosts) => {
       if (membership !== undefined && this.clusters.get(name) === membership) this.publish(name, hosts);
-    }, undefined);
+    }, tls);
     return membership;
   }
 

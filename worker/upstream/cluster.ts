@@ -228,7 +228,7 @@ export class ClusterManager {
   upsert(resource: ClusterResource, hosts: UpstreamHost[]): void {
     this.breakers.counts.assign(resource.name, resource.breakerSlot);
     const old = this.clusters.get(resource.name);
-    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, this.tls[resource.name]));
+    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, resource.tls ?? this.tls[resource.name]));
     void old?.close();
   }
 
