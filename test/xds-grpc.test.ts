@@ -246,3 +246,27 @@ describe('clusters over incremental xDS (DELTA_GRPC, ADS)', () => {
     }
   });
 });
+
+describe('rate_limit_settings', () => {
+  it('holds requests past the token bucket and sends them in order as tokens come (rate_limit_enforced)', async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      const arrivals: number[] = [];
+      cp.onRequest = () => arrivals.push(performance.now());
+      cp.set(CLUSTER_URL, '1', [cluster('dynamic', a.port)]);
+      const config = bootstrap(cp.port, {}, true) as any;
+      // One token, four a second: every request after the first waits for its token.
+      config.dynamic_resources.ads_config.rate_limit_settings = { max_tokens: 1, fill_rate: 4 };
+      const proxy = await startProxy(config, ['--concurrency', '1']);
+      assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).body, 'A');
+      await cp.waitForRequest('the ACK', (rq) => rq.response_nonce === '1');
+      assert.ok((await statValue(proxy, 'control_plane.rate_limit_enforced')) >= 1);
+      // The subscription, then its ACK: the ACK waited for the next token (1/4 s, less a margin for timer rounding).
+      assert.ok(arrivals[1]! - arrivals[0]! >= 200, `the ACK came ${(arrivals[1]! - arrivals[0]!).toFixed(0)} ms after the subscription`);
+      assert.equal(await statValue(proxy, 'control_plane.pending_requests'), 0);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
+  });
+});

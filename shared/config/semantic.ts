@@ -307,7 +307,7 @@ export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set
   else if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC or DELTA_GRPC`);
   if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
   const services = list(api.grpc_services);
-  if (services.length !== 1) errors.push(`${path}.grpc_services: one gRPC service is supported, got ${services.length}`);
+  if (services.length !== 1) errors.push(`${path}.grpc_services: only singleton gRPC service lists are supported (as in Envoy), got ${services.length}`);
   const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
   if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
     errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);

@@ -13,7 +13,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
   'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config', 'ads_config', 'lds_config'],
   'envoy.config.core.v3.ConfigSource': ['path', 'path_config_source', 'resource_api_version', 'api_config_source', 'ads', 'initial_fetch_timeout'],
-  'envoy.config.core.v3.ApiConfigSource': ['api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'],
+  'envoy.config.core.v3.ApiConfigSource': ['api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only', 'rate_limit_settings'],
+  'envoy.config.core.v3.RateLimitSettings': ['max_tokens', 'fill_rate'],
   'envoy.config.core.v3.GrpcService': ['envoy_grpc'],
   'envoy.config.core.v3.GrpcService.EnvoyGrpc': ['cluster_name'],
   'envoy.config.core.v3.PathConfigSource': ['path', 'watched_directory'],
@@ -125,7 +126,6 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
-  'envoy.config.core.v3.ApiConfigSource.rate_limit_settings': 'xDS request rate limiting is not supported yet',
   'envoy.config.core.v3.ApiConfigSource.cluster_names': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.refresh_delay': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',

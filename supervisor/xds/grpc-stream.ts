@@ -81,6 +81,13 @@ export class GrpcXdsStream {
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly connected = stats.gauge('control_plane.connected_state', 'local');
+  private readonly rateLimitEnforced = stats.counter('control_plane.rate_limit_enforced');
+  private readonly pendingGauge = stats.gauge('control_plane.pending_requests', 'local');
+  /** Requests held back by rate_limit_settings, in order. */
+  private readonly pending: JsonObject[] = [];
+  private tokens: number;
+  private tokensAt = Date.now();
+  private drainTimer: NodeJS.Timeout | undefined;
   private applying: Promise<void> = Promise.resolve();
 
   constructor(
@@ -91,7 +98,44 @@ export class GrpcXdsStream {
     private readonly setNodeOnFirstMessageOnly: boolean,
     /** api_type DELTA_GRPC: incremental xDS. Subscribers still get the whole set they hold at each update. */
     private readonly delta = false,
-  ) {}
+    /** rate_limit_settings: a token bucket on requests (Envoy's defaults: 100 tokens, 10 per second), or none. */
+    private readonly rateLimit?: { maxTokens: number; fillRate: number },
+  ) {
+    this.tokens = rateLimit?.maxTokens ?? 0;
+  }
+
+  /**
+   * Writes a request, or, past rate_limit_settings, holds it (in order) until a token comes, as
+   * Envoy does (`control_plane.rate_limit_enforced`, `control_plane.pending_requests`).
+   */
+  private send(request: JsonObject): void {
+    if (!this.rateLimit) {
+      this.stream?.write(request);
+      return;
+    }
+    this.pending.push(request);
+    this.drain();
+  }
+
+  private drain(): void {
+    const limit = this.rateLimit!;
+    const now = Date.now();
+    this.tokens = Math.min(limit.maxTokens, this.tokens + ((now - this.tokensAt) / 1000) * limit.fillRate);
+    this.tokensAt = now;
+    while (this.pending.length && this.tokens >= 1) {
+      this.tokens--;
+      this.stream?.write(this.pending.shift()!);
+    }
+    this.pendingGauge.set(this.pending.length);
+    if (this.pending.length && !this.drainTimer) {
+      this.rateLimitEnforced.inc();
+      this.drainTimer = setTimeout(() => {
+        this.drainTimer = undefined;
+        this.drain();
+      }, Math.ceil(((1 - this.tokens) / limit.fillRate) * 1000));
+      this.drainTimer.unref();
+    }
+  }
 
   /**
    * Asks for the resources of `typeUrl` named `names` (none: every one, a wildcard). `first` runs
@@ -153,7 +197,7 @@ export class GrpcXdsStream {
     if (this.delta) return this.deltaRequest(sub, errorDetail);
     const withNode = !this.setNodeOnFirstMessageOnly || !this.sentNode;
     this.sentNode = true;
-    this.stream?.write({
+    this.send({
       version_info: sub.version,
       ...(withNode ? { node: this.node } : {}),
       ...(sub.names.length ? { resource_names: sub.names } : {}),
@@ -176,7 +220,7 @@ export class GrpcXdsStream {
     const unsubscribe = [...sub.subscribed].filter((n) => !sub.names.includes(n));
     for (const n of subscribe) sub.subscribed.add(n);
     for (const n of unsubscribe) sub.subscribed.delete(n);
-    this.stream?.write({
+    this.send({
       ...(withNode ? { node: this.node } : {}),
       type_url: sub.typeUrl,
       ...(subscribe.length ? { resource_names_subscribe: subscribe } : {}),
@@ -256,6 +300,7 @@ export class GrpcXdsStream {
   close(): void {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.drainTimer);
     this.stream?.cancel();
     this.client?.close();
   }

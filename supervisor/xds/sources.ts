@@ -29,6 +29,9 @@ const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
 const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
 const LISTENERS_URL = `type.googleapis.com/${LISTENER_TYPE}`;
 const log = getLogger('config', import.meta.url);
+/** Envoy's rate_limit_settings defaults: a bucket of 100 requests, refilled at 10 a second. */
+const RATE_LIMIT_MAX_TOKENS = 100;
+const RATE_LIMIT_FILL_RATE = 10;
 /** Envoy's initial_fetch_timeout default. */
 const INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
@@ -311,7 +314,12 @@ export class ConfigSources {
     if (!stream) {
       const cluster = String(obj(obj(list(api.grpc_services)[0]).envoy_grpc).cluster_name);
       const delta = api.api_type === 'DELTA_GRPC';
-      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta);
+      const limit = api.rate_limit_settings === undefined ? undefined : obj(api.rate_limit_settings);
+      const rateLimit = limit && {
+        maxTokens: typeof limit.max_tokens === 'number' ? limit.max_tokens : RATE_LIMIT_MAX_TOKENS,
+        fillRate: typeof limit.fill_rate === 'number' ? limit.fill_rate : RATE_LIMIT_FILL_RATE,
+      };
+      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit);
       this.streams.set(key, stream);
     }
     return stream;
