@@ -65,6 +65,8 @@ export class LiveConfig {
   readonly routes = new RouteManager();
   /** The membership of each cluster version warming (see warmCluster). */
   private readonly warmingClusters = new Map<string, ClusterMembership>();
+  /** Called once no cluster warms. */
+  private warmWaiters: (() => void)[] = [];
   private readonly sources: ConfigSources;
 
   constructor(
@@ -80,6 +82,7 @@ export class LiveConfig {
       applyListeners: (changes) => this.applyListeners(changes),
       routes: this.routes,
       applyClusters: (changes) => this.applyClusters(changes),
+      clustersWarm: () => this.clustersWarm(),
       assignEndpoints: (cluster, assignment, warming) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
     });
@@ -111,6 +114,7 @@ export class LiveConfig {
     }
     for (const resource of changes.warming) this.warmCluster(resource);
     this.reportClusters();
+    this.maybeAllWarm();
   }
 
   /**
@@ -128,12 +132,26 @@ export class LiveConfig {
     void m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs).then(() => {
       if (this.warmingClusters.get(resource.name) !== m) return; // replaced or dropped meanwhile
       this.warmingClusters.delete(resource.name);
-      if (this.clusters.promote(resource.name) !== resource) return m.close();
-      this.tree.membership.install(m);
-      this.serveCluster(resource, m.hosts);
-      this.reportClusters();
-      log.info(`cds: cluster '${resource.name}' warm: serving`);
+      if (this.clusters.promote(resource.name) !== resource) m.close();
+      else {
+        this.tree.membership.install(m);
+        this.serveCluster(resource, m.hosts);
+        this.reportClusters();
+        log.info(`cds: cluster '${resource.name}' warm: serving`);
+      }
+      this.maybeAllWarm();
     });
+  }
+
+  /** Resolves once no cluster warms; undefined when none does now. */
+  private clustersWarm(): Promise<void> | undefined {
+    if (this.warmingClusters.size === 0) return undefined;
+    return new Promise((resolve) => this.warmWaiters.push(resolve));
+  }
+
+  private maybeAllWarm(): void {
+    if (this.warmingClusters.size > 0) return;
+    for (const resolve of this.warmWaiters.splice(0)) resolve();
   }
 
   /** A cluster version serves across the tree from now on: circuit breakers, gauges, and every worker. */

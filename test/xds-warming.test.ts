@@ -10,7 +10,7 @@ import { startUpstream, type Upstream } from './helpers/upstream.js';
  * Cluster warming, as Envoy's: once the workers serve, a new or changed cluster from CDS warms
  * (its first endpoints, DNS answer, health-check round) before it serves, shown as
  * dynamic_warming_clusters and cluster_manager.warming_clusters; the version it replaces serves
- * meanwhile.
+ * meanwhile, and over ADS the CDS ACK waits until it is warm.
  */
 
 const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
@@ -56,7 +56,10 @@ describe('cluster warming', () => {
       const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
 
       cp.set(CLUSTER_URL, '2', [edsCluster('late')]);
+      const cdsNonce = cp.lastNonce;
       await waitFor('late to warm', async () => ((await statValue(proxy, 'cluster_manager.warming_clusters')) === 1 ? true : undefined));
+      // As Envoy's ADS: the CDS ACK waits while the cluster warms.
+      assert.equal(cp.requests.find((rq) => rq.type_url === CLUSTER_URL && rq.response_nonce === cdsNonce), undefined, 'no CDS ACK while warming');
       const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_warming_clusters`)).body).configs as any[];
       assert.deepEqual(dump.map((c) => [c.version_info, c.cluster.name]), [['2', 'late']]);
       assert.doesNotMatch((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^late::/m, 'a warming cluster does not serve');
@@ -64,6 +67,8 @@ describe('cluster warming', () => {
 
       cp.set(ENDPOINTS_URL, '1', [assignment('late', a.port)]);
       await waitFor('late to serve', async () => ((await httpRequest(url)).body === 'A' ? true : undefined));
+      const ack = await cp.waitForRequest('the CDS ACK, once warm', (rq) => rq.type_url === CLUSTER_URL && rq.response_nonce === cdsNonce);
+      assert.deepEqual([ack.version_info, ack.error_detail], ['2', undefined]);
       assert.equal(await statValue(proxy, 'cluster_manager.warming_clusters'), 0);
       const eds = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?include_eds`)).body).configs.find((c: any) => c['@type'].endsWith('EndpointsConfigDump'));
       assert.deepEqual(

@@ -57,6 +57,11 @@ interface Subscription {
   held: Map<string, { version: string; resource: JsonObject }>;
   /** Delta: names asked for on this stream already (later requests subscribe only the new ones). */
   subscribed: Set<string>;
+  /** After an accepted response: what to wait for before the ACK goes (none: ACK at once). */
+  holdAck: (() => Promise<void> | undefined) | undefined;
+  /** While the type is paused (its ACK held), the request it will send when the wait ends. */
+  paused: Promise<void> | undefined;
+  deferred: { errorDetail: string | undefined } | undefined;
 }
 
 const typesOf = new Map<boolean, { request: protobuf.Type; response: protobuf.Type }>();
@@ -141,8 +146,8 @@ export class GrpcXdsStream {
    * Asks for the resources of `typeUrl` named `names` (none: every one, a wildcard). `first` runs
    * at the first response, for the initial fetch; the stream starts with the first subscription.
    */
-  subscribe(typeUrl: string, apply: ApplyResponse, first?: () => void, names: string[] = []): void {
-    const sub: Subscription = { typeUrl, names, apply, version: '', nonce: '', onFirst: first, held: new Map(), subscribed: new Set() };
+  subscribe(typeUrl: string, apply: ApplyResponse, first?: () => void, names: string[] = [], holdAck?: () => Promise<void> | undefined): void {
+    const sub: Subscription = { typeUrl, names, apply, version: '', nonce: '', onFirst: first, held: new Map(), subscribed: new Set(), holdAck, paused: undefined, deferred: undefined };
     this.subscriptions.set(typeUrl, sub);
     if (this.stream) this.request(sub);
     else this.open();
@@ -181,6 +186,9 @@ export class GrpcXdsStream {
     for (const sub of this.subscriptions.values()) {
       sub.nonce = '';
       sub.subscribed.clear();
+      // A new stream asks at once, paused or not.
+      sub.paused = undefined;
+      sub.deferred = undefined;
     }
     stream.on('metadata', () => this.connected.set(1));
     // Responses apply one at a time, in order (applying listeners may wait for a socket).
@@ -194,6 +202,11 @@ export class GrpcXdsStream {
   }
 
   private request(sub: Subscription, errorDetail?: string): void {
+    // A paused type sends nothing until the wait ends; then one request, the latest.
+    if (sub.paused) {
+      sub.deferred = { errorDetail };
+      return;
+    }
     if (this.delta) return this.deltaRequest(sub, errorDetail);
     const withNode = !this.setNodeOnFirstMessageOnly || !this.sentNode;
     this.sentNode = true;
@@ -278,11 +291,28 @@ export class GrpcXdsStream {
       this.request(sub, errors.join('; '));
     } else {
       sub.version = version;
+      const hold = sub.holdAck?.();
+      if (hold) this.pause(sub, hold);
       this.request(sub);
     }
     const first = sub.onFirst;
     sub.onFirst = undefined;
     first?.();
+  }
+
+  /**
+   * Pauses a type until `until` settles (Envoy holds the CDS ACK while clusters warm, so that a
+   * control plane waiting for it sends routes only to warm clusters); then sends what it held back.
+   */
+  private pause(sub: Subscription, until: Promise<void>): void {
+    sub.paused = until;
+    void until.then(() => {
+      if (sub.paused !== until) return;
+      sub.paused = undefined;
+      const deferred = sub.deferred;
+      sub.deferred = undefined;
+      if (deferred) this.request(sub, deferred.errorDetail);
+    });
   }
 
   /** The stream ended: open a new one after the backoff; what was applied stays. */

@@ -57,6 +57,8 @@ export interface ConfigTarget {
   routes: RouteManager;
   /** A cluster update reaches the tree (membership, breakers, workers, admin). */
   applyClusters: (changes: ClusterChanges) => void;
+  /** Resolves once no cluster warms (undefined when none does now). */
+  clustersWarm: () => Promise<void> | undefined;
   /** An EDS cluster's endpoints (the tree's membership publishes them). */
   assignEndpoints: (cluster: string, assignment: JsonObject, warming: boolean) => void;
   /** New or changed route configurations reach the workers and the admin. */
@@ -127,7 +129,7 @@ export class ConfigSources {
    * A wildcard subscription (CDS, LDS: every resource of the type, full state) from the source's
    * file or control plane; resolves at its initial fetch.
    */
-  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate): Promise<void> {
+  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck?: () => Promise<void> | undefined): Promise<void> {
     const file = pathSourceOf(source);
     if (file) {
       log.info(`${what}: reading ${things} from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
@@ -135,7 +137,7 @@ export class ConfigSources {
     }
     const stream = this.streamFor(source, method);
     const counted = (versionInfo: string, resources: JsonObject[]) => counts.update(versionInfo, () => apply(versionInfo, resources));
-    return this.initialFetch(source, what, counts, (first) => stream.subscribe(typeUrl, counted, first));
+    return this.initialFetch(source, what, counts, (first) => stream.subscribe(typeUrl, counted, first, [], holdAck));
   }
 
   /**
@@ -208,7 +210,9 @@ export class ConfigSources {
       this.refreshEds();
       return changes.rejected;
     };
-    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds);
+    // As Envoy's ADS: the CDS ACK waits while clusters warm.
+    const holdAck = cdsConfig.ads !== undefined ? this.tree.clustersWarm : undefined;
+    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds, holdAck);
   }
 
   /**
