@@ -88,7 +88,7 @@ export class ListenerManager {
   /** The version of the last LDS update accepted whole (/config_dump's version_info). */
   ldsVersionInfo: string | undefined;
   /** Set once the workers serve: before that a replaced listener has no connections to drain. */
-  workersStarted = false;
+  private workersStarted = false;
   private readonly added = stats.counter('listener_manager.listener_added');
   private readonly modified = stats.counter('listener_manager.listener_modified');
   private readonly removed = stats.counter('listener_manager.listener_removed');
@@ -98,12 +98,14 @@ export class ListenerManager {
   // Envoy's NeverImport gauges: a hot-restart parent's figures are not added to the child's.
   private readonly active = stats.gauge('listener_manager.total_listeners_active', 'local');
   private readonly warming = stats.gauge('listener_manager.total_listeners_warming', 'local');
+  private readonly workersStartedGauge = stats.gauge('listener_manager.workers_started', 'local');
 
   constructor(
     private readonly sockets: ListenSockets,
     private readonly drainOrder: () => DrainOrder,
   ) {
     this.drains = new ListenerDrains(() => drainOrder().drainTimeMs);
+    this.workersStartedGauge.set(0);
     this.refreshGauges();
   }
 
@@ -240,6 +242,12 @@ export class ListenerManager {
     if (out.rejected.length === 0) this.ldsVersionInfo = versionInfo;
     this.refreshGauges();
     return out;
+  }
+
+  /** The workers serve from now on (`listener_manager.workers_started`). */
+  markWorkersStarted(): void {
+    this.workersStarted = true;
+    this.workersStartedGauge.set(1);
   }
 
   /** The names of warming listeners. */

@@ -182,7 +182,7 @@ export class ProcessTree {
 
   /** Forks the workers, each with its descriptors (see WorkerDescriptors). */
   private startWorkers(): void {
-    this.listenerManager.workersStarted = true;
+    this.listenerManager.markWorkersStarted();
     this.clusterManager.warmingEnabled = true;
     for (let i = 0; i < this.options.concurrency; i++) {
       const worker = new ManagedChild<FromWorker>({

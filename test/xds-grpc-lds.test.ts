@@ -152,19 +152,23 @@ describe('listener warming', () => {
   });
 });
 
-describe('listeners over incremental xDS (DELTA_GRPC)', () => {
+describe('listeners over incremental xDS (DELTA_GRPC) from the per-type listener service', () => {
   it('adds a listener, and removes it when the control plane names it removed', async () => {
     const cp = await TestControlPlane.start();
     try {
       cp.set(CLUSTER_URL, '1', [cluster('a', a.port)]);
       cp.set(LISTENER_URL, '1', [listener('one', { cluster: 'a' }), listener('two', { cluster: 'a' })]);
-      const proxy = await startProxy(bootstrap(cp.port, 'DELTA_GRPC'), ['--concurrency', '1', '--drain-time-s', '1']);
+      const config = bootstrap(cp.port, 'DELTA_GRPC') as any;
+      config.dynamic_resources.lds_config = { api_config_source: api('DELTA_GRPC'), resource_api_version: 'V3' };
+      const proxy = await startProxy(config, ['--concurrency', '1', '--drain-time-s', '1']);
       const two = (await waitForPort(proxy, 'two'))!;
       assert.equal(await get(two), 'A');
       cp.set(LISTENER_URL, '2', [listener('one', { cluster: 'a' })]);
       await waitFor('two to stop accepting', () => refuses(two));
       assert.equal(await portOf(proxy, 'two'), undefined);
       assert.equal(await get((await portOf(proxy, 'one'))!), 'A');
+      const lds = cp.requests.find((rq) => rq.type_url === LISTENER_URL);
+      assert.ok(lds && lds.node !== undefined, 'the listener service has a stream of its own (its first request carries the node)');
       await proxy.stop();
     } finally {
       cp.stop();

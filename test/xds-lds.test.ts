@@ -98,6 +98,7 @@ describe('listeners from a file (LDS)', () => {
     assert.equal(await stat('listener_manager.lds.update_success'), 1);
     assert.equal(await stat('listener_manager.listener_added'), 1);
     assert.equal(await stat('listener_manager.total_listeners_active'), 1);
+    assert.equal(await stat('listener_manager.workers_started'), 1);
     const d = (await dump()).get('dyn');
     assert.equal(d.active_state.version_info, '1');
     assert.equal(d.active_state.listener.name, 'dyn');
