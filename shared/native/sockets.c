@@ -76,6 +76,18 @@ static napi_value int_pair(napi_env env, int32_t a, int32_t b) {
   return result;
 }
 
+/* Puts `fd` in `msg` as SCM_RIGHTS, in `control` (CMSG_SPACE(sizeof(int)) bytes). */
+static void attach_fd(struct msghdr *msg, char *control, size_t size, int fd) {
+  memset(control, 0, size);
+  msg->msg_control = control;
+  msg->msg_controllen = size;
+  struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 static int get_string(napi_env env, napi_value v, char *buf, size_t size) {
   size_t len;
   return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
@@ -441,14 +453,7 @@ static napi_value send_fd(napi_env env, napi_callback_info info) {
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   char control[CMSG_SPACE(sizeof(int))];
-  memset(control, 0, sizeof control);
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  attach_fd(&msg, control, sizeof control, fd);
   ssize_t n = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n < 0) return throw_errno(env, "sendmsg", errno);
   napi_value sent;
@@ -488,16 +493,7 @@ static napi_value dgram_send(napi_env env, napi_callback_info info) {
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   char control[CMSG_SPACE(sizeof(int))];
-  if (fd >= 0) {
-    memset(control, 0, sizeof control);
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
+  if (fd >= 0) attach_fd(&msg, control, sizeof control, fd);
   ssize_t n = sendmsg(d->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n < 0) return throw_errno(env, "sendmsg", errno);
   napi_value sent;
