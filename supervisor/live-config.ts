@@ -67,6 +67,7 @@ export class LiveConfig {
   private readonly warmingClusters = new Map<string, ClusterMembership>();
   /** Called once no cluster warms. */
   private warmWaiters: (() => void)[] = [];
+  private reportScheduled = false;
   private readonly sources: ConfigSources;
 
   constructor(
@@ -106,9 +107,9 @@ export class LiveConfig {
     }
     for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config, resource.tls));
     // A warming version the update dropped (or replaced) stops warming.
-    const warmingNow = new Set(this.clusters.warming);
+    const warmingNow = new Map(this.clusters.warming.map((r) => [r.name, r]));
     for (const [name, m] of this.warmingClusters) {
-      if ([...warmingNow].some((r) => r.name === name && r.config === m.config)) continue;
+      if (warmingNow.get(name)?.config === m.config) continue;
       m.close();
       this.warmingClusters.delete(name);
     }
@@ -128,7 +129,7 @@ export class LiveConfig {
     this.warmingClusters.set(resource.name, m);
     const eds = obj(obj(resource.config.eds_cluster_config).eds_config);
     const edsTimeoutMs = typeof eds.initial_fetch_timeout === 'string' ? durationMs(eds.initial_fetch_timeout) : WARMING_TIMEOUT_MS;
-    log.info(`cds: cluster '${resource.name}' warming`);
+    log.debug(`cds: cluster '${resource.name}' warming`);
     void m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs).then(() => {
       if (this.warmingClusters.get(resource.name) !== m) return; // replaced or dropped meanwhile
       this.warmingClusters.delete(resource.name);
@@ -136,8 +137,8 @@ export class LiveConfig {
       else {
         this.tree.membership.install(m);
         this.serveCluster(resource, m.hosts);
-        this.reportClusters();
-        log.info(`cds: cluster '${resource.name}' warm: serving`);
+        this.reportClustersSoon();
+        log.debug(`cds: cluster '${resource.name}' warm: serving`);
       }
       this.maybeAllWarm();
     });
@@ -160,6 +161,16 @@ export class LiveConfig {
     this.tree.breakerGauges.watch(resource.config);
     this.tree.context.upstream[resource.name] = [...hosts];
     this.tree.toEveryWorker({ type: 'cluster_upsert', resource, hosts: [...hosts] });
+  }
+
+  /** Clusters that warm together are reported together: once, after this turn of the event loop. */
+  private reportClustersSoon(): void {
+    if (this.reportScheduled) return;
+    this.reportScheduled = true;
+    setImmediate(() => {
+      this.reportScheduled = false;
+      this.reportClusters();
+    });
   }
 
   private reportClusters(): void {

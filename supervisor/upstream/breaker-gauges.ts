@@ -14,7 +14,6 @@ const OPEN: Record<BreakerResource, string> = { cx: 'cx_open', pending: 'rq_pend
 const REMAINING: Record<BreakerResource, string> = { cx: 'remaining_cx', pending: 'remaining_pending', rq: 'remaining_rq', retry: 'remaining_retries' };
 
 interface Watched {
-  cluster: string;
   base: number;
   limit: number;
   open: Gauge;
@@ -22,7 +21,8 @@ interface Watched {
 }
 
 export class BreakerGauges {
-  private watched: Watched[] = [];
+  /** Each cluster's gauges (by name: a change replaces them without a walk over every cluster). */
+  private readonly watched = new Map<string, Watched[]>();
 
   constructor(
     clusters: JsonObject[],
@@ -34,7 +34,8 @@ export class BreakerGauges {
   /** A cluster's gauges, from now on (a changed cluster's replace its earlier version's). */
   watch(cluster: JsonObject): void {
     const name = String(cluster.name);
-    this.unwatch(name);
+    const entries: Watched[] = [];
+    this.watched.set(name, entries);
     for (const priority of [0, 1] as BreakerPriority[]) {
       const label = priority === 1 ? 'HIGH' : 'DEFAULT';
       const config = thresholdsEntry(cluster, priority);
@@ -42,8 +43,7 @@ export class BreakerGauges {
       const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
       const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
       for (const resource of RESOURCES) {
-        this.watched.push({
-          cluster: name,
+        entries.push({
           base: this.counts.base(name, priority, resource),
           limit: limitOf[resource],
           open: stats.gauge(prefix + OPEN[resource], 'local'),
@@ -54,14 +54,16 @@ export class BreakerGauges {
   }
 
   unwatch(cluster: string): void {
-    this.watched = this.watched.filter((w) => w.cluster !== cluster);
+    this.watched.delete(cluster);
   }
 
   refresh(): void {
-    for (const w of this.watched) {
-      const used = this.counts.total(w.base);
-      w.open.set(used >= w.limit ? 1 : 0);
-      w.remaining?.set(Math.max(0, w.limit - used));
+    for (const entries of this.watched.values()) {
+      for (const w of entries) {
+        const used = this.counts.total(w.base);
+        w.open.set(used >= w.limit ? 1 : 0);
+        w.remaining?.set(Math.max(0, w.limit - used));
+      }
     }
   }
 }

@@ -3,7 +3,7 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic.js';
-import { rdsUsersOf, type RouteResource } from '../../shared/config/resources.js';
+import { rdsUsersOf, type ClusterResource, type RouteResource } from '../../shared/config/resources.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, LISTENER_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -249,12 +249,22 @@ export class ConfigSources {
    */
   private applyEds(resources: JsonObject[], count: boolean): string[] {
     const errors: string[] = [];
+    // The EDS clusters by service name, serving and warming, once per update (not once per resource).
+    const byService = (clusters: ClusterResource[]) => {
+      const index = new Map<string, ClusterResource[]>();
+      for (const c of clusters) {
+        const eds = edsOf(c.config);
+        if (eds) index.set(eds.service, [...(index.get(eds.service) ?? []), c]);
+      }
+      return index;
+    };
+    const serving = byService(this.clusters.clusters);
+    const warmingIndex = byService(this.clusters.warming);
     for (const [i, any] of resources.entries()) {
       const checked = checkResource(ENDPOINTS_TYPE, any, this.policy.unknownFields, this.policy.disabledExtensions);
       const service = typeof any.cluster_name === 'string' ? any.cluster_name : `resources[${i}]`;
-      const ofService = (c: { config: JsonObject }) => edsOf(c.config)?.service === service;
-      const targets = this.clusters.clusters.filter(ofService);
-      const warming = this.clusters.warming.filter(ofService);
+      const targets = serving.get(service) ?? [];
+      const warming = warmingIndex.get(service) ?? [];
       if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`).update('', () => (checked.message ? [] : checked.errors));
       if (!checked.message) {
         errors.push(`endpoints '${service}': ${checked.errors.join('; ')}`);
