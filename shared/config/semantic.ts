@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { RE2JS } from 're2js';
+import { compileAccessLogFilter } from '../access-log/filter.js';
+import { compileSubstitutionFormat } from '../access-log/format.js';
 import { checkAccessLogs } from '../access-log/loggers.js';
+import { checkHeadersToAdd } from '../header-mutation.js';
 import { list, obj } from './access.js';
 import { rdsUsers } from './resources.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
@@ -88,8 +91,32 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
   });
 }
 
+/** local_reply_config: each mapper's filter, headers and body format must compile (the errors name the mapper). */
+function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): void {
+  const format = (sfs: unknown, p: string) => {
+    if (sfs === undefined) return;
+    try {
+      compileSubstitutionFormat(obj(sfs));
+    } catch (err) {
+      errors.push(`${p}: ${(err as Error).message}`);
+    }
+  };
+  list(config.mappers).forEach((m, i) => {
+    const mPath = `${path}.mappers[${i}]`;
+    try {
+      compileAccessLogFilter(obj(m.filter));
+    } catch (err) {
+      errors.push(`${mPath}.filter: ${(err as Error).message}`);
+    }
+    checkHeadersToAdd(m.headers_to_add, `${mPath}.headers_to_add`, errors);
+    format(m.body_format_override, `${mPath}.body_format_override`);
+  });
+  format(config.body_format, `${path}.body_format`);
+}
+
 function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
+  if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
   const filters = list(hcm.http_filters);
   filters.forEach((f, i) => {
     const ext = filterExtension(f);

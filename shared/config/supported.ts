@@ -49,8 +49,12 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': [
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
-    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds',
+    'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config',
   ],
+  'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig': ['mappers', 'body_format'],
+  'envoy.extensions.filters.network.http_connection_manager.v3.ResponseMapper': ['filter', 'status_code', 'body', 'body_format_override', 'headers_to_add'],
+  'envoy.config.core.v3.HeaderValueOption': ['header', 'append', 'append_action', 'keep_empty_value'],
+  'envoy.config.core.v3.HeaderValue': ['key', 'value', 'raw_value'],
   'envoy.extensions.filters.network.http_connection_manager.v3.Rds': ['config_source', 'route_config_name'],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
   'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
@@ -118,8 +122,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.access_loggers.file.v3.FileAccessLog': ['path', 'format', 'json_format', 'typed_json_format', 'log_format'],
   'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog': ['log_format'],
   'envoy.extensions.access_loggers.stream.v3.StderrAccessLog': ['log_format'],
-  // content_type only shapes local-reply bodies; formatters are extensions none of which is implemented.
-  'envoy.config.core.v3.SubstitutionFormatString': ['text_format', 'json_format', 'text_format_source', 'omit_empty_values', 'json_format_options'],
+  // content_type shapes local-reply bodies (an access log has none); formatters are extensions none of which is implemented.
+  'envoy.config.core.v3.SubstitutionFormatString': ['text_format', 'json_format', 'text_format_source', 'omit_empty_values', 'json_format_options', 'content_type'],
 };
 
 const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));

@@ -18,7 +18,7 @@ import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
-import { LocalReply, sendLocalReply } from './local-reply.js';
+import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
@@ -86,6 +86,8 @@ export class HttpConnectionManager {
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
   private readonly accessLogs: AccessLogs | undefined;
+  /** local_reply_config: how the proxy's own replies are rewritten. */
+  private readonly localReplies: LocalReplyConfig | undefined;
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
 
@@ -112,6 +114,7 @@ export class HttpConnectionManager {
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
     this.accessLogs = AccessLogs.from(config.access_log);
+    this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.prepare();
   }
 
@@ -217,7 +220,6 @@ export class HttpConnectionManager {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
-    const reply = { serverName: this.serverName };
     const stats = this.stats;
     const started = performance.now();
     const headers = req.headers;
@@ -234,8 +236,11 @@ export class HttpConnectionManager {
     const rq: RequestView = { method: req.method ?? 'GET', path, authority, headers };
     const logs = this.accessLogs;
     const tap = activeTap(this.tapConfigId);
-    const record = logs || tap ? new HttpExchangeRecord(req, res, rq) : undefined;
+    const localReplies = this.localReplies;
+    // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
+    const record = logs || tap || localReplies ? new HttpExchangeRecord(req, res, rq) : undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
+    const reply: LocalReplyContext = localReplies ? { serverName: this.serverName, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: this.serverName };
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
@@ -300,7 +305,7 @@ export class HttpConnectionManager {
       }
       if (decision.status !== undefined) {
         const extra = decision.status === 503 ? { 'x-envoy-immediate-health-check-fail': 'true' } : undefined;
-        sendLocalReply(res, decision.status, '', { serverName: this.serverName, extraHeaders: extra });
+        sendLocalReply(res, decision.status, '', { ...reply, extraHeaders: extra });
         return;
       }
     }
@@ -341,6 +346,7 @@ export class HttpConnectionManager {
             stats,
             clusters: this.ctx.clusters,
             serverName: this.serverName,
+            reply,
             headers,
             path,
             authority: action.hostRewriteLiteral ?? authority,

@@ -1,4 +1,11 @@
 import type { ServerResponse } from 'node:http';
+import type { AccessLogEntry } from '../../shared/access-log/entry.js';
+import { compileAccessLogFilter, type AccessLogFilter } from '../../shared/access-log/filter.js';
+import { compileSubstitutionFormat, type LogFormatter } from '../../shared/access-log/format.js';
+import { list, obj } from '../../shared/config/access.js';
+import { readDataSource } from '../../shared/config/data-source.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { applyHeadersToAdd, compileHeadersToAdd, type HeaderToAdd, type MutableHeaders } from '../../shared/header-mutation.js';
 
 /**
  * Responses the proxy makes itself, with Envoy's status codes and bodies, so that clients and
@@ -15,10 +22,20 @@ export const LocalReply = {
   tooManyHeaders: { status: 431, body: '' },
 } as const;
 
+/** What a local reply becomes after the connection manager's local_reply_config. */
+export interface RewrittenReply {
+  status: number;
+  body: string;
+  contentType?: string;
+  headers: MutableHeaders;
+}
+
 export interface LocalReplyContext {
   serverName: string;
   /** Headers to add (e.g. x-envoy-immediate-health-check-fail). */
   extraHeaders?: Record<string, string>;
+  /** The connection manager's local_reply_config, for this request. */
+  rewrite?: (status: number, body: string) => RewrittenReply;
 }
 
 export function sendLocalReply(res: ServerResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
@@ -27,8 +44,73 @@ export function sendLocalReply(res: ServerResponse, status: number, body: string
     res.destroy();
     return;
   }
-  const headers: Record<string, string | number> = { server: ctx.serverName, 'content-length': Buffer.byteLength(body), ...ctx.extraHeaders };
+  let headers: MutableHeaders = { ...ctx.extraHeaders };
+  if (ctx.rewrite) {
+    const rewritten = ctx.rewrite(status, typeof body === 'string' ? body : body.toString('latin1'));
+    ({ status, body } = rewritten);
+    headers = { ...headers, ...rewritten.headers };
+    if (rewritten.contentType) contentType = rewritten.contentType;
+  }
+  headers.server = ctx.serverName;
+  headers['content-length'] = Buffer.byteLength(body);
   if (Buffer.byteLength(body) > 0) headers['content-type'] = contentType;
-  res.writeHead(status, headers);
+  res.writeHead(status, headers as Record<string, string | string[] | number>);
   res.end(body);
+}
+
+interface BodyFormat {
+  formatter: LogFormatter;
+  contentType: string;
+}
+
+interface Mapper {
+  filter: AccessLogFilter;
+  status: number | undefined;
+  body: string | undefined;
+  headers: HeaderToAdd[];
+  format: BodyFormat | undefined;
+}
+
+function bodyFormat(sfs: unknown): BodyFormat | undefined {
+  if (sfs === undefined) return undefined;
+  const config = obj(sfs);
+  const json = config.json_format !== undefined;
+  return { formatter: compileSubstitutionFormat(config), contentType: typeof config.content_type === 'string' && config.content_type ? config.content_type : json ? 'application/json' : 'text/plain' };
+}
+
+/**
+ * HttpConnectionManager.local_reply_config, as Envoy applies it to every reply the proxy makes
+ * itself (no route, no healthy upstream, timeouts, direct responses, …): the first mapper whose
+ * access-log filter matches sets the body, adds headers (formatted with the original status),
+ * rewrites the status, and formats the body by its body_format_override, else the config's
+ * body_format (formatted with the new status; `%LOCAL_REPLY_BODY%` is the body so far).
+ */
+export class LocalReplyConfig {
+  private readonly mappers: Mapper[];
+  private readonly format: BodyFormat | undefined;
+
+  constructor(config: JsonObject) {
+    this.mappers = list(config.mappers).map((m) => ({
+      filter: compileAccessLogFilter(obj(m.filter)),
+      status: typeof m.status_code === 'number' ? m.status_code : undefined,
+      body: m.body !== undefined ? (readDataSource(obj(m.body))?.toString() ?? '') : undefined,
+      headers: compileHeadersToAdd(m.headers_to_add),
+      format: bodyFormat(m.body_format_override),
+    }));
+    this.format = bodyFormat(config.body_format);
+  }
+
+  rewrite(entry: AccessLogEntry, status: number, body: string): RewrittenReply {
+    const seen = (code: number, text: string): AccessLogEntry => Object.create(entry, { responseCode: { value: code }, localReplyBody: { value: text } }) as AccessLogEntry;
+    const headers: MutableHeaders = {};
+    const mapper = this.mappers.find((m) => m.filter(seen(status, body)));
+    if (mapper) {
+      if (mapper.body !== undefined) body = mapper.body;
+      applyHeadersToAdd(headers, mapper.headers, seen(status, body));
+      if (mapper.status !== undefined) status = mapper.status;
+    }
+    const format = mapper?.format ?? this.format;
+    if (!format) return { status, body, headers };
+    return { status, body: format.formatter.format(seen(status, body)), contentType: format.contentType, headers };
+  }
 }

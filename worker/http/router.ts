@@ -5,7 +5,7 @@ import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
-import { LocalReply, sendLocalReply } from './local-reply.js';
+import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
@@ -35,6 +35,8 @@ export interface ForwardContext {
   stats: HttpStats;
   clusters: ClusterManager;
   serverName: string;
+  /** How this request's local replies are made (local_reply_config). */
+  reply: LocalReplyContext;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -393,7 +395,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   private localReply(reply: { status: number; body: string }): void {
     this.finish();
-    sendLocalReply(this.res, reply.status, reply.body, { serverName: this.ctx.serverName });
+    sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
   }
 }
 
@@ -405,7 +407,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
       ctx.record.responseFlags |= ResponseFlag.noClusterFound;
       ctx.record.responseCodeDetails = 'cluster_not_found';
     }
-    sendLocalReply(res, action.clusterNotFoundStatus, '', { serverName: ctx.serverName });
+    sendLocalReply(res, action.clusterNotFoundStatus, '', ctx.reply);
     return;
   }
   const length = req.headers['content-length'];

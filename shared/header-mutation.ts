@@ -1,0 +1,73 @@
+import type { AccessLogEntry } from './access-log/entry.js';
+import { compileTextFormat, type LogFormatter } from './access-log/format.js';
+import { list, obj } from './config/access.js';
+
+/**
+ * Envoy's HeaderValueOption lists (`headers_to_add`): each header's value is a substitution
+ * format (`%RESPONSE_CODE%`, `%REQ(x-foo)%`, … as in access logs; `%%` is a literal percent sign),
+ * added per `append_action` (or the deprecated `append`). A value that formats to nothing is
+ * skipped unless `keep_empty_value`.
+ */
+
+export type AppendAction = 'APPEND_IF_EXISTS_OR_ADD' | 'ADD_IF_ABSENT' | 'OVERWRITE_IF_EXISTS_OR_ADD' | 'OVERWRITE_IF_EXISTS';
+
+export interface HeaderToAdd {
+  name: string;
+  value: LogFormatter;
+  action: AppendAction;
+  keepEmpty: boolean;
+}
+
+export type MutableHeaders = Record<string, string | string[] | number | undefined>;
+
+/** A header value's format: `%%` is a literal `%`; everything else is the access-log formatter's. */
+export function compileHeaderValue(value: string): LogFormatter {
+  const parts = value.split('%%').map((part) => compileTextFormat(part, true));
+  if (parts.length === 1) return parts[0]!;
+  return { format: (e) => parts.map((p) => p.format(e)).join('%') };
+}
+
+export function compileHeadersToAdd(options: unknown): HeaderToAdd[] {
+  return list(options).map((o) => {
+    const header = obj(o.header);
+    const raw = typeof header.raw_value === 'string' ? Buffer.from(header.raw_value, 'base64').toString('latin1') : undefined;
+    const action = (typeof o.append_action === 'string' ? o.append_action : o.append === false ? 'OVERWRITE_IF_EXISTS_OR_ADD' : 'APPEND_IF_EXISTS_OR_ADD') as AppendAction;
+    return { name: String(header.key).toLowerCase(), value: compileHeaderValue(raw ?? String(header.value ?? '')), action, keepEmpty: o.keep_empty_value === true };
+  });
+}
+
+export function applyHeadersToAdd(headers: MutableHeaders, options: readonly HeaderToAdd[], entry: AccessLogEntry): void {
+  for (const h of options) {
+    const value = h.value.format(entry);
+    if (value === '' && !h.keepEmpty) continue;
+    const present = headers[h.name] !== undefined;
+    switch (h.action) {
+      case 'ADD_IF_ABSENT':
+        if (!present) headers[h.name] = value;
+        break;
+      case 'OVERWRITE_IF_EXISTS':
+        if (present) headers[h.name] = value;
+        break;
+      case 'OVERWRITE_IF_EXISTS_OR_ADD':
+        headers[h.name] = value;
+        break;
+      default: {
+        const current = headers[h.name];
+        headers[h.name] = current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), value];
+      }
+    }
+  }
+}
+
+/** Validation: the errors of a headers_to_add list, each naming its entry. */
+export function checkHeadersToAdd(options: unknown, path: string, errors: string[]): void {
+  list(options).forEach((o, i) => {
+    const value = obj(o.header).value;
+    if (typeof value !== 'string') return;
+    try {
+      compileHeaderValue(value);
+    } catch (err) {
+      errors.push(`${path}[${i}].header.value: ${(err as Error).message}`);
+    }
+  });
+}
