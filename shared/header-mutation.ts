@@ -1,6 +1,7 @@
 import type { AccessLogEntry } from './access-log/entry.js';
 import { compileTextFormat, type LogFormatter } from './access-log/format.js';
 import { list, obj } from './config/access.js';
+import type { JsonObject } from './config/proto-json.js';
 
 /**
  * Envoy's HeaderValueOption lists (`headers_to_add`): each header's value is a substitution
@@ -70,4 +71,42 @@ export function checkHeadersToAdd(options: unknown, path: string, errors: string
       errors.push(`${path}[${i}].header.value: ${(err as Error).message}`);
     }
   });
+}
+
+/** One level's mutations (a route, its virtual host, its route configuration): removals, then additions. */
+export interface HeaderMutationLevel {
+  remove: string[];
+  add: HeaderToAdd[];
+}
+
+/** The request and response mutations of a route, its levels in the order they apply. */
+export interface HeaderMutations {
+  request: HeaderMutationLevel[];
+  response: HeaderMutationLevel[];
+}
+
+function level(config: JsonObject, direction: 'request' | 'response'): HeaderMutationLevel | undefined {
+  const remove = ((config[`${direction}_headers_to_remove`] as string[] | undefined) ?? []).map((h) => h.toLowerCase());
+  const add = compileHeadersToAdd(config[`${direction}_headers_to_add`]);
+  return remove.length || add.length ? { remove, add } : undefined;
+}
+
+/**
+ * A route's header mutations from its three levels. By default the most specific applies first
+ * (route, virtual host, route configuration), so that the configuration's overwrite the others;
+ * with most_specific_header_mutations_wins, the other way round. Undefined when there are none.
+ */
+export function compileHeaderMutations(route: JsonObject, vhost: JsonObject, routeConfig: JsonObject): HeaderMutations | undefined {
+  const scopes = routeConfig.most_specific_header_mutations_wins === true ? [routeConfig, vhost, route] : [route, vhost, routeConfig];
+  const request = scopes.map((c) => level(c, 'request')).filter((l): l is HeaderMutationLevel => l !== undefined);
+  const response = scopes.map((c) => level(c, 'response')).filter((l): l is HeaderMutationLevel => l !== undefined);
+  return request.length || response.length ? { request, response } : undefined;
+}
+
+/** Applies levels to a header object: at each, its removals, then its additions. */
+export function applyHeaderMutations(headers: MutableHeaders, levels: readonly HeaderMutationLevel[], entry: AccessLogEntry): void {
+  for (const l of levels) {
+    for (const name of l.remove) delete headers[name];
+    applyHeadersToAdd(headers, l.add, entry);
+  }
 }

@@ -62,15 +62,36 @@ function filterExtension(filter: Obj): Extension | undefined {
   return extensionByName(String(filter.name ?? ''));
 }
 
+/**
+ * A level's header mutations: values must format; as in Envoy, pseudo-headers (`:path`, …) and
+ * `host` may be neither added nor removed on requests, nor pseudo-headers on responses.
+ */
+function checkHeaderMutations(scope: Obj, path: string, errors: string[]): void {
+  for (const direction of ['request', 'response'] as const) {
+    const forbidden = (name: string) => name.startsWith(':') || (direction === 'request' && name.toLowerCase() === 'host');
+    checkHeadersToAdd(scope[`${direction}_headers_to_add`], `${path}.${direction}_headers_to_add`, errors);
+    list(scope[`${direction}_headers_to_add`]).forEach((o, i) => {
+      const key = String(obj(o.header).key ?? '');
+      if (forbidden(key)) errors.push(`${path}.${direction}_headers_to_add[${i}].header.key: ':-prefixed' or host headers may not be modified ('${key}')`);
+    });
+    ((scope[`${direction}_headers_to_remove`] as string[] | undefined) ?? []).forEach((name, i) => {
+      if (forbidden(name)) errors.push(`${path}.${direction}_headers_to_remove[${i}]: ':-prefixed' or host headers may not be removed ('${name}')`);
+    });
+  }
+}
+
 export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   const vhostNames = new Map<string, number>();
+  checkHeaderMutations(rc, path, errors);
   list(rc.virtual_hosts).forEach((vh, v) => {
     const vhPath = `${path}.virtual_hosts[${v}]`;
+    checkHeaderMutations(vh, vhPath, errors);
     const name = String(vh.name);
     if (vhostNames.has(name)) errors.push(`${vhPath}.name: duplicate virtual host name '${name}' (also virtual_hosts[${vhostNames.get(name)}])`);
     vhostNames.set(name, v);
     list(vh.routes).forEach((route, r) => {
       const rPath = `${vhPath}.routes[${r}]`;
+      checkHeaderMutations(route, rPath, errors);
       const match = obj(route.match);
       checkRegex(obj(match.safe_regex).regex, `${rPath}.match.safe_regex.regex`, errors);
       list(match.headers).forEach((h, i) => {

@@ -9,6 +9,8 @@ import { typeNameOfUrl } from './wkt.js';
  * wholly implemented (matchers, data sources, localities, metadata, the node) or only reachable
  * through fields refused above them. Each issue that implements a field adds it here.
  */
+const HEADER_MUTATIONS = ['request_headers_to_add', 'request_headers_to_remove', 'response_headers_to_add', 'response_headers_to_remove'];
+
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
   'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config', 'ads_config', 'lds_config'],
@@ -58,9 +60,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.Rds': ['config_source', 'route_config_name'],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
   'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
-  'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters'],
-  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata'],
-  'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata'],
+  'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters', ...HEADER_MUTATIONS, 'most_specific_header_mutations_wins'],
+  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS],
+  'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS],
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers'],
   'envoy.config.route.v3.RouteAction': ['cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority'],
   'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],

@@ -14,7 +14,9 @@ import type { TrafficDirection } from '../../shared/config/resources.js';
 import type { DrainOrder } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
-import { HttpExchangeRecord } from './exchange-record.js';
+import { HttpExchangeRecord, requestEntry } from './exchange-record.js';
+import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
+import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
@@ -323,16 +325,25 @@ export class HttpConnectionManager {
       return;
     }
     const action = route.action;
+    // The route's header mutations (route, virtual host, configuration): the request's now, the response's when it comes.
+    const mutations = route.headers;
+    const entry = mutations ? (record ?? requestEntry(req, rq)) : undefined;
+    if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry!);
+    const responseHeaders = mutations?.response.length ? { levels: mutations.response, entry: entry! } : undefined;
+    const mutatedResponse = (status: number, base: MutableHeaders): MutableHeaders => {
+      if (responseHeaders) applyHeaderMutations(base, responseHeaders.levels, Object.create(responseHeaders.entry, { responseCode: { value: status } }) as AccessLogEntry);
+      return base;
+    };
     switch (action.kind) {
       case 'direct_response':
         stats.rqDirectResponse.inc();
         if (record) record.responseCodeDetails = 'direct_response';
-        sendLocalReply(res, action.status, action.body ?? '', reply);
+        sendLocalReply(res, action.status, action.body ?? '', responseHeaders ? { ...reply, extraHeaders: mutatedResponse(action.status, {}) } : reply);
         return;
       case 'redirect':
         stats.rqRedirect.inc();
         if (record) record.responseCodeDetails = 'direct_response';
-        res.writeHead(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
+        res.writeHead(action.status, mutatedResponse(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 }) as Record<string, string | string[] | number>);
         res.end();
         return;
       case 'route': {
@@ -347,6 +358,7 @@ export class HttpConnectionManager {
             clusters: this.ctx.clusters,
             serverName: this.serverName,
             reply,
+            ...(responseHeaders ? { responseHeaders } : {}),
             headers,
             path,
             authority: action.hostRewriteLiteral ?? authority,

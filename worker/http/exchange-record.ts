@@ -171,3 +171,23 @@ export class HttpExchangeRecord implements AccessLogEntry {
     logs?.log(this);
   }
 }
+
+/**
+ * What a request's header formats see when no exchange is recorded (no access log, tap or
+ * local_reply_config): the request, its addresses and protocol, nothing of a response yet.
+ */
+export function requestEntry(req: IncomingMessage, request: RequestView): AccessLogEntry {
+  return {
+    startTime: Date.now(),
+    protocol: req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`,
+    request,
+    responseHeader: () => undefined,
+    responseCode: 0,
+    responseFlags: 0,
+    bytesReceived: 0,
+    bytesSent: 0,
+    downstreamRemoteAddress: addressText(req.socket.remoteAddress, req.socket.remotePort),
+    downstreamLocalAddress: addressText(req.socket.localAddress, req.socket.localPort),
+    healthCheck: false,
+  };
+}

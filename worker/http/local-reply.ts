@@ -32,8 +32,8 @@ export interface RewrittenReply {
 
 export interface LocalReplyContext {
   serverName: string;
-  /** Headers to add (e.g. x-envoy-immediate-health-check-fail). */
-  extraHeaders?: Record<string, string>;
+  /** Headers to add (e.g. x-envoy-immediate-health-check-fail, or a route's response_headers_to_add). */
+  extraHeaders?: MutableHeaders;
   /** The connection manager's local_reply_config, for this request. */
   rewrite?: (status: number, body: string) => RewrittenReply;
 }

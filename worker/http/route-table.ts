@@ -4,6 +4,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { compileHeaderMatcher, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -75,6 +76,8 @@ export interface Route {
   matchPath: PathMatcher;
   matchHeaders: HeaderMatcher[];
   action: RouteAction;
+  /** request_/response_headers_to_add/_to_remove of the route, its virtual host and the configuration, if any. */
+  headers?: HeaderMutations;
 }
 
 export interface VirtualHost {
@@ -168,11 +171,13 @@ export class RouteTable {
         name: String(vh.name),
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
+          const headers = compileHeaderMutations(r, vh, config);
           return {
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: list(match.headers).map(compileHeaderMatcher),
             action: compileAction(r, vhostRetry),
+            ...(headers ? { headers } : {}),
           };
         }),
       };

@@ -6,6 +6,8 @@ import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
+import { applyHeaderMutations, type HeaderMutationLevel, type MutableHeaders } from '../../shared/header-mutation.js';
+import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
@@ -37,6 +39,8 @@ export interface ForwardContext {
   serverName: string;
   /** How this request's local replies are made (local_reply_config). */
   reply: LocalReplyContext;
+  /** The route's response header mutations, with what their values are formatted from. */
+  responseHeaders?: { levels: HeaderMutationLevel[]; entry: AccessLogEntry };
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -236,10 +240,18 @@ class Exchange implements Dispatcher.DispatchHandler {
       if (retriable && this.retried) record.responseFlags |= ResponseFlag.upstreamRetryLimitExceeded;
     }
     const out: string[] = [];
-    for (const k in headers) {
-      const v = headers[k];
+    const mutations = this.ctx.responseHeaders;
+    let source: Record<string, unknown> = headers;
+    if (mutations) {
+      // The route's response_headers_to_add/_to_remove, on a copy (the upstream's headers stay as they came).
+      const copy: MutableHeaders = { ...headers };
+      applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
+      source = copy;
+    }
+    for (const k in source) {
+      const v = source[k] as string | string[] | number | undefined;
       if (v === undefined || HOP_BY_HOP.has(k) || k === 'server') continue;
-      if (typeof v === 'string') out.push(k, v);
+      if (typeof v !== 'object') out.push(k, String(v));
       else for (const item of v) out.push(k, item);
     }
     out.push('server', this.ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - this.started)));
