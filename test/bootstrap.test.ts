@@ -332,6 +332,15 @@ describe('whole-bootstrap checks', () => {
     ['a cluster discovery file that does not exist', (d) => (d.dynamic_resources = { cds_config: { path_config_source: { path: 'no/such/cds.yaml' } } }), /dynamic_resources\.cds_config\.path_config_source\.path: paths must refer to an existing path in the system: 'no\/such\/cds\.yaml' does not exist/],
   ]);
 
+  it('take enum values in lower case, as Envoy parses them, and keep the canonical name', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.clusters[0].type = 'strict_dns';
+    d.static_resources.clusters[0].lb_policy = 'round_robin';
+    delete d.static_resources.clusters[0].least_request_lb_config;
+    const cluster = (load({ configPath: tmp.file('lower-enums.yaml', yamlOf(d)) }).bootstrap.static_resources as any).clusters[0];
+    assert.deepEqual([cluster.type, cluster.lb_policy], ['STRICT_DNS', undefined], 'ROUND_ROBIN is the default, so it is left out as Envoy leaves it out');
+  });
+
   it('let several listeners ask for port 0', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.static_resources.listeners = [httpListener('one', 0), httpListener('two', 0)];

@@ -237,7 +237,11 @@ export class ProtoJsonReader {
 
   private readEnum(type: protobuf.Enum, raw: unknown, path: string): { value: unknown; enumNumber: number } | undefined {
     if (typeof raw === 'string') {
-      const n = type.values[raw];
+      // As Envoy parses (case_insensitive_enum_parsing): a value not found is tried in upper case,
+      // so `strict_dns` is STRICT_DNS; the canonical name is kept.
+      const upper = type.values[raw] === undefined && type.values[raw.toUpperCase()] !== undefined ? raw.toUpperCase() : raw;
+      const n = type.values[upper];
+      if (upper !== raw) return { value: upper, enumNumber: n! };
       if (n === undefined) {
         this.error(path, `unknown value ${JSON.stringify(raw)} for enum ${fullName(type)} (one of ${Object.keys(type.values).join(', ')})`);
         return undefined;
