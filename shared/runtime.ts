@@ -41,3 +41,21 @@ export function runtimeFeature(key: string, defaultValue: boolean): boolean {
   if (v === 'false') return false;
   return defaultValue;
 }
+
+const FRACTION_DENOMINATORS: Record<string, number> = { HUNDRED: 100, TEN_THOUSAND: 10_000, MILLION: 1_000_000 };
+
+/**
+ * A RuntimeFractionalPercent (`default_value` a FractionalPercent, `runtime_key` its override, a
+ * numerator over the same denominator): whether this request falls in the share.
+ */
+export function compileRuntimeFraction(rf: { default_value?: unknown; runtime_key?: unknown }): () => boolean {
+  const pct = (rf.default_value ?? {}) as { numerator?: number; denominator?: string };
+  const denominator = FRACTION_DENOMINATORS[String(pct.denominator ?? 'HUNDRED')] ?? 100;
+  const key = typeof rf.runtime_key === 'string' ? rf.runtime_key : undefined;
+  const defaultNumerator = Number(pct.numerator ?? 0);
+  return () => {
+    const configured = key !== undefined ? Number(runtimeValue(key)) : NaN;
+    const numerator = Number.isFinite(configured) ? configured : defaultNumerator;
+    return Math.floor(Math.random() * denominator) < numerator;
+  };
+}

@@ -11,6 +11,8 @@ export interface Extension {
   typeName: string;
   /** Names that older bootstraps use for the same extension (v2 era). */
   deprecatedNames: string[];
+  /** Its per-route configuration type (typed_per_filter_config), if it has one. */
+  perRouteTypeName?: string;
 }
 
 export const EXTENSIONS: readonly Extension[] = [
@@ -44,6 +46,14 @@ export const EXTENSIONS: readonly Extension[] = [
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
     deprecatedNames: ['envoy.health_check'],
+  },
+  {
+    // Cross-origin requests: preflights answered, allowed origins' responses decorated (worker/http/filters/cors.ts).
+    name: 'envoy.filters.http.cors',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.cors.v3.Cors',
+    deprecatedNames: ['envoy.cors'],
+    perRouteTypeName: 'envoy.extensions.filters.http.cors.v3.CorsPolicy',
   },
   {
     // Taps requests for POST /tap (admin_config only).
@@ -106,7 +116,9 @@ export const EXTENSIONS: readonly Extension[] = [
   },
 ];
 
-const byTypeName = new Map(EXTENSIONS.map((e) => [e.typeName, e]));
+const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, ...(e.perRouteTypeName ? [[e.perRouteTypeName, e] as const] : [])]));
+/** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
+const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
 const byName = new Map(EXTENSIONS.flatMap((e) => [e.name, ...e.deprecatedNames].map((n) => [n, e] as const)));
 
 export function extensionByName(name: string): Extension | undefined {
@@ -140,6 +152,7 @@ export function parseDisabledExtensions(list: string[], warn: (msg: string) => v
 /** Every `typed_config` (any `Any`) must name an implemented, enabled extension. */
 export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: string[]): void {
   for (const any of anys) {
+    if (any.typeName === FILTER_CONFIG) continue; // its `config` is an Any of its own, checked as one
     const ext = byTypeName.get(any.typeName);
     if (!ext) {
       const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
@@ -152,5 +165,5 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: s
 
 /** The extensions as /server_info lists them in `node.extensions`. */
 export function extensionsForNode(disabled: ReadonlySet<string> = new Set()): { name: string; category: string; type_urls: string[]; disabled: boolean }[] {
-  return EXTENSIONS.map((e) => ({ name: e.name, category: e.category, type_urls: [e.typeName], disabled: disabled.has(`${e.category}/${e.name}`) }));
+  return EXTENSIONS.map((e) => ({ name: e.name, category: e.category, type_urls: [e.typeName, ...(e.perRouteTypeName ? [e.perRouteTypeName] : [])], disabled: disabled.has(`${e.category}/${e.name}`) }));
 }

@@ -66,6 +66,20 @@ function filterExtension(filter: Obj): Extension | undefined {
  * A level's header mutations: values must format; as in Envoy, pseudo-headers (`:path`, …) and
  * `host` may be neither added nor removed on requests, nor pseudo-headers on responses.
  */
+/** CORS policies (typed_per_filter_config CorsPolicy, or the deprecated `cors`): their origin regexes must compile. */
+function checkCorsPolicies(scope: Obj, path: string, legacy: [unknown, string], errors: string[]): void {
+  const policies: [Obj, string][] = [];
+  if (legacy[0] !== undefined) policies.push([obj(legacy[0]), legacy[1]]);
+  for (const [name, any] of Object.entries(obj(scope.typed_per_filter_config))) {
+    const a = obj(any);
+    const inner = typeof a['@type'] === 'string' && typeNameOfUrl(a['@type']) === 'envoy.config.route.v3.FilterConfig' ? obj(a.config) : a;
+    if (typeof inner['@type'] === 'string' && typeNameOfUrl(inner['@type']) === 'envoy.extensions.filters.http.cors.v3.CorsPolicy') policies.push([inner, `${path}.typed_per_filter_config["${name}"]`]);
+  }
+  for (const [policy, pPath] of policies) {
+    list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${pPath}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
+  }
+}
+
 function checkHeaderMutations(scope: Obj, path: string, errors: string[]): void {
   for (const direction of ['request', 'response'] as const) {
     const forbidden = (name: string) => name.startsWith(':') || (direction === 'request' && name.toLowerCase() === 'host');
@@ -86,19 +100,26 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
   list(rc.virtual_hosts).forEach((vh, v) => {
     const vhPath = `${path}.virtual_hosts[${v}]`;
     checkHeaderMutations(vh, vhPath, errors);
+    checkCorsPolicies(vh, vhPath, [vh.cors, `${vhPath}.cors`], errors);
     const name = String(vh.name);
     if (vhostNames.has(name)) errors.push(`${vhPath}.name: duplicate virtual host name '${name}' (also virtual_hosts[${vhostNames.get(name)}])`);
     vhostNames.set(name, v);
     list(vh.routes).forEach((route, r) => {
       const rPath = `${vhPath}.routes[${r}]`;
       checkHeaderMutations(route, rPath, errors);
+      checkCorsPolicies(route, rPath, [obj(route.route).cors, `${rPath}.route.cors`], errors);
       const match = obj(route.match);
       checkRegex(obj(match.safe_regex).regex, `${rPath}.match.safe_regex.regex`, errors);
       list(match.headers).forEach((h, i) => {
         checkRegex(obj(h.safe_regex_match).regex, `${rPath}.match.headers[${i}].safe_regex_match.regex`, errors);
         checkRegex(obj(obj(h.string_match).safe_regex).regex, `${rPath}.match.headers[${i}].string_match.safe_regex.regex`, errors);
       });
+      list(match.query_parameters).forEach((q, i) => checkRegex(obj(obj(q.string_match).safe_regex).regex, `${rPath}.match.query_parameters[${i}].string_match.safe_regex.regex`, errors));
       const action = obj(route.route);
+      if (action.regex_rewrite !== undefined) {
+        checkRegex(obj(obj(action.regex_rewrite).pattern).regex, `${rPath}.route.regex_rewrite.pattern.regex`, errors);
+        if (action.prefix_rewrite !== undefined) errors.push(`${rPath}.route: cannot specify both prefix_rewrite and regex_rewrite`);
+      }
       const validate = rc.validate_clusters !== false;
       if (validate && typeof action.cluster === 'string' && !clusters.has(action.cluster)) {
         errors.push(`${rPath}.route.cluster: route: unknown cluster '${action.cluster}'`);

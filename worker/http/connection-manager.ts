@@ -21,7 +21,9 @@ import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import { RouteTable, type RedirectAction, type RequestView } from './route-table.js';
+import { httpFilterFactories, perFilterConfigs } from './filters/chain.js';
+import type { HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
+import { RouteTable, type RedirectAction, type RequestView, type Route } from './route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
 
@@ -90,6 +92,8 @@ export class HttpConnectionManager {
   private readonly accessLogs: AccessLogs | undefined;
   /** local_reply_config: how the proxy's own replies are rewritten. */
   private readonly localReplies: LocalReplyConfig | undefined;
+  /** The HTTP filters this proxy runs between the first entry of http_filters and the router (see ./filters/). */
+  private readonly filters: HttpFilterFactory[];
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
 
@@ -117,6 +121,7 @@ export class HttpConnectionManager {
     this.stats = new HttpStats(String(config.stat_prefix));
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
+    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], String(config.stat_prefix));
     this.prepare();
   }
 
@@ -315,6 +320,8 @@ export class HttpConnectionManager {
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
+    // The HTTP filters between the first and the router see the request now, and every response later.
+    if (this.filters.length && this.runFilters(rq, route, res, reply)) return;
     if (!route) {
       stats.noRoute.inc();
       if (record) {
@@ -340,16 +347,24 @@ export class HttpConnectionManager {
         if (record) record.responseCodeDetails = 'direct_response';
         sendLocalReply(res, action.status, action.body ?? '', responseHeaders ? { ...reply, extraHeaders: mutatedResponse(action.status, {}) } : reply);
         return;
-      case 'redirect':
+      case 'redirect': {
         stats.rqRedirect.inc();
         if (record) record.responseCodeDetails = 'direct_response';
-        res.writeHead(action.status, mutatedResponse(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 }) as Record<string, string | string[] | number>);
+        const redirectHeaders = mutatedResponse(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
+        reply.encode?.(action.status, redirectHeaders);
+        res.writeHead(action.status, redirectHeaders as Record<string, string | string[] | number>);
         res.end();
         return;
+      }
       case 'route': {
         let path = rq.path;
         if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
           path = action.prefixRewrite + path.slice(route.prefix.length);
+          if (record) record.rewrittenPath = path;
+        } else if (action.regexRewrite) {
+          // The path without its query is rewritten; the query goes on as it came.
+          const [pathOnly, query] = splitQuery(path);
+          path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
           if (record) record.rewrittenPath = path;
         }
         const go = () =>
@@ -359,6 +374,7 @@ export class HttpConnectionManager {
             serverName: this.serverName,
             reply,
             ...(responseHeaders ? { responseHeaders } : {}),
+            ...(reply.encode ? { encode: reply.encode } : {}),
             headers,
             path,
             authority: action.hostRewriteLiteral ?? authority,
@@ -376,6 +392,34 @@ export class HttpConnectionManager {
           });
       }
     }
+  }
+
+  /**
+   * Runs the request through the HTTP filters, in order; returns true when one of them answered
+   * it. From then on every response of the request goes back through the filters that saw it
+   * (`reply.encode`), in reverse order.
+   */
+  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext): boolean {
+    const seen: HttpFilter[] = [];
+    const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
+      for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
+    };
+    for (const factory of this.filters) {
+      const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
+      if (perRoute === 'disabled') continue;
+      const filter = factory.create();
+      const before = [...seen];
+      const decision = filter.decodeHeaders({
+        rq,
+        route,
+        perRoute,
+        reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
+      });
+      seen.push(filter);
+      if (decision === 'stop') return true;
+    }
+    reply.encode = encodeThrough(seen);
+    return false;
   }
 
   /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */

@@ -36,6 +36,8 @@ export interface LocalReplyContext {
   extraHeaders?: MutableHeaders;
   /** The connection manager's local_reply_config, for this request. */
   rewrite?: (status: number, body: string) => RewrittenReply;
+  /** The HTTP filters' view of the response headers (worker/http/filters/), last before they are written. */
+  encode?: (status: number, headers: MutableHeaders) => void;
 }
 
 export function sendLocalReply(res: ServerResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
@@ -51,6 +53,7 @@ export function sendLocalReply(res: ServerResponse, status: number, body: string
     headers = { ...headers, ...rewritten.headers };
     if (rewritten.contentType) contentType = rewritten.contentType;
   }
+  ctx.encode?.(status, headers);
   headers.server = ctx.serverName;
   headers['content-length'] = Buffer.byteLength(body);
   if (Buffer.byteLength(body) > 0) headers['content-type'] = contentType;

@@ -3,7 +3,8 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { compileHeaderMatcher, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { compileHeaderMatcher, compileStringMatcher, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
 
 export type { RequestView } from '../../shared/matchers.js';
@@ -37,6 +38,8 @@ export interface ForwardAction {
   weightedClusters?: WeightedCluster[];
   totalWeight: number;
   prefixRewrite?: string;
+  /** RouteAction.regex_rewrite: the path (without its query) rewritten by a regex and a substitution. */
+  regexRewrite?: (path: string) => string;
   hostRewriteLiteral?: string;
   /** 0 disables the timeout. */
   timeoutMs: number;
@@ -78,6 +81,10 @@ export interface Route {
   action: RouteAction;
   /** request_/response_headers_to_add/_to_remove of the route, its virtual host and the configuration, if any. */
   headers?: HeaderMutations;
+  /** typed_per_filter_config by filter name: the route's entry, then its virtual host's (each an Any, as configured). */
+  perFilter: Map<string, JsonObject[]>;
+  /** The deprecated `cors` policies (RouteAction's, then the virtual host's), for a CORS filter given no typed_per_filter_config. */
+  legacyCors: JsonObject[];
 }
 
 export interface VirtualHost {
@@ -128,12 +135,61 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     weightedClusters: weighted,
     totalWeight: weighted ? weighted.reduce((s, c) => s + c.weight, 0) : 0,
     prefixRewrite: a.prefix_rewrite as string | undefined,
+    ...(a.regex_rewrite ? { regexRewrite: compileRegexRewrite(obj(a.regex_rewrite)) } : {}),
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
   };
+}
+
+/** RegexMatchAndSubstitute: every match of the pattern replaced; `\1` … name its groups, as in RE2. */
+function compileRegexRewrite(r: Obj): (path: string) => string {
+  const re = RE2JS.compile(String(obj(r.pattern).regex));
+  // RE2's substitution (`\1` a group, `\\` a backslash) in RE2JS's terms (`$1` a group, `$$` a dollar sign).
+  const substitution = String(r.substitution ?? '')
+    .replace(/\$/g, '$$$$')
+    .replace(/\\(\d|\\)/g, (_m, c: string) => (c === '\\' ? '\\' : `$${c}`));
+  return (path) => re.matcher(path).replaceAll(substitution);
+}
+
+/**
+ * The parts of a RouteMatch beyond path and headers: `query_parameters` (each by its first value,
+ * or present), `grpc` (a gRPC content type) and `runtime_fraction` (a share of requests, from the
+ * runtime key when it is set). Undefined when the match has none.
+ */
+function compileExtraMatchers(match: Obj): ((rq: RequestView) => boolean)[] {
+  const out: ((rq: RequestView) => boolean)[] = [];
+  for (const q of list(match.query_parameters)) {
+    const name = String(q.name);
+    const value = q.string_match !== undefined ? compileStringMatcher(obj(q.string_match)) : undefined;
+    out.push((rq) => {
+      const v = queryParameter(rq.path, name);
+      return v !== undefined && (value === undefined ? q.present_match !== false : value(v));
+    });
+  }
+  if (match.grpc !== undefined) out.push((rq) => (requestHeader(rq, 'content-type') ?? '').toLowerCase().startsWith('application/grpc'));
+  if (match.runtime_fraction !== undefined) out.push(compileRuntimeFraction(obj(match.runtime_fraction)));
+  return out;
+}
+
+/** The first value of a query parameter in a request target, decoded; undefined when absent. */
+function queryParameter(path: string, name: string): string | undefined {
+  const q = path.indexOf('?');
+  if (q < 0) return undefined;
+  for (const pair of path.slice(q + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    if (key !== name) continue;
+    const raw = eq < 0 ? '' : pair.slice(eq + 1);
+    try {
+      return decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      return raw;
+    }
+  }
+  return undefined;
 }
 
 function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: string } {
@@ -172,10 +228,17 @@ export class RouteTable {
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
           const headers = compileHeaderMutations(r, vh, config);
+          const perFilter = new Map<string, JsonObject[]>();
+          for (const scope of [obj(r.typed_per_filter_config), obj(vh.typed_per_filter_config)]) {
+            for (const [name, any] of Object.entries(scope)) perFilter.set(name, [...(perFilter.get(name) ?? []), obj(any)]);
+          }
+          const legacyCors = [obj(r.route).cors, vh.cors].filter((c) => c !== undefined).map(obj);
           return {
+            perFilter,
+            legacyCors,
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
-            matchHeaders: list(match.headers).map(compileHeaderMatcher),
+            matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],
             action: compileAction(r, vhostRetry),
             ...(headers ? { headers } : {}),
           };

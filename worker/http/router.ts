@@ -41,6 +41,8 @@ export interface ForwardContext {
   reply: LocalReplyContext;
   /** The route's response header mutations, with what their values are formatted from. */
   responseHeaders?: { levels: HeaderMutationLevel[]; entry: AccessLogEntry };
+  /** The HTTP filters' view of the response headers, after the route's mutations. */
+  encode?: (status: number, headers: MutableHeaders) => void;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -241,11 +243,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     const out: string[] = [];
     const mutations = this.ctx.responseHeaders;
+    const encode = this.ctx.encode;
     let source: Record<string, unknown> = headers;
-    if (mutations) {
-      // The route's response_headers_to_add/_to_remove, on a copy (the upstream's headers stay as they came).
+    if (mutations || encode) {
+      // The route's response_headers_to_add/_to_remove, then the filters', on a copy (the upstream's headers stay as they came).
       const copy: MutableHeaders = { ...headers };
-      applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
+      if (mutations) applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
+      encode?.(statusCode, copy);
       source = copy;
     }
     for (const k in source) {

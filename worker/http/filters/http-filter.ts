@@ -1,0 +1,36 @@
+import type { JsonObject } from '../../../shared/config/proto-json.js';
+import type { MutableHeaders } from '../../../shared/header-mutation.js';
+import type { RequestView } from '../../../shared/matchers.js';
+import type { Route } from '../route-table.js';
+
+/**
+ * The HTTP filters of a connection manager's `http_filters` between its first entry and the
+ * router, as Envoy runs them: each request's headers go through every filter in order once the
+ * route is chosen (a filter may answer itself and stop the chain), and every response's headers
+ * go back through them in reverse order before they are written, whether they came from the
+ * upstream, a direct response or a local reply.
+ */
+
+export interface FilterRequest {
+  /** The request; its headers may be changed on their way upstream. */
+  rq: RequestView;
+  /** The route chosen (none: no route matched; the router will answer 404). */
+  route: Route | undefined;
+  /** This filter's per-route configuration (typed_per_filter_config under its name): the route's, then its virtual host's. */
+  perRoute: JsonObject[];
+  /** Answers the request now (the filters before this one see the response headers); decodeHeaders then returns 'stop'. */
+  reply(status: number, headers: MutableHeaders, body?: string): void;
+}
+
+export interface HttpFilter {
+  decodeHeaders(request: FilterRequest): 'continue' | 'stop';
+  /** The response's headers, before they are written. */
+  encodeHeaders?(status: number, headers: MutableHeaders): void;
+}
+
+/** One filter of the chain, as configured: makes an instance per request. */
+export interface HttpFilterFactory {
+  /** The filter's name in http_filters (typed_per_filter_config keys name it). */
+  readonly name: string;
+  create(): HttpFilter;
+}
