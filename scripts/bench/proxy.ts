@@ -7,7 +7,8 @@
 // in Envoy's default format, and the proxy with outlier detection on the cluster, each against the
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
-// BENCH_ONLY=outlier or BENCH_ONLY=tls measures only that cost.
+// The CORS filter configured but not triggered is measured the same way.
+// BENCH_ONLY=outlier, BENCH_ONLY=tls or BENCH_ONLY=cors measures only that cost.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -143,6 +144,14 @@ try {
   cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
   writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
   delete cluster.outlier_detection;
+  // The CORS filter configured but not triggered (requests carry no Origin): the filter chain's own cost.
+  const filters = hcm.http_filters as object[];
+  hcm.http_filters = [{ name: 'envoy.filters.http.cors', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' } }, ...filters];
+  const vhost = (hcm.route_config as { virtual_hosts: Record<string, unknown>[] }).virtual_hosts[0]!;
+  vhost.typed_per_filter_config = { 'envoy.filters.http.cors': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy', allow_origin_string_match: [{ exact: 'https://app.example' }] } };
+  writeFileSync(join(dir, 'bootstrap-cors.json'), JSON.stringify(bootstrap));
+  hcm.http_filters = filters;
+  delete vhost.typed_per_filter_config;
   spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
   const chain = bootstrap.static_resources.listeners[0]!.filter_chains[0] as Record<string, unknown>;
   chain.transport_socket = {
@@ -209,6 +218,12 @@ try {
       compare('TLS termination cost (keep-alive)', ['TLS      ', 'plaintext'], secure, plain);
       compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
       tls.child.kill('SIGTERM');
+    }
+    // The cost of an HTTP filter that is configured but not triggered (CORS, requests without Origin).
+    if (!only || only === 'cors') {
+      const cors = await startProxy('cors', {}, 'bootstrap-cors.json');
+      compare('CORS filter cost (not triggered)', ['CORS filter', 'none       '], { url: `http://127.0.0.1:${cors.port}/`, pid: cors.child.pid! }, plain);
+      cors.child.kill('SIGTERM');
     }
     if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
