@@ -56,6 +56,13 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.cors.v3.CorsPolicy',
   },
   {
+    // State-changing requests must come from their own origin (worker/http/filters/csrf.ts); per route too.
+    name: 'envoy.filters.http.csrf',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy',
+    deprecatedNames: ['envoy.csrf'],
+  },
+  {
     // Taps requests for POST /tap (admin_config only).
     name: 'envoy.filters.http.tap',
     category: 'envoy.filters.http',

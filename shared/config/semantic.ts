@@ -73,11 +73,18 @@ function checkCorsPolicies(scope: Obj, path: string, legacy: [unknown, string], 
   for (const [name, any] of Object.entries(obj(scope.typed_per_filter_config))) {
     const a = obj(any);
     const inner = typeof a['@type'] === 'string' && typeNameOfUrl(a['@type']) === 'envoy.config.route.v3.FilterConfig' ? obj(a.config) : a;
-    if (typeof inner['@type'] === 'string' && typeNameOfUrl(inner['@type']) === 'envoy.extensions.filters.http.cors.v3.CorsPolicy') policies.push([inner, `${path}.typed_per_filter_config["${name}"]`]);
+    const type = typeof inner['@type'] === 'string' ? typeNameOfUrl(inner['@type']) : '';
+    if (type === 'envoy.extensions.filters.http.cors.v3.CorsPolicy') policies.push([inner, `${path}.typed_per_filter_config["${name}"]`]);
+    if (type === 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy') checkCsrfPolicy(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
   }
   for (const [policy, pPath] of policies) {
     list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${pPath}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
   }
+}
+
+/** A CSRF policy (the filter's, or a route's): its additional origins' regexes must compile. */
+function checkCsrfPolicy(policy: Obj, path: string, errors: string[]): void {
+  list(policy.additional_origins).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${path}.additional_origins[${i}].safe_regex.regex`, errors));
 }
 
 function checkHeaderMutations(scope: Obj, path: string, errors: string[]): void {
@@ -168,6 +175,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
       return;
     }
     if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
+    if (ext.name === 'envoy.filters.http.csrf') checkCsrfPolicy(obj(f.typed_config), `${fPath}.typed_config`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

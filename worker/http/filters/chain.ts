@@ -3,6 +3,7 @@ import { extensionByName, extensionByTypeName } from '../../../shared/config/ext
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../../shared/config/wkt.js';
 import { corsFactory } from './cors.js';
+import { csrfFactory } from './csrf.js';
 import type { HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -20,6 +21,7 @@ export function httpFilterFactories(filters: JsonObject[], statPrefix: string): 
     const ext = typeof typed === 'string' ? extensionByTypeName(typeNameOfUrl(typed)) : extensionByName(String(f.name ?? ''));
     const name = String(f.name ?? ext?.name ?? '');
     if (ext?.name === 'envoy.filters.http.cors') out.push(corsFactory(name, statPrefix));
+    else if (ext?.name === 'envoy.filters.http.csrf') out.push(csrfFactory(name, obj(f.typed_config), statPrefix));
   }
   return out;
 }
