@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -22,7 +22,7 @@ import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { httpFilterFactories, perFilterConfigs } from './filters/chain.js';
-import type { HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
+import type { FilterDecision, HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
 import { RouteTable, type RedirectAction, type RequestView, type Route } from './route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
@@ -37,6 +37,19 @@ import { forward } from './router.js';
 
 const log = getLogger('http', import.meta.url);
 type Obj = JsonObject;
+
+/** One request on its way to the route's answer (see dispatch()). */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  rq: RequestView;
+  route: Route | undefined;
+  record: HttpExchangeRecord | undefined;
+  reply: LocalReplyContext;
+  headers: IncomingHttpHeaders;
+  authority: string;
+  http1: boolean;
+}
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
@@ -320,8 +333,22 @@ export class HttpConnectionManager {
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
+    const exchange: Exchange = { req, res, rq, route, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    if (this.filters.length && this.runFilters(rq, route, res, reply)) return;
+    const filtered = this.filters.length ? this.runFilters(rq, route, res, reply) : 'continue';
+    if (filtered === 'continue') this.dispatch(exchange);
+    else if (filtered !== 'stop') {
+      // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
+      void filtered.then((decision) => {
+        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange);
+      });
+    }
+  }
+
+  /** The route's answer: no route (404), a direct response, a redirect, or the upstream. */
+  private dispatch(x: Exchange): void {
+    const { req, res, rq, route, record, reply, headers, authority, http1 } = x;
+    const stats = this.stats;
     if (!route) {
       stats.noRoute.inc();
       if (record) {
@@ -395,31 +422,36 @@ export class HttpConnectionManager {
   }
 
   /**
-   * Runs the request through the HTTP filters, in order; returns true when one of them answered
-   * it. From then on every response of the request goes back through the filters that saw it
-   * (`reply.encode`), in reverse order.
+   * Runs the request through the HTTP filters, in order: 'stop' when one of them answered it, a
+   * promise while one holds it. From then on every response of the request goes back through the
+   * filters that saw it (`reply.encode`), in reverse order.
    */
-  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext): boolean {
+  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext): FilterDecision | Promise<FilterDecision> {
     const seen: HttpFilter[] = [];
     const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
       for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
     };
-    for (const factory of this.filters) {
-      const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
-      if (perRoute === 'disabled') continue;
-      const filter = factory.create();
-      const before = [...seen];
-      const decision = filter.decodeHeaders({
-        rq,
-        route,
-        perRoute,
-        reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
-      });
-      seen.push(filter);
-      if (decision === 'stop') return true;
-    }
-    reply.encode = encodeThrough(seen);
-    return false;
+    const from = (first: number): FilterDecision | Promise<FilterDecision> => {
+      for (let i = first; i < this.filters.length; i++) {
+        const factory = this.filters[i]!;
+        const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
+        if (perRoute === 'disabled') continue;
+        const filter = factory.create();
+        const before = [...seen];
+        const decision = filter.decodeHeaders({
+          rq,
+          route,
+          perRoute,
+          reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
+        });
+        seen.push(filter);
+        if (decision === 'stop') return 'stop';
+        if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
+      }
+      reply.encode = encodeThrough(seen);
+      return 'continue';
+    };
+    return from(0);
   }
 
   /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */

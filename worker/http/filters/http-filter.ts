@@ -22,8 +22,11 @@ export interface FilterRequest {
   reply(status: number, headers: MutableHeaders, body?: string): void;
 }
 
+export type FilterDecision = 'continue' | 'stop';
+
 export interface HttpFilter {
-  decodeHeaders(request: FilterRequest): 'continue' | 'stop';
+  /** 'stop' once it has answered; a promise while it holds the request (a delay). */
+  decodeHeaders(request: FilterRequest): FilterDecision | Promise<FilterDecision>;
   /** The response's headers, before they are written. */
   encodeHeaders?(status: number, headers: MutableHeaders): void;
 }
