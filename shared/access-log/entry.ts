@@ -67,6 +67,9 @@ export const ResponseFlag = {
   noClusterFound: bit('NC'),
   upstreamOverflow: bit('UO'),
   downstreamProtocolError: bit('DPE'),
+  /** The fault filter delayed the request / aborted it. */
+  delayInjected: bit('DI'),
+  faultInjected: bit('FI'),
 } as const;
 
 export function responseFlagBit(name: string): number {

@@ -63,6 +63,13 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.csrf'],
   },
   {
+    // Delays and aborts injected (worker/http/filters/fault.ts); per route too.
+    name: 'envoy.filters.http.fault',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.fault.v3.HTTPFault',
+    deprecatedNames: ['envoy.fault'],
+  },
+  {
     // Taps requests for POST /tap (admin_config only).
     name: 'envoy.filters.http.tap',
     category: 'envoy.filters.http',

@@ -64,6 +64,10 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'cors'],
   'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config'],
   'envoy.config.route.v3.FilterConfig': ['config', 'disabled', 'is_optional'],
+  'envoy.extensions.filters.http.fault.v3.HTTPFault': [
+    'delay', 'abort', 'upstream_cluster', 'headers', 'downstream_nodes', 'max_active_faults', 'delay_percent_runtime', 'abort_percent_runtime',
+    'delay_duration_runtime', 'abort_http_status_runtime', 'max_active_faults_runtime',
+  ],
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
@@ -156,6 +160,10 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.extensions.filters.http.tap.v3.Tap.record_headers_received_time': 'traces carry no header timestamps',
   'envoy.extensions.filters.http.tap.v3.Tap.record_downstream_connection': 'traces carry no connection addresses',
   'envoy.config.tap.v3.TapConfig.tap_enabled': 'a tap session taps every matching request',
+  'envoy.extensions.filters.http.fault.v3.HTTPFault.response_rate_limit': 'response rate limiting is not implemented; delays and aborts are',
+  'envoy.extensions.filters.http.fault.v3.HTTPFault.abort_grpc_status_runtime': 'the gRPC status of an abort is not read from the runtime',
+  'envoy.extensions.filters.http.fault.v3.HTTPFault.disable_downstream_cluster_stats': 'per-downstream-cluster figures are always kept',
+  'envoy.extensions.filters.http.fault.v3.HTTPFault.filter_metadata': 'no filter of this proxy reads dynamic metadata',
   'envoy.config.tap.v3.OutputConfig.streaming': 'traces are buffered per request (up to max_buffered_rx_bytes / max_buffered_tx_bytes of body)',
   'envoy.config.tap.v3.OutputSink.file_per_tap': 'the admin sinks (streaming_admin, buffered_admin) are supported',
   'envoy.config.tap.v3.OutputSink.streaming_grpc': 'the admin sinks (streaming_admin, buffered_admin) are supported',

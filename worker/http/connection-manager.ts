@@ -335,7 +335,7 @@ export class HttpConnectionManager {
     if (record) record.routeName = route?.name;
     const exchange: Exchange = { req, res, rq, route, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const filtered = this.filters.length ? this.runFilters(rq, route, res, reply) : 'continue';
+    const filtered = this.filters.length ? this.runFilters(rq, route, res, reply, record) : 'continue';
     if (filtered === 'continue') this.dispatch(exchange);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
@@ -426,7 +426,7 @@ export class HttpConnectionManager {
    * promise while one holds it. From then on every response of the request goes back through the
    * filters that saw it (`reply.encode`), in reverse order.
    */
-  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext): FilterDecision | Promise<FilterDecision> {
+  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): FilterDecision | Promise<FilterDecision> {
     const seen: HttpFilter[] = [];
     const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
       for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
@@ -443,6 +443,12 @@ export class HttpConnectionManager {
           route,
           perRoute,
           reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
+          flag: (bit, details) => {
+            if (!record) return;
+            record.responseFlags |= bit;
+            if (details !== undefined) record.responseCodeDetails = details;
+          },
+          finished: (done) => res.once('close', done),
         });
         seen.push(filter);
         if (decision === 'stop') return 'stop';

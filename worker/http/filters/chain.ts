@@ -4,6 +4,7 @@ import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../../shared/config/wkt.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
+import { faultFactory } from './fault.js';
 import type { HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -22,6 +23,7 @@ export function httpFilterFactories(filters: JsonObject[], statPrefix: string): 
     const name = String(f.name ?? ext?.name ?? '');
     if (ext?.name === 'envoy.filters.http.cors') out.push(corsFactory(name, statPrefix));
     else if (ext?.name === 'envoy.filters.http.csrf') out.push(csrfFactory(name, obj(f.typed_config), statPrefix));
+    else if (ext?.name === 'envoy.filters.http.fault') out.push(faultFactory(name, obj(f.typed_config), statPrefix));
   }
   return out;
 }

@@ -20,6 +20,10 @@ export interface FilterRequest {
   perRoute: JsonObject[];
   /** Answers the request now (the filters before this one see the response headers); decodeHeaders then returns 'stop'. */
   reply(status: number, headers: MutableHeaders, body?: string): void;
+  /** Marks the exchange for the access log: a response flag (ResponseFlag) and, if given, the response code details. */
+  flag(bit: number, details?: string): void;
+  /** Runs `done` once the exchange is over (answered, or its client gone). */
+  finished(done: () => void): void;
 }
 
 export type FilterDecision = 'continue' | 'stop';
