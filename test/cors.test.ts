@@ -116,5 +116,12 @@ describe('the CORS filter', () => {
     const out = await runProxy(['--mode', 'validate', '-c', tmp.file('bad-cors.json', JSON.stringify(config))]);
     assert.equal(out.code, 1);
     assert.match(out.stderr + out.stdout, /virtual_hosts\[0\]\.typed_per_filter_config\["cors"\]\.allow_origin_string_match\[0\]\.safe_regex\.regex: invalid RE2 regex/);
+    // A misspelt field of a filter's configuration is an unknown field, as in the rest of the API.
+    const policy = config.static_resources.listeners[0]!.filter_chains[0]!.filters[0]!.typed_config.route_config.virtual_hosts[0]!.typed_per_filter_config.cors as Record<string, unknown>;
+    policy.allow_origin_string_match = [{ exact: 'https://app.example' }];
+    policy.allow_origins = ['https://app.example'];
+    const typo = await runProxy(['--mode', 'validate', '-c', tmp.file('typo-cors.json', JSON.stringify(config))]);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr + typo.stdout, /typed_per_filter_config\["cors"\]\.allow_origins: .*unknown field/i);
   });
 });

@@ -70,6 +70,14 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.fault'],
   },
   {
+    // Role-based access control by policies of permissions and principals (worker/http/filters/rbac.ts).
+    name: 'envoy.filters.http.rbac',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.rbac.v3.RBAC',
+    deprecatedNames: [],
+    perRouteTypeName: 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
+  },
+  {
     // Taps requests for POST /tap (admin_config only).
     name: 'envoy.filters.http.tap',
     category: 'envoy.filters.http',

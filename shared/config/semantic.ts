@@ -76,9 +76,17 @@ function checkCorsPolicies(scope: Obj, path: string, legacy: [unknown, string], 
     const type = typeof inner['@type'] === 'string' ? typeNameOfUrl(inner['@type']) : '';
     if (type === 'envoy.extensions.filters.http.cors.v3.CorsPolicy') policies.push([inner, `${path}.typed_per_filter_config["${name}"]`]);
     if (type === 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy') checkCsrfPolicy(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
+    if (type === 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute') checkRbacRules(obj(inner.rbac), `${path}.typed_per_filter_config["${name}"].rbac`, errors);
   }
   for (const [policy, pPath] of policies) {
     list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${pPath}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
+  }
+}
+
+/** An RBAC filter's rules (the filter's, or a route's): LOG would need dynamic metadata, which nothing here reads. */
+function checkRbacRules(rbac: Obj, path: string, errors: string[]): void {
+  for (const key of ['rules', 'shadow_rules']) {
+    if (obj(rbac[key]).action === 'LOG') errors.push(`${path}.${key}.action: LOG is not supported (it reports through dynamic metadata, which nothing in this proxy reads); use ALLOW or DENY, or shadow_rules to count`);
   }
 }
 
@@ -176,6 +184,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     }
     if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
     if (ext.name === 'envoy.filters.http.csrf') checkCsrfPolicy(obj(f.typed_config), `${fPath}.typed_config`, errors);
+    if (ext.name === 'envoy.filters.http.rbac') checkRbacRules(obj(f.typed_config), `${fPath}.typed_config`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -22,7 +23,7 @@ import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { httpFilterFactories, perFilterConfigs } from './filters/chain.js';
-import type { FilterDecision, HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
+import type { ConnectionView, FilterDecision, HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
 import { RouteTable, type RedirectAction, type RequestView, type Route } from './route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
@@ -76,6 +77,31 @@ function serverLocalAddress(version: 'v4' | 'v6'): string {
 function peerAddress(req: IncomingMessage): string | undefined {
   const a = req.socket.remoteAddress;
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
+}
+
+/**
+ * The request's connection as filters see it. The client address is Envoy's: the peer's with
+ * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
+ */
+function connectionView(req: IncomingMessage, useRemoteAddress: boolean): ConnectionView {
+  const socket = req.socket as TLSSocket;
+  const direct = peerAddress(req) ?? '';
+  const xff = req.headers['x-forwarded-for'];
+  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
+  return {
+    directRemoteIp: direct,
+    remoteIp: last || direct,
+    localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
+    localPort: socket.localPort ?? 0,
+    serverName: typeof socket.servername === 'string' ? socket.servername : undefined,
+    peer: () => {
+      const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+      if (!cert || Object.keys(cert).length === 0) return undefined;
+      const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
+      const subject = Object.entries(cert.subject ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',');
+      return { uriSans: sans.filter((s) => s.startsWith('URI:')).map((s) => s.slice(4)), dnsSans: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)), subject };
+    },
+  };
 }
 
 export class HttpConnectionManager {
@@ -335,7 +361,7 @@ export class HttpConnectionManager {
     if (record) record.routeName = route?.name;
     const exchange: Exchange = { req, res, rq, route, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const filtered = this.filters.length ? this.runFilters(rq, route, res, reply, record) : 'continue';
+    const filtered = this.filters.length ? this.runFilters(req, rq, route, res, reply, record) : 'continue';
     if (filtered === 'continue') this.dispatch(exchange);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
@@ -426,8 +452,9 @@ export class HttpConnectionManager {
    * promise while one holds it. From then on every response of the request goes back through the
    * filters that saw it (`reply.encode`), in reverse order.
    */
-  private runFilters(rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): FilterDecision | Promise<FilterDecision> {
+  private runFilters(req: IncomingMessage, rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): FilterDecision | Promise<FilterDecision> {
     const seen: HttpFilter[] = [];
+    let connection: ConnectionView | undefined;
     const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
       for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
     };
@@ -440,6 +467,7 @@ export class HttpConnectionManager {
         const before = [...seen];
         const decision = filter.decodeHeaders({
           rq,
+          connection: (connection ??= connectionView(req, this.useRemoteAddress)),
           route,
           perRoute,
           reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),

@@ -5,6 +5,7 @@ import { typeNameOfUrl } from '../../../shared/config/wkt.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
 import { faultFactory } from './fault.js';
+import { rbacFactory } from './rbac.js';
 import type { HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -24,6 +25,7 @@ export function httpFilterFactories(filters: JsonObject[], statPrefix: string): 
     if (ext?.name === 'envoy.filters.http.cors') out.push(corsFactory(name, statPrefix));
     else if (ext?.name === 'envoy.filters.http.csrf') out.push(csrfFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.fault') out.push(faultFactory(name, obj(f.typed_config), statPrefix));
+    else if (ext?.name === 'envoy.filters.http.rbac') out.push(rbacFactory(name, obj(f.typed_config), statPrefix));
   }
   return out;
 }

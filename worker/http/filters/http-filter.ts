@@ -11,9 +11,24 @@ import type { Route } from '../route-table.js';
  * upstream, a direct response or a local reply.
  */
 
+/** The connection a request came on, as filters that decide by it see it. */
+export interface ConnectionView {
+  /** The peer's address. */
+  directRemoteIp: string;
+  /** The client's address as the connection manager determined it (x-forwarded-for unless use_remote_address). */
+  remoteIp: string;
+  localIp: string;
+  localPort: number;
+  /** TLS: the server name the client asked for (SNI). */
+  serverName: string | undefined;
+  /** TLS: the client certificate's names, if it presented one. */
+  peer(): { uriSans: string[]; dnsSans: string[]; subject: string } | undefined;
+}
+
 export interface FilterRequest {
   /** The request; its headers may be changed on their way upstream. */
   rq: RequestView;
+  connection: ConnectionView;
   /** The route chosen (none: no route matched; the router will answer 404). */
   route: Route | undefined;
   /** This filter's per-route configuration (typed_per_filter_config under its name): the route's, then its virtual host's. */

@@ -1,0 +1,203 @@
+import { BlockList, isIP } from 'node:net';
+import { list, obj } from '../../../shared/config/access.js';
+import type { JsonObject } from '../../../shared/config/proto-json.js';
+import { compileHeaderMatcher, compileStringMatcher, type RequestView } from '../../../shared/matchers.js';
+import { stats } from '../../../shared/stats/process.js';
+import type { Counter } from '../../../shared/stats/store.js';
+import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
+
+/**
+ * envoy.filters.http.rbac, as Envoy's: named policies, each matching when one of its permissions
+ * (what is asked: headers, path, destination address, port and server name, and/or/not) and one
+ * of its principals (who asks: source addresses, the client certificate, headers, and/or/not)
+ * match. With action ALLOW a request no policy matches is refused, with DENY one that a policy
+ * matches, with 403 "RBAC: access denied". Shadow rules are evaluated and counted only. A route's
+ * RBACPerRoute replaces the filter's rules (an empty one switches the filter off there).
+ * Counted in http.<prefix>.rbac.{allowed,denied,shadow_allowed,shadow_denied}.
+ */
+
+type Matcher = (rq: RequestView, conn: ConnectionView) => boolean;
+
+interface Rules {
+  allow: boolean;
+  policies: [name: string, matches: Matcher][];
+}
+
+function cidrMatcher(range: JsonObject): (ip: string) => boolean {
+  const address = String(range.address_prefix ?? '');
+  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  const len = typeof range.prefix_len === 'number' ? range.prefix_len : family === 'ipv6' ? 128 : 32;
+  const block = new BlockList();
+  block.addSubnet(address, len, family);
+  return (ip) => {
+    const v = isIP(ip);
+    if (v === 0) return false;
+    // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
+    const plain = v === 6 && ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+    return block.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
+  };
+}
+
+function pathOnly(path: string): string {
+  const q = path.indexOf('?');
+  return q < 0 ? path : path.slice(0, q);
+}
+
+function compilePermission(p: JsonObject): Matcher {
+  if (p.any === true) return () => true;
+  if (p.and_rules !== undefined) {
+    const all = list(obj(p.and_rules).rules).map(compilePermission);
+    return (rq, c) => all.every((m) => m(rq, c));
+  }
+  if (p.or_rules !== undefined) {
+    const any = list(obj(p.or_rules).rules).map(compilePermission);
+    return (rq, c) => any.some((m) => m(rq, c));
+  }
+  if (p.not_rule !== undefined) {
+    const inner = compilePermission(obj(p.not_rule));
+    return (rq, c) => !inner(rq, c);
+  }
+  if (p.header !== undefined) {
+    const h = compileHeaderMatcher(obj(p.header));
+    return (rq) => h(rq);
+  }
+  if (p.url_path !== undefined) {
+    const m = compileStringMatcher(obj(obj(p.url_path).path));
+    return (rq) => m(pathOnly(rq.path));
+  }
+  if (p.destination_ip !== undefined) {
+    const m = cidrMatcher(obj(p.destination_ip));
+    return (_rq, c) => m(c.localIp);
+  }
+  if (typeof p.destination_port === 'number') return (_rq, c) => c.localPort === p.destination_port;
+  if (p.destination_port_range !== undefined) {
+    const r = obj(p.destination_port_range);
+    const [start, end] = [Number(r.start ?? 0), Number(r.end ?? 0)];
+    return (_rq, c) => c.localPort >= start && c.localPort < end;
+  }
+  if (p.requested_server_name !== undefined) {
+    const m = compileStringMatcher(obj(p.requested_server_name));
+    return (_rq, c) => m(c.serverName ?? '');
+  }
+  throw new Error(`RBAC permission ${Object.keys(p).join(', ')} is not supported`);
+}
+
+function compilePrincipal(p: JsonObject): Matcher {
+  if (p.any === true) return () => true;
+  if (p.and_ids !== undefined) {
+    const all = list(obj(p.and_ids).ids).map(compilePrincipal);
+    return (rq, c) => all.every((m) => m(rq, c));
+  }
+  if (p.or_ids !== undefined) {
+    const any = list(obj(p.or_ids).ids).map(compilePrincipal);
+    return (rq, c) => any.some((m) => m(rq, c));
+  }
+  if (p.not_id !== undefined) {
+    const inner = compilePrincipal(obj(p.not_id));
+    return (rq, c) => !inner(rq, c);
+  }
+  if (p.header !== undefined) {
+    const h = compileHeaderMatcher(obj(p.header));
+    return (rq) => h(rq);
+  }
+  if (p.url_path !== undefined) {
+    const m = compileStringMatcher(obj(obj(p.url_path).path));
+    return (rq) => m(pathOnly(rq.path));
+  }
+  if (p.direct_remote_ip !== undefined || p.source_ip !== undefined) {
+    const m = cidrMatcher(obj(p.direct_remote_ip ?? p.source_ip));
+    return (_rq, c) => m(c.directRemoteIp);
+  }
+  if (p.remote_ip !== undefined) {
+    const m = cidrMatcher(obj(p.remote_ip));
+    return (_rq, c) => m(c.remoteIp);
+  }
+  if (p.authenticated !== undefined) {
+    const name = obj(p.authenticated).principal_name;
+    const m = name !== undefined ? compileStringMatcher(obj(name)) : undefined;
+    return (_rq, c) => {
+      const peer = c.peer();
+      if (!peer) return false;
+      if (!m) return true;
+      // As Envoy: the URI SANs, else the DNS SANs, else the subject.
+      const names = peer.uriSans.length ? peer.uriSans : peer.dnsSans.length ? peer.dnsSans : [peer.subject];
+      return names.some(m);
+    };
+  }
+  throw new Error(`RBAC principal ${Object.keys(p).join(', ')} is not supported`);
+}
+
+const compiled = new WeakMap<JsonObject, Rules>();
+
+function rulesOf(rbac: JsonObject): Rules {
+  let rules = compiled.get(rbac);
+  if (!rules) {
+    const policies = Object.entries(obj(rbac.policies)).map(([name, policy]): [string, Matcher] => {
+      const permissions = list(obj(policy).permissions).map(compilePermission);
+      const principals = list(obj(policy).principals).map(compilePrincipal);
+      return [name, (rq, c) => permissions.some((m) => m(rq, c)) && principals.some((m) => m(rq, c))];
+    });
+    rules = { allow: (rbac.action ?? 'ALLOW') === 'ALLOW', policies };
+    compiled.set(rbac, rules);
+  }
+  return rules;
+}
+
+/** Whether `rules` let the request through, and the policy that decided (if one matched). */
+function evaluate(rules: Rules, rq: RequestView, conn: ConnectionView): { allowed: boolean; policy: string | undefined } {
+  const matched = rules.policies.find(([, m]) => m(rq, conn))?.[0];
+  return { allowed: rules.allow ? matched !== undefined : matched === undefined, policy: matched };
+}
+
+interface Counters {
+  allowed: Counter;
+  denied: Counter;
+  shadowAllowed: Counter;
+  shadowDenied: Counter;
+}
+
+class RbacFilter implements HttpFilter {
+  constructor(
+    private readonly rules: Rules | undefined,
+    private readonly shadow: Rules | undefined,
+    private readonly counters: Counters,
+  ) {}
+
+  decodeHeaders(request: FilterRequest): FilterDecision {
+    let rules = this.rules;
+    let shadow = this.shadow;
+    if (request.perRoute.length) {
+      const perRoute = request.perRoute[0]!;
+      // An RBACPerRoute without rules switches the filter off for the route.
+      if (perRoute.rbac === undefined) return 'continue';
+      const rbac = obj(perRoute.rbac);
+      rules = rbac.rules !== undefined ? rulesOf(obj(rbac.rules)) : undefined;
+      shadow = rbac.shadow_rules !== undefined ? rulesOf(obj(rbac.shadow_rules)) : undefined;
+    }
+    if (shadow) (evaluate(shadow, request.rq, request.connection).allowed ? this.counters.shadowAllowed : this.counters.shadowDenied).inc();
+    if (!rules) return 'continue';
+    const verdict = evaluate(rules, request.rq, request.connection);
+    if (verdict.allowed) {
+      this.counters.allowed.inc();
+      return 'continue';
+    }
+    this.counters.denied.inc();
+    request.flag(0, `rbac_access_denied_matched_policy[${verdict.policy ?? 'none'}]`);
+    request.reply(403, {}, 'RBAC: access denied');
+    return 'stop';
+  }
+}
+
+export function rbacFactory(name: string, config: JsonObject, statPrefix: string): HttpFilterFactory {
+  const prefix = `http.${statPrefix}.rbac.${typeof config.rules_stat_prefix === 'string' ? config.rules_stat_prefix : ''}`;
+  const shadowPrefix = `http.${statPrefix}.rbac.${typeof config.shadow_rules_stat_prefix === 'string' ? config.shadow_rules_stat_prefix : ''}`;
+  const counters: Counters = {
+    allowed: stats.counter(`${prefix}allowed`),
+    denied: stats.counter(`${prefix}denied`),
+    shadowAllowed: stats.counter(`${shadowPrefix}shadow_allowed`),
+    shadowDenied: stats.counter(`${shadowPrefix}shadow_denied`),
+  };
+  const rules = config.rules !== undefined ? rulesOf(obj(config.rules)) : undefined;
+  const shadow = config.shadow_rules !== undefined ? rulesOf(obj(config.shadow_rules)) : undefined;
+  return { name, create: () => new RbacFilter(rules, shadow, counters) };
+}
