@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ROUTER_TYPE, HCM_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { filterBootstrap, HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
@@ -18,39 +18,20 @@ const CORS_POLICY = 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.C
 
 before(async () => {
   upstream = await startUpstream('A');
-  const hcm = {
-    name: 'envoy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type': HCM_TYPE,
-      stat_prefix: 'web',
-      route_config: {
-        virtual_hosts: [
-          {
-            name: 'all',
-            domains: ['*'],
-            typed_per_filter_config: {
-              'envoy.filters.http.cors': { '@type': CORS_POLICY, allow_origin_string_match: [{ exact: 'https://app.example' }, { suffix: '.trusted.example' }], allow_methods: 'GET, POST', allow_headers: 'content-type, x-token', expose_headers: 'x-trace', max_age: '600' },
-            },
-            routes: [
-              // The route's policy adds credentials; the rest comes from the virtual host's.
-              { match: { prefix: '/private' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.cors': { '@type': CORS_POLICY, allow_credentials: true } } },
-              { match: { prefix: '/off' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.cors': { '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig', disabled: true } } },
-              { match: { prefix: '/' }, route: { cluster: 'backend' } },
-            ],
-          },
-        ],
-      },
-      http_filters: [
-        { name: 'envoy.filters.http.cors', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' } },
-        { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } },
-      ],
+  const vhost = {
+    typed_per_filter_config: {
+      'envoy.filters.http.cors': { '@type': CORS_POLICY, allow_origin_string_match: [{ exact: 'https://app.example' }, { suffix: '.trusted.example' }], allow_methods: 'GET, POST', allow_headers: 'content-type, x-token', expose_headers: 'x-trace', max_age: '600' },
     },
   };
+  const routes = [
+    // The route's policy adds credentials; the rest comes from the virtual host's.
+    { match: { prefix: '/private' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.cors': { '@type': CORS_POLICY, allow_credentials: true } } },
+    { match: { prefix: '/off' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.cors': { '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig', disabled: true } } },
+    { match: { prefix: '/' }, route: { cluster: 'backend' } },
+  ];
+  const cors = { name: 'envoy.filters.http.cors', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' } };
   proxy = await startProxy(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: { listeners: [{ name: 'web', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm] }] }], clusters: [staticCluster('backend', upstream.port)] },
-    },
+    filterBootstrap('web', [cors], routes, upstream.port, vhost),
     ['--concurrency', '1'],
   );
 });

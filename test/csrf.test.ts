@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { filterBootstrap } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -12,33 +12,14 @@ const CSRF = 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPoli
 
 before(async () => {
   upstream = await startUpstream('A');
-  const hcm = {
-    name: 'envoy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type': HCM_TYPE,
-      stat_prefix: 'app',
-      route_config: {
-        virtual_hosts: [{
-          name: 'all',
-          domains: ['*'],
-          routes: [
-            // Shadow only: counted, never refused.
-            { match: { prefix: '/shadow' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.csrf': { '@type': CSRF, filter_enabled: { default_value: { numerator: 0 } }, shadow_enabled: { default_value: { numerator: 100 } } } } },
-            { match: { prefix: '/' }, route: { cluster: 'backend' } },
-          ],
-        }],
-      },
-      http_filters: [
-        { name: 'envoy.filters.http.csrf', typed_config: { '@type': CSRF, filter_enabled: { default_value: { numerator: 100 } }, additional_origins: [{ suffix: '.trusted.example' }] } },
-        { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } },
-      ],
-    },
-  };
+  const routes = [
+    // Shadow only: counted, never refused.
+    { match: { prefix: '/shadow' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.csrf': { '@type': CSRF, filter_enabled: { default_value: { numerator: 0 } }, shadow_enabled: { default_value: { numerator: 100 } } } } },
+    { match: { prefix: '/' }, route: { cluster: 'backend' } },
+  ];
+  const csrf = { name: 'envoy.filters.http.csrf', typed_config: { '@type': CSRF, filter_enabled: { default_value: { numerator: 100 } }, additional_origins: [{ suffix: '.trusted.example' }] } };
   proxy = await startProxy(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: { listeners: [{ name: 'app', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm] }] }], clusters: [staticCluster('backend', upstream.port)] },
-    },
+    filterBootstrap('app', [csrf], routes, upstream.port),
     ['--concurrency', '1'],
   );
 });

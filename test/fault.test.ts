@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { filterBootstrap } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -21,25 +21,10 @@ before(async () => {
     { match: { prefix: '/grpc' }, route: { cluster: 'backend' }, typed_per_filter_config: fault({ abort: { grpc_status: 14, percentage: ALWAYS } }) },
     { match: { prefix: '/' }, route: { cluster: 'backend' } },
   ];
-  const hcm = {
-    name: 'envoy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type': HCM_TYPE,
-      stat_prefix: 'chaos',
-      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-      http_filters: [
-        // The filter's own fault: only for requests that ask for chaos.
-        { name: 'envoy.filters.http.fault', typed_config: { '@type': FAULT, abort: { http_status: 503, percentage: ALWAYS }, headers: [{ name: 'x-chaos', string_match: { exact: 'yes' } }] } },
-        { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } },
-      ],
-    },
-  };
+  // The filter's own fault: only for requests that ask for chaos.
+  const filter = { name: 'envoy.filters.http.fault', typed_config: { '@type': FAULT, abort: { http_status: 503, percentage: ALWAYS }, headers: [{ name: 'x-chaos', string_match: { exact: 'yes' } }] } };
   proxy = await startProxy(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
-      static_resources: { listeners: [{ name: 'chaos', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm] }] }], clusters: [staticCluster('backend', upstream.port)] },
-    },
+    filterBootstrap('chaos', [filter], routes, upstream.port, {}, { layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] } }),
     ['--concurrency', '1'],
   );
 });

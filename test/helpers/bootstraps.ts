@@ -47,3 +47,26 @@ export function minimalBootstrap(): Record<string, unknown> {
     },
   };
 }
+
+/**
+ * A bootstrap for an HTTP filter's tests: one listener whose connection manager (stat prefix
+ * `name`) runs `filters` and then the router over one virtual host of `routes` (`vhost` adds to
+ * it), a static cluster `backend` at `backendPort`, and the admin interface; `extra` adds to the
+ * bootstrap (a layered_runtime, say).
+ */
+export function filterBootstrap(name: string, filters: object[], routes: object[], backendPort: number, vhost: object = {}, extra: object = {}): Record<string, unknown> {
+  const hcm = {
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: {
+      '@type': HCM_TYPE,
+      stat_prefix: name,
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes, ...vhost }] },
+      http_filters: [...filters, { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+    },
+  };
+  return {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: { listeners: [{ name, address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm] }] }], clusters: [staticCluster('backend', backendPort)] },
+    ...extra,
+  };
+}

@@ -43,18 +43,23 @@ function pathOnly(path: string): string {
   return q < 0 ? path : path.slice(0, q);
 }
 
-function compilePermission(p: JsonObject): Matcher {
+/**
+ * What permissions and principals share: `any`, and/or/not of their own kind (named `and_rules`,
+ * `or_rules`, `not_rule` for permissions, `and_ids`, `or_ids`, `not_id` for principals),
+ * `header` and `url_path`. Undefined for the rest.
+ */
+function compileShared(p: JsonObject, keys: { and: string; or: string; list: string; not: string }, self: (p: JsonObject) => Matcher): Matcher | undefined {
   if (p.any === true) return () => true;
-  if (p.and_rules !== undefined) {
-    const all = list(obj(p.and_rules).rules).map(compilePermission);
+  if (p[keys.and] !== undefined) {
+    const all = list(obj(p[keys.and])[keys.list]).map(self);
     return (rq, c) => all.every((m) => m(rq, c));
   }
-  if (p.or_rules !== undefined) {
-    const any = list(obj(p.or_rules).rules).map(compilePermission);
+  if (p[keys.or] !== undefined) {
+    const any = list(obj(p[keys.or])[keys.list]).map(self);
     return (rq, c) => any.some((m) => m(rq, c));
   }
-  if (p.not_rule !== undefined) {
-    const inner = compilePermission(obj(p.not_rule));
+  if (p[keys.not] !== undefined) {
+    const inner = self(obj(p[keys.not]));
     return (rq, c) => !inner(rq, c);
   }
   if (p.header !== undefined) {
@@ -65,6 +70,15 @@ function compilePermission(p: JsonObject): Matcher {
     const m = compileStringMatcher(obj(obj(p.url_path).path));
     return (rq) => m(pathOnly(rq.path));
   }
+  return undefined;
+}
+
+const PERMISSION_KEYS = { and: 'and_rules', or: 'or_rules', list: 'rules', not: 'not_rule' };
+const PRINCIPAL_KEYS = { and: 'and_ids', or: 'or_ids', list: 'ids', not: 'not_id' };
+
+function compilePermission(p: JsonObject): Matcher {
+  const shared = compileShared(p, PERMISSION_KEYS, compilePermission);
+  if (shared) return shared;
   if (p.destination_ip !== undefined) {
     const m = cidrMatcher(obj(p.destination_ip));
     return (_rq, c) => m(c.localIp);
@@ -83,27 +97,8 @@ function compilePermission(p: JsonObject): Matcher {
 }
 
 function compilePrincipal(p: JsonObject): Matcher {
-  if (p.any === true) return () => true;
-  if (p.and_ids !== undefined) {
-    const all = list(obj(p.and_ids).ids).map(compilePrincipal);
-    return (rq, c) => all.every((m) => m(rq, c));
-  }
-  if (p.or_ids !== undefined) {
-    const any = list(obj(p.or_ids).ids).map(compilePrincipal);
-    return (rq, c) => any.some((m) => m(rq, c));
-  }
-  if (p.not_id !== undefined) {
-    const inner = compilePrincipal(obj(p.not_id));
-    return (rq, c) => !inner(rq, c);
-  }
-  if (p.header !== undefined) {
-    const h = compileHeaderMatcher(obj(p.header));
-    return (rq) => h(rq);
-  }
-  if (p.url_path !== undefined) {
-    const m = compileStringMatcher(obj(obj(p.url_path).path));
-    return (rq) => m(pathOnly(rq.path));
-  }
+  const shared = compileShared(p, PRINCIPAL_KEYS, compilePrincipal);
+  if (shared) return shared;
   if (p.direct_remote_ip !== undefined || p.source_ip !== undefined) {
     const m = cidrMatcher(obj(p.direct_remote_ip ?? p.source_ip));
     return (_rq, c) => m(c.directRemoteIp);
