@@ -7,8 +7,8 @@
 // in Envoy's default format, and the proxy with outlier detection on the cluster, each against the
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
-// The CORS filter configured but not triggered is measured the same way.
-// BENCH_ONLY=outlier, BENCH_ONLY=tls or BENCH_ONLY=cors measures only that cost.
+// The CORS and compressor filters configured but not triggered are measured the same way.
+// BENCH_ONLY=outlier, tls, cors or compressor measures only that cost.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -152,6 +152,10 @@ try {
   writeFileSync(join(dir, 'bootstrap-cors.json'), JSON.stringify(bootstrap));
   hcm.http_filters = filters;
   delete vhost.typed_per_filter_config;
+  // The gzip compressor configured but not triggered (requests accept no encoding).
+  hcm.http_filters = [{ name: 'envoy.filters.http.compressor', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.compressor.v3.Compressor', compressor_library: { name: 'text', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.compression.gzip.compressor.v3.Gzip' } } } }, ...filters];
+  writeFileSync(join(dir, 'bootstrap-compressor.json'), JSON.stringify(bootstrap));
+  hcm.http_filters = filters;
   spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
   const chain = bootstrap.static_resources.listeners[0]!.filter_chains[0] as Record<string, unknown>;
   chain.transport_socket = {
@@ -224,6 +228,11 @@ try {
       const cors = await startProxy('cors', {}, 'bootstrap-cors.json');
       compare('CORS filter cost (not triggered)', ['CORS filter', 'none       '], { url: `http://127.0.0.1:${cors.port}/`, pid: cors.child.pid! }, plain);
       cors.child.kill('SIGTERM');
+    }
+    if (!only || only === 'compressor') {
+      const zipped = await startProxy('compressor', {}, 'bootstrap-compressor.json');
+      compare('compressor filter cost (not triggered)', ['compressor', 'none      '], { url: `http://127.0.0.1:${zipped.port}/`, pid: zipped.child.pid! }, plain);
+      zipped.child.kill('SIGTERM');
     }
     if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).

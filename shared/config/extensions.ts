@@ -78,6 +78,26 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
   },
   {
+    // Responses compressed for clients that accept it (worker/http/filters/compressor.ts), with one of the libraries below.
+    name: 'envoy.filters.http.compressor',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.compressor.v3.Compressor',
+    deprecatedNames: [],
+    perRouteTypeName: 'envoy.extensions.filters.http.compressor.v3.CompressorPerRoute',
+  },
+  {
+    name: 'envoy.compression.gzip.compressor',
+    category: 'envoy.compression.compressor',
+    typeName: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.compression.brotli.compressor',
+    category: 'envoy.compression.compressor',
+    typeName: 'envoy.extensions.compression.brotli.compressor.v3.Brotli',
+    deprecatedNames: [],
+  },
+  {
     // Taps requests for POST /tap (admin_config only).
     name: 'envoy.filters.http.tap',
     category: 'envoy.filters.http',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import type { Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -77,6 +78,40 @@ function serverLocalAddress(version: 'v4' | 'v6'): string {
 function peerAddress(req: IncomingMessage): string | undefined {
   const a = req.socket.remoteAddress;
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
+}
+
+/**
+ * The response body through `transform` (a compressor): what the proxy writes goes in, what
+ * comes out goes to the client, with the client's back-pressure passed back.
+ */
+function transformResponseBody(res: ServerResponse, transform: Transform, bytesIn?: (n: number) => void): void {
+  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
+  const end = res.end.bind(res) as () => ServerResponse;
+  transform.on('data', (d: Buffer) => {
+    if (!write(d)) {
+      transform.pause();
+      res.once('drain', () => transform.resume());
+    }
+  });
+  transform.once('end', () => end());
+  transform.on('error', () => res.destroy());
+  res.once('close', () => transform.destroy());
+  const count = (chunk: unknown) => {
+    if (bytesIn && chunk != null && typeof chunk !== 'function') bytesIn(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
+  };
+  res.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+    count(chunk);
+    return transform.write(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
+  }) as typeof res.write;
+  res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
+    if (typeof chunk === 'function') transform.end(chunk as () => void);
+    else {
+      count(chunk);
+      if (chunk != null) transform.end(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
+      else transform.end(encoding as () => void);
+    }
+    return res;
+  }) as typeof res.end;
 }
 
 /**
@@ -477,6 +512,7 @@ export class HttpConnectionManager {
             if (details !== undefined) record.responseCodeDetails = details;
           },
           finished: (done) => res.once('close', done),
+          transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
         });
         seen.push(filter);
         if (decision === 'stop') return 'stop';

@@ -53,10 +53,11 @@ export function sendLocalReply(res: ServerResponse, status: number, body: string
     headers = { ...headers, ...rewritten.headers };
     if (rewritten.contentType) contentType = rewritten.contentType;
   }
+  headers['content-length'] = Buffer.byteLength(body);
+  if (Buffer.byteLength(body) > 0) headers['content-type'] ??= contentType;
+  // The filters see the reply as it stands (a compressor may take its length away).
   ctx.encode?.(status, headers);
   headers.server = ctx.serverName;
-  headers['content-length'] = Buffer.byteLength(body);
-  if (Buffer.byteLength(body) > 0) headers['content-type'] = contentType;
   res.writeHead(status, headers as Record<string, string | string[] | number>);
   res.end(body);
 }

@@ -1,3 +1,4 @@
+import type { Transform } from 'node:stream';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
@@ -39,6 +40,11 @@ export interface FilterRequest {
   flag(bit: number, details?: string): void;
   /** Runs `done` once the exchange is over (answered, or its client gone). */
   finished(done: () => void): void;
+  /**
+   * From encodeHeaders: the response body goes through `transform` (a compressor) on its way to
+   * the client; `bytesIn` hears of each chunk that goes in.
+   */
+  transformBody(transform: Transform, bytesIn?: (n: number) => void): void;
 }
 
 export type FilterDecision = 'continue' | 'stop';
