@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
-import type { Transform } from 'node:stream';
-import type { TLSSocket } from 'node:tls';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -23,9 +21,11 @@ import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import { httpFilterFactories, perFilterConfigs } from './filters/chain.js';
-import type { ConnectionView, FilterDecision, HttpFilter, HttpFilterFactory } from './filters/http-filter.js';
-import { RouteTable, type RedirectAction, type RequestView, type Route } from './route-table.js';
+import { httpFilterFactories } from './filters/chain.js';
+import { runFilterChain } from './filters/run.js';
+import type { HttpFilterFactory } from './filters/http-filter.js';
+import { RouteTable, type RequestView, type Route } from './route-table.js';
+import { absoluteForm, hasDuplicateHost, redirectLocation, splitQuery } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
 
@@ -78,65 +78,6 @@ function serverLocalAddress(version: 'v4' | 'v6'): string {
 function peerAddress(req: IncomingMessage): string | undefined {
   const a = req.socket.remoteAddress;
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
-}
-
-/**
- * The response body through `transform` (a compressor): what the proxy writes goes in, what
- * comes out goes to the client, with the client's back-pressure passed back.
- */
-function transformResponseBody(res: ServerResponse, transform: Transform, bytesIn?: (n: number) => void): void {
-  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
-  const end = res.end.bind(res) as () => ServerResponse;
-  transform.on('data', (d: Buffer) => {
-    if (!write(d)) {
-      transform.pause();
-      res.once('drain', () => transform.resume());
-    }
-  });
-  transform.once('end', () => end());
-  transform.on('error', () => res.destroy());
-  res.once('close', () => transform.destroy());
-  const count = (chunk: unknown) => {
-    if (bytesIn && chunk != null && typeof chunk !== 'function') bytesIn(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
-  };
-  res.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
-    count(chunk);
-    return transform.write(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
-  }) as typeof res.write;
-  res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
-    if (typeof chunk === 'function') transform.end(chunk as () => void);
-    else {
-      count(chunk);
-      if (chunk != null) transform.end(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
-      else transform.end(encoding as () => void);
-    }
-    return res;
-  }) as typeof res.end;
-}
-
-/**
- * The request's connection as filters see it. The client address is Envoy's: the peer's with
- * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
- */
-function connectionView(req: IncomingMessage, useRemoteAddress: boolean): ConnectionView {
-  const socket = req.socket as TLSSocket;
-  const direct = peerAddress(req) ?? '';
-  const xff = req.headers['x-forwarded-for'];
-  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
-  return {
-    directRemoteIp: direct,
-    remoteIp: last || direct,
-    localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
-    localPort: socket.localPort ?? 0,
-    serverName: typeof socket.servername === 'string' ? socket.servername : undefined,
-    peer: () => {
-      const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
-      if (!cert || Object.keys(cert).length === 0) return undefined;
-      const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
-      const subject = Object.entries(cert.subject ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',');
-      return { uriSans: sans.filter((s) => s.startsWith('URI:')).map((s) => s.slice(4)), dnsSans: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)), subject };
-    },
-  };
 }
 
 export class HttpConnectionManager {
@@ -396,7 +337,7 @@ export class HttpConnectionManager {
     if (record) record.routeName = route?.name;
     const exchange: Exchange = { req, res, rq, route, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const filtered = this.filters.length ? this.runFilters(req, rq, route, res, reply, record) : 'continue';
+    const filtered = this.filters.length ? runFilterChain(this.filters, { req, res, rq, route, reply, record, useRemoteAddress: this.useRemoteAddress }) : 'continue';
     if (filtered === 'continue') this.dispatch(exchange);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
@@ -482,48 +423,6 @@ export class HttpConnectionManager {
     }
   }
 
-  /**
-   * Runs the request through the HTTP filters, in order: 'stop' when one of them answered it, a
-   * promise while one holds it. From then on every response of the request goes back through the
-   * filters that saw it (`reply.encode`), in reverse order.
-   */
-  private runFilters(req: IncomingMessage, rq: RequestView, route: Route | undefined, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): FilterDecision | Promise<FilterDecision> {
-    const seen: HttpFilter[] = [];
-    let connection: ConnectionView | undefined;
-    const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
-      for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
-    };
-    const from = (first: number): FilterDecision | Promise<FilterDecision> => {
-      for (let i = first; i < this.filters.length; i++) {
-        const factory = this.filters[i]!;
-        const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
-        if (perRoute === 'disabled') continue;
-        const filter = factory.create();
-        const before = [...seen];
-        const decision = filter.decodeHeaders({
-          rq,
-          connection: (connection ??= connectionView(req, this.useRemoteAddress)),
-          route,
-          perRoute,
-          reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
-          flag: (bit, details) => {
-            if (!record) return;
-            record.responseFlags |= bit;
-            if (details !== undefined) record.responseCodeDetails = details;
-          },
-          finished: (done) => res.once('close', done),
-          transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
-        });
-        seen.push(filter);
-        if (decision === 'stop') return 'stop';
-        if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
-      }
-      reply.encode = encodeThrough(seen);
-      return 'continue';
-    };
-    return from(0);
-  }
-
   /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */
   private closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
     if (req.httpVersionMajor === 2) {
@@ -570,42 +469,4 @@ export class HttpConnectionManager {
     if (this.sockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => (this.allClosed = resolve));
   }
-}
-
-function redirectLocation(a: RedirectAction, rq: RequestView, matchedPrefix: string | undefined): string {
-  const [pathOnly, query] = splitQuery(rq.path);
-  let path = pathOnly;
-  if (a.path !== undefined) path = a.path;
-  else if (a.prefixRewrite !== undefined && matchedPrefix !== undefined) path = a.prefixRewrite + pathOnly.slice(matchedPrefix.length);
-  const scheme = a.scheme ?? 'http';
-  let host = a.host ?? rq.authority;
-  if (a.port !== undefined) host = `${host.replace(/:\d+$/, '')}:${a.port}`;
-  else if (a.scheme === 'https') host = host.replace(/:80$/, '');
-  const keepQuery = !a.stripQuery && query !== undefined && a.path?.includes('?') !== true;
-  return `${scheme}://${host}${path}${keepQuery ? `?${query}` : ''}`;
-}
-
-/** `http://host[:port]/path?query` as its authority and origin-form path; undefined when it is not one. */
-function absoluteForm(target: string): { authority: string; path: string } | undefined {
-  const m = /^https?:\/\/([^/?#]+)([^#]*)/i.exec(target);
-  if (!m) return undefined;
-  const rest = m[2]!;
-  return { authority: m[1]!.replace(/^[^@]*@/, ''), path: rest.startsWith('/') ? rest : `/${rest}` };
-}
-
-function hasDuplicateHost(raw: string[]): boolean {
-  let seen = false;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') {
-      if (seen) return true;
-      seen = true;
-    }
-  }
-  return false;
-}
-
-function splitQuery(path: string): [string, string | undefined] {
-  const q = path.indexOf('?');
-  return q < 0 ? [path, undefined] : [path.slice(0, q), path.slice(q + 1)];
 }

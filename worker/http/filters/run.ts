@@ -1,0 +1,134 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Transform } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
+import type { MutableHeaders } from '../../../shared/header-mutation.js';
+import type { RequestView } from '../../../shared/matchers.js';
+import type { HttpExchangeRecord } from '../exchange-record.js';
+import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
+import type { Route } from '../route-table.js';
+import { perFilterConfigs } from './chain.js';
+import type { ConnectionView, FilterDecision, HttpFilter, HttpFilterFactory } from './http-filter.js';
+
+/**
+ * One request through a connection manager's HTTP filters (see ./http-filter.ts): what each
+ * filter is given of the exchange, and the order they run in.
+ */
+
+export interface FilterExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  rq: RequestView;
+  route: Route | undefined;
+  /** The request's local replies; its `encode` is set once the filters have seen the request. */
+  reply: LocalReplyContext;
+  record: HttpExchangeRecord | undefined;
+  useRemoteAddress: boolean;
+}
+
+/**
+ * Runs the request through the filters, in order: 'stop' when one of them answered it, a
+ * promise while one holds it. From then on every response of the request goes back through the
+ * filters that saw it (`reply.encode`), in reverse order.
+ */
+export function runFilterChain(factories: readonly HttpFilterFactory[], x: FilterExchange): FilterDecision | Promise<FilterDecision> {
+  const { req, res, rq, route, reply, record } = x;
+  const seen: HttpFilter[] = [];
+  let connection: ConnectionView | undefined;
+  const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
+    for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
+  };
+  const from = (first: number): FilterDecision | Promise<FilterDecision> => {
+    for (let i = first; i < factories.length; i++) {
+      const factory = factories[i]!;
+      const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
+      if (perRoute === 'disabled') continue;
+      const filter = factory.create();
+      const before = [...seen];
+      const decision = filter.decodeHeaders({
+        rq,
+        connection: (connection ??= connectionView(req, x.useRemoteAddress)),
+        route,
+        perRoute,
+        reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
+        flag: (bit, details) => {
+          if (!record) return;
+          record.responseFlags |= bit;
+          if (details !== undefined) record.responseCodeDetails = details;
+        },
+        finished: (done) => res.once('close', done),
+        transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
+      });
+      seen.push(filter);
+      if (decision === 'stop') return 'stop';
+      if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
+    }
+    reply.encode = encodeThrough(seen);
+    return 'continue';
+  };
+  return from(0);
+}
+
+function peerAddress(req: IncomingMessage): string {
+  const a = req.socket.remoteAddress ?? '';
+  return a.startsWith('::ffff:') ? a.slice(7) : a;
+}
+
+/**
+ * The response body through `transform` (a compressor): what the proxy writes goes in, what
+ * comes out goes to the client, with the client's back-pressure passed back.
+ */
+function transformResponseBody(res: ServerResponse, transform: Transform, bytesIn?: (n: number) => void): void {
+  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
+  const end = res.end.bind(res) as () => ServerResponse;
+  transform.on('data', (d: Buffer) => {
+    if (!write(d)) {
+      transform.pause();
+      res.once('drain', () => transform.resume());
+    }
+  });
+  transform.once('end', () => end());
+  transform.on('error', () => res.destroy());
+  res.once('close', () => transform.destroy());
+  const count = (chunk: unknown) => {
+    if (bytesIn && chunk != null && typeof chunk !== 'function') bytesIn(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
+  };
+  res.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+    count(chunk);
+    return transform.write(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
+  }) as typeof res.write;
+  res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
+    if (typeof chunk === 'function') transform.end(chunk as () => void);
+    else {
+      count(chunk);
+      if (chunk != null) transform.end(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
+      else transform.end(encoding as () => void);
+    }
+    return res;
+  }) as typeof res.end;
+}
+
+/**
+ * The request's connection as filters see it. The client address is Envoy's: the peer's with
+ * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
+ */
+function connectionView(req: IncomingMessage, useRemoteAddress: boolean): ConnectionView {
+  const socket = req.socket as TLSSocket;
+  const direct = peerAddress(req);
+  const xff = req.headers['x-forwarded-for'];
+  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
+  return {
+    directRemoteIp: direct,
+    remoteIp: last || direct,
+    localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
+    localPort: socket.localPort ?? 0,
+    serverName: typeof socket.servername === 'string' ? socket.servername : undefined,
+    peer: () => {
+      const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+      if (!cert || Object.keys(cert).length === 0) return undefined;
+      const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
+      const subject = Object.entries(cert.subject ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',');
+      return { uriSans: sans.filter((s) => s.startsWith('URI:')).map((s) => s.slice(4)), dnsSans: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)), subject };
+    },
+  };
+}
+
