@@ -45,26 +45,30 @@ const proxy = await startProxy(
   },
   ['--concurrency', '2'],
 );
-const live = Date.now() - started;
-const active = (await httpRequest(`http://${proxy.admin}/stats?filter=^cluster_manager.active_clusters$`)).body.trim();
-console.log(`${CLUSTERS} EDS clusters x ${ENDPOINTS} endpoints over ADS: LIVE ${live} ms after start (${active})`);
-console.log(`RSS: ${[proxy.pid, ...proxy.children()].map((pid) => `${pid === proxy.pid ? 'supervisor' : `child ${pid}`} ${rssMb(pid)} MB`).join(', ')}`);
-const clusters = await timed(`http://${proxy.admin}/clusters`);
-const clustersJson = await timed(`http://${proxy.admin}/clusters?format=json`);
-const dump = await timed(`http://${proxy.admin}/config_dump`);
-const dumpEds = await timed(`http://${proxy.admin}/config_dump?include_eds`);
-console.log(`/clusters ${clusters.ms.toFixed(0)} ms (${(clusters.bytes / 1e6).toFixed(1)} MB), ?format=json ${clustersJson.ms.toFixed(0)} ms (${(clustersJson.bytes / 1e6).toFixed(1)} MB)`);
-console.log(`/config_dump ${dump.ms.toFixed(0)} ms (${(dump.bytes / 1e6).toFixed(1)} MB), ?include_eds ${dumpEds.ms.toFixed(0)} ms (${(dumpEds.bytes / 1e6).toFixed(1)} MB)`);
-// Every cluster changed at once, with the workers serving: each warms (taking the endpoints it has)
-// and then serves; the CDS ACK goes when none warms any more.
-// PROFILE=<path>: the change is CPU-profiled in every process (<path>.<process>.cpuprofile).
-if (PROFILE) await httpRequest(`http://${proxy.admin}/cpuprofiler?enable=y`, { method: 'POST' });
-const sent = performance.now();
-const from = cp.requests.length;
-cp.set(CLUSTER_URL, '2', names.map((name) => ({ '@type': CLUSTER_URL, name, type: 'EDS', connect_timeout: '2s', eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } } })));
-const nonce = cp.lastNonce;
-await waitFor('the CDS ACK of version 2', () => cp.requests.slice(from).find((rq) => rq.type_url === CLUSTER_URL && rq.response_nonce === nonce), 300_000);
-console.log(`all ${CLUSTERS} clusters changed while serving: warm and ACKed ${(performance.now() - sent).toFixed(0)} ms after the send (${(await httpRequest(`http://${proxy.admin}/stats?filter=^cluster_manager.(warming_clusters|cluster_modified)$`)).body.trim().replace(/\n/g, ', ')})`);
-if (PROFILE) await httpRequest(`http://${proxy.admin}/cpuprofiler?enable=n`, { method: 'POST' });
-cp.stop();
-await stopAllProxies();
+// Whatever happens below, the proxy and the control plane stop (a proxy left running keeps its hot-restart region).
+try {
+  const live = Date.now() - started;
+  const active = (await httpRequest(`http://${proxy.admin}/stats?filter=^cluster_manager.active_clusters$`)).body.trim();
+  console.log(`${CLUSTERS} EDS clusters x ${ENDPOINTS} endpoints over ADS: LIVE ${live} ms after start (${active})`);
+  console.log(`RSS: ${[proxy.pid, ...proxy.children()].map((pid) => `${pid === proxy.pid ? 'supervisor' : `child ${pid}`} ${rssMb(pid)} MB`).join(', ')}`);
+  const clusters = await timed(`http://${proxy.admin}/clusters`);
+  const clustersJson = await timed(`http://${proxy.admin}/clusters?format=json`);
+  const dump = await timed(`http://${proxy.admin}/config_dump`);
+  const dumpEds = await timed(`http://${proxy.admin}/config_dump?include_eds`);
+  console.log(`/clusters ${clusters.ms.toFixed(0)} ms (${(clusters.bytes / 1e6).toFixed(1)} MB), ?format=json ${clustersJson.ms.toFixed(0)} ms (${(clustersJson.bytes / 1e6).toFixed(1)} MB)`);
+  console.log(`/config_dump ${dump.ms.toFixed(0)} ms (${(dump.bytes / 1e6).toFixed(1)} MB), ?include_eds ${dumpEds.ms.toFixed(0)} ms (${(dumpEds.bytes / 1e6).toFixed(1)} MB)`);
+  // Every cluster changed at once, with the workers serving: each warms (taking the endpoints it has)
+  // and then serves; the CDS ACK goes when none warms any more.
+  // PROFILE=<path>: the change is CPU-profiled in every process (<path>.<process>.cpuprofile).
+  if (PROFILE) await httpRequest(`http://${proxy.admin}/cpuprofiler?enable=y`, { method: 'POST' });
+  const sent = performance.now();
+  const from = cp.requests.length;
+  cp.set(CLUSTER_URL, '2', names.map((name) => ({ '@type': CLUSTER_URL, name, type: 'EDS', connect_timeout: '2s', eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } } })));
+  const nonce = cp.lastNonce;
+  await waitFor('the CDS ACK of version 2', () => cp.requests.slice(from).find((rq) => rq.type_url === CLUSTER_URL && rq.response_nonce === nonce), 300_000);
+  console.log(`all ${CLUSTERS} clusters changed while serving: warm and ACKed ${(performance.now() - sent).toFixed(0)} ms after the send (${(await httpRequest(`http://${proxy.admin}/stats?filter=^cluster_manager.(warming_clusters|cluster_modified)$`)).body.trim().replace(/\n/g, ', ')})`);
+  if (PROFILE) await httpRequest(`http://${proxy.admin}/cpuprofiler?enable=n`, { method: 'POST' });
+} finally {
+  cp.stop();
+  await stopAllProxies();
+}
