@@ -42,6 +42,8 @@ function listener(name: string, mostSpecificWins: boolean): object {
     { match: { prefix: '/direct' }, direct_response: { status: 202, body: { inline_string: 'direct' } }, ...headers },
     { match: { prefix: '/' }, route: { cluster: 'backend' }, ...headers },
   ];
+  // add_user_agent on one of them: this proxy's cluster and node go upstream.
+  if (name === 'default') filter.typed_config.add_user_agent = true;
   return { name, address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [filter] }] };
 }
 
@@ -49,6 +51,7 @@ before(async () => {
   upstream = await startUpstream('A');
   proxy = await startProxy(
     {
+      node: { id: 'edge-1', cluster: 'edge' },
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: { listeners: [listener('default', false), listener('specific', true)], clusters: [staticCluster('backend', upstream.port)] },
     },
@@ -102,5 +105,16 @@ describe('header mutations of routes, virtual hosts and route configurations', (
     const text = out.stderr + out.stdout;
     assert.match(text, /virtual_hosts\[0\]\.request_headers_to_add\[1\]\.header\.key: ':-prefixed' or host headers may not be modified \('host'\)/);
     assert.match(text, /route_config\.response_headers_to_remove\[0\]: ':-prefixed' or host headers may not be removed \(':status'\)/);
+  });
+});
+
+describe('add_user_agent', () => {
+  it('sends this proxy\'s service cluster and node upstream, and a user-agent when the client sent none', async () => {
+    const { seen } = await echo('default');
+    assert.deepEqual([seen['x-envoy-downstream-service-cluster'], seen['x-envoy-downstream-service-node'], seen['user-agent']], ['edge', 'edge-1', 'edge']);
+    const r = await httpRequest(`http://127.0.0.1:${proxy.ports.get('default')}/echo`, { headers: { 'user-agent': 'curl/8' } });
+    assert.equal(JSON.parse(r.body).headers['user-agent'], 'curl/8', 'the client\'s own is kept');
+    const other = await echo('specific');
+    assert.equal(other.seen['x-envoy-downstream-service-cluster'], undefined, 'only where it is set');
   });
 });

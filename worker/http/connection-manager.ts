@@ -61,6 +61,8 @@ export interface ConnectionManagerContext {
   trafficDirection: TrafficDirection;
   healthCheckFailing: () => boolean;
   localAddressIpVersion: 'v4' | 'v6';
+  /** The local node (node.id, node.cluster, after --service-node/--service-cluster), for add_user_agent. */
+  node: { id: string; cluster: string };
 }
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -105,6 +107,8 @@ export class HttpConnectionManager {
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
   private readonly accessLogs: AccessLogs | undefined;
+  /** add_user_agent: the local service cluster, for user-agent and x-envoy-downstream-service-cluster. */
+  private readonly userAgent: string | undefined;
   /** local_reply_config: how the proxy's own replies are rewritten. */
   private readonly localReplies: LocalReplyConfig | undefined;
   /** The HTTP filters this proxy runs between the first entry of http_filters and the router (see ./filters/). */
@@ -136,6 +140,7 @@ export class HttpConnectionManager {
     this.stats = new HttpStats(String(config.stat_prefix));
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
+    this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
     this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], String(config.stat_prefix));
     this.prepare();
   }
@@ -318,6 +323,12 @@ export class HttpConnectionManager {
       headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
     }
     headers['x-forwarded-proto'] ??= (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+    // add_user_agent: this proxy's service cluster and node go upstream, as Envoy sends them.
+    if (this.userAgent !== undefined) {
+      headers['x-envoy-downstream-service-cluster'] = this.userAgent;
+      headers['user-agent'] ??= this.userAgent;
+      if (this.ctx.node.id) headers['x-envoy-downstream-service-node'] = this.ctx.node.id;
+    }
 
     if (this.healthCheck) {
       const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
