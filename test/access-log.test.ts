@@ -17,7 +17,7 @@ const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.Fi
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
 
 const tmp = tempDir();
-const paths = { main: `${tmp.dir}/access.log`, errors: `${tmp.dir}/errors.json`, tcp: `${tmp.dir}/tcp.log`, admin: `${tmp.dir}/admin.log` };
+const paths = { main: `${tmp.dir}/access.log`, errors: `${tmp.dir}/errors.json`, tcp: `${tmp.dir}/tcp.log`, admin: `${tmp.dir}/admin.log`, listener: `${tmp.dir}/listener.log` };
 let upstream: Upstream;
 let echo: { port: number; server: import('node:net').Server };
 let proxy: RunningProxy;
@@ -79,6 +79,13 @@ before(async () => {
             cluster: 'echo',
             access_log: [{ name: 'tcp', typed_config: { '@type': FILE_LOG, path: paths.tcp, format: '%UPSTREAM_HOST% %BYTES_RECEIVED% %BYTES_SENT% %PROTOCOL%\n' } }],
           } }] }],
+        },
+        {
+          // No connection matches its one filter chain: each is closed, and logged by the listener itself.
+          name: 'strict',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          access_log: [{ name: 'listener', typed_config: { '@type': FILE_LOG, path: paths.listener, format: '%RESPONSE_FLAGS% %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%\n' } }],
+          filter_chains: [{ filter_chain_match: { destination_port: 1 }, filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'strict', cluster: 'echo' } }] }],
         },
       ],
       clusters: [cluster('a', upstream.port), cluster('down', down), cluster('echo', echo.port)],
@@ -171,6 +178,17 @@ describe('TCP proxy access logs', () => {
     await new Promise((resolve) => socket.once('close', resolve));
     const line = await waitFor('the TCP access log line', () => lines(paths.tcp)[0]);
     assert.equal(line, `127.0.0.1:${echo.port} 5 5 -`);
+  });
+});
+
+describe('listener access logs', () => {
+  it('logs a connection no filter chain takes, with NR, as Envoy does', async () => {
+    await new Promise<void>((resolve) => {
+      const socket = connect(proxy.ports.get('strict')!, '127.0.0.1');
+      socket.on('close', () => resolve());
+      socket.on('error', () => undefined);
+    });
+    assert.equal(await waitFor('the listener\'s line', () => lines(paths.listener)[0]), 'NR 127.0.0.1');
   });
 });
 

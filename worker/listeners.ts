@@ -4,6 +4,8 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/config/extensions.js';
 import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
+import { connectionEntry, ResponseFlag } from '../shared/access-log/entry.js';
+import { AccessLogs } from '../shared/access-log/loggers.js';
 import type { ListenerResource } from '../shared/config/resources.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
@@ -61,6 +63,8 @@ export class ServedListener {
   private readonly inspectTimeoutMs: number;
   private readonly stats: ListenerStats;
   private readonly noChainMatch: Counter;
+  /** The listener's own access_log: connections it closes before any filter chain has them. */
+  private readonly accessLogs: AccessLogs | undefined;
   private readonly inspectTimeout: Counter;
 
   /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
@@ -99,6 +103,7 @@ export class ServedListener {
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix);
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
+    this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
   }
 
@@ -155,6 +160,12 @@ export class ServedListener {
     const chain = selectChain(this.chains, facts) ?? this.defaultChain;
     if (!chain) {
       this.noChainMatch.inc();
+      if (this.accessLogs) {
+        // As Envoy's: a connection no filter chain takes is logged with NR.
+        const entry = connectionEntry(raw);
+        entry.responseFlags = ResponseFlag.noRouteFound;
+        this.accessLogs.log(entry);
+      }
       raw.destroy();
       return;
     }

@@ -106,3 +106,30 @@ export function addressText(ip: string | undefined, port: number | undefined): s
   const bare = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
   return bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
+
+/** What a connection entry reads of a socket. */
+export interface ConnectionAddresses {
+  remoteAddress?: string;
+  remotePort?: number;
+  localAddress?: string;
+  localPort?: number;
+}
+
+/** A connection's access-log entry (a TCP proxy's, or a listener's): no request or response, just addresses, bytes and time. */
+export function connectionEntry(downstream: ConnectionAddresses, cluster?: string, upstreamHost?: string): AccessLogEntry {
+  return {
+    startTime: Date.now(),
+    request: NO_REQUEST,
+    responseHeader: () => undefined,
+    responseCode: 0,
+    responseFlags: 0,
+    bytesReceived: 0,
+    bytesSent: 0,
+    upstreamHost,
+    upstreamCluster: cluster,
+    attemptCount: upstreamHost ? 1 : 0,
+    downstreamRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
+    downstreamLocalAddress: addressText(downstream.localAddress, downstream.localPort),
+    healthCheck: false,
+  };
+}

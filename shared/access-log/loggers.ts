@@ -81,8 +81,8 @@ function accessLogPaths(entries: unknown): string[] {
 }
 
 /**
- * Every file the bootstrap's access logs write to: the listeners' HTTP connection managers and
- * TCP proxies, and the admin's. The supervisor opens each before starting, so that a bad path
+ * Every file the bootstrap's access logs write to: the listeners' own, their HTTP connection
+ * managers' and TCP proxies', and the admin's. The supervisor opens each before starting, so that a bad path
  * fails the start with its name instead of failing every worker.
  */
 export function bootstrapAccessLogPaths(bootstrap: Obj): string[] {
@@ -96,7 +96,7 @@ export function bootstrapAccessLogPaths(bootstrap: Obj): string[] {
 /** Every file a listener's HTTP connection managers and TCP proxies write their access logs to. */
 export function listenerAccessLogPaths(l: Obj): string[] {
   const chains = [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])];
-  return chains.flatMap((chain) => list(chain.filters).flatMap((f) => accessLogPaths(obj(f.typed_config).access_log)));
+  return [...accessLogPaths(l.access_log), ...chains.flatMap((chain) => list(chain.filters).flatMap((f) => accessLogPaths(obj(f.typed_config).access_log)))];
 }
 
 /** The loggers of an `access_log` list; undefined when there are none, so callers skip recording. */

@@ -229,6 +229,7 @@ export function sharedAddressKey(l: Obj): string | undefined {
 export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic = false): void {
   if (l.address === undefined) errors.push(`${path}.address: a listener needs an address`);
   else checkLiteralAddress(l.address, `${path}.address`, errors);
+  checkAccessLogs(l.access_log, `${path}.access_log`, errors);
   if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
   const matches = new Map<string, number>();
   list(l.filter_chains).forEach((c, j) => {

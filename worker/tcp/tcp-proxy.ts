@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { NO_REQUEST, ResponseFlag, addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
+import { connectionEntry, ResponseFlag } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -148,23 +148,4 @@ export class TcpProxy {
   close(): Promise<void> {
     return Promise.resolve();
   }
-}
-
-/** A TCP connection's access-log entry: no request or response, just addresses, bytes and time. */
-function connectionEntry(downstream: Socket, cluster: string | undefined, upstreamHost: string | undefined): AccessLogEntry {
-  return {
-    startTime: Date.now(),
-    request: NO_REQUEST,
-    responseHeader: () => undefined,
-    responseCode: 0,
-    responseFlags: 0,
-    bytesReceived: 0,
-    bytesSent: 0,
-    upstreamHost,
-    upstreamCluster: cluster,
-    attemptCount: upstreamHost ? 1 : 0,
-    downstreamRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
-    downstreamLocalAddress: addressText(downstream.localAddress, downstream.localPort),
-    healthCheck: false,
-  };
 }
