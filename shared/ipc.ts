@@ -92,6 +92,8 @@ export interface ServerContext {
   taps: TapSession[];
   /** The circuit-breaker counts: the layout, and the descriptor the region is inherited at. */
   breakers: { layout: BreakerLayout; childFd: number };
+  /** The token-bucket region of local rate limits (shared/ratelimit/token-buckets.ts): the descriptor it is inherited at. */
+  buckets: { childFd: number };
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
   upstream: Record<string, UpstreamHost[]>;
   /** The TLS contexts with their certificates and keys, as the supervisor read them when it loaded the bootstrap. */

@@ -97,3 +97,31 @@ export function compileHeaderMatcher(h: Obj): HeaderMatcher {
     return test(v) !== invert;
   };
 }
+
+/** A QueryParameterMatcher: the parameter's first value by its string_match, or its presence. */
+export function compileQueryParameterMatcher(q: Obj): (rq: RequestView) => boolean {
+  const name = String(q.name);
+  const value = q.string_match !== undefined ? compileStringMatcher(obj(q.string_match)) : undefined;
+  return (rq) => {
+    const v = queryParameter(rq.path, name);
+    return v !== undefined && (value === undefined ? q.present_match !== false : value(v));
+  };
+}
+
+/** The first value of a query parameter in a request target, decoded; undefined when absent. */
+function queryParameter(path: string, name: string): string | undefined {
+  const q = path.indexOf('?');
+  if (q < 0) return undefined;
+  for (const pair of path.slice(q + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    if (key !== name) continue;
+    const raw = eq < 0 ? '' : pair.slice(eq + 1);
+    try {
+      return decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      return raw;
+    }
+  }
+  return undefined;
+}

@@ -11,6 +11,7 @@ import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
+import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 
@@ -100,9 +101,13 @@ export class ListenerManager {
   private readonly warming = stats.gauge('listener_manager.total_listeners_warming', 'local');
   private readonly workersStartedGauge = stats.gauge('listener_manager.workers_started', 'local');
 
+  /** The token-bucket slots this manager's listeners hold (see bucketSlotsFor). */
+  private readonly ownedSlots = new Set<number>();
+
   constructor(
     private readonly sockets: ListenSockets,
     private readonly drainOrder: () => DrainOrder,
+    private readonly buckets: Pick<BucketRegion, 'allocate' | 'release'>,
   ) {
     this.drains = new ListenerDrains(() => drainOrder().drainTimeMs);
     this.workersStartedGauge.set(0);
@@ -120,7 +125,8 @@ export class ListenerManager {
           const context = tls.listeners[listenerChainKey(name, key)];
           if (context) chainTls[key] = context;
         }
-        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false });
+        const bucketSlots = this.bucketSlotsFor(config, name, undefined, socket.id);
+        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots });
         this.added.inc();
       }
     } catch (err) {
@@ -224,8 +230,15 @@ export class ListenerManager {
         refuse(name, name, [err.message], config);
         continue;
       }
+      let bucketSlots: ListenerResource['bucketSlots'];
+      try {
+        bucketSlots = this.bucketSlotsFor(config, name, current, socket.id);
+      } catch (err) {
+        refuse(name, name, [(err as Error).message], config);
+        continue;
+      }
       this.failures.delete(name);
-      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false };
+      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots };
       (current || warming ? this.modified : this.added).inc();
       if (warming) this.dropWarming(name, released, socket.id);
       // Once the workers serve, a listener whose route tables have not come yet warms until they do.
@@ -239,6 +252,7 @@ export class ListenerManager {
       this.activate(resource, current, released, out, nowMs);
     }
     this.closeReleased(released, out);
+    this.releaseUnusedSlots();
     if (out.rejected.length === 0) this.ldsVersionInfo = versionInfo;
     this.refreshGauges();
     return out;
@@ -275,8 +289,45 @@ export class ListenerManager {
     const released: Released[] = [];
     this.activate(resource, this.byName.get(name), released, out, nowMs);
     this.closeReleased(released, out);
+    this.releaseUnusedSlots();
     this.refreshGauges();
     return out;
+  }
+
+  /**
+   * The token-bucket slots of a listener version's local rate limits, by filter chain. A chain
+   * that an in-place update leaves as it was keeps its buckets, as Envoy keeps the chain (found
+   * by its configuration wherever it stands, as the workers find it: worker/listeners.ts); any
+   * other chain starts with full buckets of its own.
+   */
+  private bucketSlotsFor(config: JsonObject, name: string, current: ListenerResource | undefined, socketId: number): ListenerResource['bucketSlots'] {
+    const inPlace = current !== undefined && !current.stopped && current.socketId === socketId && withoutChains(current.config) === withoutChains(config);
+    const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [JSON.stringify(chain), current.bucketSlots[key] ?? []]) : []);
+    const out: ListenerResource['bucketSlots'] = {};
+    const fresh: number[] = [];
+    try {
+      for (const [key, chain] of filterChainsOf(config)) {
+        const json = JSON.stringify(chain);
+        let slots = reusable.get(json);
+        if (slots) reusable.delete(json);
+        else fresh.push(...(slots = this.buckets.allocate(chain, `listener '${name}'`)));
+        if (slots.length) out[key] = slots;
+      }
+    } catch (err) {
+      this.buckets.release(fresh);
+      throw err;
+    }
+    for (const slot of fresh) this.ownedSlots.add(slot);
+    return out;
+  }
+
+  /** Slots no listener version (serving, stopped or warming) holds any more go back to the region. */
+  private releaseUnusedSlots(): void {
+    const held = new Set<number>();
+    for (const l of [...this.byName.values(), ...this.warmingByName.values()]) for (const slots of Object.values(l.bucketSlots)) for (const s of slots) held.add(s);
+    const unused = [...this.ownedSlots].filter((s) => !held.has(s));
+    for (const s of unused) this.ownedSlots.delete(s);
+    this.buckets.release(unused);
   }
 
   /** `resource` serves from now on; the version it replaces drains (only its changed filter chains, in place). */

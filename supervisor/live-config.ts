@@ -9,6 +9,7 @@ import type { ClusterChanges, ClusterManager } from './cluster-manager.js';
 import type { ListenSocket } from './listen-sockets.js';
 import type { ListenerChanges, ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
+import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { RouteManager } from './route-manager.js';
 import type { BreakerGauges } from './upstream/breaker-gauges.js';
 import type { ClusterMembership, UpstreamMembership } from './upstream/membership.js';
@@ -55,6 +56,8 @@ export interface LiveConfigTree {
   membership: UpstreamMembership;
   breakers: BreakerCounts;
   breakerGauges: BreakerGauges;
+  /** The tree's token buckets: route configurations take slots for their local rate limits. */
+  buckets: BucketRegion;
   toEveryWorker: (m: ToWorker) => void;
   toAdmin: (m: ToAdmin) => void;
   /** A socket opened after the workers forked reaches every running worker. */
@@ -62,7 +65,7 @@ export interface LiveConfigTree {
 }
 
 export class LiveConfig {
-  readonly routes = new RouteManager();
+  readonly routes: RouteManager;
   /** The membership of each cluster version warming (see warmCluster). */
   private readonly warmingClusters = new Map<string, ClusterMembership>();
   /** Called once no cluster warms. */
@@ -77,6 +80,7 @@ export class LiveConfig {
     private readonly listeners: ListenerManager,
     private readonly tree: LiveConfigTree,
   ) {
+    this.routes = new RouteManager(tree.buckets);
     this.sources = new ConfigSources(bootstrap, options, {
       clusters,
       listeners,

@@ -10,6 +10,7 @@ import { HotRestartEpoch } from './hot-restart/epoch.js';
 import { HotRestartError } from './hot-restart/shared-memory.js';
 import { ListenerBindError, ListenSockets } from './listen-sockets.js';
 import { ListenerManager } from './listener-manager.js';
+import { BucketRegion } from './ratelimit/bucket-region.js';
 import { parseOptions, type Options } from './options.js';
 import { sdNotify } from './sd-notify.js';
 import { ProcessTree } from './tree.js';
@@ -94,16 +95,18 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   // The parent lets go of the admin interface first, then hands over each listener's socket.
   const parent = await epoch?.parent.shutdownAdmin();
   const sockets = new ListenSockets(epoch?.parent.inherit);
-  const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }));
+  const buckets = new BucketRegion();
+  const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);
   try {
     await listeners.addStatic(loaded.bootstrap, loaded.tls);
   } catch (err) {
     epoch?.close();
+    buckets.close();
     if (!(err instanceof ListenerBindError)) throw err;
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
     return 1;
   }
-  const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options));
+  const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options), buckets);
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
   epoch?.attach(tree, listeners);
   process.removeListener('SIGUSR1', reopenLogs);

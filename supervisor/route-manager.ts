@@ -2,6 +2,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import type { RouteResource, UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, ROUTE_TYPE } from '../shared/config/xds-resource.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
+import type { BucketRegion } from './ratelimit/bucket-region.js';
 
 /**
  * The route configurations the tree takes from the route discovery service, by name, with their
@@ -12,6 +13,8 @@ export class RouteManager {
   private readonly byName = new Map<string, RouteResource>();
   /** Each route configuration's last refusal, until a later version of it is accepted. */
   private readonly failures = new Map<string, UpdateFailure>();
+
+  constructor(private readonly buckets: Pick<BucketRegion, 'allocate' | 'release'>) {}
 
   get updateFailures(): UpdateFailure[] {
     return [...this.failures.values()];
@@ -38,10 +41,23 @@ export class RouteManager {
         continue;
       }
       const name = String(checked.message.name ?? '');
-      this.failures.delete(name);
       const current = this.byName.get(name);
-      if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) continue;
-      const resource: RouteResource = { name, config: checked.message, versionInfo, lastUpdatedMs: nowMs };
+      if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) {
+        this.failures.delete(name);
+        continue;
+      }
+      let bucketSlots: number[];
+      try {
+        // A new version's local rate limits start with full buckets, as Envoy's new route configuration's do.
+        bucketSlots = this.buckets.allocate(checked.message, `route configuration '${name}'`);
+      } catch (err) {
+        rejected.push(`route configuration '${name}': ${(err as Error).message}`);
+        this.failures.set(name, { name, lastUpdateAttemptMs: nowMs, details: (err as Error).message, versionInfo });
+        continue;
+      }
+      this.failures.delete(name);
+      if (current) this.buckets.release(current.bucketSlots);
+      const resource: RouteResource = { name, config: checked.message, versionInfo, lastUpdatedMs: nowMs, bucketSlots };
       this.byName.set(name, resource);
       updated.push(resource);
     }

@@ -20,6 +20,7 @@ import { profilePathOf, TreeProfiling } from './profiling.js';
 import { RuntimeLayers } from './runtime-layers.js';
 import { ServerStats } from './server-stats.js';
 import { StatsRelay } from './stats-relay.js';
+import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
@@ -90,6 +91,7 @@ export class ProcessTree {
     private readonly listenerManager: ListenerManager,
     private readonly sockets: ListenSockets,
     logSettings: LogSettingsMessage,
+    private readonly buckets: BucketRegion,
   ) {
     const now = Date.now();
     const node = (loaded.bootstrap.node ?? {}) as { cluster?: string };
@@ -124,6 +126,7 @@ export class ProcessTree {
       taps: [],
       upstream: {},
       breakers: { layout: { capacity: 0, workers: 0 }, childFd: -1 },
+      buckets: { childFd: WorkerDescriptors.bucketChildFd },
       tls: loaded.tls,
     };
     const clusters = this.clusterManager.configs;
@@ -131,7 +134,7 @@ export class ProcessTree {
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
     this.context.breakers = { layout: breakers.counts.layout, childFd: WorkerDescriptors.breakerChildFd };
-    this.descriptors = new WorkerDescriptors(sockets, breakers.fd);
+    this.descriptors = new WorkerDescriptors(sockets, breakers.fd, this.buckets.fd);
     for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
     this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
@@ -157,6 +160,7 @@ export class ProcessTree {
       membership: this.membership,
       breakers: this.breakers,
       breakerGauges: this.breakerGauges,
+      buckets: this.buckets,
       toEveryWorker: (m) => this.workers.forEach((w) => w.send<ToWorker>(m)),
       toAdmin: (m) => this.admin?.send<ToAdmin>(m),
     });
@@ -407,6 +411,7 @@ export class ProcessTree {
       this.liveConfig.close();
       this.membership.close();
       closeSync(this.breakerFd);
+      this.buckets.close();
       this.resolveDone(this.exitCode);
     })();
     return this.stopping;

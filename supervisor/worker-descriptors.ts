@@ -3,23 +3,27 @@ import { SocketChannelParent } from '../shared/socket-channel.js';
 import type { ListenSocket, ListenSockets } from './listen-sockets.js';
 
 /**
- * The descriptors a worker gets: at its fork, the circuit-breaker region (fd 4), its end of a
- * socket channel (fd 5) and every listening socket open then (fd 6 on); afterwards, each socket
- * opened later, sent on its channel. A replacement worker gets a new channel.
+ * The descriptors a worker gets: at its fork, the circuit-breaker region (fd 4), the token-bucket
+ * region (fd 5), its end of a socket channel (fd 6) and every listening socket open then (fd 7
+ * on); afterwards, each socket opened later, sent on its channel. A replacement worker gets a
+ * new channel.
  */
 
 const BREAKER_CHILD_FD = 4;
-const SOCKET_CHANNEL_CHILD_FD = 5;
-const FIRST_SOCKET_CHILD_FD = 6;
+const BUCKET_CHILD_FD = 5;
+const SOCKET_CHANNEL_CHILD_FD = 6;
+const FIRST_SOCKET_CHILD_FD = 7;
 
 export class WorkerDescriptors {
   static readonly breakerChildFd = BREAKER_CHILD_FD;
+  static readonly bucketChildFd = BUCKET_CHILD_FD;
   private readonly channels: (SocketChannelParent | undefined)[] = [];
   private readonly inherited: InheritedSocket[][] = [];
 
   constructor(
     private readonly sockets: ListenSockets,
     private readonly breakerFd: number,
+    private readonly bucketFd: number,
   ) {}
 
   /** The stdio descriptors for forking worker `i` (after stdin, stdout, stderr and IPC). */
@@ -28,7 +32,7 @@ export class WorkerDescriptors {
     const channel = (this.channels[i] = new SocketChannelParent());
     const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD);
     this.inherited[i] = sockets.sockets;
-    return [this.breakerFd, channel.childEnd, ...sockets.descriptors];
+    return [this.breakerFd, this.bucketFd, channel.childEnd, ...sockets.descriptors];
   }
 
   /** Worker `i` was forked: what its init message says it inherited (its copy of the channel end is its own now). */

@@ -19,7 +19,9 @@ function listener(name: string, address: object): object {
 const NO_TLS = { listeners: {}, clusters: {} };
 
 function manager(sockets: ListenSockets): ListenerManager {
-  return new ListenerManager(sockets, () => ({ direction: 'all', strategy: 'immediate', drainTimeMs: 0, startedAt: Date.now() }));
+  // These listeners carry no local rate limits: no token-bucket slot is ever asked for.
+  const noBuckets = { allocate: (root: unknown) => (JSON.stringify(root).includes('local_ratelimit') ? assert.fail('no buckets here') : []), release: () => undefined };
+  return new ListenerManager(sockets, () => ({ direction: 'all', strategy: 'immediate', drainTimeMs: 0, startedAt: Date.now() }), noBuckets);
 }
 
 describe('listener hand-over between epochs', () => {

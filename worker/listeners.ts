@@ -7,6 +7,7 @@ import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type Conne
 import { connectionEntry, ResponseFlag } from '../shared/access-log/entry.js';
 import { AccessLogs } from '../shared/access-log/loggers.js';
 import type { ListenerResource } from '../shared/config/resources.js';
+import { bindBucketSlots } from '../shared/ratelimit/bucket-slots.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
@@ -83,6 +84,8 @@ export class ServedListener {
         reusable.delete(json);
         return kept;
       }
+      // Its local rate limits count in the buckets the supervisor gave this chain (a chain kept above keeps its own).
+      bindBucketSlots(chain, resource.bucketSlots[key]);
       const { name, config: filterConfig } = terminalFilter(chain);
       const context = resource.tls[key];
       const drain = ctx.drain.child();

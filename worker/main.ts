@@ -13,6 +13,7 @@ import { SocketInbox } from '../shared/socket-channel.js';
 import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
+import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
@@ -41,6 +42,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
+  useTreeBuckets(TreeBuckets.open(server.buckets.childFd));
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
   routeTables = new RouteTables(server.routes);

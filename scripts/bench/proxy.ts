@@ -7,8 +7,8 @@
 // in Envoy's default format, and the proxy with outlier detection on the cluster, each against the
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
-// The CORS and compressor filters configured but not triggered are measured the same way.
-// BENCH_ONLY=outlier, tls, cors or compressor measures only that cost.
+// HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
+// BENCH_ONLY=outlier, tls, or a filter bench's name (cors, local_ratelimit, …) measures only that cost.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +23,55 @@ const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
 const children: ChildProcess[] = [];
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+
+/**
+ * HTTP filters measured one at a time (BENCH_ONLY=<name>): each configured so that it does its
+ * work on every request of the load and lets it through (a CORS policy for requests without
+ * Origin, a compressor for clients that accept no encoding, a rate limit whose bucket never runs
+ * out, a fault for 0% of requests, CSRF on GETs, RBAC allowing any principal by header).
+ */
+const FILTER_BENCHES: Record<string, { filter: string; what: string; config: object; perRoute?: object }> = {
+  cors: {
+    filter: 'envoy.filters.http.cors',
+    what: 'not triggered: no Origin',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' },
+    perRoute: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy', allow_origin_string_match: [{ exact: 'https://app.example' }] },
+  },
+  compressor: {
+    filter: 'envoy.filters.http.compressor',
+    what: 'not triggered: no Accept-Encoding',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.compressor.v3.Compressor', compressor_library: { name: 'text', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.compression.gzip.compressor.v3.Gzip' } } },
+  },
+  local_ratelimit: {
+    filter: 'envoy.filters.http.local_ratelimit',
+    what: 'a token taken from the tree-wide bucket per request',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+      stat_prefix: 'bench',
+      token_bucket: { max_tokens: 1_000_000_000, tokens_per_fill: 1_000_000_000, fill_interval: '1s' },
+      filter_enabled: { default_value: { numerator: 100 } },
+      filter_enforced: { default_value: { numerator: 100 } },
+    },
+  },
+  fault: {
+    filter: 'envoy.filters.http.fault',
+    what: 'an abort for 0% of requests',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault', abort: { http_status: 503, percentage: { numerator: 0 } } },
+  },
+  csrf: {
+    filter: 'envoy.filters.http.csrf',
+    what: 'enabled; GETs pass',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPolicy', filter_enabled: { default_value: { numerator: 100 } } },
+  },
+  rbac: {
+    filter: 'envoy.filters.http.rbac',
+    what: 'one ALLOW policy matched by method',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC',
+      rules: { action: 'ALLOW', policies: { gets: { permissions: [{ header: { name: ':method', string_match: { exact: 'GET' } } }], principals: [{ any: true }] } } },
+    },
+  },
+};
 
 function startPrintingPort(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
@@ -144,18 +193,16 @@ try {
   cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
   writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
   delete cluster.outlier_detection;
-  // The CORS filter configured but not triggered (requests carry no Origin): the filter chain's own cost.
+  // HTTP filters configured on every request: each one's own cost on the request path (FILTER_BENCHES).
   const filters = hcm.http_filters as object[];
-  hcm.http_filters = [{ name: 'envoy.filters.http.cors', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' } }, ...filters];
   const vhost = (hcm.route_config as { virtual_hosts: Record<string, unknown>[] }).virtual_hosts[0]!;
-  vhost.typed_per_filter_config = { 'envoy.filters.http.cors': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy', allow_origin_string_match: [{ exact: 'https://app.example' }] } };
-  writeFileSync(join(dir, 'bootstrap-cors.json'), JSON.stringify(bootstrap));
-  hcm.http_filters = filters;
-  delete vhost.typed_per_filter_config;
-  // The gzip compressor configured but not triggered (requests accept no encoding).
-  hcm.http_filters = [{ name: 'envoy.filters.http.compressor', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.compressor.v3.Compressor', compressor_library: { name: 'text', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.compression.gzip.compressor.v3.Gzip' } } } }, ...filters];
-  writeFileSync(join(dir, 'bootstrap-compressor.json'), JSON.stringify(bootstrap));
-  hcm.http_filters = filters;
+  for (const [name, bench] of Object.entries(FILTER_BENCHES)) {
+    hcm.http_filters = [{ name: bench.filter, typed_config: bench.config }, ...filters];
+    if (bench.perRoute) vhost.typed_per_filter_config = { [bench.filter]: bench.perRoute };
+    writeFileSync(join(dir, `bootstrap-${name}.json`), JSON.stringify(bootstrap));
+    hcm.http_filters = filters;
+    delete vhost.typed_per_filter_config;
+  }
   spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=bench'], { stdio: 'ignore' });
   const chain = bootstrap.static_resources.listeners[0]!.filter_chains[0] as Record<string, unknown>;
   chain.transport_socket = {
@@ -223,16 +270,12 @@ try {
       compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
       tls.child.kill('SIGTERM');
     }
-    // The cost of an HTTP filter that is configured but not triggered (CORS, requests without Origin).
-    if (!only || only === 'cors') {
-      const cors = await startProxy('cors', {}, 'bootstrap-cors.json');
-      compare('CORS filter cost (not triggered)', ['CORS filter', 'none       '], { url: `http://127.0.0.1:${cors.port}/`, pid: cors.child.pid! }, plain);
-      cors.child.kill('SIGTERM');
-    }
-    if (!only || only === 'compressor') {
-      const zipped = await startProxy('compressor', {}, 'bootstrap-compressor.json');
-      compare('compressor filter cost (not triggered)', ['compressor', 'none      '], { url: `http://127.0.0.1:${zipped.port}/`, pid: zipped.child.pid! }, plain);
-      zipped.child.kill('SIGTERM');
+    // The cost of each HTTP filter in FILTER_BENCHES, against the proxy without it.
+    for (const [name, bench] of Object.entries(FILTER_BENCHES)) {
+      if (only && only !== name) continue;
+      const filtered = await startProxy(name, {}, `bootstrap-${name}.json`);
+      compare(`${name} filter cost (${bench.what})`, [name.padEnd(15), 'none'.padEnd(15)], { url: `http://127.0.0.1:${filtered.port}/`, pid: filtered.child.pid! }, plain);
+      filtered.child.kill('SIGTERM');
     }
     if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).

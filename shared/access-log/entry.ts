@@ -70,6 +70,8 @@ export const ResponseFlag = {
   /** The fault filter delayed the request / aborted it. */
   delayInjected: bit('DI'),
   faultInjected: bit('FI'),
+  /** A rate limit (local_ratelimit) refused the request. */
+  rateLimited: bit('RL'),
 } as const;
 
 export function responseFlagBit(name: string): number {

@@ -86,6 +86,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.compressor.v3.CompressorPerRoute',
   },
   {
+    // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
+    name: 'envoy.filters.http.local_ratelimit',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+    deprecatedNames: [],
+    perRouteTypeName: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+  },
+  {
     name: 'envoy.compression.gzip.compressor',
     category: 'envoy.compression.compressor',
     typeName: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',

@@ -44,6 +44,8 @@ export interface RouteResource {
   versionInfo: string;
   /** ms since the epoch. */
   lastUpdatedMs: number;
+  /** The token-bucket slots of its local rate limits (shared/ratelimit/bucket-slots.ts). */
+  bucketSlots: number[];
 }
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
@@ -72,6 +74,8 @@ export interface ListenerResource {
   tls: Record<string, TlsContext>;
   /** Stopped by /drain_listeners: not served any more (a replacement worker leaves it alone). */
   stopped: boolean;
+  /** The token-bucket slots of each filter chain's local rate limits, by chain key (shared/ratelimit/bucket-slots.ts). */
+  bucketSlots: Record<string, number[]>;
 }
 
 /** A listener's filter chains with their keys (`0`, `1`, …, and `default` for the default chain). */

@@ -11,6 +11,7 @@ import { extensionByName, extensionByTypeName, type Extension } from './extensio
 import type { JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
 import { chainMatchOf, matchKey } from '../chain-match.js';
+import { LOCAL_RATE_LIMIT_TYPE } from '../ratelimit/bucket-slots.js';
 
 /**
  * Checks that need the whole bootstrap, after every field has passed the schema: names that
@@ -63,11 +64,11 @@ function filterExtension(filter: Obj): Extension | undefined {
 }
 
 /**
- * A level's header mutations: values must format; as in Envoy, pseudo-headers (`:path`, …) and
- * `host` may be neither added nor removed on requests, nor pseudo-headers on responses.
+ * A route's or virtual host's typed_per_filter_config, by filter: CORS policies (and the
+ * deprecated `cors`) must have origin regexes that compile, CSRF and RBAC as their filters', a
+ * local rate limit needs its own token bucket.
  */
-/** CORS policies (typed_per_filter_config CorsPolicy, or the deprecated `cors`): their origin regexes must compile. */
-function checkCorsPolicies(scope: Obj, path: string, legacy: [unknown, string], errors: string[]): void {
+function checkPerFilterConfigs(scope: Obj, path: string, legacy: [unknown, string], errors: string[]): void {
   const policies: [Obj, string][] = [];
   if (legacy[0] !== undefined) policies.push([obj(legacy[0]), legacy[1]]);
   for (const [name, any] of Object.entries(obj(scope.typed_per_filter_config))) {
@@ -77,6 +78,7 @@ function checkCorsPolicies(scope: Obj, path: string, legacy: [unknown, string], 
     if (type === 'envoy.extensions.filters.http.cors.v3.CorsPolicy') policies.push([inner, `${path}.typed_per_filter_config["${name}"]`]);
     if (type === 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy') checkCsrfPolicy(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
     if (type === 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute') checkRbacRules(obj(inner.rbac), `${path}.typed_per_filter_config["${name}"].rbac`, errors);
+    if (type === LOCAL_RATE_LIMIT_TYPE) checkLocalRateLimit(inner, `${path}.typed_per_filter_config["${name}"]`, true, errors);
   }
   for (const [policy, pPath] of policies) {
     list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${pPath}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
@@ -90,11 +92,27 @@ function checkRbacRules(rbac: Obj, path: string, errors: string[]): void {
   }
 }
 
+/** A local rate limit (the filter's, or a route's, which must have a bucket): each descriptor once. */
+function checkLocalRateLimit(config: Obj, path: string, perRoute: boolean, errors: string[]): void {
+  if (perRoute && config.token_bucket === undefined) errors.push(`${path}.token_bucket: a local rate limit in typed_per_filter_config must have its own token bucket`);
+  const seen = new Map<string, number>();
+  list(config.descriptors).forEach((d, i) => {
+    const entries = list(d.entries).map((e) => `${String(e.key)}=${String(e.value ?? '')}`).join(', ');
+    const first = seen.get(entries);
+    if (first !== undefined) errors.push(`${path}.descriptors[${i}]: duplicate descriptor {${entries}} (also descriptors[${first}])`);
+    else seen.set(entries, i);
+  });
+}
+
 /** A CSRF policy (the filter's, or a route's): its additional origins' regexes must compile. */
 function checkCsrfPolicy(policy: Obj, path: string, errors: string[]): void {
   list(policy.additional_origins).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${path}.additional_origins[${i}].safe_regex.regex`, errors));
 }
 
+/**
+ * A level's header mutations: values must format; as in Envoy, pseudo-headers (`:path`, …) and
+ * `host` may be neither added nor removed on requests, nor pseudo-headers on responses.
+ */
 function checkHeaderMutations(scope: Obj, path: string, errors: string[]): void {
   for (const direction of ['request', 'response'] as const) {
     const forbidden = (name: string) => name.startsWith(':') || (direction === 'request' && name.toLowerCase() === 'host');
@@ -115,14 +133,14 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
   list(rc.virtual_hosts).forEach((vh, v) => {
     const vhPath = `${path}.virtual_hosts[${v}]`;
     checkHeaderMutations(vh, vhPath, errors);
-    checkCorsPolicies(vh, vhPath, [vh.cors, `${vhPath}.cors`], errors);
+    checkPerFilterConfigs(vh, vhPath, [vh.cors, `${vhPath}.cors`], errors);
     const name = String(vh.name);
     if (vhostNames.has(name)) errors.push(`${vhPath}.name: duplicate virtual host name '${name}' (also virtual_hosts[${vhostNames.get(name)}])`);
     vhostNames.set(name, v);
     list(vh.routes).forEach((route, r) => {
       const rPath = `${vhPath}.routes[${r}]`;
       checkHeaderMutations(route, rPath, errors);
-      checkCorsPolicies(route, rPath, [obj(route.route).cors, `${rPath}.route.cors`], errors);
+      checkPerFilterConfigs(route, rPath, [obj(route.route).cors, `${rPath}.route.cors`], errors);
       const match = obj(route.match);
       checkRegex(obj(match.safe_regex).regex, `${rPath}.match.safe_regex.regex`, errors);
       list(match.headers).forEach((h, i) => {
@@ -185,6 +203,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
     if (ext.name === 'envoy.filters.http.csrf') checkCsrfPolicy(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.rbac') checkRbacRules(obj(f.typed_config), `${fPath}.typed_config`, errors);
+    if (ext.name === 'envoy.filters.http.local_ratelimit') checkLocalRateLimit(obj(f.typed_config), `${fPath}.typed_config`, false, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

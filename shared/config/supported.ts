@@ -61,7 +61,15 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter': ['name', 'typed_config'],
   'envoy.config.core.v3.HttpProtocolOptions': ['idle_timeout', 'max_headers_count'],
   'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters', ...HEADER_MUTATIONS, 'most_specific_header_mutations_wins'],
-  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'cors'],
+  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'cors', 'rate_limits'],
+  'envoy.config.route.v3.RateLimit': ['stage', 'disable_key', 'actions'],
+  'envoy.config.route.v3.RateLimit.Action': [
+    'source_cluster', 'destination_cluster', 'request_headers', 'remote_address', 'generic_key', 'header_value_match', 'masked_remote_address', 'query_parameter_value_match',
+  ],
+  'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit': [
+    'stat_prefix', 'status', 'token_bucket', 'filter_enabled', 'filter_enforced', 'request_headers_to_add_when_not_enforced', 'response_headers_to_add', 'descriptors',
+    'stage', 'local_rate_limit_per_downstream_connection', 'enable_x_ratelimit_headers', 'vh_rate_limits', 'always_consume_default_token_bucket', 'rate_limited_as_resource_exhausted',
+  ],
   'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config'],
   'envoy.config.route.v3.FilterConfig': ['config', 'disabled', 'is_optional'],
   'envoy.extensions.filters.http.rbac.v3.RBAC': ['rules', 'shadow_rules', 'rules_stat_prefix', 'shadow_rules_stat_prefix'],
@@ -81,6 +89,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
+    'rate_limits', 'include_vh_rate_limits',
   ],
   'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],
   'envoy.config.route.v3.WeightedCluster': ['clusters'],
@@ -149,6 +158,11 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
+  'envoy.config.route.v3.RateLimit.limit': 'limit overrides come from dynamic metadata, which nothing in this proxy sets',
+  'envoy.config.route.v3.RateLimit.Action.metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
+  'envoy.config.route.v3.RateLimit.Action.dynamic_metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
+  'envoy.config.route.v3.RateLimit.Action.extension': 'rate limit descriptor extensions are not supported',
+  'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit.local_cluster_rate_limit': 'sharing a limit across the instances of the local cluster is not supported; the limit holds for this proxy (all of its workers)',
   'envoy.config.core.v3.ApiConfigSource.cluster_names': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.refresh_delay': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
  * Canonical proto3 JSON forms of the well-known types that Envoy's API uses, and the
  * conversions from their message form (as binary and text protos carry them).
@@ -99,3 +101,14 @@ export function typeNameOfUrl(typeUrl: string): string {
 }
 
 export const TYPE_URL_PREFIX = 'type.googleapis.com/';
+
+/**
+ * envoy.type.v3.HttpStatus's code as a number. The enum's names are the IANA reason phrases
+ * without spaces or punctuation (TooManyRequests, URITooLong), as Node's STATUS_CODES has them.
+ */
+export function httpStatusCode(code: unknown): number {
+  if (typeof code === 'number') return code;
+  const wanted = String(code).toLowerCase();
+  for (const [n, phrase] of Object.entries(STATUS_CODES)) if (phrase?.replace(/[^A-Za-z0-9]/g, '').toLowerCase() === wanted) return Number(n);
+  return 0;
+}

@@ -24,7 +24,7 @@ import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } 
 import { httpFilterFactories } from './filters/chain.js';
 import { runFilterChain } from './filters/run.js';
 import type { HttpFilterFactory } from './filters/http-filter.js';
-import { RouteTable, type RequestView, type Route } from './route-table.js';
+import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
 import { absoluteForm, hasDuplicateHost, redirectLocation, splitQuery } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { forward } from './router.js';
@@ -46,6 +46,8 @@ interface Exchange {
   res: ServerResponse;
   rq: RequestView;
   route: Route | undefined;
+  /** The cluster the route sends it to (chosen once: see chooseClusterName). */
+  clusterName: string | undefined;
   record: HttpExchangeRecord | undefined;
   reply: LocalReplyContext;
   headers: IncomingHttpHeaders;
@@ -141,7 +143,7 @@ export class HttpConnectionManager {
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
-    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], String(config.stat_prefix));
+    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], String(config.stat_prefix), ctx.node.cluster);
     this.prepare();
   }
 
@@ -346,9 +348,10 @@ export class HttpConnectionManager {
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
-    const exchange: Exchange = { req, res, rq, route, record, reply, headers, authority, http1 };
+    const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
+    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const filtered = this.filters.length ? runFilterChain(this.filters, { req, res, rq, route, reply, record, useRemoteAddress: this.useRemoteAddress }) : 'continue';
+    const filtered = this.filters.length ? runFilterChain(this.filters, { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress }) : 'continue';
     if (filtered === 'continue') this.dispatch(exchange);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
@@ -360,7 +363,7 @@ export class HttpConnectionManager {
 
   /** The route's answer: no route (404), a direct response, a redirect, or the upstream. */
   private dispatch(x: Exchange): void {
-    const { req, res, rq, route, record, reply, headers, authority, http1 } = x;
+    const { req, res, rq, route, clusterName, record, reply, headers, authority, http1 } = x;
     const stats = this.stats;
     if (!route) {
       stats.noRoute.inc();
@@ -419,6 +422,7 @@ export class HttpConnectionManager {
             path,
             authority: action.hostRewriteLiteral ?? authority,
             record,
+            clusterName,
           }).catch((err: Error) => {
             log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
             sendLocalReply(res, 500, '', reply);

@@ -3,9 +3,10 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { compileHeaderMatcher, compileStringMatcher, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { compileHeaderMatcher, compileQueryParameterMatcher, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
 import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
+import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -85,6 +86,8 @@ export interface Route {
   perFilter: Map<string, JsonObject[]>;
   /** The deprecated `cors` policies (RouteAction's, then the virtual host's), for a CORS filter given no typed_per_filter_config. */
   legacyCors: JsonObject[];
+  /** rate_limits of the route and its virtual host, for the rate-limit filters. */
+  rateLimits?: RateLimitPolicy;
 }
 
 export interface VirtualHost {
@@ -94,6 +97,21 @@ export interface VirtualHost {
 
 const CLUSTER_NOT_FOUND_CODES: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
 const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
+
+/**
+ * The cluster a request routed by `action` goes to: its cluster, or one of its weighted clusters
+ * by weight, chosen once when the request is routed (filters and the router see the same one).
+ */
+export function chooseClusterName(action: ForwardAction): string | undefined {
+  if (action.cluster) return action.cluster;
+  const weighted = action.weightedClusters ?? [];
+  let r = Math.random() * action.totalWeight;
+  for (const c of weighted) {
+    r -= c.weight;
+    if (r < 0) return c.name;
+  }
+  return weighted.at(-1)?.name;
+}
 
 function compileRetryPolicy(p: Obj | undefined): RetryPolicy | undefined {
   if (!p) return undefined;
@@ -161,35 +179,10 @@ function compileRegexRewrite(r: Obj): (path: string) => string {
  */
 function compileExtraMatchers(match: Obj): ((rq: RequestView) => boolean)[] {
   const out: ((rq: RequestView) => boolean)[] = [];
-  for (const q of list(match.query_parameters)) {
-    const name = String(q.name);
-    const value = q.string_match !== undefined ? compileStringMatcher(obj(q.string_match)) : undefined;
-    out.push((rq) => {
-      const v = queryParameter(rq.path, name);
-      return v !== undefined && (value === undefined ? q.present_match !== false : value(v));
-    });
-  }
+  for (const q of list(match.query_parameters)) out.push(compileQueryParameterMatcher(q));
   if (match.grpc !== undefined) out.push((rq) => (requestHeader(rq, 'content-type') ?? '').toLowerCase().startsWith('application/grpc'));
   if (match.runtime_fraction !== undefined) out.push(compileRuntimeFraction(obj(match.runtime_fraction)));
   return out;
-}
-
-/** The first value of a query parameter in a request target, decoded; undefined when absent. */
-function queryParameter(path: string, name: string): string | undefined {
-  const q = path.indexOf('?');
-  if (q < 0) return undefined;
-  for (const pair of path.slice(q + 1).split('&')) {
-    const eq = pair.indexOf('=');
-    const key = eq < 0 ? pair : pair.slice(0, eq);
-    if (key !== name) continue;
-    const raw = eq < 0 ? '' : pair.slice(eq + 1);
-    try {
-      return decodeURIComponent(raw.replace(/\+/g, ' '));
-    } catch {
-      return raw;
-    }
-  }
-  return undefined;
 }
 
 function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: string } {
@@ -233,9 +226,11 @@ export class RouteTable {
             for (const [name, any] of Object.entries(scope)) perFilter.set(name, [...(perFilter.get(name) ?? []), obj(any)]);
           }
           const legacyCors = [obj(r.route).cors, vh.cors].filter((c) => c !== undefined).map(obj);
+          const rateLimits = compileRateLimitPolicy(r, vh);
           return {
             perFilter,
             legacyCors,
+            ...(rateLimits ? { rateLimits } : {}),
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],

@@ -1,3 +1,4 @@
+import { bindBucketSlots } from '../../shared/ratelimit/bucket-slots.js';
 import type { RouteResource } from '../../shared/config/resources.js';
 import { RouteTable } from './route-table.js';
 
@@ -14,6 +15,8 @@ export class RouteTables {
   }
 
   set(resource: RouteResource): void {
+    // Its local rate limits (typed_per_filter_config) count in the buckets the supervisor gave this version.
+    bindBucketSlots(resource.config, resource.bucketSlots);
     this.tables.set(resource.name, new RouteTable(resource.config));
   }
 

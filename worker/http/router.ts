@@ -50,6 +50,8 @@ export interface ForwardContext {
   authority: string;
   /** The access-log entry, when the listener logs. */
   record?: HttpExchangeRecord;
+  /** The cluster chosen when the request was routed (one of weighted_clusters, by weight). */
+  clusterName: string | undefined;
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
@@ -74,17 +76,6 @@ function classify(err: Error & { failure?: Failure; code?: string }): Failure {
   const code = err.code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
   return 'reset';
-}
-
-function pickCluster(action: ForwardAction, clusters: ClusterManager): Cluster | undefined {
-  if (action.cluster) return clusters.get(action.cluster);
-  const weighted = action.weightedClusters ?? [];
-  let r = Math.random() * action.totalWeight;
-  for (const c of weighted) {
-    r -= c.weight;
-    if (r < 0) return clusters.get(c.name);
-  }
-  return weighted.length ? clusters.get(weighted[weighted.length - 1]!.name) : undefined;
 }
 
 function upstreamHeaders(headers: IncomingHttpHeaders, authority: string, timeoutMs: number): string[] {
@@ -416,7 +407,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 }
 
 export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
-  const cluster = pickCluster(action, ctx.clusters);
+  const cluster = ctx.clusterName !== undefined ? ctx.clusters.get(ctx.clusterName) : undefined;
   if (!cluster) {
     ctx.stats.noCluster.inc();
     if (ctx.record) {

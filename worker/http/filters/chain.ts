@@ -6,6 +6,7 @@ import { compressorFactory } from './compressor.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
 import { faultFactory } from './fault.js';
+import { localRateLimitFactory } from './local-ratelimit.js';
 import { rbacFactory } from './rbac.js';
 import type { HttpFilterFactory } from './http-filter.js';
 
@@ -17,7 +18,8 @@ import type { HttpFilterFactory } from './http-filter.js';
 
 const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
 
-export function httpFilterFactories(filters: JsonObject[], statPrefix: string): HttpFilterFactory[] {
+/** `localCluster`: this proxy's service cluster (the bootstrap node's, or --service-cluster). */
+export function httpFilterFactories(filters: JsonObject[], statPrefix: string, localCluster: string): HttpFilterFactory[] {
   const out: HttpFilterFactory[] = [];
   for (const f of filters) {
     const typed = obj(f.typed_config)['@type'];
@@ -28,6 +30,7 @@ export function httpFilterFactories(filters: JsonObject[], statPrefix: string): 
     else if (ext?.name === 'envoy.filters.http.fault') out.push(faultFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.rbac') out.push(rbacFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.compressor') out.push(compressorFactory(name, obj(f.typed_config), statPrefix));
+    else if (ext?.name === 'envoy.filters.http.local_ratelimit') out.push(localRateLimitFactory(name, obj(f.typed_config), localCluster));
   }
   return out;
 }

@@ -110,7 +110,7 @@ class FaultFilter implements HttpFilter {
       return 'continue';
     }
     const route = request.route;
-    if (s.upstreamCluster !== undefined && !(route?.action.kind === 'route' && route.action.cluster === s.upstreamCluster)) return 'continue';
+    if (s.upstreamCluster !== undefined && request.clusterName !== s.upstreamCluster) return 'continue';
     if (s.downstreamNodes.size && !s.downstreamNodes.has(requestHeader(request.rq, 'x-envoy-downstream-service-node') ?? '')) return 'continue';
     if (!s.headers.every((m) => m(request.rq))) return 'continue';
     const downstream = requestHeader(request.rq, 'x-envoy-downstream-service-cluster') || undefined;

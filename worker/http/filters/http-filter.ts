@@ -1,4 +1,5 @@
 import type { Transform } from 'node:stream';
+import type { AccessLogEntry } from '../../../shared/access-log/entry.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
@@ -14,6 +15,8 @@ import type { Route } from '../route-table.js';
 
 /** The connection a request came on, as filters that decide by it see it. */
 export interface ConnectionView {
+  /** The same object for every request of the connection (per-connection state is kept by it). */
+  key: object;
   /** The peer's address. */
   directRemoteIp: string;
   /** The client's address as the connection manager determined it (x-forwarded-for unless use_remote_address). */
@@ -32,6 +35,8 @@ export interface FilterRequest {
   connection: ConnectionView;
   /** The route chosen (none: no route matched; the router will answer 404). */
   route: Route | undefined;
+  /** The cluster the route sends the request to (one of its weighted clusters, chosen once). */
+  clusterName: string | undefined;
   /** This filter's per-route configuration (typed_per_filter_config under its name): the route's, then its virtual host's. */
   perRoute: JsonObject[];
   /** Answers the request now (the filters before this one see the response headers); decodeHeaders then returns 'stop'. */
@@ -40,6 +45,8 @@ export interface FilterRequest {
   flag(bit: number, details?: string): void;
   /** Runs `done` once the exchange is over (answered, or its client gone). */
   finished(done: () => void): void;
+  /** The exchange as header values and formats see it (%DOWNSTREAM_REMOTE_ADDRESS% …). */
+  entry(): AccessLogEntry;
   /**
    * From encodeHeaders: the response body goes through `transform` (a compressor) on its way to
    * the client; `bytesIn` hears of each chunk that goes in.

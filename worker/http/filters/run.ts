@@ -3,7 +3,7 @@ import type { Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
-import type { HttpExchangeRecord } from '../exchange-record.js';
+import { requestEntry, type HttpExchangeRecord } from '../exchange-record.js';
 import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
 import type { Route } from '../route-table.js';
 import { perFilterConfigs } from './chain.js';
@@ -19,6 +19,7 @@ export interface FilterExchange {
   res: ServerResponse;
   rq: RequestView;
   route: Route | undefined;
+  clusterName: string | undefined;
   /** The request's local replies; its `encode` is set once the filters have seen the request. */
   reply: LocalReplyContext;
   record: HttpExchangeRecord | undefined;
@@ -48,6 +49,7 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         rq,
         connection: (connection ??= connectionView(req, x.useRemoteAddress)),
         route,
+        clusterName: x.clusterName,
         perRoute,
         reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
         flag: (bit, details) => {
@@ -56,6 +58,7 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
           if (details !== undefined) record.responseCodeDetails = details;
         },
         finished: (done) => res.once('close', done),
+        entry: () => record ?? requestEntry(req, rq),
         transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
       });
       seen.push(filter);
@@ -116,7 +119,10 @@ function connectionView(req: IncomingMessage, useRemoteAddress: boolean): Connec
   const direct = peerAddress(req);
   const xff = req.headers['x-forwarded-for'];
   const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
+  // An HTTP/2 stream's socket is its session's proxy: the session is what its streams share.
+  const session = (req as unknown as { stream?: { session?: object } }).stream?.session;
   return {
+    key: session ?? req.socket,
     directRemoteIp: direct,
     remoteIp: last || direct,
     localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
