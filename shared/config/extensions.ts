@@ -86,6 +86,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.compressor.v3.CompressorPerRoute',
   },
   {
+    // Requests held until their body has arrived whole (worker/http/filters/buffer.ts); per route too.
+    name: 'envoy.filters.http.buffer',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.buffer.v3.Buffer',
+    deprecatedNames: ['envoy.buffer'],
+    perRouteTypeName: 'envoy.extensions.filters.http.buffer.v3.BufferPerRoute',
+  },
+  {
     // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',

@@ -35,6 +35,7 @@ export const schemaFiles = [
   'envoy/extensions/compression/gzip/compressor/v3/gzip.proto',
   'envoy/extensions/compression/brotli/compressor/v3/brotli.proto',
   'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
+  'envoy/extensions/filters/http/buffer/v3/buffer.proto',
   'envoy/admin/v3/tap.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',

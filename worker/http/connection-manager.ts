@@ -22,7 +22,7 @@ import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { httpFilterFactories } from './filters/chain.js';
-import { runFilterChain } from './filters/run.js';
+import { runFilterChain, type FilterExchange } from './filters/run.js';
 import type { HttpFilterFactory } from './filters/http-filter.js';
 import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
 import { absoluteForm, hasDuplicateHost, redirectLocation, splitQuery } from './request-target.js';
@@ -351,18 +351,19 @@ export class HttpConnectionManager {
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
     const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, authority, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const filtered = this.filters.length ? runFilterChain(this.filters, { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress }) : 'continue';
-    if (filtered === 'continue') this.dispatch(exchange);
+    const fx: FilterExchange | undefined = this.filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
+    const filtered = fx ? runFilterChain(this.filters, fx) : 'continue';
+    if (filtered === 'continue') this.dispatch(exchange, fx?.body);
     else if (filtered !== 'stop') {
-      // A filter holds the request (a delay): it goes on when the filter says, if its client is still there.
+      // A filter holds the request (a delay, a body to read): it goes on when the filter says, if its client is still there.
       void filtered.then((decision) => {
-        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange);
+        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange, fx?.body);
       });
     }
   }
 
-  /** The route's answer: no route (404), a direct response, a redirect, or the upstream. */
-  private dispatch(x: Exchange): void {
+  /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
+  private dispatch(x: Exchange, body: Buffer | undefined): void {
     const { req, res, rq, route, clusterName, record, reply, headers, authority, http1 } = x;
     const stats = this.stats;
     if (!route) {
@@ -423,6 +424,7 @@ export class HttpConnectionManager {
             authority: action.hostRewriteLiteral ?? authority,
             record,
             clusterName,
+            ...(body ? { body } : {}),
           }).catch((err: Error) => {
             log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
             sendLocalReply(res, 500, '', reply);

@@ -12,6 +12,7 @@ import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
+import { readBody, requestHasBody } from './request-body.js';
 
 /**
  * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
@@ -52,6 +53,8 @@ export interface ForwardContext {
   record?: HttpExchangeRecord;
   /** The cluster chosen when the request was routed (one of weighted_clusters, by weight). */
   clusterName: string | undefined;
+  /** The request body, when a filter has read it whole. */
+  body?: Buffer;
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
@@ -104,12 +107,6 @@ function shouldRetryFailure(policy: RetryPolicy, failure: Failure): boolean {
   if (failure === 'per_try_timeout') return policy.on5xx || policy.onGatewayError || policy.onReset;
   if (failure === 'reset') return policy.onReset;
   return false;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
@@ -418,12 +415,11 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
     return;
   }
   const length = req.headers['content-length'];
-  // HTTP/2 says "no body" with END_STREAM on the headers; content-length is optional there.
-  const h2Stream = (req as unknown as { stream?: { endAfterHeaders: boolean } }).stream;
-  const hasBody = length !== undefined ? length !== '0' : h2Stream ? !h2Stream.endAfterHeaders : req.headers['transfer-encoding'] !== undefined;
-  let body: Buffer | IncomingMessage | null = hasBody ? req : null;
+  // A filter may have read the body whole already (the buffer filter): it goes as read.
+  const hasBody = ctx.body !== undefined ? ctx.body.length > 0 : requestHasBody(req);
+  let body: Buffer | IncomingMessage | null = ctx.body ?? (hasBody ? req : null);
   let retries = action.retry?.numRetries ?? 0;
-  if (hasBody && retries > 0) {
+  if (hasBody && retries > 0 && ctx.body === undefined) {
     if (length !== undefined && Number(length) <= RETRY_BUFFER_LIMIT) {
       try {
         body = await readBody(req);

@@ -2,6 +2,7 @@ import { obj } from '../../../shared/config/access.js';
 import { extensionByName, extensionByTypeName } from '../../../shared/config/extensions.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../../shared/config/wkt.js';
+import { bufferFactory } from './buffer.js';
 import { compressorFactory } from './compressor.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
@@ -30,6 +31,7 @@ export function httpFilterFactories(filters: JsonObject[], statPrefix: string, l
     else if (ext?.name === 'envoy.filters.http.fault') out.push(faultFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.rbac') out.push(rbacFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.compressor') out.push(compressorFactory(name, obj(f.typed_config), statPrefix));
+    else if (ext?.name === 'envoy.filters.http.buffer') out.push(bufferFactory(name, obj(f.typed_config), statPrefix));
     else if (ext?.name === 'envoy.filters.http.local_ratelimit') out.push(localRateLimitFactory(name, obj(f.typed_config), localCluster));
   }
   return out;

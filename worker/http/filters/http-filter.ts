@@ -48,6 +48,11 @@ export interface FilterRequest {
   /** The exchange as header values and formats see it (%DOWNSTREAM_REMOTE_ADDRESS% …). */
   entry(): AccessLogEntry;
   /**
+   * The request body read whole (then sent upstream as read, with its content-length): undefined
+   * when the request has none, 'too_large' past `limit` bytes, 'aborted' if the client went away.
+   */
+  readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'>;
+  /**
    * From encodeHeaders: the response body goes through `transform` (a compressor) on its way to
    * the client; `bytesIn` hears of each chunk that goes in.
    */

@@ -5,6 +5,7 @@ import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
 import { requestEntry, type HttpExchangeRecord } from '../exchange-record.js';
 import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
+import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../route-table.js';
 import { perFilterConfigs } from './chain.js';
 import type { ConnectionView, FilterDecision, HttpFilter, HttpFilterFactory } from './http-filter.js';
@@ -24,6 +25,10 @@ export interface FilterExchange {
   reply: LocalReplyContext;
   record: HttpExchangeRecord | undefined;
   useRemoteAddress: boolean;
+  /** The request body once a filter has read it whole (readBody): the router sends it as read. */
+  body?: Buffer;
+  /** The read in progress, for a second filter that asks meanwhile. */
+  reading?: Promise<Buffer | 'too_large' | 'aborted'>;
 }
 
 /**
@@ -51,7 +56,11 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         route,
         clusterName: x.clusterName,
         perRoute,
-        reply: (status, headers, body = '') => sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) }),
+        reply: (status, headers, body = '') => {
+          // An HTTP/1 request whose body has not all arrived cannot leave the connection usable: it closes after the reply, as Envoy's does.
+          if (req.httpVersionMajor === 1 && !req.complete && requestHasBody(req)) res.shouldKeepAlive = false;
+          sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) });
+        },
         flag: (bit, details) => {
           if (!record) return;
           record.responseFlags |= bit;
@@ -59,6 +68,7 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         },
         finished: (done) => res.once('close', done),
         entry: () => record ?? requestEntry(req, rq),
+        readBody: (limit) => readWholeBody(x, limit),
         transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
       });
       seen.push(filter);
@@ -69,6 +79,24 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
     return 'continue';
   };
   return from(0);
+}
+
+/**
+ * The request body read whole, once for all the filters (a later call with a larger limit gets
+ * what was read): undefined for a request without one. A body read whole goes upstream with its
+ * length as content-length.
+ */
+function readWholeBody(x: FilterExchange, limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
+  if (x.body !== undefined) return Promise.resolve(x.body.length > limit ? 'too_large' : x.body);
+  if (!requestHasBody(x.req)) return Promise.resolve(undefined);
+  return (x.reading ??= readBodyUpTo(x.req, limit).then((body) => {
+    if (typeof body !== 'string') {
+      x.body = body;
+      x.rq.headers['content-length'] = String(body.length);
+      delete x.rq.headers['transfer-encoding'];
+    }
+    return body;
+  }));
 }
 
 function peerAddress(req: IncomingMessage): string {
