@@ -72,6 +72,8 @@ export const ResponseFlag = {
   faultInjected: bit('FI'),
   /** A rate limit (local_ratelimit) refused the request. */
   rateLimited: bit('RL'),
+  /** The external authorization service refused the request, or could not be asked. */
+  unauthorizedExternalService: bit('UAEX'),
 } as const;
 
 export function responseFlagBit(name: string): number {

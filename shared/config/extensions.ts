@@ -94,6 +94,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.buffer.v3.BufferPerRoute',
   },
   {
+    // Requests checked with an authorization service, HTTP or gRPC (worker/http/filters/ext-authz/); per route too.
+    name: 'envoy.filters.http.ext_authz',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+    deprecatedNames: ['envoy.ext_authz'],
+    perRouteTypeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
+  },
+  {
     // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',

@@ -36,6 +36,8 @@ export const schemaFiles = [
   'envoy/extensions/compression/brotli/compressor/v3/brotli.proto',
   'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
   'envoy/extensions/filters/http/buffer/v3/buffer.proto',
+  'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
+  'envoy/service/auth/v3/external_auth.proto',
   'envoy/admin/v3/tap.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',

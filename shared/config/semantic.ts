@@ -104,6 +104,16 @@ function checkLocalRateLimit(config: Obj, path: string, perRoute: boolean, error
   });
 }
 
+/** ext_authz: one service, the v3 API, and the allowed headers said once. */
+function checkExtAuthz(config: Obj, path: string, errors: string[]): void {
+  if ((config.grpc_service === undefined) === (config.http_service === undefined)) errors.push(`${path}: exactly one of grpc_service and http_service must be set`);
+  if (config.transport_api_version === 'V2') errors.push(`${path}.transport_api_version: V2 is not supported; use V3`);
+  if (config.allowed_headers !== undefined && obj(obj(config.http_service).authorization_request).allowed_headers !== undefined) {
+    errors.push(`${path}: allowed_headers and http_service.authorization_request.allowed_headers cannot both be set`);
+  }
+  if (config.http_service !== undefined && typeof obj(obj(config.http_service).server_uri).cluster !== 'string') errors.push(`${path}.http_service.server_uri.cluster: the authorization service's cluster is required`);
+}
+
 /** A CSRF policy (the filter's, or a route's): its additional origins' regexes must compile. */
 function checkCsrfPolicy(policy: Obj, path: string, errors: string[]): void {
   list(policy.additional_origins).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${path}.additional_origins[${i}].safe_regex.regex`, errors));
@@ -204,6 +214,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (ext.name === 'envoy.filters.http.csrf') checkCsrfPolicy(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.rbac') checkRbacRules(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.local_ratelimit') checkLocalRateLimit(obj(f.typed_config), `${fPath}.typed_config`, false, errors);
+    if (ext.name === 'envoy.filters.http.ext_authz') checkExtAuthz(obj(f.typed_config), `${fPath}.typed_config`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

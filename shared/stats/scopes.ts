@@ -136,13 +136,18 @@ export class ClusterStats {
 
   /** An upstream response: upstream_rq_<code>, its class, completion and time. */
   response(status: number, startedMs: number): void {
+    this.charge(status);
+    this.rqTime.record(Math.round(performance.now() - startedMs));
+  }
+
+  /** A response counted as the cluster's without its timing (upstream_rq_<code>, its class, completion): ext_authz's denials. */
+  charge(status: number): void {
     let c = this.byCode.get(status);
     if (!c) this.byCode.set(status, (c = stats.counter(`${this.prefix}upstream_rq_${status}`)));
     c.inc();
     const d = Math.floor(status / 100);
     (this.rqClass[d >= 1 && d <= 5 ? d : 5] as Counter).inc();
     this.rqCompleted.inc();
-    this.rqTime.record(Math.round(performance.now() - startedMs));
   }
 }
 

@@ -143,7 +143,7 @@ export class HttpConnectionManager {
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
-    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], String(config.stat_prefix), ctx.node.cluster);
+    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters });
     this.prepare();
   }
 

@@ -5,11 +5,12 @@ import { typeNameOfUrl } from '../../../shared/config/wkt.js';
 import { bufferFactory } from './buffer.js';
 import { compressorFactory } from './compressor.js';
 import { corsFactory } from './cors.js';
+import { extAuthzFactory } from './ext-authz/filter.js';
 import { csrfFactory } from './csrf.js';
 import { faultFactory } from './fault.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { rbacFactory } from './rbac.js';
-import type { HttpFilterFactory } from './http-filter.js';
+import type { FilterContext, HttpFilterFactory } from './http-filter.js';
 
 /**
  * The filters of an `http_filters` list that run in the chain (worker/http/filters/), by their
@@ -19,20 +20,26 @@ import type { HttpFilterFactory } from './http-filter.js';
 
 const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
 
-/** `localCluster`: this proxy's service cluster (the bootstrap node's, or --service-cluster). */
-export function httpFilterFactories(filters: JsonObject[], statPrefix: string, localCluster: string): HttpFilterFactory[] {
+type Factory = (name: string, config: JsonObject, ctx: FilterContext) => HttpFilterFactory;
+
+const FACTORIES: Record<string, Factory> = {
+  'envoy.filters.http.cors': (name, _config, ctx) => corsFactory(name, ctx.statPrefix),
+  'envoy.filters.http.csrf': (name, config, ctx) => csrfFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.fault': (name, config, ctx) => faultFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.rbac': (name, config, ctx) => rbacFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.compressor': (name, config, ctx) => compressorFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.buffer': (name, config, ctx) => bufferFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.local_ratelimit': (name, config, ctx) => localRateLimitFactory(name, config, ctx.localCluster),
+  'envoy.filters.http.ext_authz': (name, config, ctx) => extAuthzFactory(name, config, ctx),
+};
+
+export function httpFilterFactories(filters: JsonObject[], ctx: FilterContext): HttpFilterFactory[] {
   const out: HttpFilterFactory[] = [];
   for (const f of filters) {
     const typed = obj(f.typed_config)['@type'];
     const ext = typeof typed === 'string' ? extensionByTypeName(typeNameOfUrl(typed)) : extensionByName(String(f.name ?? ''));
-    const name = String(f.name ?? ext?.name ?? '');
-    if (ext?.name === 'envoy.filters.http.cors') out.push(corsFactory(name, statPrefix));
-    else if (ext?.name === 'envoy.filters.http.csrf') out.push(csrfFactory(name, obj(f.typed_config), statPrefix));
-    else if (ext?.name === 'envoy.filters.http.fault') out.push(faultFactory(name, obj(f.typed_config), statPrefix));
-    else if (ext?.name === 'envoy.filters.http.rbac') out.push(rbacFactory(name, obj(f.typed_config), statPrefix));
-    else if (ext?.name === 'envoy.filters.http.compressor') out.push(compressorFactory(name, obj(f.typed_config), statPrefix));
-    else if (ext?.name === 'envoy.filters.http.buffer') out.push(bufferFactory(name, obj(f.typed_config), statPrefix));
-    else if (ext?.name === 'envoy.filters.http.local_ratelimit') out.push(localRateLimitFactory(name, obj(f.typed_config), localCluster));
+    const factory = ext && FACTORIES[ext.name];
+    if (factory) out.push(factory(String(f.name ?? ext.name), obj(f.typed_config), ctx));
   }
   return out;
 }

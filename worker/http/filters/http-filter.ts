@@ -4,6 +4,7 @@ import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
 import type { Route } from '../route-table.js';
+import type { ClusterManager } from '../../upstream/cluster.js';
 
 /**
  * The HTTP filters of a connection manager's `http_filters` between its first entry and the
@@ -17,16 +18,21 @@ import type { Route } from '../route-table.js';
 export interface ConnectionView {
   /** The same object for every request of the connection (per-connection state is kept by it). */
   key: object;
-  /** The peer's address. */
+  /** The peer's address and port. */
   directRemoteIp: string;
+  directRemotePort: number;
   /** The client's address as the connection manager determined it (x-forwarded-for unless use_remote_address). */
   remoteIp: string;
   localIp: string;
   localPort: number;
   /** TLS: the server name the client asked for (SNI). */
   serverName: string | undefined;
-  /** TLS: the client certificate's names, if it presented one. */
-  peer(): { uriSans: string[]; dnsSans: string[]; subject: string } | undefined;
+  /** Whether the connection is TLS (the request's scheme is https). */
+  tls: boolean;
+  /** `HTTP/1.0`, `HTTP/1.1` or `HTTP/2`. */
+  protocol: string;
+  /** TLS: the client certificate's names (and the certificate, PEM), if it presented one. */
+  peer(): { uriSans: string[]; dnsSans: string[]; subject: string; pem: () => string } | undefined;
 }
 
 export interface FilterRequest {
@@ -73,4 +79,13 @@ export interface HttpFilterFactory {
   /** The filter's name in http_filters (typed_per_filter_config keys name it). */
   readonly name: string;
   create(): HttpFilter;
+}
+
+/** What a connection manager gives its filters. */
+export interface FilterContext {
+  statPrefix: string;
+  /** This proxy's service cluster (the bootstrap node's, or --service-cluster). */
+  localCluster: string;
+  /** The worker's clusters, for filters that call a service (ext_authz). */
+  clusters: ClusterManager;
 }

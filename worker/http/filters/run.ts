@@ -138,6 +138,10 @@ function transformResponseBody(res: ServerResponse, transform: Transform, bytesI
   }) as typeof res.end;
 }
 
+function pemOf(der: Buffer): string {
+  return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n?$/, '\n')}-----END CERTIFICATE-----\n`;
+}
+
 /**
  * The request's connection as filters see it. The client address is Envoy's: the peer's with
  * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
@@ -152,16 +156,19 @@ function connectionView(req: IncomingMessage, useRemoteAddress: boolean): Connec
   return {
     key: session ?? req.socket,
     directRemoteIp: direct,
+    directRemotePort: socket.remotePort ?? 0,
     remoteIp: last || direct,
     localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
     localPort: socket.localPort ?? 0,
     serverName: typeof socket.servername === 'string' ? socket.servername : undefined,
+    tls: socket.encrypted === true,
+    protocol: req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`,
     peer: () => {
       const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
       if (!cert || Object.keys(cert).length === 0) return undefined;
       const sans = (cert.subjectaltname ?? '').split(',').map((s) => s.trim());
       const subject = Object.entries(cert.subject ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(',');
-      return { uriSans: sans.filter((s) => s.startsWith('URI:')).map((s) => s.slice(4)), dnsSans: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)), subject };
+      return { uriSans: sans.filter((s) => s.startsWith('URI:')).map((s) => s.slice(4)), dnsSans: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)), subject, pem: () => pemOf(cert.raw) };
     },
   };
 }

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { Server, ServerCredentials, status as GrpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { fromProto3JSON } from 'proto3-json-serializer';
+import type protobuf from 'protobufjs';
+import { BinaryDecoder } from '../shared/config/proto-binary.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { envoySchema } from '../shared/config/schema.js';
+import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/**
+ * The external authorization filter (envoy.filters.http.ext_authz) as Envoy's, against real
+ * authorization services started here: an HTTP one (node:http) and a gRPC one (@grpc/grpc-js
+ * serving envoy.service.auth.v3.Authorization with Envoy's protos).
+ */
+
+const EXT_AUTHZ = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
+const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
+const tmp = tempDir();
+let upstream: Upstream;
+
+before(async () => {
+  upstream = await startUpstream('A');
+});
+
+after(async () => {
+  await stopAllProxies();
+  await upstream.close();
+  tmp.cleanup();
+});
+
+/** A bootstrap whose filter chain is one ext_authz filter, with the authorization service's cluster beside `backend`. */
+function authzBootstrap(name: string, filter: object, authzPort: number, routes: object[], vhost: object = {}): Record<string, unknown> {
+  const bootstrap = filterBootstrap(name, [{ name: 'envoy.filters.http.ext_authz', typed_config: { '@type': EXT_AUTHZ, ...filter } }], routes, upstream.port, vhost);
+  (bootstrap.static_resources as { clusters: object[] }).clusters.push(staticCluster('authz', authzPort));
+  return bootstrap;
+}
+
+/** Every path to the upstream's /echo (its query kept), which answers with what it got. */
+const echo = { cluster: 'backend', regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: '/echo' } };
+interface Echoed {
+  headers: Record<string, string>;
+  body: string;
+  url: string;
+}
+
+describe('ext_authz with an HTTP authorization service', () => {
+  let authz: HttpServer;
+  let authzPort = 0;
+  const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  let proxy: RunningProxy;
+  const get = (path: string, headers: Record<string, string> = {}, body?: string) =>
+    httpRequest(`http://127.0.0.1:${proxy.ports.get('guarded')}${path}`, { headers, ...(body !== undefined ? { method: 'POST', body } : {}) });
+
+  before(async () => {
+    authz = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        const auth = req.headers.authorization;
+        if (req.url?.includes('/boom')) {
+          res.writeHead(503).end('down');
+        } else if (auth === 'Bearer good') {
+          res.writeHead(200, { 'x-user': 'alice', 'x-tag': 'checked', 'x-envoy-auth-headers-to-remove': 'x-secret', 'x-on-success': 'yes', 'x-not-allowed': 'no' }).end();
+        } else {
+          res.writeHead(401, { 'www-authenticate': 'Bearer realm="test"', 'x-reason': 'bad token', 'content-type': 'text/plain' }).end('nope');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => authz.listen(0, '127.0.0.1', resolve));
+    authzPort = (authz.address() as { port: number }).port;
+    const filter = {
+      http_service: {
+        server_uri: { uri: 'http://authz', cluster: 'authz', timeout: '2s' },
+        path_prefix: '/check',
+        authorization_request: { allowed_headers: { patterns: [{ exact: 'x-allowed' }] }, headers_to_add: [{ key: 'x-checked-by', value: 'proxy' }] },
+        authorization_response: {
+          allowed_upstream_headers: { patterns: [{ exact: 'x-user' }] },
+          allowed_upstream_headers_to_append: { patterns: [{ exact: 'x-tag' }] },
+          allowed_client_headers_on_success: { patterns: [{ exact: 'x-on-success' }] },
+        },
+      },
+      with_request_body: { max_request_bytes: 64 },
+    };
+    const routes = [
+      { match: { prefix: '/open' }, route: echo, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, disabled: true } } },
+      { match: { prefix: '/' }, route: echo },
+    ];
+    proxy = await startProxy(authzBootstrap('guarded', filter, authzPort, routes), ['--concurrency', '1']);
+  });
+
+  after(() => new Promise<void>((resolve) => authz.close(() => resolve())));
+
+  it("asks the service with the request's method, path, host and only the headers it may see; lets an allowed request through with the service's headers", async () => {
+    const r = await get('/things?id=7', { authorization: 'Bearer good', 'x-allowed': '1', 'x-private': 'p', 'x-secret': 's', 'x-tag': 'client' });
+    assert.equal(r.status, 200);
+    const asked = seen.at(-1)!;
+    assert.deepEqual([asked.method, asked.url, asked.headers.host], ['GET', '/check/things?id=7', `127.0.0.1:${proxy.ports.get('guarded')}`]);
+    assert.deepEqual([asked.headers.authorization, asked.headers['x-allowed'], asked.headers['x-private'], asked.headers['x-checked-by']], ['Bearer good', '1', undefined, 'proxy']);
+    const up = JSON.parse(r.body) as Echoed;
+    assert.deepEqual([up.headers['x-user'], up.headers['x-tag'], up.headers['x-secret'], up.headers['x-not-allowed']], ['alice', 'client,checked', undefined, undefined]);
+    assert.equal(r.headers['x-on-success'], 'yes');
+    assert.equal(await statValue(proxy, 'http.guarded.ext_authz.ok'), 1);
+  });
+
+  it("denies with the service's status, body and headers, charged to the route's cluster", async () => {
+    const r = await get('/things', { authorization: 'Bearer bad' });
+    assert.deepEqual([r.status, r.body, r.headers['www-authenticate'], r.headers['x-reason']], [401, 'nope', 'Bearer realm="test"', 'bad token']);
+    assert.equal(await statValue(proxy, 'http.guarded.ext_authz.denied'), 1);
+    assert.equal(await statValue(proxy, 'cluster.backend.ext_authz.denied'), 1);
+    assert.equal(await statValue(proxy, 'cluster.backend.upstream_rq_401'), 1);
+  });
+
+  it('sends the body when with_request_body asks, and refuses one over max_request_bytes with 413', async () => {
+    const r = await get('/upload', { authorization: 'Bearer good' }, 'payload');
+    assert.equal(r.status, 200);
+    assert.deepEqual([seen.at(-1)!.method, seen.at(-1)!.body, seen.at(-1)!.headers['x-envoy-auth-partial-body']], ['POST', 'payload', 'false']);
+    assert.equal((JSON.parse(r.body) as Echoed).body, 'payload');
+    assert.equal((await get('/upload', { authorization: 'Bearer good' }, 'x'.repeat(65))).status, 413);
+  });
+
+  it('answers status_on_error (403) when the service fails, and leaves a route that switches it off alone', async () => {
+    const checks = seen.length;
+    assert.equal((await get('/open/x')).status, 200);
+    assert.equal(seen.length, checks, 'no check for the route');
+    const r = await get('/boom', { authorization: 'Bearer good' });
+    assert.deepEqual([r.status, r.body], [403, '']);
+    assert.equal(await statValue(proxy, 'http.guarded.ext_authz.error'), 1);
+  });
+});
+
+describe('ext_authz with a gRPC authorization service', () => {
+  let server: Server;
+  let proxy: RunningProxy;
+  const checks: JsonObject[] = [];
+  const get = (path: string, headers: Record<string, string> = {}) => httpRequest(`http://127.0.0.1:${proxy.ports.get('grpc_guarded')}${path}`, { headers });
+
+  before(async () => {
+    const root = envoySchema();
+    const codec = (typeName: string) => {
+      const type = root.lookupType(typeName);
+      return {
+        serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
+        deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
+      };
+    };
+    const rq = codec('envoy.service.auth.v3.CheckRequest');
+    const rs = codec('envoy.service.auth.v3.CheckResponse');
+    server = new Server();
+    server.addService(
+      { Check: { path: '/envoy.service.auth.v3.Authorization/Check', requestStream: false, responseStream: false, requestSerialize: rq.serialize, requestDeserialize: rq.deserialize, responseSerialize: rs.serialize, responseDeserialize: rs.deserialize } } as never,
+      {
+        Check: (call: ServerUnaryCall<JsonObject, JsonObject>, callback: sendUnaryData<JsonObject>) => {
+          checks.push(call.request);
+          const headers = ((call.request.attributes as JsonObject).request as { http: { headers: Record<string, string> } }).http.headers;
+          if (headers['x-fail'] === '1') {
+            callback({ code: GrpcStatus.UNAVAILABLE, details: 'authorizer down' });
+          } else if (headers.authorization === 'Bearer good') {
+            callback(null, {
+              status: { code: 0 },
+              ok_response: {
+                headers: [{ header: { key: 'x-user', value: 'bob' } }, { header: { key: 'x-tag', value: 'grpc' }, append: true }, { header: { key: 'x-absent', value: 'v' }, append: true }],
+                headers_to_remove: ['x-secret'],
+                response_headers_to_add: [{ header: { key: 'x-authz', value: 'ok' } }],
+                query_parameters_to_set: [{ key: 'checked', value: 'true' }],
+              },
+            });
+          } else {
+            callback(null, { status: { code: 7 }, denied_response: { status: { code: 'Forbidden' }, headers: [{ header: { key: 'x-denied', value: 'yes' } }], body: 'go away' } });
+          }
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    const filter = { grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' }, failure_mode_allow: true, failure_mode_allow_header_add: true, stat_prefix: 'front' };
+    const routes = [{ match: { prefix: '/' }, route: echo, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { route: 'echo', level: 'route' } } } } }];
+    const vhost = { typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { vhost: 'all', level: 'vhost' } } } } };
+    proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost), ['--concurrency', '1']);
+  });
+
+  after(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+
+  it("sends Envoy's CheckRequest: addresses, method, path, host, headers and the route's context_extensions merged", async () => {
+    assert.equal((await get('/a?x=1', { authorization: 'Bearer good' })).status, 200);
+    const attributes = checks.at(-1)!.attributes as any;
+    assert.equal(attributes.source.address.socket_address.address, '127.0.0.1');
+    assert.equal(attributes.destination.address.socket_address.port_value, proxy.ports.get('grpc_guarded'));
+    assert.deepEqual([attributes.request.http.method, attributes.request.http.path, attributes.request.http.protocol], ['GET', '/a?x=1', 'HTTP/1.1']);
+    assert.equal(attributes.request.http.headers[':authority'], `127.0.0.1:${proxy.ports.get('grpc_guarded')}`);
+    assert.deepEqual(attributes.context_extensions, { vhost: 'all', route: 'echo', level: 'route' });
+  });
+
+  it("applies ok_response: headers set, appended where present, removed; query parameters; response headers", async () => {
+    const r = await get('/a', { authorization: 'Bearer good', 'x-tag': 'client', 'x-secret': 's' });
+    const up = JSON.parse(r.body) as Echoed;
+    assert.deepEqual([up.headers['x-user'], up.headers['x-tag'], up.headers['x-absent'], up.headers['x-secret'], up.url], ['bob', 'client,grpc', undefined, undefined, '/echo?checked=true']);
+    assert.equal(r.headers['x-authz'], 'ok');
+    assert.equal(await statValue(proxy, 'http.grpc_guarded.ext_authz.front.ok'), 2);
+  });
+
+  it('denies with denied_response; lets the request through on a failed call with failure_mode_allow, marked', async () => {
+    const denied = await get('/a', { authorization: 'Bearer bad' });
+    assert.deepEqual([denied.status, denied.body, denied.headers['x-denied']], [403, 'go away', 'yes']);
+    const failed = await get('/a', { 'x-fail': '1' });
+    assert.equal(failed.status, 200);
+    assert.equal((JSON.parse(failed.body) as Echoed).headers['x-envoy-auth-failure-mode-allowed'], 'true');
+    assert.deepEqual(
+      [await statValue(proxy, 'http.grpc_guarded.ext_authz.front.denied'), await statValue(proxy, 'http.grpc_guarded.ext_authz.front.error'), await statValue(proxy, 'cluster.backend.ext_authz.front.failure_mode_allowed')],
+      [1, 1, 1],
+    );
+  });
+});
+
+describe('ext_authz configuration', () => {
+  it('refuses a filter without a service, and what it cannot do, by name', async () => {
+    const bootstrap = authzBootstrap('bad', { clear_route_cache: true, with_request_body: { max_request_bytes: 10, allow_partial_message: true } }, 1, [{ match: { prefix: '/' }, route: echo }]);
+    const out = await runProxy(['--mode', 'validate', '-c', tmp.file('bad-authz.json', JSON.stringify(bootstrap))]);
+    assert.equal(out.code, 1);
+    const text = out.stderr + out.stdout;
+    assert.match(text, /exactly one of grpc_service and http_service must be set/);
+    assert.match(text, /field 'clear_route_cache' of envoy\.extensions\.filters\.http\.ext_authz\.v3\.ExtAuthz is not supported by this proxy \(routes are chosen before/);
+    assert.match(text, /field 'allow_partial_message' of envoy\.extensions\.filters\.http\.ext_authz\.v3\.BufferSettings is not supported/);
+  });
+});

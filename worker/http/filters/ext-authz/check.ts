@@ -1,0 +1,63 @@
+import { list, obj } from '../../../../shared/config/access.js';
+import type { JsonObject } from '../../../../shared/config/proto-json.js';
+import { compileStringMatcher } from '../../../../shared/matchers.js';
+import type { FilterRequest } from '../http-filter.js';
+
+/**
+ * What an authorization check is given and what it decides, whichever service answers it (an
+ * HTTP service: ./http-service.ts; gRPC Authorization: ./grpc-service.ts).
+ */
+
+export interface CheckInput {
+  request: FilterRequest;
+  /** The request body, when with_request_body read it. */
+  body: Buffer | undefined;
+  /** The route's context_extensions (gRPC only). */
+  contextExtensions: Record<string, string>;
+  /** A monotonically increasing id for the request (Envoy sends its stream id). */
+  id: string;
+  startedAtMs: number;
+}
+
+export type HeaderPair = [name: string, value: string];
+
+/** A header for the client's response: added, or set, as `append` says. */
+export interface ResponseHeader {
+  name: string;
+  value: string;
+  /** APPEND_IF_EXISTS_OR_ADD (another value), ADD_IF_ABSENT, OVERWRITE_IF_EXISTS_OR_ADD, OVERWRITE_IF_EXISTS. */
+  action: string;
+}
+
+export type AuthzDecision =
+  | {
+      kind: 'ok';
+      /** Set on the upstream request (replacing). */
+      set: HeaderPair[];
+      /** Added to the upstream request (another value, or the header). */
+      append: HeaderPair[];
+      /** Appended only to a header the request already has. */
+      appendIfPresent: HeaderPair[];
+      remove: string[];
+      /** For the client's response. */
+      responseHeaders: ResponseHeader[];
+      setQuery: HeaderPair[];
+      removeQuery: string[];
+    }
+  | { kind: 'denied'; status: number; headers: HeaderPair[]; body: string }
+  | { kind: 'error'; message: string };
+
+export interface AuthzService {
+  /** The cluster the service is reached through. */
+  readonly cluster: string;
+  check(input: CheckInput): Promise<AuthzDecision>;
+}
+
+export const okDecision = (): Extract<AuthzDecision, { kind: 'ok' }> => ({ kind: 'ok', set: [], append: [], appendIfPresent: [], remove: [], responseHeaders: [], setQuery: [], removeQuery: [] });
+
+/** A ListStringMatcher: whether a (lower-case) header name matches one of its patterns; undefined when not configured. */
+export function compileListMatcher(config: unknown): ((name: string) => boolean) | undefined {
+  if (config === undefined) return undefined;
+  const patterns = list(obj(config).patterns).map((p: JsonObject) => compileStringMatcher(p));
+  return (name) => patterns.some((m) => m(name));
+}

@@ -1,0 +1,177 @@
+import { Client, credentials, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import { fromProto3JSON } from 'proto3-json-serializer';
+import type protobuf from 'protobufjs';
+import { list, obj } from '../../../../shared/config/access.js';
+import { BinaryDecoder } from '../../../../shared/config/proto-binary.js';
+import type { JsonObject } from '../../../../shared/config/proto-json.js';
+import { envoySchema } from '../../../../shared/config/schema.js';
+import { durationMs, httpStatusCode } from '../../../../shared/config/wkt.js';
+import type { ClusterManager } from '../../../upstream/cluster.js';
+import { compileListMatcher, okDecision, type AuthzDecision, type AuthzService, type CheckInput, type HeaderPair } from './check.js';
+
+/**
+ * ext_authz with a gRPC authorization service (envoy.service.auth.v3.Authorization/Check), over
+ * @grpc/grpc-js to a host of the service's cluster chosen by its load balancer. The CheckRequest
+ * carries the connection's addresses (and the client's certificate names), the request's method,
+ * path, host, scheme, protocol, size, headers (pseudo-headers too; `allowed_headers` narrows
+ * them, `disallowed_headers` takes some out), its body if one was read, and the route's
+ * context_extensions. An OK status allows the request with ok_response's changes; any other
+ * status denies it (denied_response's status, 403 by default, headers and body); a failed call
+ * is an error. The protos come from the tree's Envoy schema, loaded on first use.
+ */
+
+const METHOD = '/envoy.service.auth.v3.Authorization/Check';
+
+let types: { request: protobuf.Type; response: protobuf.Type; root: protobuf.Root } | undefined;
+function messageTypes(): NonNullable<typeof types> {
+  if (!types) {
+    const root = envoySchema();
+    types = { root, request: root.lookupType('envoy.service.auth.v3.CheckRequest'), response: root.lookupType('envoy.service.auth.v3.CheckResponse') };
+  }
+  return types;
+}
+
+/** One client per host address, shared by every filter of the worker. */
+const clients = new Map<string, Client>();
+
+export class GrpcAuthzService implements AuthzService {
+  readonly cluster: string;
+  private readonly timeoutMs: number;
+  private readonly allowed: ((name: string) => boolean) | undefined;
+  private readonly disallowed: ((name: string) => boolean) | undefined;
+
+  constructor(
+    service: JsonObject,
+    filter: JsonObject,
+    private readonly clusters: ClusterManager,
+    private readonly includePeerCertificate: boolean,
+    private readonly packAsBytes: boolean,
+  ) {
+    this.cluster = String(obj(service.envoy_grpc).cluster_name);
+    this.timeoutMs = typeof service.timeout === 'string' ? durationMs(service.timeout) : 200;
+    this.allowed = compileListMatcher(filter.allowed_headers);
+    this.disallowed = compileListMatcher(filter.disallowed_headers);
+    messageTypes();
+  }
+
+  check(input: CheckInput): Promise<AuthzDecision> {
+    const cluster = this.clusters.get(this.cluster);
+    if (!cluster) return Promise.resolve({ kind: 'error', message: `unknown cluster '${this.cluster}'` });
+    const host = cluster.pickHost();
+    if (!host) return Promise.resolve({ kind: 'error', message: `no healthy host in cluster '${this.cluster}'` });
+    let client = clients.get(host.address);
+    if (!client) clients.set(host.address, (client = new Client(host.address, credentials.createInsecure())));
+    const { request, response, root } = messageTypes();
+    const started = performance.now();
+    cluster.stats.rqTotal.inc();
+    return new Promise((resolve) => {
+      client!.makeUnaryRequest<JsonObject, JsonObject>(
+        METHOD,
+        (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
+        (bytes) => {
+          const decoded = new BinaryDecoder(root).decode(response, bytes);
+          if (decoded.errors.length) throw new Error(`undecodable CheckResponse: ${decoded.errors.join('; ')}`);
+          return decoded.json;
+        },
+        this.checkRequest(input),
+        new Metadata(),
+        { deadline: Date.now() + this.timeoutMs },
+        (err, reply) => {
+          if (err || !reply) {
+            if (err?.code === GrpcStatus.DEADLINE_EXCEEDED) cluster.stats.rqTimeout.inc();
+            resolve({ kind: 'error', message: `Check to cluster '${this.cluster}' failed: ${err?.details || err?.message || 'no response'}` });
+            return;
+          }
+          cluster.stats.response(200, started);
+          resolve(decision(reply));
+        },
+      );
+    });
+  }
+
+  private checkRequest(input: CheckInput): JsonObject {
+    const { rq, connection } = input.request;
+    const headers: Record<string, string> = {};
+    const all: [string, string][] = [
+      [':authority', rq.authority],
+      [':method', rq.method],
+      [':path', rq.path],
+      [':scheme', connection.tls ? 'https' : 'http'],
+    ];
+    for (const name in rq.headers) {
+      const v = rq.headers[name];
+      if (v !== undefined && name !== 'host' && name !== 'x-envoy-auth-partial-body') all.push([name, Array.isArray(v) ? v.join(',') : v]);
+    }
+    for (const [name, value] of all) {
+      if (this.allowed && !this.allowed(name)) continue;
+      if (this.disallowed?.(name)) continue;
+      headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+    }
+    const http: JsonObject = {
+      id: input.id,
+      method: rq.method,
+      headers,
+      path: rq.path,
+      host: rq.authority,
+      scheme: connection.tls ? 'https' : 'http',
+      size: String(input.body?.length ?? (rq.headers['content-length'] !== undefined ? Number(rq.headers['content-length']) : -1)),
+      protocol: connection.protocol,
+    };
+    if (input.body) {
+      headers['x-envoy-auth-partial-body'] = 'false';
+      if (this.packAsBytes) http.raw_body = input.body.toString('base64');
+      else http.body = input.body.toString('utf8');
+    }
+    const peer = connection.peer();
+    const source: JsonObject = { address: socketAddress(connection.directRemoteIp, connection.directRemotePort) };
+    if (peer) source.principal = peer.uriSans[0] ?? peer.dnsSans[0] ?? peer.subject;
+    if (peer && this.includePeerCertificate) source.certificate = encodeURIComponent(peer.pem());
+    const service = rq.headers['x-envoy-downstream-service-cluster'];
+    if (typeof service === 'string') source.service = service;
+    return {
+      attributes: {
+        source,
+        destination: { address: socketAddress(connection.localIp, connection.localPort) },
+        request: { time: new Date(input.startedAtMs).toISOString(), http },
+        context_extensions: input.contextExtensions,
+      },
+    };
+  }
+}
+
+function socketAddress(address: string, port: number): JsonObject {
+  return { socket_address: { address, port_value: port } };
+}
+
+/** HeaderValueOption's append: true only when set so (a BoolValue). */
+function appends(option: JsonObject): boolean {
+  return option.append === true || (typeof option.append === 'object' && obj(option.append).value === true);
+}
+
+function decision(reply: JsonObject): AuthzDecision {
+  const code = Number(obj(reply.status).code ?? 0);
+  if (code !== 0) {
+    const denied = obj(reply.denied_response);
+    const status = denied.status !== undefined ? httpStatusCode(obj(denied.status).code) : 0;
+    const headers: HeaderPair[] = list(denied.headers).map((o) => [String(obj(o.header).key).toLowerCase(), String(obj(o.header).value ?? '')]);
+    return { kind: 'denied', status: status > 0 ? status : 403, headers, body: String(denied.body ?? '') };
+  }
+  const ok = obj(reply.ok_response);
+  const out = okDecision();
+  for (const o of list(ok.headers)) {
+    const pair: HeaderPair = [String(obj(o.header).key).toLowerCase(), String(obj(o.header).value ?? '')];
+    (appends(o) ? out.appendIfPresent : out.set).push(pair);
+  }
+  for (const name of (ok.headers_to_remove as string[] | undefined) ?? []) {
+    const n = name.toLowerCase();
+    // Pseudo-headers and host are the request's own.
+    if (!n.startsWith(':') && n !== 'host') out.remove.push(n);
+  }
+  for (const o of list(ok.response_headers_to_add)) {
+    const action = typeof o.append_action === 'string' ? o.append_action : o.append === false || (typeof o.append === 'object' && obj(o.append).value === false) ? 'OVERWRITE_IF_EXISTS_OR_ADD' : 'APPEND_IF_EXISTS_OR_ADD';
+    out.responseHeaders.push({ name: String(obj(o.header).key).toLowerCase(), value: String(obj(o.header).value ?? ''), action });
+  }
+  for (const q of list(ok.query_parameters_to_set)) out.setQuery.push([String(q.key), String(q.value ?? '')]);
+  out.removeQuery.push(...((ok.query_parameters_to_remove as string[] | undefined) ?? []));
+  return out;
+}
