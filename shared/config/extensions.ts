@@ -110,6 +110,25 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
   },
   {
+    // Request and response bodies decompressed on their way through (worker/http/filters/decompressor.ts).
+    name: 'envoy.filters.http.decompressor',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.decompressor.v3.Decompressor',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.compression.gzip.decompressor',
+    category: 'envoy.compression.decompressor',
+    typeName: 'envoy.extensions.compression.gzip.decompressor.v3.Gzip',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.compression.brotli.decompressor',
+    category: 'envoy.compression.decompressor',
+    typeName: 'envoy.extensions.compression.brotli.decompressor.v3.Brotli',
+    deprecatedNames: [],
+  },
+  {
     name: 'envoy.compression.gzip.compressor',
     category: 'envoy.compression.compressor',
     typeName: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',

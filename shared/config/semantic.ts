@@ -104,6 +104,14 @@ function checkLocalRateLimit(config: Obj, path: string, perRoute: boolean, error
   });
 }
 
+/** A compressor's or decompressor's library must be one of its kind. */
+function checkLibrary(library: unknown, category: string, path: string, errors: string[]): void {
+  const typed = obj(obj(library).typed_config)['@type'];
+  if (typeof typed !== 'string') return;
+  const ext = extensionByTypeName(typeNameOfUrl(typed));
+  if (ext && ext.category !== category) errors.push(`${path}.typed_config: '${ext.name}' is not a ${category.slice('envoy.compression.'.length)} library`);
+}
+
 /** ext_authz: one service, the v3 API, and the allowed headers said once. */
 function checkExtAuthz(config: Obj, path: string, errors: string[]): void {
   if ((config.grpc_service === undefined) === (config.http_service === undefined)) errors.push(`${path}: exactly one of grpc_service and http_service must be set`);
@@ -215,6 +223,8 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (ext.name === 'envoy.filters.http.rbac') checkRbacRules(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.local_ratelimit') checkLocalRateLimit(obj(f.typed_config), `${fPath}.typed_config`, false, errors);
     if (ext.name === 'envoy.filters.http.ext_authz') checkExtAuthz(obj(f.typed_config), `${fPath}.typed_config`, errors);
+    if (ext.name === 'envoy.filters.http.compressor') checkLibrary(obj(f.typed_config).compressor_library, 'envoy.compression.compressor', `${fPath}.typed_config.compressor_library`, errors);
+    if (ext.name === 'envoy.filters.http.decompressor') checkLibrary(obj(f.typed_config).decompressor_library, 'envoy.compression.decompressor', `${fPath}.typed_config.decompressor_library`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

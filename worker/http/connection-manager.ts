@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
@@ -353,17 +354,17 @@ export class HttpConnectionManager {
     // The HTTP filters between the first and the router see the request now, and every response later.
     const fx: FilterExchange | undefined = this.filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
     const filtered = fx ? runFilterChain(this.filters, fx) : 'continue';
-    if (filtered === 'continue') this.dispatch(exchange, fx?.body);
+    if (filtered === 'continue') this.dispatch(exchange, fx?.body ?? fx?.bodyStream);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay, a body to read): it goes on when the filter says, if its client is still there.
       void filtered.then((decision) => {
-        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange, fx?.body);
+        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange, fx?.body ?? fx?.bodyStream);
       });
     }
   }
 
   /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
-  private dispatch(x: Exchange, body: Buffer | undefined): void {
+  private dispatch(x: Exchange, body: Buffer | Readable | undefined): void {
     const { req, res, rq, route, clusterName, record, reply, headers, authority, http1 } = x;
     const stats = this.stats;
     if (!route) {

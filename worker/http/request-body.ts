@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 
 /**
  * A downstream request's body, read whole when something needs it so (a retry, a buffering
@@ -25,9 +26,9 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
  * (by its content-length, or once more has arrived; the rest is not read), 'aborted' if the client
  * went away.
  */
-export function readBodyUpTo(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too_large');
+export function readBodyUpTo(req: Readable, limit: number, declaredLength?: string): Promise<Buffer | 'too_large' | 'aborted'> {
+  const declared = Number(declaredLength);
+  if (declaredLength !== undefined && Number.isFinite(declared) && declared > limit) return Promise.resolve('too_large');
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
@@ -53,8 +54,8 @@ export interface ForwardContext {
   record?: HttpExchangeRecord;
   /** The cluster chosen when the request was routed (one of weighted_clusters, by weight). */
   clusterName: string | undefined;
-  /** The request body, when a filter has read it whole. */
-  body?: Buffer;
+  /** The request body as filters left it: read whole (buffer), or a stream of it transformed (decompressor). */
+  body?: Buffer | Readable;
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
@@ -143,7 +144,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly action: ForwardAction,
     private readonly cluster: Cluster,
     private readonly ctx: ForwardContext,
-    private body: Buffer | IncomingMessage | null,
+    private body: Buffer | Readable | null,
     private retriesLeft: number,
   ) {
     this.breaker = cluster.breakers[action.priority];
@@ -316,7 +317,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     const policy = this.action.retry;
-    const retriable = failure !== 'timeout' && policy !== undefined && this.body !== this.req && shouldRetryFailure(policy, failure);
+    const retriable = failure !== 'timeout' && policy !== undefined && !(this.body instanceof Readable) && shouldRetryFailure(policy, failure);
     if (retriable && this.admitRetry()) {
       this.retry();
       return;
@@ -415,12 +416,12 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
     return;
   }
   const length = req.headers['content-length'];
-  // A filter may have read the body whole already (the buffer filter): it goes as read.
-  const hasBody = ctx.body !== undefined ? ctx.body.length > 0 : requestHasBody(req);
-  let body: Buffer | IncomingMessage | null = ctx.body ?? (hasBody ? req : null);
+  // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
+  const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);
+  let body: Buffer | Readable | null = ctx.body ?? (hasBody ? req : null);
   let retries = action.retry?.numRetries ?? 0;
-  if (hasBody && retries > 0 && ctx.body === undefined) {
-    if (length !== undefined && Number(length) <= RETRY_BUFFER_LIMIT) {
+  if (hasBody && retries > 0 && !Buffer.isBuffer(body)) {
+    if (body === req && length !== undefined && Number(length) <= RETRY_BUFFER_LIMIT) {
       try {
         body = await readBody(req);
       } catch {

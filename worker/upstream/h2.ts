@@ -1,5 +1,5 @@
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
-import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 
@@ -81,7 +81,7 @@ export class H2Connection {
   }
 
   /** Sends one request; `handler` gets the response as undici's dispatch handler would. */
-  request(method: string, path: string, headers: string[], body: Buffer | IncomingMessage | null, handler: Dispatcher.DispatchHandler): void {
+  request(method: string, path: string, headers: string[], body: Buffer | Readable | null, handler: Dispatcher.DispatchHandler): void {
     const session = this.current();
     const wasConnected = this.connected;
     const out: OutgoingHttpHeaders = { ':method': method, ':path': path, ':scheme': 'http' };

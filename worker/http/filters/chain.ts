@@ -7,6 +7,7 @@ import { compressorFactory } from './compressor.js';
 import { corsFactory } from './cors.js';
 import { extAuthzFactory } from './ext-authz/filter.js';
 import { csrfFactory } from './csrf.js';
+import { decompressorFactory } from './decompressor.js';
 import { faultFactory } from './fault.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { rbacFactory } from './rbac.js';
@@ -29,6 +30,7 @@ const FACTORIES: Record<string, Factory> = {
   'envoy.filters.http.rbac': (name, config, ctx) => rbacFactory(name, config, ctx.statPrefix),
   'envoy.filters.http.compressor': (name, config, ctx) => compressorFactory(name, config, ctx.statPrefix),
   'envoy.filters.http.buffer': (name, config, ctx) => bufferFactory(name, config, ctx.statPrefix),
+  'envoy.filters.http.decompressor': (name, config, ctx) => decompressorFactory(name, config, ctx.statPrefix),
   'envoy.filters.http.local_ratelimit': (name, config, ctx) => localRateLimitFactory(name, config, ctx.localCluster),
   'envoy.filters.http.ext_authz': (name, config, ctx) => extAuthzFactory(name, config, ctx),
 };

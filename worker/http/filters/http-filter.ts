@@ -58,6 +58,10 @@ export interface FilterRequest {
    * when the request has none, 'too_large' past `limit` bytes, 'aborted' if the client went away.
    */
   readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'>;
+  /** Whether the request has a body (a content-length above 0, chunked, or HTTP/2 data to come). */
+  hasBody(): boolean;
+  /** From decodeHeaders: the request body goes upstream through `transform` (a decompressor), without a content-length; `bytesIn` hears of each chunk that goes in. */
+  transformRequestBody(transform: Transform, bytesIn?: (n: number) => void): void;
   /**
    * From encodeHeaders: the response body goes through `transform` (a compressor) on its way to
    * the client; `bytesIn` hears of each chunk that goes in.

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
@@ -27,6 +27,8 @@ export interface FilterExchange {
   useRemoteAddress: boolean;
   /** The request body once a filter has read it whole (readBody): the router sends it as read. */
   body?: Buffer;
+  /** The request body as a filter transforms it (transformRequestBody): what the router and later readers get. */
+  bodyStream?: Readable;
   /** The read in progress, for a second filter that asks meanwhile. */
   reading?: Promise<Buffer | 'too_large' | 'aborted'>;
 }
@@ -69,6 +71,14 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         finished: (done) => res.once('close', done),
         entry: () => record ?? requestEntry(req, rq),
         readBody: (limit) => readWholeBody(x, limit),
+        hasBody: () => requestHasBody(req),
+        transformRequestBody: (transform, bytesIn) => {
+          const source = x.bodyStream ?? req;
+          if (bytesIn) source.on('data', (chunk: Buffer) => bytesIn(chunk.length));
+          source.on('error', (err) => transform.destroy(err));
+          x.bodyStream = source.pipe(transform);
+          delete x.rq.headers['content-length'];
+        },
         transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
       });
       seen.push(filter);
@@ -89,7 +99,9 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
 function readWholeBody(x: FilterExchange, limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
   if (x.body !== undefined) return Promise.resolve(x.body.length > limit ? 'too_large' : x.body);
   if (!requestHasBody(x.req)) return Promise.resolve(undefined);
-  return (x.reading ??= readBodyUpTo(x.req, limit).then((body) => {
+  // A transformed body's length is not the declared one.
+  const source = x.bodyStream ?? x.req;
+  return (x.reading ??= readBodyUpTo(source, limit, x.bodyStream ? undefined : x.req.headers['content-length']).then((body) => {
     if (typeof body !== 'string') {
       x.body = body;
       x.rq.headers['content-length'] = String(body.length);
