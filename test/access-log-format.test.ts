@@ -114,12 +114,19 @@ describe('access log text formats', () => {
     ['%REQ(a?b?c)%', /More than 1 alternative header specified in token: REQ\(a\?b\?c\)$/],
     ['%REQ(abc%', /Couldn't find valid command at position 0/],
     ['%TRAILER(grpc-status)%', /%TRAILER% is not supported: response trailers are not forwarded/],
-    ['%DYNAMIC_METADATA(ns:key)%', /%DYNAMIC_METADATA% is not supported/],
+    ['%DYNAMIC_METADATA%', /Not supported field in StreamInfo: DYNAMIC_METADATA$/],
+    ['%DYNAMIC_METADATA()%', /DYNAMIC_METADATA needs a namespace/],
     ['%UPSTREAM_HOST(x)%', /Not supported field in StreamInfo: UPSTREAM_HOST\(x\)/],
   ];
   for (const [format, message] of refusals) {
     it(`refuses ${JSON.stringify(format)}`, () => assert.throws(() => compileTextFormat(format), message));
   }
+
+  it('prints dynamic metadata by namespace and key path: strings and numbers as they are, structures as JSON, absent as -', () => {
+    const e = entry({ dynamicMetadata: { 'envoy.lb': { version: 'v2', weight: 3, tags: { a: 1 } } } });
+    assert.equal(compileTextFormat('%DYNAMIC_METADATA(envoy.lb:version)% %DYNAMIC_METADATA(envoy.lb:weight)% %DYNAMIC_METADATA(envoy.lb:tags)% %DYNAMIC_METADATA(envoy.lb:tags:a)% %DYNAMIC_METADATA(other:x)% %DYNAMIC_METADATA(envoy.lb:version):1%').format(e), 'v2 3 {"a":1} 1 - v');
+    assert.equal(compileJsonFormat({ m: '%DYNAMIC_METADATA(envoy.lb)%' }, { typed: true, omitEmptyValues: false, sortProperties: false }).format(e), `${JSON.stringify({ m: { version: 'v2', weight: 3, tags: { a: 1 } } })}\n`);
+  });
 });
 
 describe('access log JSON formats', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Server, ServerCredentials, status as GrpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { fromProto3JSON } from 'proto3-json-serializer';
@@ -9,7 +11,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { envoySchema } from '../shared/config/schema.js';
 import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -33,12 +35,30 @@ after(async () => {
   tmp.cleanup();
 });
 
-/** A bootstrap whose filter chain is one ext_authz filter, with the authorization service's cluster beside `backend`. */
-function authzBootstrap(name: string, filter: object, authzPort: number, routes: object[], vhost: object = {}): Record<string, unknown> {
-  const bootstrap = filterBootstrap(name, [{ name: 'envoy.filters.http.ext_authz', typed_config: { '@type': EXT_AUTHZ, ...filter } }], routes, upstream.port, vhost);
+/**
+ * A bootstrap whose filter chain is `before` and one ext_authz filter, with the authorization
+ * service's cluster beside `backend`, and an access log of each request's id and the
+ * authorization service's dynamic metadata.
+ */
+function authzBootstrap(name: string, filter: object, authzPort: number, routes: object[], vhost: object = {}, before: object[] = []): Record<string, unknown> {
+  const bootstrap = filterBootstrap(name, [...before, { name: 'envoy.filters.http.ext_authz', typed_config: { '@type': EXT_AUTHZ, ...filter } }], routes, upstream.port, vhost);
   (bootstrap.static_resources as { clusters: object[] }).clusters.push(staticCluster('authz', authzPort));
+  const hcm = (bootstrap.static_resources as any).listeners[0].filter_chains[0].filters[0].typed_config;
+  hcm.access_log = [
+    {
+      name: 'envoy.access_loggers.file',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+        path: logPath(name),
+        log_format: { text_format_source: { inline_string: '%REQ(X-REQUEST-ID)% %RESPONSE_FLAGS% %DYNAMIC_METADATA(envoy.filters.http.ext_authz)%\n' } },
+      },
+    },
+  ];
   return bootstrap;
 }
+const logPath = (name: string) => join(tmp.dir, `${name}.log`);
+/** The access log line of the request with this x-request-id. */
+const logLine = (name: string, id: string) => waitFor(`the access log line of ${id}`, () => (existsSync(logPath(name)) ? readFileSync(logPath(name), 'utf8').split('\n').find((l) => l.startsWith(`${id} `)) : undefined));
 
 /** Every path to the upstream's /echo (its query kept), which answers with what it got. */
 const echo = { cluster: 'backend', regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: '/echo' } };
@@ -83,6 +103,7 @@ describe('ext_authz with an HTTP authorization service', () => {
           allowed_upstream_headers: { patterns: [{ exact: 'x-user' }] },
           allowed_upstream_headers_to_append: { patterns: [{ exact: 'x-tag' }] },
           allowed_client_headers_on_success: { patterns: [{ exact: 'x-on-success' }] },
+          dynamic_metadata_from_headers: { patterns: [{ exact: 'x-user' }] },
         },
       },
       with_request_body: { max_request_bytes: 64 },
@@ -97,7 +118,7 @@ describe('ext_authz with an HTTP authorization service', () => {
   after(() => new Promise<void>((resolve) => authz.close(() => resolve())));
 
   it("asks the service with the request's method, path, host and only the headers it may see; lets an allowed request through with the service's headers", async () => {
-    const r = await get('/things?id=7', { authorization: 'Bearer good', 'x-allowed': '1', 'x-private': 'p', 'x-secret': 's', 'x-tag': 'client' });
+    const r = await get('/things?id=7', { authorization: 'Bearer good', 'x-allowed': '1', 'x-private': 'p', 'x-secret': 's', 'x-tag': 'client', 'x-request-id': 'http-ok' });
     assert.equal(r.status, 200);
     const asked = seen.at(-1)!;
     assert.deepEqual([asked.method, asked.url, asked.headers.host], ['GET', '/check/things?id=7', `127.0.0.1:${proxy.ports.get('guarded')}`]);
@@ -106,11 +127,14 @@ describe('ext_authz with an HTTP authorization service', () => {
     assert.deepEqual([up.headers['x-user'], up.headers['x-tag'], up.headers['x-secret'], up.headers['x-not-allowed']], ['alice', 'client,checked', undefined, undefined]);
     assert.equal(r.headers['x-on-success'], 'yes');
     assert.equal(await statValue(proxy, 'http.guarded.ext_authz.ok'), 1);
+    // dynamic_metadata_from_headers: the service's x-user, as dynamic metadata.
+    assert.equal(await logLine('guarded', 'http-ok'), 'http-ok - {"x-user":"alice"}');
   });
 
   it("denies with the service's status, body and headers, charged to the route's cluster", async () => {
-    const r = await get('/things', { authorization: 'Bearer bad' });
+    const r = await get('/things', { authorization: 'Bearer bad', 'x-request-id': 'http-denied' });
     assert.deepEqual([r.status, r.body, r.headers['www-authenticate'], r.headers['x-reason']], [401, 'nope', 'Bearer realm="test"', 'bad token']);
+    assert.equal(await logLine('guarded', 'http-denied'), 'http-denied UAEX -');
     assert.equal(await statValue(proxy, 'http.guarded.ext_authz.denied'), 1);
     assert.equal(await statValue(proxy, 'cluster.backend.ext_authz.denied'), 1);
     assert.equal(await statValue(proxy, 'cluster.backend.upstream_rq_401'), 1);
@@ -163,6 +187,7 @@ describe('ext_authz with a gRPC authorization service', () => {
           } else if (headers.authorization === 'Bearer good') {
             callback(null, {
               status: { code: 0 },
+              dynamic_metadata: { tier: 'gold' },
               ok_response: {
                 headers: [{ header: { key: 'x-user', value: 'bob' } }, { header: { key: 'x-tag', value: 'grpc' }, append: true }, { header: { key: 'x-absent', value: 'v' }, append: true }],
                 headers_to_remove: ['x-secret'],
@@ -177,17 +202,21 @@ describe('ext_authz with a gRPC authorization service', () => {
       },
     );
     const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
-    const filter = { grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' }, failure_mode_allow: true, failure_mode_allow_header_add: true, stat_prefix: 'front' };
+    const filter = { grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' }, failure_mode_allow: true, failure_mode_allow_header_add: true, stat_prefix: 'front', metadata_context_namespaces: ['envoy.lb'] };
+    // A filter before it writes dynamic metadata the check sends (metadata_context_namespaces).
+    const h2m = { name: 'envoy.filters.http.header_to_metadata', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config', request_rules: [{ header: 'x-version', on_header_present: { metadata_namespace: 'envoy.lb', key: 'version' } }] } };
     const routes = [{ match: { prefix: '/' }, route: echo, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { route: 'echo', level: 'route' } } } } }];
     const vhost = { typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { vhost: 'all', level: 'vhost' } } } } };
-    proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost), ['--concurrency', '1']);
+    proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost, [h2m]), ['--concurrency', '1']);
   });
 
   after(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
 
-  it("sends Envoy's CheckRequest: addresses, method, path, host, headers and the route's context_extensions merged", async () => {
-    assert.equal((await get('/a?x=1', { authorization: 'Bearer good' })).status, 200);
+  it("sends Envoy's CheckRequest: addresses, method, path, host, headers, the route's context_extensions merged, and dynamic metadata both ways", async () => {
+    assert.equal((await get('/a?x=1', { authorization: 'Bearer good', 'x-version': 'v3', 'x-request-id': 'grpc-ok' })).status, 200);
     const attributes = checks.at(-1)!.attributes as any;
+    assert.deepEqual(attributes.metadata_context, { filter_metadata: { 'envoy.lb': { version: 'v3' } } });
+    assert.equal(await logLine('grpc_guarded', 'grpc-ok'), 'grpc-ok - {"tier":"gold"}');
     assert.equal(attributes.source.address.socket_address.address, '127.0.0.1');
     assert.equal(attributes.destination.address.socket_address.port_value, proxy.ports.get('grpc_guarded'));
     assert.deepEqual([attributes.request.http.method, attributes.request.http.path, attributes.request.http.protocol], ['GET', '/a?x=1', 'HTTP/1.1']);

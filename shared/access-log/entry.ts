@@ -38,6 +38,8 @@ export interface AccessLogEntry {
   localReplyBody?: string;
   /** The health-check filter answered or passed this request as a health check. */
   healthCheck: boolean;
+  /** Dynamic metadata the HTTP filters set, by namespace (header_to_metadata, ext_authz, …). */
+  dynamicMetadata?: Record<string, Record<string, unknown>>;
 }
 
 /**

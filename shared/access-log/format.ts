@@ -19,8 +19,16 @@ export const DEFAULT_FORMAT =
   '"%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" ' +
   '"%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%"\n';
 
-/** A command's value: numbers stay numbers in typed JSON; `undefined` is Envoy's "no value". */
-type Value = string | number | undefined;
+/** A metadata value that is neither a string nor a number: JSON in text, itself in typed JSON. */
+class Structured {
+  constructor(readonly value: unknown) {}
+  toString(): string {
+    return JSON.stringify(this.value);
+  }
+}
+
+/** A command's value: numbers (and structured metadata) stay as they are in typed JSON; `undefined` is Envoy's "no value". */
+type Value = string | number | Structured | undefined;
 type Command = (e: AccessLogEntry) => Value;
 type Piece = string | Command;
 type JsonValue = unknown;
@@ -68,7 +76,6 @@ const NOT_IMPLEMENTED: Record<string, string> = {
   TRAILER: 'response trailers are not forwarded by this proxy',
   CONNECTION_ID: 'connection ids are not tracked by this proxy',
   UPSTREAM_LOCAL_ADDRESS: 'the upstream connection pool does not expose its local addresses',
-  DYNAMIC_METADATA: 'no filter of this proxy sets dynamic metadata',
   CLUSTER_METADATA: 'cluster metadata is not available to access logs in this proxy',
   FILTER_STATE: 'no filter of this proxy sets filter state',
   CONNECTION_TERMINATION_DETAILS: 'connection termination details are not recorded by this proxy',
@@ -78,6 +85,18 @@ const NOT_IMPLEMENTED: Record<string, string> = {
   RESPONSE_TRAILERS_BYTES: 'header byte sizes are not measured by this proxy',
   REQUEST_TX_DURATION: 'the time the last request byte went upstream is not recorded by this proxy',
 };
+
+/** A value of a metadata namespace by key path, as Envoy prints it: strings and numbers as they are, anything else as JSON. */
+function metadataValue(struct: Record<string, unknown> | undefined, path: string[]): Value {
+  let v: unknown = struct;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string' || typeof v === 'number') return v;
+  return new Structured(v);
+}
 
 function headerCommand(token: string, paramStart: number, side: 'request' | 'response'): Command {
   const close = token.indexOf(')');
@@ -101,6 +120,11 @@ function parseCommand(token: string): Command {
     if (paren < 0 || token === 'START_TIME()') return (e) => new Date(e.startTime).toISOString();
     const fmt = compileStrftime(token.slice(paren + 1, -1));
     return (e) => fmt(e.startTime);
+  }
+  if (name === 'DYNAMIC_METADATA' && paren >= 0) {
+    const [namespace, ...path] = token.slice(paren + 1, -1).split(':');
+    if (!namespace) throw new Error(`${token}: DYNAMIC_METADATA needs a namespace`);
+    return (e) => metadataValue(e.dynamicMetadata?.[namespace], path);
   }
   if (name === 'HOSTNAME' && paren < 0) {
     const h = hostname();
@@ -178,6 +202,7 @@ function compileJsonValue(value: JsonValue, path: string, o: JsonOptions): JsonT
       return (e) => {
         const v = command(e);
         if (v === undefined) return o.omitEmptyValues ? undefined : o.typed ? null : '-';
+        if (v instanceof Structured) return o.typed ? v.value : String(v);
         return o.typed ? v : String(v);
       };
     }

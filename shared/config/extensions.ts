@@ -102,6 +102,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
   },
   {
+    // Headers and cookies written as dynamic metadata (worker/http/filters/header-to-metadata.ts); per route too.
+    name: 'envoy.filters.http.header_to_metadata',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.header_to_metadata.v3.Config',
+    deprecatedNames: [],
+    perRouteTypeName: 'envoy.extensions.filters.http.header_to_metadata.v3.Config',
+  },
+  {
     // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',

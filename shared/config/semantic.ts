@@ -79,6 +79,7 @@ function checkPerFilterConfigs(scope: Obj, path: string, legacy: [unknown, strin
     if (type === 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy') checkCsrfPolicy(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
     if (type === 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute') checkRbacRules(obj(inner.rbac), `${path}.typed_per_filter_config["${name}"].rbac`, errors);
     if (type === LOCAL_RATE_LIMIT_TYPE) checkLocalRateLimit(inner, `${path}.typed_per_filter_config["${name}"]`, true, errors);
+    if (type === 'envoy.extensions.filters.http.header_to_metadata.v3.Config') checkHeaderToMetadata(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
   }
   for (const [policy, pPath] of policies) {
     list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${pPath}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
@@ -102,6 +103,27 @@ function checkLocalRateLimit(config: Obj, path: string, perRoute: boolean, error
     if (first !== undefined) errors.push(`${path}.descriptors[${i}]: duplicate descriptor {${entries}} (also descriptors[${first}])`);
     else seen.set(entries, i);
   });
+}
+
+/** header_to_metadata's rules, as Envoy checks them (and PROTOBUF_VALUE, not done here). */
+function checkHeaderToMetadata(config: Obj, path: string, errors: string[]): void {
+  for (const side of ['request_rules', 'response_rules']) {
+    list(config[side]).forEach((r, i) => {
+      const rPath = `${path}.${side}[${i}]`;
+      const header = typeof r.header === 'string' && r.header !== '';
+      const cookie = typeof r.cookie === 'string' && r.cookie !== '';
+      if (header === cookie) errors.push(`${rPath}: one of header and cookie must be set`);
+      if (cookie && r.remove === true) errors.push(`${rPath}: cannot specify remove for a cookie`);
+      if (r.on_header_present === undefined && r.on_header_missing === undefined) errors.push(`${rPath}: one of on_header_present and on_header_missing must be set`);
+      if (r.on_header_missing !== undefined && !obj(r.on_header_missing).value) errors.push(`${rPath}.on_header_missing: cannot be used without a non-empty value`);
+      for (const kv of ['on_header_present', 'on_header_missing']) {
+        const pair = obj(r[kv]);
+        if (pair.value !== undefined && pair.value !== '' && pair.regex_value_rewrite !== undefined) errors.push(`${rPath}.${kv}: cannot specify both value and regex_value_rewrite`);
+        if (pair.regex_value_rewrite !== undefined) checkRegex(obj(obj(pair.regex_value_rewrite).pattern).regex, `${rPath}.${kv}.regex_value_rewrite.pattern.regex`, errors);
+        if (pair.type === 'PROTOBUF_VALUE') errors.push(`${rPath}.${kv}.type: PROTOBUF_VALUE is not supported by this proxy; use STRING or NUMBER`);
+      }
+    });
+  }
 }
 
 /** A compressor's or decompressor's library must be one of its kind. */
@@ -223,6 +245,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (ext.name === 'envoy.filters.http.rbac') checkRbacRules(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.local_ratelimit') checkLocalRateLimit(obj(f.typed_config), `${fPath}.typed_config`, false, errors);
     if (ext.name === 'envoy.filters.http.ext_authz') checkExtAuthz(obj(f.typed_config), `${fPath}.typed_config`, errors);
+    if (ext.name === 'envoy.filters.http.header_to_metadata') checkHeaderToMetadata(obj(f.typed_config), `${fPath}.typed_config`, errors);
     if (ext.name === 'envoy.filters.http.compressor') checkLibrary(obj(f.typed_config).compressor_library, 'envoy.compression.compressor', `${fPath}.typed_config.compressor_library`, errors);
     if (ext.name === 'envoy.filters.http.decompressor') checkLibrary(obj(f.typed_config).decompressor_library, 'envoy.compression.decompressor', `${fPath}.typed_config.decompressor_library`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';

@@ -69,10 +69,13 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': [
     'grpc_service', 'http_service', 'transport_api_version', 'failure_mode_allow', 'failure_mode_allow_header_add', 'with_request_body', 'status_on_error',
     'filter_enabled', 'deny_at_disable', 'include_peer_certificate', 'stat_prefix', 'allowed_headers', 'disallowed_headers', 'charge_cluster_response_stats',
+    'metadata_context_namespaces', 'enable_dynamic_metadata_ingestion',
   ],
   'envoy.extensions.filters.http.ext_authz.v3.BufferSettings': ['max_request_bytes', 'pack_as_bytes'],
   'envoy.extensions.filters.http.ext_authz.v3.HttpService': ['server_uri', 'path_prefix', 'authorization_request', 'authorization_response'],
-  'envoy.extensions.filters.http.ext_authz.v3.AuthorizationResponse': ['allowed_upstream_headers', 'allowed_upstream_headers_to_append', 'allowed_client_headers', 'allowed_client_headers_on_success'],
+  'envoy.extensions.filters.http.ext_authz.v3.AuthorizationResponse': [
+    'allowed_upstream_headers', 'allowed_upstream_headers_to_append', 'allowed_client_headers', 'allowed_client_headers_on_success', 'dynamic_metadata_from_headers',
+  ],
   'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit': [
     'stat_prefix', 'status', 'token_bucket', 'filter_enabled', 'filter_enforced', 'request_headers_to_add_when_not_enforced', 'response_headers_to_add', 'descriptors',
     'stage', 'local_rate_limit_per_downstream_connection', 'enable_x_ratelimit_headers', 'vh_rate_limits', 'always_consume_default_token_bucket', 'rate_limited_as_resource_exhausted',
@@ -166,12 +169,9 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.clear_route_cache': 'routes are chosen before the HTTP filters run here, and are not chosen again',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.metadata_context_namespaces': 'nothing in this proxy sets dynamic metadata',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.typed_metadata_context_namespaces': 'nothing in this proxy sets dynamic metadata',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.filter_enabled_metadata': 'nothing in this proxy sets dynamic metadata; use filter_enabled',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.enable_dynamic_metadata_ingestion': 'nothing in this proxy reads dynamic metadata',
+  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.typed_metadata_context_namespaces': 'no filter of this proxy sets typed dynamic metadata; use metadata_context_namespaces',
+  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.filter_enabled_metadata': 'metadata matchers are not supported here; use filter_enabled',
   'envoy.extensions.filters.http.ext_authz.v3.BufferSettings.allow_partial_message': 'the body is sent whole; a larger one is refused with 413',
-  'envoy.extensions.filters.http.ext_authz.v3.AuthorizationResponse.dynamic_metadata_from_headers': 'nothing in this proxy reads dynamic metadata',
   'envoy.config.route.v3.RateLimit.limit': 'limit overrides come from dynamic metadata, which nothing in this proxy sets',
   'envoy.config.route.v3.RateLimit.Action.metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
   'envoy.config.route.v3.RateLimit.Action.dynamic_metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',

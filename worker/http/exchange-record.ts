@@ -69,6 +69,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
   filterChainName?: string;
   localReplyBody?: string;
   healthCheck = false;
+  dynamicMetadata?: Record<string, Record<string, unknown>>;
   /** The bodies, when a tap asked for them (see captureBodies). */
   requestBody: BodyCapture | undefined;
   responseBody: BodyCapture | undefined;

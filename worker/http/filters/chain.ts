@@ -9,6 +9,7 @@ import { extAuthzFactory } from './ext-authz/filter.js';
 import { csrfFactory } from './csrf.js';
 import { decompressorFactory } from './decompressor.js';
 import { faultFactory } from './fault.js';
+import { headerToMetadataFactory } from './header-to-metadata.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { rbacFactory } from './rbac.js';
 import type { FilterContext, HttpFilterFactory } from './http-filter.js';
@@ -33,6 +34,7 @@ const FACTORIES: Record<string, Factory> = {
   'envoy.filters.http.decompressor': (name, config, ctx) => decompressorFactory(name, config, ctx.statPrefix),
   'envoy.filters.http.local_ratelimit': (name, config, ctx) => localRateLimitFactory(name, config, ctx.localCluster),
   'envoy.filters.http.ext_authz': (name, config, ctx) => extAuthzFactory(name, config, ctx),
+  'envoy.filters.http.header_to_metadata': (name, config) => headerToMetadataFactory(name, config),
 };
 
 export function httpFilterFactories(filters: JsonObject[], ctx: FilterContext): HttpFilterFactory[] {

@@ -58,6 +58,11 @@ export interface FilterRequest {
    * when the request has none, 'too_large' past `limit` bytes, 'aborted' if the client went away.
    */
   readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'>;
+  /**
+   * The exchange's dynamic metadata, by namespace (Envoy's filter_metadata): filters write it,
+   * access logs print it (%DYNAMIC_METADATA%), later filters read it.
+   */
+  metadata(): Record<string, Record<string, unknown>>;
   /** Whether the request has a body (a content-length above 0, chunked, or HTTP/2 data to come). */
   hasBody(): boolean;
   /** From decodeHeaders: the request body goes upstream through `transform` (a decompressor), without a content-length; `bytesIn` hears of each chunk that goes in. */

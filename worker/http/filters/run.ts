@@ -29,6 +29,8 @@ export interface FilterExchange {
   body?: Buffer;
   /** The request body as a filter transforms it (transformRequestBody): what the router and later readers get. */
   bodyStream?: Readable;
+  /** Dynamic metadata the filters set (the access-log record holds the same object). */
+  metadata?: Record<string, Record<string, unknown>>;
   /** The read in progress, for a second filter that asks meanwhile. */
   reading?: Promise<Buffer | 'too_large' | 'aborted'>;
 }
@@ -72,6 +74,13 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         entry: () => record ?? requestEntry(req, rq),
         readBody: (limit) => readWholeBody(x, limit),
         hasBody: () => requestHasBody(req),
+        metadata: () => {
+          if (!x.metadata) {
+            x.metadata = {};
+            if (record) record.dynamicMetadata = x.metadata;
+          }
+          return x.metadata;
+        },
         transformRequestBody: (transform, bytesIn) => {
           const source = x.bodyStream ?? req;
           if (bytesIn) source.on('data', (chunk: Buffer) => bytesIn(chunk.length));

@@ -14,6 +14,8 @@ export interface CheckInput {
   body: Buffer | undefined;
   /** The route's context_extensions (gRPC only). */
   contextExtensions: Record<string, string>;
+  /** The namespaces of dynamic metadata to send (metadata_context_namespaces, gRPC only). */
+  metadataContext: Record<string, Record<string, unknown>>;
   /** A monotonically increasing id for the request (Envoy sends its stream id). */
   id: string;
   startedAtMs: number;
@@ -43,8 +45,10 @@ export type AuthzDecision =
       responseHeaders: ResponseHeader[];
       setQuery: HeaderPair[];
       removeQuery: string[];
+      /** Dynamic metadata for the namespace envoy.filters.http.ext_authz. */
+      metadata?: Record<string, unknown>;
     }
-  | { kind: 'denied'; status: number; headers: HeaderPair[]; body: string }
+  | { kind: 'denied'; status: number; headers: HeaderPair[]; body: string; metadata?: Record<string, unknown> }
   | { kind: 'error'; message: string };
 
 export interface AuthzService {

@@ -44,6 +44,10 @@ interface Settings {
   enabled: () => boolean;
   denyAtDisable: () => boolean;
   chargeClusterResponseStats: boolean;
+  /** metadata_context_namespaces: the dynamic metadata sent with a gRPC check. */
+  metadataNamespaces: string[];
+  /** enable_dynamic_metadata_ingestion: the service's dynamic metadata is kept. */
+  ingestMetadata: boolean;
   /** http.<prefix>.ext_authz.[<stat_prefix>.] */
   filterStats: Counters & { disabled: Counter };
   /** The same names under cluster.<route's cluster>.ext_authz.[<stat_prefix>.] */
@@ -79,6 +83,9 @@ function clusterCountersOf(prefix: string): Counters {
   return c;
 }
 
+/** Where the service's dynamic metadata goes. */
+const METADATA_NAMESPACE = 'envoy.filters.http.ext_authz';
+
 /** Worker-wide: Envoy sends its stream id as the request's id. */
 let nextId = 0;
 
@@ -105,7 +112,13 @@ class ExtAuthzFilter implements HttpFilter {
     const bodySettings = route.body === null ? undefined : (route.body ?? s.body);
     const startedAtMs = Date.now();
     const id = String(++nextId);
-    if (!bodySettings) return s.service.check({ request, body: undefined, contextExtensions: route.contextExtensions, id, startedAtMs }).then((d) => this.apply(request, d));
+    const metadataContext: Record<string, Record<string, unknown>> = {};
+    if (s.metadataNamespaces.length) {
+      const metadata = request.metadata();
+      for (const ns of s.metadataNamespaces) if (metadata[ns]) metadataContext[ns] = metadata[ns]!;
+    }
+    const base = { request, contextExtensions: route.contextExtensions, metadataContext, id, startedAtMs };
+    if (!bodySettings) return s.service.check({ ...base, body: undefined }).then((d) => this.apply(request, d));
     return request.readBody(bodySettings.maxBytes).then((body) => {
       if (body === 'aborted') return 'stop';
       if (body === 'too_large') {
@@ -114,7 +127,7 @@ class ExtAuthzFilter implements HttpFilter {
         request.reply(413, {}, 'Payload Too Large');
         return 'stop';
       }
-      return s.service.check({ request, body, contextExtensions: route.contextExtensions, id, startedAtMs }).then((d) => this.apply(request, d));
+      return s.service.check({ ...base, body }).then((d) => this.apply(request, d));
     });
   }
 
@@ -125,6 +138,7 @@ class ExtAuthzFilter implements HttpFilter {
   private apply(request: FilterRequest, d: AuthzDecision): FilterDecision {
     const s = this.s;
     const cluster = request.clusterName !== undefined ? clusterCountersOf(`cluster.${request.clusterName}.${s.clusterPrefix}`) : undefined;
+    if (d.kind !== 'error' && d.metadata && s.ingestMetadata) Object.assign((request.metadata()[METADATA_NAMESPACE] ??= {}), d.metadata);
     if (d.kind === 'ok') {
       s.filterStats.ok.inc();
       cluster?.ok.inc();
@@ -216,6 +230,8 @@ export function extAuthzFactory(name: string, config: JsonObject, ctx: FilterCon
     enabled: config.filter_enabled !== undefined ? compileRuntimeFraction(obj(config.filter_enabled)) : () => true,
     denyAtDisable: () => (typeof denyAtDisable.runtime_key === 'string' ? runtimeFeature(denyAtDisable.runtime_key, denyAtDisable.default_value === true) : denyAtDisable.default_value === true),
     chargeClusterResponseStats: config.charge_cluster_response_stats !== false,
+    metadataNamespaces: (config.metadata_context_namespaces as string[] | undefined) ?? [],
+    ingestMetadata: config.enable_dynamic_metadata_ingestion !== false,
     filterStats: { ...counters(filterPrefix), disabled: stats.counter(`${filterPrefix}disabled`) },
     clusterPrefix: `ext_authz.${statPrefix}`,
     tooLarge: stats.counter(`http.${ctx.statPrefix}.downstream_rq_too_large`),

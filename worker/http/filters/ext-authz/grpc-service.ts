@@ -134,6 +134,7 @@ export class GrpcAuthzService implements AuthzService {
         destination: { address: socketAddress(connection.localIp, connection.localPort) },
         request: { time: new Date(input.startedAtMs).toISOString(), http },
         context_extensions: input.contextExtensions,
+        ...(Object.keys(input.metadataContext).length ? { metadata_context: { filter_metadata: input.metadataContext } } : {}),
       },
     };
   }
@@ -141,6 +142,12 @@ export class GrpcAuthzService implements AuthzService {
 
 function socketAddress(address: string, port: number): JsonObject {
   return { socket_address: { address, port_value: port } };
+}
+
+/** A Struct of dynamic metadata, if it has anything. */
+function metadataOf(struct: unknown): { metadata?: Record<string, unknown> } {
+  const m = obj(struct);
+  return Object.keys(m).length ? { metadata: m } : {};
 }
 
 /** HeaderValueOption's append: true only when set so (a BoolValue). */
@@ -154,10 +161,12 @@ function decision(reply: JsonObject): AuthzDecision {
     const denied = obj(reply.denied_response);
     const status = denied.status !== undefined ? httpStatusCode(obj(denied.status).code) : 0;
     const headers: HeaderPair[] = list(denied.headers).map((o) => [String(obj(o.header).key).toLowerCase(), String(obj(o.header).value ?? '')]);
-    return { kind: 'denied', status: status > 0 ? status : 403, headers, body: String(denied.body ?? '') };
+    return { kind: 'denied', status: status > 0 ? status : 403, headers, body: String(denied.body ?? ''), ...metadataOf(reply.dynamic_metadata) };
   }
   const ok = obj(reply.ok_response);
   const out = okDecision();
+  // The deprecated ok_response.dynamic_metadata wins over the response's own.
+  Object.assign(out, metadataOf(ok.dynamic_metadata ?? reply.dynamic_metadata));
   for (const o of list(ok.headers)) {
     const pair: HeaderPair = [String(obj(o.header).key).toLowerCase(), String(obj(o.header).value ?? '')];
     (appends(o) ? out.appendIfPresent : out.set).push(pair);

@@ -32,6 +32,7 @@ export class HttpAuthzService implements AuthzService {
   private readonly upstreamAppend: ((name: string) => boolean) | undefined;
   private readonly clientOnDenial: ((name: string) => boolean) | undefined;
   private readonly clientOnSuccess: ((name: string) => boolean) | undefined;
+  private readonly toMetadata: ((name: string) => boolean) | undefined;
 
   constructor(
     service: JsonObject,
@@ -51,6 +52,7 @@ export class HttpAuthzService implements AuthzService {
     this.upstreamAppend = compileListMatcher(rs.allowed_upstream_headers_to_append);
     this.clientOnDenial = compileListMatcher(rs.allowed_client_headers);
     this.clientOnSuccess = compileListMatcher(rs.allowed_client_headers_on_success);
+    this.toMetadata = compileListMatcher(rs.dynamic_metadata_from_headers);
   }
 
   async check(input: CheckInput): Promise<AuthzDecision> {
@@ -99,6 +101,7 @@ export class HttpAuthzService implements AuthzService {
       if (this.upstreamSet?.(name)) out.set.push([name, value]);
       if (this.upstreamAppend?.(name)) out.append.push([name, value]);
       if (this.clientOnSuccess?.(name)) out.responseHeaders.push({ name, value, action: 'APPEND_IF_EXISTS_OR_ADD' });
+      if (this.toMetadata?.(name)) (out.metadata ??= {})[name] = value;
     }
     return out;
   }
