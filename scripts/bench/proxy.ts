@@ -63,6 +63,14 @@ const FILTER_BENCHES: Record<string, { filter: string; what: string; config: obj
     what: 'enabled; GETs pass',
     config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPolicy', filter_enabled: { default_value: { numerator: 100 } } },
   },
+  lua: {
+    filter: 'envoy.filters.http.lua',
+    what: 'a script reads one header and adds one',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+      default_source_code: { inline_string: 'function envoy_on_request(h) local v = h:headers():get("user-agent") or "none"; h:headers():add("x-seen", v) end' },
+    },
+  },
   rbac: {
     filter: 'envoy.filters.http.rbac',
     what: 'one ALLOW policy matched by method',

@@ -110,6 +110,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.header_to_metadata.v3.Config',
   },
   {
+    // Lua scripts with Envoy's stream handle API, on wasmoon (worker/http/filters/lua.ts); per route too.
+    name: 'envoy.filters.http.lua',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.lua.v3.Lua',
+    deprecatedNames: ['envoy.lua'],
+    perRouteTypeName: 'envoy.extensions.filters.http.lua.v3.LuaPerRoute',
+  },
+  {
     // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',

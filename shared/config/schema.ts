@@ -36,6 +36,7 @@ export const schemaFiles = [
   'envoy/extensions/compression/brotli/compressor/v3/brotli.proto',
   'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
   'envoy/extensions/filters/http/buffer/v3/buffer.proto',
+  'envoy/extensions/filters/http/lua/v3/lua.proto',
   'envoy/extensions/filters/http/header_to_metadata/v3/header_to_metadata.proto',
   'envoy/extensions/filters/http/decompressor/v3/decompressor.proto',
   'envoy/extensions/compression/gzip/decompressor/v3/gzip.proto',

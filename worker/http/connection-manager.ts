@@ -422,7 +422,8 @@ export class HttpConnectionManager {
             ...(reply.encode ? { encode: reply.encode } : {}),
             headers,
             path,
-            authority: action.hostRewriteLiteral ?? authority,
+            // A filter may have changed it (a Lua script's :authority).
+            authority: action.hostRewriteLiteral ?? rq.authority,
             record,
             clusterName,
             ...(body ? { body } : {}),

@@ -88,6 +88,8 @@ export interface Route {
   legacyCors: JsonObject[];
   /** rate_limits of the route and its virtual host, for the rate-limit filters. */
   rateLimits?: RateLimitPolicy;
+  /** Route.metadata (filter_metadata by filter name), for filters that read it (Lua's handle:metadata()). */
+  metadata?: JsonObject;
 }
 
 export interface VirtualHost {
@@ -231,6 +233,7 @@ export class RouteTable {
             perFilter,
             legacyCors,
             ...(rateLimits ? { rateLimits } : {}),
+            ...(r.metadata !== undefined ? { metadata: obj(r.metadata) } : {}),
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],

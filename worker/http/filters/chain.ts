@@ -11,6 +11,7 @@ import { decompressorFactory } from './decompressor.js';
 import { faultFactory } from './fault.js';
 import { headerToMetadataFactory } from './header-to-metadata.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
+import { luaFactory } from './lua.js';
 import { rbacFactory } from './rbac.js';
 import type { FilterContext, HttpFilterFactory } from './http-filter.js';
 
@@ -35,6 +36,7 @@ const FACTORIES: Record<string, Factory> = {
   'envoy.filters.http.local_ratelimit': (name, config, ctx) => localRateLimitFactory(name, config, ctx.localCluster),
   'envoy.filters.http.ext_authz': (name, config, ctx) => extAuthzFactory(name, config, ctx),
   'envoy.filters.http.header_to_metadata': (name, config) => headerToMetadataFactory(name, config),
+  'envoy.filters.http.lua': (name, config, ctx) => luaFactory(name, config, ctx),
 };
 
 export function httpFilterFactories(filters: JsonObject[], ctx: FilterContext): HttpFilterFactory[] {

@@ -58,6 +58,8 @@ export interface FilterRequest {
    * when the request has none, 'too_large' past `limit` bytes, 'aborted' if the client went away.
    */
   readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'>;
+  /** After readBody: the body that goes upstream instead (its content-length follows). */
+  replaceBody(body: Buffer): void;
   /**
    * The exchange's dynamic metadata, by namespace (Envoy's filter_metadata): filters write it,
    * access logs print it (%DYNAMIC_METADATA%), later filters read it.

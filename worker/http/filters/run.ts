@@ -74,6 +74,11 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
         entry: () => record ?? requestEntry(req, rq),
         readBody: (limit) => readWholeBody(x, limit),
         hasBody: () => requestHasBody(req),
+        replaceBody: (body) => {
+          if (x.body === undefined) throw new Error('the request body has not been read');
+          x.body = body;
+          x.rq.headers['content-length'] = String(body.length);
+        },
         metadata: () => {
           if (!x.metadata) {
             x.metadata = {};

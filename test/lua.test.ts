@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { filterBootstrap } from './helpers/bootstraps.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/** The Lua filter (envoy.filters.http.lua) as Envoy's: the stream handle API on real requests, per-route scripts, errors. */
+
+const LUA = 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua';
+const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute';
+
+const SCRIPT = `
+function envoy_on_request(handle)
+  local h = handle:headers()
+  h:add("x-lua", "request " .. (h:get("x-in") or "none"))
+  if h:get("x-boom") then error("boom") end
+  if h:get("x-deny") then handle:respond({ [":status"] = "403", ["x-why"] = "lua" }, "denied by lua") end
+  if h:get("x-call") then
+    local rh, rb = handle:httpCall("backend", { [":method"] = "GET", [":path"] = "/status?code=201", [":authority"] = "backend" }, "", 2000)
+    h:add("x-call-status", rh[":status"])
+    h:add("x-call-body", rb)
+  end
+  if h:get(":method") == "POST" then
+    local body = handle:body()
+    h:add("x-body-length", tostring(body:length()))
+    body:setBytes(string.upper(body:getBytes(0, body:length())))
+  end
+  local team = handle:metadata():get("team")
+  if team then h:add("x-team", team) end
+  h:add("x-protocol", handle:streamInfo():protocol())
+  handle:streamInfo():dynamicMetadata():set("lua", "seen", "yes")
+  handle:logInfo("hello from lua")
+  h:replace(":path", "/echo")
+end
+
+function envoy_on_response(handle)
+  handle:headers():add("x-lua-response", handle:headers():get(":status"))
+end
+`;
+
+let upstream: Upstream;
+let proxy: RunningProxy;
+
+before(async () => {
+  upstream = await startUpstream('A');
+  const routes = [
+    { match: { prefix: '/disabled' }, route: { cluster: 'backend', prefix_rewrite: '/echo' }, typed_per_filter_config: { 'envoy.filters.http.lua': { '@type': PER_ROUTE, disabled: true } } },
+    { match: { prefix: '/named' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.lua': { '@type': PER_ROUTE, name: 'other' } } },
+    { match: { prefix: '/' }, route: { cluster: 'backend' }, metadata: { filter_metadata: { 'envoy.filters.http.lua': { team: 'edge' } } } },
+  ];
+  const filter = {
+    name: 'envoy.filters.http.lua',
+    typed_config: {
+      '@type': LUA,
+      default_source_code: { inline_string: SCRIPT },
+      source_codes: { other: { inline_string: 'function envoy_on_request(handle) handle:headers():replace(":path", "/echo"); handle:headers():add("x-other", "yes") end' } },
+    },
+  };
+  proxy = await startProxy(filterBootstrap('scripted', [filter], routes, upstream.port), ['--concurrency', '1']);
+});
+
+after(async () => {
+  await stopAllProxies();
+  await upstream.close();
+});
+
+interface Echoed {
+  headers: Record<string, string>;
+  body: string;
+  url: string;
+}
+const send = (path: string, headers: Record<string, string> = {}, body?: string) =>
+  httpRequest(`http://127.0.0.1:${proxy.ports.get('scripted')}${path}`, { headers, ...(body !== undefined ? { method: 'POST', body } : {}) });
+
+describe('the Lua filter', () => {
+  it("runs envoy_on_request with Envoy's handle: headers (pseudo-headers too), route metadata, stream info; and envoy_on_response", async () => {
+    const r = await send('/anything', { 'x-in': 'hi' });
+    assert.equal(r.status, 200);
+    const up = JSON.parse(r.body) as Echoed;
+    assert.deepEqual([up.url, up.headers['x-lua'], up.headers['x-team'], up.headers['x-protocol']], ['/echo', 'request hi', 'edge', 'HTTP/1.1']);
+    assert.equal(r.headers['x-lua-response'], '200');
+    assert.equal(await statValue(proxy, 'http.scripted.lua.executions'), 2);
+  });
+
+  it('waits for the body, and sends on what the script set', async () => {
+    const up = JSON.parse((await send('/upload', {}, 'shout this')).body) as Echoed;
+    assert.deepEqual([up.body, up.headers['x-body-length'], up.headers['content-length']], ['SHOUT THIS', '10', '10']);
+  });
+
+  it('waits for an httpCall to a cluster and gets its status and body', async () => {
+    const up = JSON.parse((await send('/called', { 'x-call': '1' })).body) as Echoed;
+    assert.deepEqual([up.headers['x-call-status'], up.headers['x-call-body']], ['201', 'A']);
+  });
+
+  it('lets many requests wait at once in one script, each resumed with its own answer', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => send('/called', { 'x-call': '1', 'x-in': String(i) })));
+    results.forEach((r, i) => {
+      const up = JSON.parse(r.body) as Echoed;
+      assert.deepEqual([up.headers['x-call-status'], up.headers['x-lua']], ['201', `request ${i}`]);
+    });
+  });
+
+  it('answers with respond(), and the request goes no further', async () => {
+    const before = upstream.hits;
+    const r = await send('/x', { 'x-deny': '1' });
+    assert.deepEqual([r.status, r.body, r.headers['x-why']], [403, 'denied by lua', 'lua']);
+    assert.equal(upstream.hits, before);
+  });
+
+  it('counts a script error and lets the request go on', async () => {
+    const r = await send('/x', { 'x-boom': '1' });
+    assert.equal(r.status, 200);
+    assert.equal(await statValue(proxy, 'http.scripted.lua.errors'), 1);
+  });
+
+  it("follows LuaPerRoute: another of source_codes by name, or no script at all", async () => {
+    const named = JSON.parse((await send('/named')).body) as Echoed;
+    assert.deepEqual([named.headers['x-other'], named.headers['x-lua']], ['yes', undefined]);
+    const off = JSON.parse((await send('/disabled')).body) as Echoed;
+    assert.equal(off.headers['x-lua'], undefined);
+  });
+});
