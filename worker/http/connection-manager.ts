@@ -52,7 +52,6 @@ interface Exchange {
   record: HttpExchangeRecord | undefined;
   reply: LocalReplyContext;
   headers: IncomingHttpHeaders;
-  authority: string;
   http1: boolean;
 }
 
@@ -350,7 +349,7 @@ export class HttpConnectionManager {
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
-    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, authority, http1 };
+    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
     const fx: FilterExchange | undefined = this.filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
     const filtered = fx ? runFilterChain(this.filters, fx) : 'continue';
@@ -365,7 +364,7 @@ export class HttpConnectionManager {
 
   /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
   private dispatch(x: Exchange, body: Buffer | Readable | undefined): void {
-    const { req, res, rq, route, clusterName, record, reply, headers, authority, http1 } = x;
+    const { req, res, rq, route, clusterName, record, reply, headers, http1 } = x;
     const stats = this.stats;
     if (!route) {
       stats.noRoute.inc();

@@ -109,7 +109,6 @@ class FaultFilter implements HttpFilter {
       this.counters.overflow.inc();
       return 'continue';
     }
-    const route = request.route;
     if (s.upstreamCluster !== undefined && request.clusterName !== s.upstreamCluster) return 'continue';
     if (s.downstreamNodes.size && !s.downstreamNodes.has(requestHeader(request.rq, 'x-envoy-downstream-service-node') ?? '')) return 'continue';
     if (!s.headers.every((m) => m(request.rq))) return 'continue';
