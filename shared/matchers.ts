@@ -125,3 +125,13 @@ function queryParameter(path: string, name: string): string | undefined {
   }
   return undefined;
 }
+
+/** A configured RE2 regex that does not compile, as a validation error naming its field. */
+export function checkRegex(regex: unknown, path: string, errors: string[]): void {
+  if (typeof regex !== 'string') return;
+  try {
+    RE2JS.compile(regex);
+  } catch (err) {
+    errors.push(`${path}: invalid RE2 regex '${regex}': ${(err as Error).message}`);
+  }
+}

@@ -8,7 +8,8 @@
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
 // HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
-// BENCH_ONLY=outlier, tls, or a filter bench's name (cors, local_ratelimit, …) measures only that cost.
+// BENCH_ONLY=outlier, tls, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
+// PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -236,7 +237,8 @@ try {
     await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
     return { child, port: Number(/:(\d+)\n/.exec(await get(`http://${admin}/listeners`))![1]) };
   };
-  const { child: proxy, port } = await startProxy('proxy', {});
+  // PROFILE_FILTER=<a filter bench's name>: the proxy measured (and profiled) is that filter's.
+  const { child: proxy, port } = await startProxy('proxy', {}, process.env.PROFILE_FILTER ? `bootstrap-${process.env.PROFILE_FILTER}.json` : 'bootstrap.json');
   const baseline = await startPrintingPort([join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
 
   console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores`);

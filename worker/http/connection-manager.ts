@@ -1,6 +1,5 @@
-import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -9,15 +8,12 @@ import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
-import { getLogger } from '../../shared/log/logger.js';
 import { HttpStats } from '../../shared/stats/scopes.js';
 import type { TrafficDirection } from '../../shared/config/resources.js';
 import type { DrainOrder } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
 import type { ClusterManager } from '../upstream/cluster.js';
-import { HttpExchangeRecord, requestEntry } from './exchange-record.js';
-import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
-import type { AccessLogEntry } from '../../shared/access-log/entry.js';
+import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
@@ -25,10 +21,10 @@ import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } 
 import { httpFilterFactories } from './filters/chain.js';
 import { runFilterChain, type FilterExchange } from './filters/run.js';
 import type { HttpFilterFactory } from './filters/http-filter.js';
-import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
-import { absoluteForm, hasDuplicateHost, redirectLocation, splitQuery } from './request-target.js';
+import { chooseClusterName, RouteTable, type RequestView } from './route-table.js';
+import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
-import { forward } from './router.js';
+import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
@@ -38,22 +34,7 @@ import { forward } from './router.js';
  * the HTTP filters in order (health check, router), and Envoy's local replies.
  */
 
-const log = getLogger('http', import.meta.url);
 type Obj = JsonObject;
-
-/** One request on its way to the route's answer (see dispatch()). */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  rq: RequestView;
-  route: Route | undefined;
-  /** The cluster the route sends it to (chosen once: see chooseClusterName). */
-  clusterName: string | undefined;
-  record: HttpExchangeRecord | undefined;
-  reply: LocalReplyContext;
-  headers: IncomingHttpHeaders;
-  http1: boolean;
-}
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
@@ -90,6 +71,7 @@ export class HttpConnectionManager {
   private readonly rdsName: string | undefined;
   private readonly healthCheck: HealthCheckFilter | undefined;
   private readonly serverName: string;
+  private readonly dispatchContext: DispatchContext;
   private readonly useRemoteAddress: boolean;
   private readonly skipXffAppend: boolean;
   private readonly generateRequestId: boolean;
@@ -140,6 +122,7 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
+    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters };
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
@@ -353,91 +336,12 @@ export class HttpConnectionManager {
     // The HTTP filters between the first and the router see the request now, and every response later.
     const fx: FilterExchange | undefined = this.filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
     const filtered = fx ? runFilterChain(this.filters, fx) : 'continue';
-    if (filtered === 'continue') this.dispatch(exchange, fx?.body ?? fx?.bodyStream);
+    if (filtered === 'continue') dispatchRoute(exchange, fx?.body ?? fx?.bodyStream, this.dispatchContext);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay, a body to read): it goes on when the filter says, if its client is still there.
       void filtered.then((decision) => {
-        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) this.dispatch(exchange, fx?.body ?? fx?.bodyStream);
+        if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) dispatchRoute(exchange, fx?.body ?? fx?.bodyStream, this.dispatchContext);
       });
-    }
-  }
-
-  /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
-  private dispatch(x: Exchange, body: Buffer | Readable | undefined): void {
-    const { req, res, rq, route, clusterName, record, reply, headers, http1 } = x;
-    const stats = this.stats;
-    if (!route) {
-      stats.noRoute.inc();
-      if (record) {
-        record.responseFlags |= ResponseFlag.noRouteFound;
-        record.responseCodeDetails = 'route_not_found';
-      }
-      sendLocalReply(res, LocalReply.noRoute.status, LocalReply.noRoute.body, reply);
-      return;
-    }
-    const action = route.action;
-    // The route's header mutations (route, virtual host, configuration): the request's now, the response's when it comes.
-    const mutations = route.headers;
-    const entry = mutations ? (record ?? requestEntry(req, rq)) : undefined;
-    if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry!);
-    const responseHeaders = mutations?.response.length ? { levels: mutations.response, entry: entry! } : undefined;
-    const mutatedResponse = (status: number, base: MutableHeaders): MutableHeaders => {
-      if (responseHeaders) applyHeaderMutations(base, responseHeaders.levels, Object.create(responseHeaders.entry, { responseCode: { value: status } }) as AccessLogEntry);
-      return base;
-    };
-    switch (action.kind) {
-      case 'direct_response':
-        stats.rqDirectResponse.inc();
-        if (record) record.responseCodeDetails = 'direct_response';
-        sendLocalReply(res, action.status, action.body ?? '', responseHeaders ? { ...reply, extraHeaders: mutatedResponse(action.status, {}) } : reply);
-        return;
-      case 'redirect': {
-        stats.rqRedirect.inc();
-        if (record) record.responseCodeDetails = 'direct_response';
-        const redirectHeaders = mutatedResponse(action.status, { server: this.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
-        reply.encode?.(action.status, redirectHeaders);
-        res.writeHead(action.status, redirectHeaders as Record<string, string | string[] | number>);
-        res.end();
-        return;
-      }
-      case 'route': {
-        let path = rq.path;
-        if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
-          path = action.prefixRewrite + path.slice(route.prefix.length);
-          if (record) record.rewrittenPath = path;
-        } else if (action.regexRewrite) {
-          // The path without its query is rewritten; the query goes on as it came.
-          const [pathOnly, query] = splitQuery(path);
-          path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
-          if (record) record.rewrittenPath = path;
-        }
-        const go = () =>
-          forward(req, res, action, {
-            stats,
-            clusters: this.ctx.clusters,
-            serverName: this.serverName,
-            reply,
-            ...(responseHeaders ? { responseHeaders } : {}),
-            ...(reply.encode ? { encode: reply.encode } : {}),
-            headers,
-            path,
-            // A filter may have changed it (a Lua script's :authority).
-            authority: action.hostRewriteLiteral ?? rq.authority,
-            record,
-            clusterName,
-            ...(body ? { body } : {}),
-          }).catch((err: Error) => {
-            log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
-            sendLocalReply(res, 500, '', reply);
-          });
-        // An HTTP/2 stream goes upstream once nghttp2 has read the rest of what arrived with it:
-        // a stream reset in the same read (rapid reset) then costs no upstream request at all.
-        if (http1) go();
-        else
-          setImmediate(() => {
-            if (!req.aborted && !res.destroyed) void go();
-          });
-      }
     }
   }
 

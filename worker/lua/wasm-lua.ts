@@ -11,41 +11,78 @@ import type { LuaFactory } from 'wasmoon';
  * the JS promise settles. One coroutine per run, reused once it finishes.
  */
 
-/** The emscripten exports of wasmoon's module this binding uses (wasmoon types only its wrappers). */
-interface LuaModule {
+/** The emscripten runtime of wasmoon's module (heap views are replaced when memory grows: read them each time). */
+interface LuaRuntime {
   HEAPU8: Uint8Array;
   HEAPU32: Uint32Array;
-  _malloc(n: number): number;
-  _free(p: number): void;
   addFunction(fn: (L: number) => number, signature: string): number;
   stringToNewUTF8(s: string): number;
-  _luaL_loadbufferx(L: number, buf: number, size: number, name: number, mode: number): number;
-  _lua_pcallk(L: number, nargs: number, nresults: number, errfunc: number, ctx: number, k: number): number;
-  _lua_resume(L: number, from: number, nargs: number, nresults: number): number;
-  _lua_newthread(L: number): number;
-  _luaL_ref(L: number, t: number): number;
-  _luaL_unref(L: number, t: number, ref: number): void;
-  _lua_rawgeti(L: number, idx: number, n: bigint): number;
-  _lua_getglobal(L: number, name: number): number;
-  _lua_setglobal(L: number, name: number): void;
-  _lua_pushcclosure(L: number, fn: number, n: number): void;
-  _lua_gettop(L: number): number;
-  _lua_settop(L: number, idx: number): void;
-  _lua_type(L: number, idx: number): number;
-  _lua_tolstring(L: number, idx: number, len: number): number;
-  _lua_tonumberx(L: number, idx: number, isnum: number): number;
-  _lua_toboolean(L: number, idx: number): number;
-  _lua_pushlstring(L: number, s: number, len: number): number;
-  _lua_pushnumber(L: number, n: number): void;
-  _lua_pushboolean(L: number, b: number): void;
-  _lua_pushnil(L: number): void;
-  _lua_createtable(L: number, narr: number, nrec: number): void;
-  _lua_rawset(L: number, idx: number): void;
-  _lua_next(L: number, idx: number): number;
-  _lua_checkstack(L: number, n: number): number;
-  _lua_error(L: number): number;
-  _luaL_traceback(L: number, L1: number, msg: number, level: number): void;
 }
+
+/** The C functions of Lua (and libc's allocator) this binding calls. */
+interface LuaApi {
+  malloc(n: number): number;
+  free(p: number): void;
+  luaL_loadbufferx(L: number, buf: number, size: number, name: number, mode: number): number;
+  lua_pcallk(L: number, nargs: number, nresults: number, errfunc: number, ctx: number, k: number): number;
+  lua_resume(L: number, from: number, nargs: number, nresults: number): number;
+  lua_newthread(L: number): number;
+  luaL_ref(L: number, t: number): number;
+  luaL_unref(L: number, t: number, ref: number): void;
+  lua_rawgeti(L: number, idx: number, n: bigint): number;
+  lua_getglobal(L: number, name: number): number;
+  lua_setglobal(L: number, name: number): void;
+  lua_pushcclosure(L: number, fn: number, n: number): void;
+  lua_gettop(L: number): number;
+  lua_settop(L: number, idx: number): void;
+  lua_type(L: number, idx: number): number;
+  lua_tolstring(L: number, idx: number, len: number): number;
+  lua_tonumberx(L: number, idx: number, isnum: number): number;
+  lua_toboolean(L: number, idx: number): number;
+  lua_pushlstring(L: number, s: number, len: number): number;
+  lua_pushnumber(L: number, n: number): void;
+  lua_pushboolean(L: number, b: number): void;
+  lua_pushnil(L: number): void;
+  lua_createtable(L: number, narr: number, nrec: number): void;
+  lua_rawset(L: number, idx: number): void;
+  lua_next(L: number, idx: number): number;
+  lua_checkstack(L: number, n: number): number;
+  lua_error(L: number): number;
+  luaL_traceback(L: number, L1: number, msg: number, level: number): void;
+}
+
+/**
+ * The C functions, called on the WebAssembly instance's exports directly. wasmoon's build wraps
+ * each export in a debug-checking function that allocates an `arguments` object per call (six
+ * times slower, and most of a script run's garbage); the instance is caught as it is created.
+ * Without it, the wrappers do the same job.
+ */
+async function loadModule(): Promise<{ runtime: LuaRuntime; api: LuaApi; factory: LuaFactory }> {
+  const wasm = (globalThis as unknown as { WebAssembly: { instantiate: (...args: unknown[]) => Promise<unknown> } }).WebAssembly;
+  const original = wasm.instantiate;
+  let exports: Record<string, unknown> | undefined;
+  wasm.instantiate = async function (this: unknown, ...args: unknown[]) {
+    const result = (await original.apply(this, args)) as { instance?: { exports: Record<string, unknown> } };
+    exports ??= result.instance?.exports;
+    return result;
+  };
+  let factory: LuaFactory;
+  let runtime: LuaRuntime & Record<string, unknown>;
+  try {
+    factory = new (await import('wasmoon')).LuaFactory();
+    runtime = (await factory.getLuaModule()).module as unknown as LuaRuntime & Record<string, unknown>;
+  } finally {
+    wasm.instantiate = original;
+  }
+  const api = {} as Record<string, unknown>;
+  for (const name of API_NAMES) {
+    const direct = exports?.[name];
+    api[name] = typeof direct === 'function' ? direct : runtime[`_${name}`];
+  }
+  return { runtime, api: api as unknown as LuaApi, factory };
+}
+
+const API_NAMES = ['malloc', 'free', 'luaL_loadbufferx', 'lua_pcallk', 'lua_resume', 'lua_newthread', 'luaL_ref', 'luaL_unref', 'lua_rawgeti', 'lua_getglobal', 'lua_setglobal', 'lua_pushcclosure', 'lua_gettop', 'lua_settop', 'lua_type', 'lua_tolstring', 'lua_tonumberx', 'lua_toboolean', 'lua_pushlstring', 'lua_pushnumber', 'lua_pushboolean', 'lua_pushnil', 'lua_createtable', 'lua_rawset', 'lua_next', 'lua_checkstack', 'lua_error', 'luaL_traceback'];
 
 const REGISTRY = -1_000_000 - 1000; // LUA_REGISTRYINDEX with LUAI_MAXSTACK = 1e6
 const LUA_OK = 0;
@@ -96,11 +133,12 @@ export class LuaScriptError extends Error {
   override name = 'LuaScriptError';
 }
 
-let factory: LuaFactory | undefined;
+let loading: Promise<{ runtime: LuaRuntime; api: LuaApi; factory: LuaFactory }> | undefined;
 
 /** One Lua state with a script loaded: its entry points run as coroutines. */
 export class LuaState {
-  private readonly m: LuaModule;
+  private readonly m: LuaRuntime;
+  private readonly c: LuaApi;
   private readonly L: number;
   private readonly lenPtr: number;
   private readonly nresPtr: number;
@@ -113,34 +151,36 @@ export class LuaState {
   private readonly encoder = new TextEncoder();
 
   private constructor(
-    engine: { global: { address: number; lua: { module: unknown } } },
+    module: { runtime: LuaRuntime; api: LuaApi },
+    L: number,
     private readonly host: HostFunctions,
   ) {
-    this.m = engine.global.lua.module as LuaModule;
-    this.L = engine.global.address;
-    this.lenPtr = this.m._malloc(8);
-    this.nresPtr = this.m._malloc(8);
-    this.scratch = this.m._malloc(this.scratchSize);
+    this.m = module.runtime;
+    this.c = module.api;
+    this.L = L;
+    this.lenPtr = this.c.malloc(8);
+    this.nresPtr = this.c.malloc(8);
+    this.scratch = this.c.malloc(this.scratchSize);
   }
 
   /** A new state with the prelude and `source` (named `name` in errors) loaded; throws with Lua's message on a syntax or load error. */
   static async create(prelude: string, source: string, name: string, host: HostFunctions): Promise<LuaState> {
     // Loaded only by a worker that runs a script: the others never pay for it.
-    factory ??= new (await import('wasmoon')).LuaFactory();
-    const engine = await factory.createEngine({ injectObjects: false, enableProxy: false });
-    const state = new LuaState(engine as never, host);
+    const module = await (loading ??= loadModule());
+    const engine = await module.factory.createEngine({ injectObjects: false, enableProxy: false });
+    const state = new LuaState(module, engine.global.address, host);
     state.registerHost();
     state.doString(prelude, 'prelude.lua');
     state.doString(source, name);
-    state.m._lua_getglobal(state.L, state.name('__entry'));
-    state.entryRef = state.m._luaL_ref(state.L, REGISTRY);
+    state.c.lua_getglobal(state.L, state.name('__entry'));
+    state.entryRef = state.c.luaL_ref(state.L, REGISTRY);
     return state;
   }
 
   /** Whether the script defines a global function of that name. */
   defines(global: string): boolean {
-    const type = this.m._lua_getglobal(this.L, this.name(global));
-    this.m._lua_settop(this.L, -2);
+    const type = this.c.lua_getglobal(this.L, this.name(global));
+    this.c.lua_settop(this.L, -2);
     return type === 6;
   }
 
@@ -150,80 +190,80 @@ export class LuaState {
    * A script error throws (or rejects) a LuaScriptError with Lua's message and traceback.
    */
   run(kind: number, id: number): 'done' | 'stopped' | Promise<'done' | 'stopped'> {
-    const { m } = this;
+    const { c } = this;
     let thread = this.pool.pop();
     if (!thread) {
-      const co = m._lua_newthread(this.L);
-      thread = { co, ref: m._luaL_ref(this.L, REGISTRY) };
+      const co = c.lua_newthread(this.L);
+      thread = { co, ref: c.luaL_ref(this.L, REGISTRY) };
     }
-    m._lua_rawgeti(thread.co, REGISTRY, BigInt(this.entryRef));
-    m._lua_pushnumber(thread.co, kind);
-    m._lua_pushnumber(thread.co, id);
-    return this.step(thread, m._lua_resume(thread.co, this.L, 2, this.nresPtr));
+    c.lua_rawgeti(thread.co, REGISTRY, BigInt(this.entryRef));
+    c.lua_pushnumber(thread.co, kind);
+    c.lua_pushnumber(thread.co, id);
+    return this.step(thread, c.lua_resume(thread.co, this.L, 2, this.nresPtr));
   }
 
   private step(thread: { co: number; ref: number }, status: number): 'done' | 'stopped' | Promise<'done' | 'stopped'> {
-    const { m } = this;
+    const { c } = this;
     const co = thread.co;
     if (status === LUA_OK) {
-      m._lua_settop(co, 0);
+      c.lua_settop(co, 0);
       if (this.pool.length < 64) this.pool.push(thread);
-      else m._luaL_unref(this.L, REGISTRY, thread.ref);
+      else c.luaL_unref(this.L, REGISTRY, thread.ref);
       return 'done';
     }
     if (status !== LUA_YIELD) {
       const err = this.error(co);
-      m._luaL_unref(this.L, REGISTRY, thread.ref);
+      c.luaL_unref(this.L, REGISTRY, thread.ref);
       throw err;
     }
-    const top = m._lua_gettop(co);
+    const top = c.lua_gettop(co);
     const args: LuaValue[] = [];
     for (let i = 2; i <= top; i++) args.push(this.read(co, i, true));
     const op = String(args.shift() ?? '');
-    m._lua_settop(co, 0);
+    c.lua_settop(co, 0);
     return this.host.wait({ op, args }).then((result) => {
       if (result === 'stop') {
         // The coroutine is left suspended for good: it is not reused.
-        m._luaL_unref(this.L, REGISTRY, thread.ref);
+        c.luaL_unref(this.L, REGISTRY, thread.ref);
         return 'stopped';
       }
       let n: number;
       if ('error' in result) {
-        m._lua_pushboolean(co, 0);
+        c.lua_pushboolean(co, 0);
         this.pushText(co, result.error);
         n = 2;
       } else {
-        m._lua_checkstack(co, result.values.length + 2);
-        m._lua_pushboolean(co, 1);
+        c.lua_checkstack(co, result.values.length + 2);
+        c.lua_pushboolean(co, 1);
         for (const v of result.values) this.push(co, v, true);
         n = result.values.length + 1;
       }
-      return this.step(thread, m._lua_resume(co, this.L, n, this.nresPtr));
+      return this.step(thread, c.lua_resume(co, this.L, n, this.nresPtr));
     });
   }
 
   private error(co: number): LuaScriptError {
-    const { m } = this;
-    const message = m._lua_type(co, -1) === T_STRING ? this.readText(co, -1)! : 'a script error that is not a string';
+    const { m, c } = this;
+    const message = c.lua_type(co, -1) === T_STRING ? this.readText(co, -1)! : 'a script error that is not a string';
     const p = m.stringToNewUTF8(message);
-    m._luaL_traceback(co, co, p, 1);
-    m._free(p);
+    c.luaL_traceback(co, co, p, 1);
+    c.free(p);
     const err = new LuaScriptError(message);
     err.stack = this.readText(co, -1) ?? message;
-    m._lua_settop(co, 0);
+    c.lua_settop(co, 0);
     return err;
   }
 
   private registerHost(): void {
-    const { m } = this;
+    const { m, c } = this;
     const self = this;
     const fn = m.addFunction((L: number) => {
       try {
-        const count = m._lua_gettop(L) - 1;
+        const count = c.lua_gettop(L) - 1;
         let pushed = 0;
         const args: ArgReader = {
           count,
-          number: (i) => m._lua_tonumberx(L, i + 1, 0),
+          number: (i) => c.lua_tonumberx(L, i + 1, 0),
           bytes: (i) => self.readBytes(L, i + 1),
           text: (i) => self.readText(L, i + 1),
           value: (i) => self.read(L, i + 1, false),
@@ -233,30 +273,30 @@ export class LuaState {
           text: (s) => (pushed++, self.pushText(L, s)),
           value: (v) => (pushed++, self.push(L, v, false)),
         };
-        m._lua_checkstack(L, 8);
-        self.host.call(m._lua_tonumberx(L, 1, 0), args, out);
+        c.lua_checkstack(L, 8);
+        self.host.call(c.lua_tonumberx(L, 1, 0), args, out);
         return pushed;
       } catch (err) {
         // A JS exception must become a Lua error, or it would unwind through Lua's frames.
         self.pushText(L, (err as Error).message ?? String(err));
-        return m._lua_error(L);
+        return c.lua_error(L);
       }
     }, 'ii');
-    m._lua_pushcclosure(this.L, fn, 0);
-    m._lua_setglobal(this.L, this.name('__host'));
+    c.lua_pushcclosure(this.L, fn, 0);
+    c.lua_setglobal(this.L, this.name('__host'));
   }
 
   private doString(source: string, chunk: string): void {
-    const { m } = this;
+    const { m, c } = this;
     const code = this.encoder.encode(source);
-    const p = m._malloc(code.length + 1);
+    const p = c.malloc(code.length + 1);
     m.HEAPU8.set(code, p);
-    let status = m._luaL_loadbufferx(this.L, p, code.length, this.name(`@${chunk}`), 0);
-    m._free(p);
-    if (status === LUA_OK) status = m._lua_pcallk(this.L, 0, 0, 0, 0, 0);
+    let status = c.luaL_loadbufferx(this.L, p, code.length, this.name(`@${chunk}`), 0);
+    c.free(p);
+    if (status === LUA_OK) status = c.lua_pcallk(this.L, 0, 0, 0, 0, 0);
     if (status !== LUA_OK) {
       const message = this.readText(this.L, -1) ?? 'unknown error';
-      m._lua_settop(this.L, -2);
+      c.lua_settop(this.L, -2);
       throw new LuaScriptError(message);
     }
   }
@@ -269,7 +309,7 @@ export class LuaState {
   }
 
   private bytesAt(L: number, i: number): Uint8Array | undefined {
-    const p = this.m._lua_tolstring(L, i, this.lenPtr);
+    const p = this.c.lua_tolstring(L, i, this.lenPtr);
     if (!p) return undefined;
     return this.m.HEAPU8.subarray(p, p + this.m.HEAPU32[this.lenPtr >> 2]!);
   }
@@ -286,45 +326,45 @@ export class LuaState {
 
   private ensureScratch(n: number): void {
     if (n <= this.scratchSize) return;
-    this.m._free(this.scratch);
+    this.c.free(this.scratch);
     this.scratchSize = Math.max(n, this.scratchSize * 2);
-    this.scratch = this.m._malloc(this.scratchSize);
+    this.scratch = this.c.malloc(this.scratchSize);
   }
 
   private pushBytes(L: number, s: string | undefined): void {
-    if (s === undefined) return this.m._lua_pushnil(L);
+    if (s === undefined) return this.c.lua_pushnil(L);
     this.ensureScratch(s.length);
     const n = Buffer.from(this.m.HEAPU8.buffer, this.scratch, s.length).write(s, 'latin1');
-    this.m._lua_pushlstring(L, this.scratch, n);
+    this.c.lua_pushlstring(L, this.scratch, n);
   }
 
   private pushText(L: number, s: string | undefined): void {
-    if (s === undefined) return this.m._lua_pushnil(L);
+    if (s === undefined) return this.c.lua_pushnil(L);
     this.ensureScratch(s.length * 3);
     const n = this.encoder.encodeInto(s, this.m.HEAPU8.subarray(this.scratch, this.scratch + this.scratchSize)).written;
-    this.m._lua_pushlstring(L, this.scratch, n);
+    this.c.lua_pushlstring(L, this.scratch, n);
   }
 
   /** A Lua value as JS; `bytes`: strings byte-preserving (they may be headers or bodies), else UTF-8. */
   private read(L: number, i: number, bytes: boolean, depth = 0): LuaValue {
-    const { m } = this;
-    switch (m._lua_type(L, i)) {
+    const { c } = this;
+    switch (c.lua_type(L, i)) {
       case T_BOOLEAN:
-        return m._lua_toboolean(L, i) !== 0;
+        return c.lua_toboolean(L, i) !== 0;
       case T_NUMBER:
-        return m._lua_tonumberx(L, i, 0);
+        return c.lua_tonumberx(L, i, 0);
       case T_STRING:
         return bytes ? this.readBytes(L, i) : this.readText(L, i);
       case T_TABLE: {
         if (depth > 16) return undefined;
-        const t = i < 0 ? m._lua_gettop(L) + i + 1 : i;
+        const t = i < 0 ? c.lua_gettop(L) + i + 1 : i;
         const out: Record<string, LuaValue> = {};
-        m._lua_checkstack(L, 4);
-        m._lua_pushnil(L);
-        while (m._lua_next(L, t) !== 0) {
-          const key = m._lua_type(L, -2) === T_NUMBER ? String(m._lua_tonumberx(L, -2, 0)) : m._lua_type(L, -2) === T_STRING ? this.readText(L, -2) : undefined;
-          if (key !== undefined) out[key] = this.read(L, m._lua_gettop(L), bytes, depth + 1);
-          m._lua_settop(L, -2);
+        c.lua_checkstack(L, 4);
+        c.lua_pushnil(L);
+        while (c.lua_next(L, t) !== 0) {
+          const key = c.lua_type(L, -2) === T_NUMBER ? String(c.lua_tonumberx(L, -2, 0)) : c.lua_type(L, -2) === T_STRING ? this.readText(L, -2) : undefined;
+          if (key !== undefined) out[key] = this.read(L, c.lua_gettop(L), bytes, depth + 1);
+          c.lua_settop(L, -2);
         }
         const keys = Object.keys(out);
         return keys.length > 0 && keys.every((k, n) => k === String(n + 1)) ? keys.map((k) => out[k]!) : out;
@@ -335,26 +375,26 @@ export class LuaState {
   }
 
   private push(L: number, v: LuaValue, bytes: boolean): void {
-    const { m } = this;
-    if (v === undefined || v === null) m._lua_pushnil(L);
-    else if (typeof v === 'boolean') m._lua_pushboolean(L, v ? 1 : 0);
-    else if (typeof v === 'number') m._lua_pushnumber(L, v);
+    const { c } = this;
+    if (v === undefined || v === null) c.lua_pushnil(L);
+    else if (typeof v === 'boolean') c.lua_pushboolean(L, v ? 1 : 0);
+    else if (typeof v === 'number') c.lua_pushnumber(L, v);
     else if (typeof v === 'string') (bytes ? this.pushBytes(L, v) : this.pushText(L, v));
     else {
-      m._lua_checkstack(L, 4);
+      c.lua_checkstack(L, 4);
       if (Array.isArray(v)) {
-        m._lua_createtable(L, v.length, 0);
+        c.lua_createtable(L, v.length, 0);
         v.forEach((item, n) => {
-          m._lua_pushnumber(L, n + 1);
+          c.lua_pushnumber(L, n + 1);
           this.push(L, item, bytes);
-          m._lua_rawset(L, -3);
+          c.lua_rawset(L, -3);
         });
       } else {
-        m._lua_createtable(L, 0, 4);
+        c.lua_createtable(L, 0, 4);
         for (const k in v) {
           this.pushText(L, k);
           this.push(L, v[k], bytes);
-          m._lua_rawset(L, -3);
+          c.lua_rawset(L, -3);
         }
       }
     }

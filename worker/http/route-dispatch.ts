@@ -1,0 +1,119 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
+import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
+import { getLogger } from '../../shared/log/logger.js';
+import type { HttpStats } from '../../shared/stats/scopes.js';
+import type { ClusterManager } from '../upstream/cluster.js';
+import { requestEntry, type HttpExchangeRecord } from './exchange-record.js';
+import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
+import { redirectLocation, splitQuery } from './request-target.js';
+import type { RequestView, Route } from './route-table.js';
+import { forward } from './router.js';
+
+/**
+ * What a request's route says once the HTTP filters have let it through: 404 without one, a
+ * direct response, a redirect, or the upstream, with the route's header mutations.
+ */
+
+const log = getLogger('http', import.meta.url);
+
+/** One request on its way to the route's answer (see dispatchRoute()). */
+export interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  rq: RequestView;
+  route: Route | undefined;
+  /** The cluster the route sends it to (chosen once: see chooseClusterName). */
+  clusterName: string | undefined;
+  record: HttpExchangeRecord | undefined;
+  reply: LocalReplyContext;
+  headers: IncomingHttpHeaders;
+  http1: boolean;
+}
+
+/** What the connection manager gives each request's dispatch. */
+export interface DispatchContext {
+  stats: HttpStats;
+  serverName: string;
+  clusters: ClusterManager;
+}
+
+/** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
+export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, ctx: DispatchContext): void {
+  const { req, res, rq, route, clusterName, record, reply, headers, http1 } = x;
+  const stats = ctx.stats;
+  if (!route) {
+    stats.noRoute.inc();
+    if (record) {
+      record.responseFlags |= ResponseFlag.noRouteFound;
+      record.responseCodeDetails = 'route_not_found';
+    }
+    sendLocalReply(res, LocalReply.noRoute.status, LocalReply.noRoute.body, reply);
+    return;
+  }
+  const action = route.action;
+  // The route's header mutations (route, virtual host, configuration): the request's now, the response's when it comes.
+  const mutations = route.headers;
+  const entry = mutations ? (record ?? requestEntry(req, rq)) : undefined;
+  if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry!);
+  const responseHeaders = mutations?.response.length ? { levels: mutations.response, entry: entry! } : undefined;
+  const mutatedResponse = (status: number, base: MutableHeaders): MutableHeaders => {
+    if (responseHeaders) applyHeaderMutations(base, responseHeaders.levels, Object.create(responseHeaders.entry, { responseCode: { value: status } }) as AccessLogEntry);
+    return base;
+  };
+  switch (action.kind) {
+    case 'direct_response':
+      stats.rqDirectResponse.inc();
+      if (record) record.responseCodeDetails = 'direct_response';
+      sendLocalReply(res, action.status, action.body ?? '', responseHeaders ? { ...reply, extraHeaders: mutatedResponse(action.status, {}) } : reply);
+      return;
+    case 'redirect': {
+      stats.rqRedirect.inc();
+      if (record) record.responseCodeDetails = 'direct_response';
+      const redirectHeaders = mutatedResponse(action.status, { server: ctx.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
+      reply.encode?.(action.status, redirectHeaders);
+      res.writeHead(action.status, redirectHeaders as Record<string, string | string[] | number>);
+      res.end();
+      return;
+    }
+    case 'route': {
+      let path = rq.path;
+      if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
+        path = action.prefixRewrite + path.slice(route.prefix.length);
+        if (record) record.rewrittenPath = path;
+      } else if (action.regexRewrite) {
+        // The path without its query is rewritten; the query goes on as it came.
+        const [pathOnly, query] = splitQuery(path);
+        path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
+        if (record) record.rewrittenPath = path;
+      }
+      const go = () =>
+        forward(req, res, action, {
+          stats,
+          clusters: ctx.clusters,
+          serverName: ctx.serverName,
+          reply,
+          ...(responseHeaders ? { responseHeaders } : {}),
+          ...(reply.encode ? { encode: reply.encode } : {}),
+          headers,
+          path,
+          // A filter may have changed it (a Lua script's :authority).
+          authority: action.hostRewriteLiteral ?? rq.authority,
+          record,
+          clusterName,
+          ...(body ? { body } : {}),
+        }).catch((err: Error) => {
+          log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
+          sendLocalReply(res, 500, '', reply);
+        });
+      // An HTTP/2 stream goes upstream once nghttp2 has read the rest of what arrived with it:
+      // a stream reset in the same read (rapid reset) then costs no upstream request at all.
+      if (http1) go();
+      else
+        setImmediate(() => {
+          if (!req.aborted && !res.destroyed) void go();
+        });
+    }
+  }
+}
