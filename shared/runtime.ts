@@ -42,6 +42,13 @@ export function runtimeFeature(key: string, defaultValue: boolean): boolean {
   return defaultValue;
 }
 
+/** Envoy's featureEnabled(key, default): the runtime's integer percentage under `key` (else `defaultPercent`) of requests. */
+export function featureEnabled(key: string, defaultPercent: number): boolean {
+  const v = Number(runtimeValue(key));
+  const percent = runtimeValue(key) !== undefined && Number.isFinite(v) ? v : defaultPercent;
+  return percent >= 100 || Math.random() * 100 < percent;
+}
+
 const FRACTION_DENOMINATORS: Record<string, number> = { HUNDRED: 100, TEN_THOUSAND: 10_000, MILLION: 1_000_000 };
 
 /**

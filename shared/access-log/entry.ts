@@ -74,6 +74,8 @@ export const ResponseFlag = {
   faultInjected: bit('FI'),
   /** A rate limit (local_ratelimit) refused the request. */
   rateLimited: bit('RL'),
+  /** The rate-limit service could not be asked, and the filter fails closed (failure_mode_deny). */
+  rateLimitServiceError: bit('RLSE'),
   /** The external authorization service refused the request, or could not be asked. */
   unauthorizedExternalService: bit('UAEX'),
 } as const;

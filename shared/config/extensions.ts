@@ -118,6 +118,14 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.lua.v3.LuaPerRoute',
   },
   {
+    // Requests limited by a rate-limit service (RateLimitService/ShouldRateLimit) (worker/http/filters/ratelimit.ts); per route too.
+    name: 'envoy.filters.http.ratelimit',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.ratelimit.v3.RateLimit',
+    deprecatedNames: ['envoy.rate_limit'],
+    perRouteTypeName: 'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute',
+  },
+  {
     // Token buckets the whole tree shares (worker/http/filters/local-ratelimit.ts); per route too.
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',

@@ -19,6 +19,7 @@ export function checkHttpFilterConfig(name: string, config: Obj, path: string, e
   if (name === 'envoy.filters.http.rbac') checkRbacRules(config, path, errors);
   if (name === 'envoy.filters.http.local_ratelimit') checkLocalRateLimit(config, path, false, errors);
   if (name === 'envoy.filters.http.ext_authz') checkExtAuthz(config, path, errors);
+  if (name === 'envoy.filters.http.ratelimit') checkRateLimit(config, path, errors);
   if (name === 'envoy.filters.http.header_to_metadata') checkHeaderToMetadata(config, path, errors);
   if (name === 'envoy.filters.http.compressor') checkLibrary(config.compressor_library, 'envoy.compression.compressor', `${path}.compressor_library`, errors);
   if (name === 'envoy.filters.http.decompressor') checkLibrary(config.decompressor_library, 'envoy.compression.decompressor', `${path}.decompressor_library`, errors);
@@ -103,6 +104,14 @@ function checkExtAuthz(config: Obj, path: string, errors: string[]): void {
     errors.push(`${path}: allowed_headers and http_service.authorization_request.allowed_headers cannot both be set`);
   }
   if (config.http_service !== undefined && typeof obj(obj(config.http_service).server_uri).cluster !== 'string') errors.push(`${path}.http_service.server_uri.cluster: the authorization service's cluster is required`);
+}
+
+/** The global rate limit filter: a domain, and a service reached over gRPC with the v3 API. */
+function checkRateLimit(config: Obj, path: string, errors: string[]): void {
+  if (typeof config.domain !== 'string' || config.domain === '') errors.push(`${path}.domain: a rate limit domain is required`);
+  const service = obj(config.rate_limit_service);
+  if (config.rate_limit_service === undefined || obj(service.grpc_service).envoy_grpc === undefined) errors.push(`${path}.rate_limit_service.grpc_service: the rate-limit service (envoy_grpc with its cluster) is required`);
+  if (service.transport_api_version === 'V2') errors.push(`${path}.rate_limit_service.transport_api_version: V2 is not supported; use V3`);
 }
 
 /** A CSRF policy (the filter's, or a route's): its additional origins' regexes must compile. */

@@ -43,6 +43,8 @@ export const schemaFiles = [
   'envoy/extensions/compression/brotli/decompressor/v3/brotli.proto',
   'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
   'envoy/service/auth/v3/external_auth.proto',
+  'envoy/extensions/filters/http/ratelimit/v3/rate_limit.proto',
+  'envoy/service/ratelimit/v3/rls.proto',
   'envoy/admin/v3/tap.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',

@@ -76,6 +76,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.http.ext_authz.v3.AuthorizationResponse': [
     'allowed_upstream_headers', 'allowed_upstream_headers_to_append', 'allowed_client_headers', 'allowed_client_headers_on_success', 'dynamic_metadata_from_headers',
   ],
+  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute': ['vh_rate_limits', 'domain'],
   'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit': [
     'stat_prefix', 'status', 'token_bucket', 'filter_enabled', 'filter_enforced', 'request_headers_to_add_when_not_enforced', 'response_headers_to_add', 'descriptors',
     'stage', 'local_rate_limit_per_downstream_connection', 'enable_x_ratelimit_headers', 'vh_rate_limits', 'always_consume_default_token_bucket', 'rate_limited_as_resource_exhausted',
@@ -168,6 +169,8 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
+  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.rate_limits': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
+  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.override_option': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.clear_route_cache': 'routes are chosen before the HTTP filters run here, and are not chosen again',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.typed_metadata_context_namespaces': 'no filter of this proxy sets typed dynamic metadata; use metadata_context_namespaces',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.filter_enabled_metadata': 'metadata matchers are not supported here; use filter_enabled',

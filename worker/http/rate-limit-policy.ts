@@ -29,8 +29,8 @@ type Action = (src: DescriptorSource) => DescriptorEntry | 'skip' | undefined;
 
 interface RateLimit {
   stage: number;
-  /** disable_key: Envoy's local rate limit leaves such entries out. */
-  disabled: boolean;
+  /** disable_key ('' without): the filter decides whether the entry counts (see descriptorsOf). */
+  disableKey: string;
   actions: Action[];
 }
 
@@ -94,7 +94,7 @@ function compileAction(a: JsonObject): Action {
 function compileRateLimits(limits: unknown): RateLimit[] {
   return list(limits).map((l) => ({
     stage: l.stage === undefined ? 0 : Number(l.stage),
-    disabled: typeof l.disable_key === 'string' && l.disable_key !== '',
+    disableKey: typeof l.disable_key === 'string' ? l.disable_key : '',
     actions: list(l.actions).map(compileAction),
   }));
 }
@@ -105,19 +105,23 @@ export function compileRateLimitPolicy(route: JsonObject, vhost: JsonObject): Ra
   return policy.route.length || policy.vhost.length ? policy : undefined;
 }
 
-/** The descriptors of `stage` for a request, the route's first, then its virtual host's as `vh` says. */
-export function descriptorsOf(policy: RateLimitPolicy | undefined, stage: number, vh: VhRateLimits, src: DescriptorSource): Descriptor[] {
+/**
+ * The descriptors of `stage` for a request, the route's first, then its virtual host's as `vh`
+ * says. An entry with a disable_key counts only if `enabled(key)` says so (the local rate limit
+ * leaves them all out; the global one asks the runtime).
+ */
+export function descriptorsOf(policy: RateLimitPolicy | undefined, stage: number, vh: VhRateLimits, src: DescriptorSource, enabled: (disableKey: string) => boolean): Descriptor[] {
   if (!policy) return [];
   const out: Descriptor[] = [];
-  populate(policy.route, stage, src, out);
+  populate(policy.route, stage, src, enabled, out);
   const mode = policy.includeVh ? 'INCLUDE' : vh;
-  if (mode === 'INCLUDE' || (mode === 'OVERRIDE' && policy.route.length === 0)) populate(policy.vhost, stage, src, out);
+  if (mode === 'INCLUDE' || (mode === 'OVERRIDE' && policy.route.length === 0)) populate(policy.vhost, stage, src, enabled, out);
   return out;
 }
 
-function populate(limits: RateLimit[], stage: number, src: DescriptorSource, out: Descriptor[]): void {
+function populate(limits: RateLimit[], stage: number, src: DescriptorSource, enabled: (disableKey: string) => boolean, out: Descriptor[]): void {
   next: for (const limit of limits) {
-    if (limit.stage !== stage || limit.disabled) continue;
+    if (limit.stage !== stage || (limit.disableKey !== '' && !enabled(limit.disableKey))) continue;
     const descriptor: Descriptor = [];
     for (const action of limit.actions) {
       const entry = action(src);

@@ -12,6 +12,7 @@ import { faultFactory } from './fault.js';
 import { headerToMetadataFactory } from './header-to-metadata.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { luaFactory } from './lua.js';
+import { rateLimitFactory } from './ratelimit.js';
 import { rbacFactory } from './rbac.js';
 import type { FilterContext, HttpFilterFactory } from './http-filter.js';
 
@@ -37,6 +38,7 @@ const FACTORIES: Record<string, Factory> = {
   'envoy.filters.http.ext_authz': (name, config, ctx) => extAuthzFactory(name, config, ctx),
   'envoy.filters.http.header_to_metadata': (name, config) => headerToMetadataFactory(name, config),
   'envoy.filters.http.lua': (name, config, ctx) => luaFactory(name, config, ctx),
+  'envoy.filters.http.ratelimit': (name, config, ctx) => rateLimitFactory(name, config, ctx),
 };
 
 export function httpFilterFactories(filters: JsonObject[], ctx: FilterContext): HttpFilterFactory[] {

@@ -27,6 +27,9 @@ import type { FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } fro
  * its own. Counted in `<stat_prefix>.http_local_rate_limit.{enabled,ok,rate_limited,enforced}`.
  */
 
+/** Envoy's local rate limit leaves out every rate limit with a disable_key. */
+const NO_DISABLE_KEYS = () => false;
+
 /** google.rpc.Code: UNAVAILABLE, RESOURCE_EXHAUSTED. */
 const GRPC_UNAVAILABLE = 14;
 const GRPC_RESOURCE_EXHAUSTED = 8;
@@ -180,7 +183,7 @@ class LocalRateLimitFilter implements HttpFilter {
     if (!s.enabled()) return 'continue';
     s.counters.enabled.inc();
     const descriptors = s.descriptors.size
-      ? descriptorsOf(request.route?.rateLimits, s.stage, s.vh, { rq: request.rq, remoteIp: request.connection.remoteIp, clusterName: request.clusterName, localCluster: this.localCluster })
+      ? descriptorsOf(request.route?.rateLimits, s.stage, s.vh, { rq: request.rq, remoteIp: request.connection.remoteIp, clusterName: request.clusterName, localCluster: this.localCluster }, NO_DISABLE_KEYS)
       : [];
     const result = requestAllowed(s, bucketsOf(s, request.connection.key), descriptors);
     if (result.bucket) this.decided = { settings: s, bucket: result.bucket };

@@ -1,38 +1,24 @@
-import { Client, credentials, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
 import { list, obj } from '../../../../shared/config/access.js';
-import { BinaryDecoder } from '../../../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../../../shared/config/proto-json.js';
-import { envoySchema } from '../../../../shared/config/schema.js';
+import { GrpcCallError, grpcUnary, prepareGrpcTypes } from '../../../upstream/grpc-unary.js';
 import { durationMs, httpStatusCode } from '../../../../shared/config/wkt.js';
 import type { ClusterManager } from '../../../upstream/cluster.js';
 import { compileListMatcher, okDecision, type AuthzDecision, type AuthzService, type CheckInput, type HeaderPair } from './check.js';
 
 /**
  * ext_authz with a gRPC authorization service (envoy.service.auth.v3.Authorization/Check), over
- * @grpc/grpc-js to a host of the service's cluster chosen by its load balancer. The CheckRequest
+ * @grpc/grpc-js (../../../upstream/grpc-unary.ts) to a host of the service's cluster. The CheckRequest
  * carries the connection's addresses (and the client's certificate names), the request's method,
  * path, host, scheme, protocol, size, headers (pseudo-headers too; `allowed_headers` narrows
  * them, `disallowed_headers` takes some out), its body if one was read, and the route's
  * context_extensions. An OK status allows the request with ok_response's changes; any other
  * status denies it (denied_response's status, 403 by default, headers and body); a failed call
- * is an error. The protos come from the tree's Envoy schema, loaded on first use.
+ * is an error.
  */
 
 const METHOD = '/envoy.service.auth.v3.Authorization/Check';
-
-let types: { request: protobuf.Type; response: protobuf.Type; root: protobuf.Root } | undefined;
-function messageTypes(): NonNullable<typeof types> {
-  if (!types) {
-    const root = envoySchema();
-    types = { root, request: root.lookupType('envoy.service.auth.v3.CheckRequest'), response: root.lookupType('envoy.service.auth.v3.CheckResponse') };
-  }
-  return types;
-}
-
-/** One client per host address, shared by every filter of the worker. */
-const clients = new Map<string, Client>();
+const REQUEST = 'envoy.service.auth.v3.CheckRequest';
+const RESPONSE = 'envoy.service.auth.v3.CheckResponse';
 
 export class GrpcAuthzService implements AuthzService {
   readonly cluster: string;
@@ -51,42 +37,18 @@ export class GrpcAuthzService implements AuthzService {
     this.timeoutMs = typeof service.timeout === 'string' ? durationMs(service.timeout) : 200;
     this.allowed = compileListMatcher(filter.allowed_headers);
     this.disallowed = compileListMatcher(filter.disallowed_headers);
-    messageTypes();
+    prepareGrpcTypes(REQUEST, RESPONSE);
   }
 
-  check(input: CheckInput): Promise<AuthzDecision> {
+  async check(input: CheckInput): Promise<AuthzDecision> {
     const cluster = this.clusters.get(this.cluster);
-    if (!cluster) return Promise.resolve({ kind: 'error', message: `unknown cluster '${this.cluster}'` });
-    const host = cluster.pickHost();
-    if (!host) return Promise.resolve({ kind: 'error', message: `no healthy host in cluster '${this.cluster}'` });
-    let client = clients.get(host.address);
-    if (!client) clients.set(host.address, (client = new Client(host.address, credentials.createInsecure())));
-    const { request, response, root } = messageTypes();
-    const started = performance.now();
-    cluster.stats.rqTotal.inc();
-    return new Promise((resolve) => {
-      client!.makeUnaryRequest<JsonObject, JsonObject>(
-        METHOD,
-        (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
-        (bytes) => {
-          const decoded = new BinaryDecoder(root).decode(response, bytes);
-          if (decoded.errors.length) throw new Error(`undecodable CheckResponse: ${decoded.errors.join('; ')}`);
-          return decoded.json;
-        },
-        this.checkRequest(input),
-        new Metadata(),
-        { deadline: Date.now() + this.timeoutMs },
-        (err, reply) => {
-          if (err || !reply) {
-            if (err?.code === GrpcStatus.DEADLINE_EXCEEDED) cluster.stats.rqTimeout.inc();
-            resolve({ kind: 'error', message: `Check to cluster '${this.cluster}' failed: ${err?.details || err?.message || 'no response'}` });
-            return;
-          }
-          cluster.stats.response(200, started);
-          resolve(decision(reply));
-        },
-      );
-    });
+    if (!cluster) return { kind: 'error', message: `unknown cluster '${this.cluster}'` };
+    try {
+      return decision(await grpcUnary(cluster, METHOD, REQUEST, RESPONSE, this.checkRequest(input), this.timeoutMs));
+    } catch (err) {
+      if (err instanceof GrpcCallError) return { kind: 'error', message: err.message };
+      throw err;
+    }
   }
 
   private checkRequest(input: CheckInput): JsonObject {

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { fromProto3JSON } from 'proto3-json-serializer';
+import type protobuf from 'protobufjs';
+import { BinaryDecoder } from '../shared/config/proto-binary.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
+import { envoySchema } from '../shared/config/schema.js';
+import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/**
+ * The global rate limit filter (envoy.filters.http.ratelimit) as Envoy's, against a rate-limit
+ * service written here over @grpc/grpc-js with the published RateLimitService protos.
+ */
+
+const RATELIMIT = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
+const tmp = tempDir();
+let upstream: Upstream;
+let server: Server;
+let proxy: RunningProxy;
+const asked: JsonObject[] = [];
+
+before(async () => {
+  upstream = await startUpstream('A');
+  const root = envoySchema();
+  const codec = (typeName: string) => {
+    const type = root.lookupType(typeName);
+    return {
+      serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
+      deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
+    };
+  };
+  const rq = codec('envoy.service.ratelimit.v3.RateLimitRequest');
+  const rs = codec('envoy.service.ratelimit.v3.RateLimitResponse');
+  server = new Server();
+  server.addService(
+    { ShouldRateLimit: { path: '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit', requestStream: false, responseStream: false, requestSerialize: rq.serialize, requestDeserialize: rq.deserialize, responseSerialize: rs.serialize, responseDeserialize: rs.deserialize } } as never,
+    {
+      ShouldRateLimit: (call: ServerUnaryCall<JsonObject, JsonObject>, callback: sendUnaryData<JsonObject>) => {
+        asked.push(call.request);
+        const entries = (call.request.descriptors as { entries: { key: string; value: string }[] }[]).flatMap((d) => d.entries);
+        const user = entries.find((e) => e.key === 'user')?.value;
+        const status = (remaining: number) => ({ code: remaining > 0 ? 'OK' : 'OVER_LIMIT', current_limit: { requests_per_unit: 10, unit: 'MINUTE', name: 'per-user' }, limit_remaining: remaining, duration_until_reset: '30s' });
+        if (user === 'slow') setTimeout(() => callback(null, { overall_code: 'OK' }), 300);
+        else if (user === 'alice') callback(null, { overall_code: 'OVER_LIMIT', statuses: [status(0)], response_headers_to_add: [{ key: 'x-rl-reason', value: 'too many' }], raw_body: Buffer.from('slow down').toString('base64') });
+        else callback(null, { overall_code: 'OK', statuses: [status(7)], request_headers_to_add: [{ key: 'x-rl', value: 'checked' }] });
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const filter = {
+    name: 'envoy.filters.http.ratelimit',
+    typed_config: {
+      '@type': RATELIMIT,
+      domain: 'edge',
+      timeout: '0.1s',
+      enable_x_ratelimit_headers: 'DRAFT_VERSION_03',
+      rate_limit_service: { grpc_service: { envoy_grpc: { cluster_name: 'rls' } }, transport_api_version: 'V3' },
+    },
+  };
+  const rateLimits = [
+    { actions: [{ request_headers: { header_name: 'x-user', descriptor_key: 'user' } }] },
+    { disable_key: 'generic', actions: [{ generic_key: { descriptor_value: 'api' } }] },
+  ];
+  const routes = [
+    { match: { prefix: '/free' }, route: { cluster: 'backend', prefix_rewrite: '/echo' } },
+    { match: { prefix: '/' }, route: { cluster: 'backend', regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: '/echo' }, rate_limits: rateLimits } },
+  ];
+  const bootstrap = filterBootstrap('limited', [filter], routes, upstream.port, {}, { layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] } });
+  (bootstrap.static_resources as { clusters: object[] }).clusters.push(staticCluster('rls', port));
+  proxy = await startProxy(bootstrap, ['--concurrency', '1']);
+});
+
+after(async () => {
+  await stopAllProxies();
+  await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  await upstream.close();
+  tmp.cleanup();
+});
+
+const get = (path: string, headers: Record<string, string> = {}) => httpRequest(`http://127.0.0.1:${proxy.ports.get('limited')}${path}`, { headers });
+const stat = (name: string) => statValue(proxy, `cluster.backend.ratelimit.${name}`);
+
+describe('the rate limit filter', () => {
+  it("asks the service with the filter's domain and the route's descriptors; an OK lets the request through with the service's headers", async () => {
+    const r = await get('/a', { 'x-user': 'bob' });
+    assert.equal(r.status, 200);
+    assert.deepEqual(asked.at(-1), { domain: 'edge', descriptors: [{ entries: [{ key: 'user', value: 'bob' }] }, { entries: [{ key: 'generic_key', value: 'api' }] }], hits_addend: 1 });
+    assert.equal((JSON.parse(r.body) as { headers: Record<string, string> }).headers['x-rl'], 'checked');
+    assert.deepEqual([r.headers['x-ratelimit-limit'], r.headers['x-ratelimit-remaining'], r.headers['x-ratelimit-reset']], ['10, 10;w=60;name="per-user"', '7', '30']);
+    assert.equal(await stat('ok'), 1);
+  });
+
+  it("answers OVER_LIMIT with 429, x-envoy-ratelimited, the service's headers and body", async () => {
+    const r = await get('/a', { 'x-user': 'alice' });
+    assert.deepEqual([r.status, r.body, r.headers['x-envoy-ratelimited'], r.headers['x-rl-reason'], r.headers['x-ratelimit-remaining']], [429, 'slow down', 'true', 'too many', '0']);
+    assert.equal(await stat('over_limit'), 1);
+    assert.equal(await statValue(proxy, 'cluster.backend.upstream_rq_429'), 1);
+  });
+
+  it('lets the request through when the service does not answer in time (failure mode allow)', async () => {
+    const r = await get('/a', { 'x-user': 'slow' });
+    assert.equal(r.status, 200);
+    assert.deepEqual([await stat('error'), await stat('failure_mode_allowed')], [1, 1]);
+  });
+
+  it('leaves out a rate limit whose disable_key the runtime switches off, and asks nothing for a route without rate limits', async () => {
+    const set = await httpRequest(`http://${proxy.admin}/runtime_modify?ratelimit.generic.http_filter_enabled=0`, { method: 'POST' });
+    assert.equal(set.status, 200);
+    await get('/a', { 'x-user': 'carol' });
+    assert.deepEqual(asked.at(-1)!.descriptors, [{ entries: [{ key: 'user', value: 'carol' }] }]);
+    const count = asked.length;
+    assert.equal((await get('/free')).status, 200);
+    assert.equal(asked.length, count);
+  });
+});
+
+describe('rate limit configuration', () => {
+  it('refuses a filter without a domain or service, and per-route rate_limits, by name', async () => {
+    const routes = [{ match: { prefix: '/' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.ratelimit': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute', rate_limits: [{ actions: [{ generic_key: { descriptor_value: 'x' } }] }] } } }];
+    const out = await runProxy(['--mode', 'validate', '-c', tmp.file('bad-rl.json', JSON.stringify(filterBootstrap('bad', [{ name: 'envoy.filters.http.ratelimit', typed_config: { '@type': RATELIMIT, domain: '' } }], routes, 1)))]);
+    assert.equal(out.code, 1);
+    const text = out.stderr + out.stdout;
+    assert.match(text, /rate_limit_service\.grpc_service: the rate-limit service \(envoy_grpc with its cluster\) is required/);
+    assert.match(text, /field 'rate_limits' of envoy\.extensions\.filters\.http\.ratelimit\.v3\.RateLimitPerRoute is not supported by this proxy \(put the rate limits on the route/);
+  });
+});
