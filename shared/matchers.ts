@@ -103,13 +103,13 @@ export function compileQueryParameterMatcher(q: Obj): (rq: RequestView) => boole
   const name = String(q.name);
   const value = q.string_match !== undefined ? compileStringMatcher(obj(q.string_match)) : undefined;
   return (rq) => {
-    const v = queryParameter(rq.path, name);
+    const v = queryParameterValue(rq.path, name);
     return v !== undefined && (value === undefined ? q.present_match !== false : value(v));
   };
 }
 
 /** The first value of a query parameter in a request target, decoded; undefined when absent. */
-function queryParameter(path: string, name: string): string | undefined {
+export function queryParameterValue(path: string, name: string): string | undefined {
   const q = path.indexOf('?');
   if (q < 0) return undefined;
   for (const pair of path.slice(q + 1).split('&')) {

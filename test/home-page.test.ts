@@ -99,7 +99,7 @@ describe('the home page\'s dynamic resources', { skip }, () => {
     try {
       const cdsPath = join(tmp.dir, 'cds.json');
       const cluster = (name: string, extra: object = {}) => ({ '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...staticCluster(name, upstream.port), ...extra });
-      writeFileSync(cdsPath, JSON.stringify({ version_info: 'v7', resources: [cluster('served'), cluster('refused', { lb_policy: 'MAGLEV' })] }));
+      writeFileSync(cdsPath, JSON.stringify({ version_info: 'v7', resources: [cluster('served'), cluster('refused', { lb_policy: 'CLUSTER_PROVIDED' })] }));
       const dynamic = await startProxy(
         { admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } }, dynamic_resources: { cds_config: { path_config_source: { path: cdsPath }, resource_api_version: 'V3' } } },
         ['--concurrency', '1'],
@@ -110,7 +110,7 @@ describe('the home page\'s dynamic resources', { skip }, () => {
       assert.deepEqual((await served.locator('td').allTextContents()).slice(0, 3), ['cluster served', 'active', 'v7']);
       const refused = page.locator('#live-xds tbody tr', { hasText: 'cluster refused' });
       assert.equal(await refused.getAttribute('class'), 'unhealthy');
-      assert.match((await refused.locator('td').nth(4).textContent()) ?? '', /lb_policy: MAGLEV is not supported/);
+      assert.match((await refused.locator('td').nth(4).textContent()) ?? '', /lb_policy: CLUSTER_PROVIDED is not supported/);
       await dynamic.stop();
     } finally {
       tmp.cleanup();

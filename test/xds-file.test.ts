@@ -84,16 +84,16 @@ describe('clusters from a file (CDS)', () => {
   });
 
   it('keeps the old version of a refused cluster, applies its valid siblings, and counts update_rejected', async () => {
-    publish(response('3', [cluster('dynamic', a.port, ', lb_policy: MAGLEV'), cluster('second', a.port)]));
+    publish(response('3', [cluster('dynamic', a.port, ', lb_policy: CLUSTER_PROVIDED'), cluster('second', a.port)]));
     await waitForStat('cluster_manager.cds.update_rejected', 1);
     assert.equal(await body(), 'B', 'the refused version did not replace the served one');
     assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^second::added_via_api::true$/m, 'the valid sibling applied');
     assert.equal(await stat('cluster_manager.active_clusters'), 2);
-    assert.match(proxy.output(), /filesystem config update rejected .*version '3'.*cluster 'dynamic': lb_policy: MAGLEV is not supported/);
+    assert.match(proxy.output(), /filesystem config update rejected .*version '3'.*cluster 'dynamic': lb_policy: CLUSTER_PROVIDED is not supported/);
     const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_active_clusters`)).body);
     const dynamic = dump.configs.find((c: { cluster?: { name: string } }) => c.cluster?.name === 'dynamic');
     assert.equal(dynamic.version_info, '2', 'the version still served');
-    assert.match(dynamic.error_state.details, /lb_policy: MAGLEV is not supported/, "Envoy's error_state: why the last update of it was refused");
+    assert.match(dynamic.error_state.details, /lb_policy: CLUSTER_PROVIDED is not supported/, "Envoy's error_state: why the last update of it was refused");
     assert.ok(Date.parse(dynamic.error_state.last_update_attempt) > 0);
   });
 

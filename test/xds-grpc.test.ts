@@ -72,12 +72,12 @@ describe('clusters from a control plane over ADS', () => {
     cp.set(CLUSTER_URL, '2', [cluster('dynamic', b.port)]);
     await waitFor('version 2 to serve', async () => ((await body()) === 'B' ? true : undefined));
     const from = cp.requests.length;
-    cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'MAGLEV' }), cluster('second', a.port)]);
+    cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'CLUSTER_PROVIDED' }), cluster('second', a.port)]);
     const nonce = cp.lastNonce;
     const nack = await cp.waitForRequest('the NACK', (rq) => rq.response_nonce === nonce, from);
     assert.equal(nack.version_info, '2', 'the last version accepted');
     assert.equal(obj(nack.error_detail).code, 13);
-    assert.match(String(obj(nack.error_detail).message), /cluster 'dynamic': lb_policy: MAGLEV is not supported/);
+    assert.match(String(obj(nack.error_detail).message), /cluster 'dynamic': lb_policy: CLUSTER_PROVIDED is not supported/);
     assert.equal(await body(), 'B', 'the refused version did not replace the served one');
     assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^second::added_via_api::true$/m);
     assert.equal(await statValue(proxy, 'cluster_manager.cds.update_rejected'), 1);
@@ -229,10 +229,10 @@ describe('clusters over incremental xDS (DELTA_GRPC, ADS)', () => {
       await waitFor('the removal', async () => ((await statValue(proxy, 'cluster_manager.cluster_removed')) === 1 ? true : undefined));
 
       const from = cp.requests.length;
-      cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'MAGLEV' })]);
+      cp.set(CLUSTER_URL, '3', [cluster('dynamic', a.port, { lb_policy: 'CLUSTER_PROVIDED' })]);
       const nonce = cp.lastNonce;
       const nack = await cp.waitForRequest('the NACK', (rq) => rq.response_nonce === nonce, from);
-      assert.match(String(obj(nack.error_detail).message), /lb_policy: MAGLEV is not supported/);
+      assert.match(String(obj(nack.error_detail).message), /lb_policy: CLUSTER_PROVIDED is not supported/);
       assert.equal((await httpRequest(url)).body, 'B');
 
       cp.stop();

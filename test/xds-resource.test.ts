@@ -36,7 +36,7 @@ describe('a discovery resource checked alone', () => {
     const errors = (r: ReturnType<typeof checkResource>) => r.errors.join('\n');
     assert.match(errors(checkResource(CLUSTER_TYPE, { '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', name: 'l' }, 'warn', new Set())), /a resource of type .*Listener where envoy\.config\.cluster\.v3\.Cluster was expected/);
     assert.match(errors(checkResource(CLUSTER_TYPE, cluster({ name: '' }), 'warn', new Set())), /name/);
-    assert.match(errors(checkResource(CLUSTER_TYPE, cluster({ lb_policy: 'MAGLEV' }), 'warn', new Set())), /^lb_policy: MAGLEV is not supported by this proxy/m);
+    assert.match(errors(checkResource(CLUSTER_TYPE, cluster({ lb_policy: 'CLUSTER_PROVIDED' }), 'warn', new Set())), /^lb_policy: CLUSTER_PROVIDED is not supported by this proxy/m);
     assert.match(errors(checkResource(CLUSTER_TYPE, cluster({ type: 'ORIGINAL_DST' }), 'warn', new Set())), /cluster type ORIGINAL_DST is not supported/);
     assert.match(errors(checkResource(CLUSTER_TYPE, cluster({ type: 'EDS' }), 'warn', new Set())), /an EDS cluster needs a source for its endpoints/);
     const tls = cluster({ transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext' } } });

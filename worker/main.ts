@@ -14,6 +14,7 @@ import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
+import { initHashing } from './upstream/hashing.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
@@ -41,6 +42,8 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   // A replacement worker joins the profiling in progress.
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
+  // xxHash64 for consistent hashing (RING_HASH, MAGLEV, hash_policy): a small wasm module, ready before any request.
+  await initHashing();
   const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
   useTreeBuckets(TreeBuckets.open(server.buckets.childFd));
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);

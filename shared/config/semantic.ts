@@ -23,8 +23,14 @@ import { checkRegex } from '../matchers.js';
 type Obj = JsonObject;
 
 const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS', 'EDS'];
-const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM'];
+const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM', 'RING_HASH', 'MAGLEV'];
 export const MAX_ENDPOINT_WEIGHT = 100;
+
+function isPrime(n: number): boolean {
+  if (!Number.isInteger(n) || n < 2) return false;
+  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false;
+  return true;
+}
 
 function addressText(address: Obj): string {
   const sa = obj(address.socket_address);
@@ -259,6 +265,11 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
   }
   const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
   if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(`${path}.lb_policy: ${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`);
+  const ring = obj(c.ring_hash_lb_config);
+  if (ring.hash_function !== undefined && ring.hash_function !== 'XX_HASH') errors.push(`${path}.ring_hash_lb_config.hash_function: ${String(ring.hash_function)} is not supported by this proxy (XX_HASH is)`);
+  if (Number(ring.minimum_ring_size ?? 1024) > Number(ring.maximum_ring_size ?? 8 * 1024 * 1024)) errors.push(`${path}.ring_hash_lb_config: minimum_ring_size must not be above maximum_ring_size`);
+  const table = obj(c.maglev_lb_config).table_size;
+  if (table !== undefined && !isPrime(Number(table))) errors.push(`${path}.maglev_lb_config.table_size: ${String(table)} is not a prime number`);
   for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
     if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
       errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);

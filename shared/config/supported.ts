@@ -100,7 +100,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
-    'rate_limits', 'include_vh_rate_limits',
+    'rate_limits', 'include_vh_rate_limits', 'hash_policy',
   ],
   'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],
   'envoy.config.route.v3.WeightedCluster': ['clusters'],
@@ -115,8 +115,11 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.cluster.v3.Cluster': [
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
     'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
-    'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config',
+    'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config', 'ring_hash_lb_config', 'maglev_lb_config',
   ],
+  'envoy.config.cluster.v3.Cluster.RingHashLbConfig': ['minimum_ring_size', 'maximum_ring_size', 'hash_function'],
+  'envoy.config.cluster.v3.Cluster.MaglevLbConfig': ['table_size'],
+  'envoy.config.route.v3.RouteAction.HashPolicy': ['header', 'cookie', 'connection_properties', 'query_parameter', 'terminal'],
   'envoy.config.cluster.v3.Cluster.EdsClusterConfig': ['eds_config', 'service_name'],
   'envoy.config.cluster.v3.OutlierDetection': [
     'consecutive_5xx', 'interval', 'base_ejection_time', 'max_ejection_percent', 'enforcing_consecutive_5xx', 'enforcing_success_rate',
@@ -169,6 +172,7 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
+  'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',
   'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.rate_limits': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
   'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.override_option': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.clear_route_cache': 'routes are chosen before the HTTP filters run here, and are not chosen again',

@@ -122,7 +122,7 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
-    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters };
+    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters, useRemoteAddress: this.useRemoteAddress };
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;

@@ -8,7 +8,9 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import { requestEntry, type HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { redirectLocation, splitQuery } from './request-target.js';
+import type { HashResult } from './hash-policy.js';
 import type { RequestView, Route } from './route-table.js';
+import { formatAddress } from '../../shared/address.js';
 import { forward } from './router.js';
 
 /**
@@ -37,6 +39,18 @@ export interface DispatchContext {
   stats: HttpStats;
   serverName: string;
   clusters: ClusterManager;
+  /** use_remote_address: the client is the peer, not the last x-forwarded-for entry (hash policies' source_ip). */
+  useRemoteAddress: boolean;
+}
+
+/** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
+function hashOf(route: Route, req: IncomingMessage, rq: RequestView, useRemoteAddress: boolean): HashResult | undefined {
+  if (!route.hashPolicy) return undefined;
+  const s = req.socket;
+  const peer = (s.remoteAddress ?? '').replace(/^::ffff:/, '');
+  const xff = req.headers['x-forwarded-for'];
+  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
+  return route.hashPolicy({ rq, remoteIp: last || peer, remoteAddress: formatAddress(peer, s.remotePort ?? 0), localAddress: formatAddress((s.localAddress ?? '').replace(/^::ffff:/, ''), s.localPort ?? 0) });
 }
 
 /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
@@ -88,8 +102,11 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
         if (record) record.rewrittenPath = path;
       }
+      const hashed = hashOf(route, req, rq, ctx.useRemoteAddress);
       const go = () =>
         forward(req, res, action, {
+          ...(hashed?.hash !== undefined ? { hash: hashed.hash } : {}),
+          ...(hashed?.setCookies.length ? { setCookies: hashed.setCookies } : {}),
           stats,
           clusters: ctx.clusters,
           serverName: ctx.serverName,

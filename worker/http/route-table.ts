@@ -7,6 +7,7 @@ import { compileHeaderMatcher, compileQueryParameterMatcher, requestHeader, type
 import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
 import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
+import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -90,6 +91,8 @@ export interface Route {
   rateLimits?: RateLimitPolicy;
   /** Route.metadata (filter_metadata by filter name), for filters that read it (Lua's handle:metadata()). */
   metadata?: JsonObject;
+  /** RouteAction.hash_policy: the request's hash for RING_HASH and MAGLEV clusters. */
+  hashPolicy?: HashPolicy;
 }
 
 export interface VirtualHost {
@@ -229,11 +232,13 @@ export class RouteTable {
           }
           const legacyCors = [obj(r.route).cors, vh.cors].filter((c) => c !== undefined).map(obj);
           const rateLimits = compileRateLimitPolicy(r, vh);
+          const hashPolicy = compileHashPolicy(obj(r.route).hash_policy);
           return {
             perFilter,
             legacyCors,
             ...(rateLimits ? { rateLimits } : {}),
             ...(r.metadata !== undefined ? { metadata: obj(r.metadata) } : {}),
+            ...(hashPolicy ? { hashPolicy } : {}),
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],

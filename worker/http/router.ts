@@ -56,6 +56,9 @@ export interface ForwardContext {
   clusterName: string | undefined;
   /** The request body as filters left it: read whole (buffer), or a stream of it transformed (decompressor). */
   body?: Buffer | Readable;
+  /** The route's hash_policy result: the hash a RING_HASH or MAGLEV cluster picks by, and cookies it generated. */
+  hash?: bigint;
+  setCookies?: string[];
 }
 
 type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
@@ -166,7 +169,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   private start(): void {
-    const host = this.cluster.pickHost();
+    const host = this.cluster.pickHost(this.ctx.hash);
     if (!host) {
       this.cluster.stats.cxNoneHealthy.inc();
       const record = this.ctx.record;
@@ -248,6 +251,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       else for (const item of v) out.push(k, item);
     }
     out.push('server', this.ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - this.started)));
+    for (const cookie of this.ctx.setCookies ?? []) out.push('set-cookie', cookie);
     this.res.writeHead(statusCode, out);
   }
 

@@ -16,6 +16,7 @@ import type { TlsContext } from '../../shared/tls/context.js';
 import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
+import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
 
 /**
  * An upstream cluster as one worker sees it: the hosts the supervisor sends (membership and
@@ -137,6 +138,8 @@ export class Cluster {
   private degraded: Host[] = [];
   private eligible = 0;
   private readonly balancer: LoadBalancer<Host>;
+  /** RING_HASH and MAGLEV: hosts picked by the request's hash. */
+  private readonly hashBalancer: HashBalancer<Host> | undefined;
   /** With outlier_detection: where this worker's outcomes go. */
   readonly outcomes: OutcomeRecorder | undefined;
 
@@ -154,7 +157,9 @@ export class Cluster {
     const overflow = overflowStats(this.name);
     this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
-    this.balancer = loadBalancerFor<Host>(String(config.lb_policy ?? 'ROUND_ROBIN'), obj(config.least_request_lb_config) as { choice_count?: number });
+    const policy = String(config.lb_policy ?? 'ROUND_ROBIN');
+    this.balancer = loadBalancerFor<Host>(policy, obj(config.least_request_lb_config) as { choice_count?: number });
+    this.hashBalancer = hashBalancerFor<Host>(policy, config);
     this.update(hosts);
   }
 
@@ -194,14 +199,17 @@ export class Cluster {
    * Envoy's choice with one priority: healthy hosts, else degraded ones; in panic (healthy and
    * degraded hosts under healthy_panic_threshold percent of the hosts not excluded), every host.
    */
-  pickHost(): Host | undefined {
+  pickHost(hash?: bigint): Host | undefined {
     if (this.hostList.length === 0) return undefined;
     const available = this.healthy.length + this.degraded.length;
+    let hosts: readonly Host[];
     if (this.panicThreshold > 0 && (this.eligible === 0 || available * 100 < this.panicThreshold * this.eligible)) {
       this.stats.lbHealthyPanic.inc();
-      return this.balancer.pick(this.hostList);
+      hosts = this.hostList;
+    } else {
+      hosts = this.healthy.length ? this.healthy : this.degraded;
     }
-    return this.balancer.pick(this.healthy.length ? this.healthy : this.degraded);
+    return this.hashBalancer ? this.hashBalancer.pick(hosts, hash) : this.balancer.pick(hosts);
   }
 
   async close(): Promise<void> {
