@@ -108,6 +108,11 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
       if (validate && typeof action.cluster === 'string' && !clusters.has(action.cluster)) {
         errors.push(`${rPath}.route.cluster: route: unknown cluster '${action.cluster}'`);
       }
+      list(action.request_mirror_policies).forEach((m, i) => {
+        const mPath = `${rPath}.route.request_mirror_policies[${i}]`;
+        if (!m.cluster && !m.cluster_header) errors.push(`${mPath}: one of cluster and cluster_header is required`);
+        if (validate && typeof m.cluster === 'string' && m.cluster && !clusters.has(m.cluster)) errors.push(`${mPath}.cluster: route: unknown mirror cluster '${m.cluster}'`);
+      });
       list(obj(action.weighted_clusters).clusters).forEach((wc, i) => {
         if (validate && typeof wc.name === 'string' && !clusters.has(wc.name)) {
           errors.push(`${rPath}.route.weighted_clusters.clusters[${i}].name: route: unknown weighted cluster '${wc.name}'`);

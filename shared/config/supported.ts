@@ -100,8 +100,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
-    'rate_limits', 'include_vh_rate_limits', 'hash_policy',
+    'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies',
   ],
+  'envoy.config.route.v3.RouteAction.RequestMirrorPolicy': ['cluster', 'cluster_header', 'runtime_fraction', 'disable_shadow_host_suffix_append'],
   'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],
   'envoy.config.route.v3.WeightedCluster': ['clusters'],
   'envoy.config.route.v3.WeightedCluster.ClusterWeight': ['name', 'weight'],
@@ -172,6 +173,7 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const HINTS: Readonly<Record<string, string>> = {
+  'envoy.config.route.v3.RouteAction.RequestMirrorPolicy.trace_sampled': 'this proxy does not trace yet',
   'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',
   'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.rate_limits': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
   'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.override_option': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',

@@ -11,6 +11,8 @@ import { redirectLocation, splitQuery } from './request-target.js';
 import type { HashResult } from './hash-policy.js';
 import type { RequestView, Route } from './route-table.js';
 import { formatAddress } from '../../shared/address.js';
+import { mirror } from './mirror.js';
+import { requestHasBody } from './request-body.js';
 import { forward } from './router.js';
 
 /**
@@ -103,6 +105,12 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         if (record) record.rewrittenPath = path;
       }
       const hashed = hashOf(route, req, rq, ctx.useRemoteAddress);
+      // Mirrors get their copy now; a body then streams upstream through a tee that keeps one for them.
+      const authority = action.hostRewriteLiteral ?? rq.authority;
+      const mirroredBody = action.mirrors
+        ? mirror(action.mirrors, ctx.clusters, { method: rq.method, path, headers, authority, timeoutMs: action.timeoutMs }, body ?? (requestHasBody(req) ? req : undefined), clusterName ?? route.name ?? '')
+        : undefined;
+      const upstreamBody = mirroredBody ?? body;
       const go = () =>
         forward(req, res, action, {
           ...(hashed?.hash !== undefined ? { hash: hashed.hash } : {}),
@@ -116,10 +124,10 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
           headers,
           path,
           // A filter may have changed it (a Lua script's :authority).
-          authority: action.hostRewriteLiteral ?? rq.authority,
+          authority,
           record,
           clusterName,
-          ...(body ? { body } : {}),
+          ...(upstreamBody ? { body: upstreamBody } : {}),
         }).catch((err: Error) => {
           log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
           sendLocalReply(res, 500, '', reply);

@@ -8,6 +8,7 @@ import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
 import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
+import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -50,6 +51,8 @@ export interface ForwardAction {
   retry?: RetryPolicy;
   /** RouteAction.priority: which circuit-breaker thresholds apply (0 DEFAULT, 1 HIGH). */
   priority: 0 | 1;
+  /** request_mirror_policies: clusters that get a copy of each request. */
+  mirrors?: MirrorPolicy[];
 }
 
 export interface DirectResponseAction {
@@ -151,6 +154,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     };
   }
   const a = obj(route.route);
+  const mirrors = compileMirrorPolicies(a);
   const weighted = a.weighted_clusters ? list(obj(a.weighted_clusters).clusters).map((c) => ({ name: String(c.name), weight: Number(c.weight ?? 0) })) : undefined;
   return {
     kind: 'route',
@@ -164,6 +168,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
+    ...(mirrors ? { mirrors } : {}),
   };
 }
 

@@ -85,7 +85,8 @@ function classify(err: Error & { failure?: Failure; code?: string }): Failure {
   return 'reset';
 }
 
-function upstreamHeaders(headers: IncomingHttpHeaders, authority: string, timeoutMs: number): string[] {
+/** The request headers as they go upstream: hop-by-hop and pseudo-headers out, the authority as host, the route timeout announced. */
+export function upstreamHeaders(headers: IncomingHttpHeaders, authority: string, timeoutMs: number): string[] {
   const out: string[] = [];
   const connection = headers.connection;
   const dropped = connection ? connection.toLowerCase().split(',').map((t) => t.trim()) : undefined;
