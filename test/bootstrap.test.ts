@@ -431,11 +431,30 @@ describe('TLS contexts in the bootstrap', () => {
     assert.equal(loaded.tls.clusters.backend!.sni, 'example.com');
   });
 
+  it('reports a missing certificate file once, by its field, with no follow-on error', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    chain(d).transport_socket = downstreamTls({ ...server, certPath: '/nonexistent/cert.pem' });
+    const errors = errorsOf({ configPath: tmp.file('missing-cert.yaml', yamlOf(d)) });
+    assert.deepEqual(errors.map((e) => e.replace(/^.*common_tls_context\./, '')), ["tls_certificates[0].certificate_chain.filename: unable to read '/nonexistent/cert.pem': no such file"]);
+  });
+
+  it('reports every problem of a file in one run: a field it cannot read does not hide an extension it refuses', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    const hcm = d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    hcm.bogus_field = 1;
+    hcm.http_filters.unshift({ name: 'envoy.filters.http.grpc_web', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb' } });
+    d.static_resources.clusters[0].respect_dns_ttl = true;
+    const errors = errorsOf({ configPath: tmp.file('many.yaml', yamlOf(d)) });
+    assert.ok(errors.some((e) => /typed_config\.bogus_field: unknown field/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.filters\.http\.grpc_web\.v3\.GrpcWeb' is not a type this proxy knows/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /clusters\[0\]\.respect_dns_ttl: field 'respect_dns_ttl' of envoy\.config\.cluster\.v3\.Cluster is not supported/.test(e)), errors.join('\n'));
+  });
+
   refuses('refuse', [
     ['a key that is not the certificate\'s', (d) => (chain(d).transport_socket = downstreamTls({ ...server, keyPath: stranger.keyPath })),
       new RegExp(`^${at.replace(/[.[\]]/g, '\\$&')}: .*key values mismatch`)],
     ['a certificate file that does not exist', (d) => (chain(d).transport_socket = downstreamTls({ ...server, certPath: '/nonexistent/cert.pem' })),
-      /tls_certificates\[0\]\.certificate_chain: ENOENT: no such file or directory, open '\/nonexistent\/cert\.pem'/],
+      /tls_certificates\[0\]\.certificate_chain\.filename: unable to read '\/nonexistent\/cert\.pem': no such file$/],
     ['a listener context without a certificate', (d) => (chain(d).transport_socket = { name: 'tls', typed_config: { '@type': DOWNSTREAM_TLS_TYPE } }),
       /common_tls_context\.tls_certificates: a listener's TLS context needs a certificate/],
     ['client certificates required with nothing to verify them against', (d) => (chain(d).transport_socket = downstreamTls(server, { context: { require_client_certificate: true } })),

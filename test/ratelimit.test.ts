@@ -124,7 +124,8 @@ describe('rate limit configuration', () => {
     const out = await runProxy(['--mode', 'validate', '-c', tmp.file('bad-rl.json', JSON.stringify(filterBootstrap('bad', [{ name: 'envoy.filters.http.ratelimit', typed_config: { '@type': RATELIMIT, domain: '' } }], routes, 1)))]);
     assert.equal(out.code, 1);
     const text = out.stderr + out.stdout;
-    assert.match(text, /rate_limit_service\.grpc_service: the rate-limit service \(envoy_grpc with its cluster\) is required/);
+    assert.match(text, /typed_config\.rate_limit_service: value is required/);
+    assert.match(text, /typed_config\.domain: value length must be at least 1 characters/);
     assert.match(text, /field 'rate_limits' of envoy\.extensions\.filters\.http\.ratelimit\.v3\.RateLimitPerRoute is not supported by this proxy \(put the rate limits on the route/);
   });
 });

@@ -192,22 +192,29 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
     if (overlay.bootstrap) bootstrap = mergeMessage(type, bootstrap, overlay.bootstrap);
     anys.push(...overlay.anys);
   }
-  if (errors.length) {
-    // Constraint violations elsewhere are worth reporting in the same run; those under a field
-    // that already failed to read would only repeat the first error.
-    const failed = errors.map((e) => e.replace(/^--config-yaml: /, '').split(': ')[0]!);
-    const constraintErrors: string[] = [];
-    checkConstraints(type, bootstrap, '', constraintErrors);
-    errors.push(...constraintErrors.filter((e) => !failed.some((f) => e.startsWith(f) || f.startsWith(e.split(': ')[0]!))));
-    throw new BootstrapError(errors);
-  }
-
-  checkConstraints(type, bootstrap, '', errors);
-  checkSupportedFields(type, bootstrap, '', errors);
-  checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), errors);
-  checkBootstrapSemantics(bootstrap, errors);
-  if (errors.length) throw new BootstrapError(errors);
-  const tls = loadAllTls(bootstrap, readDataSource, errors);
+  // Every stage runs, so that one run reports every problem in the file (a field that cannot be
+  // read does not hide an extension that is refused). What an earlier error causes is left out:
+  // an error under a field that already failed (or above it), and a route's "unknown cluster"
+  // once a cluster itself is in error (its name may be what failed).
+  const failed = errors.map((e) => e.replace(/^--config-yaml: /, '').split(': ')[0]!);
+  const fieldErrors: string[] = [];
+  checkConstraints(type, bootstrap, '', fieldErrors);
+  checkSupportedFields(type, bootstrap, '', fieldErrors);
+  checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), fieldErrors);
+  // A field that failed to read leaves its parents half read: nothing above it is checked. A field
+  // refused (or out of its bounds) was read whole: only what is under it would repeat it.
+  const refused: string[] = [];
+  const followsFrom = (e: string) => {
+    const path = e.split(': ')[0]!;
+    return failed.some((f) => path.startsWith(f) || f.startsWith(path)) || refused.some((f) => path.startsWith(f));
+  };
+  errors.push(...fieldErrors.filter((e) => !followsFrom(e)));
+  refused.push(...fieldErrors.map((e) => e.split(': ')[0]!));
+  const clusterInError = [...failed, ...refused].some((f) => f.startsWith('static_resources.clusters['));
+  const later: string[] = [];
+  checkBootstrapSemantics(bootstrap, later);
+  const tls = loadAllTls(bootstrap, readDataSource, later);
+  errors.push(...later.filter((e) => !followsFrom(e) && !(clusterInError && /: route: unknown (weighted |mirror )?cluster /.test(e))));
   if (errors.length) throw new BootstrapError(errors);
 
   const seen = new Set<string>();

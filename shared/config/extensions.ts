@@ -265,7 +265,7 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: s
     const ext = byTypeName.get(any.typeName);
     if (!ext) {
       const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
-      errors.push(`${any.path}: type URL '${any.typeUrl}' ${why} (implemented: ${EXTENSIONS.map((e) => e.name).join(', ')})`);
+      errors.push(`${any.path}: type URL '${any.typeUrl}' ${why} (implemented: ${[...new Set(EXTENSIONS.map((e) => e.name))].join(', ')})`);
     } else if (disabled.has(ext)) {
       errors.push(`${any.path}: extension '${ext.category}/${ext.name}' is disabled by --disable-extensions`);
     }

@@ -77,7 +77,10 @@ function readPem(ds: JsonObject | undefined, path: string, errors: string[], rea
     }
     return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>' };
   } catch (err) {
-    errors.push(`${path}: ${(err as Error).message}`);
+    // Phrased by field: the file the field names, and why it could not be read.
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'it is a directory' : e.message;
+    errors.push(typeof ds.filename === 'string' ? `${path}.filename: unable to read '${ds.filename}': ${why}` : `${path}: ${e.message}`);
     return undefined;
   }
 }
@@ -113,7 +116,8 @@ export function loadTlsContext(
   const ca = readPem(validation.trusted_ca as JsonObject | undefined, `${cp}.validation_context.trusted_ca`, errors, read);
   const sanMatchers = list(validation.match_typed_subject_alt_names).map((m) => ({ sanType: String(m.san_type ?? 'SAN_TYPE_UNSPECIFIED'), matcher: obj(m.matcher) }));
   for (const m of list(validation.match_subject_alt_names)) sanMatchers.push({ sanType: 'ANY', matcher: m });
-  if (side === 'downstream' && certificates.length === 0) errors.push(`${cp}.tls_certificates: a listener's TLS context needs a certificate`);
+  // A certificate that could not be read has said so already: "no certificate" would only repeat it.
+  if (side === 'downstream' && certificates.length === 0 && errors.length === before) errors.push(`${cp}.tls_certificates: a listener's TLS context needs a certificate`);
   if (side === 'downstream' && config.require_client_certificate === true && !ca) {
     errors.push(`${path}.require_client_certificate: client certificates need common_tls_context.validation_context.trusted_ca to be verified against`);
   }
