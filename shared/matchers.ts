@@ -135,3 +135,13 @@ export function checkRegex(regex: unknown, path: string, errors: string[]): void
     errors.push(`${path}: invalid RE2 regex '${regex}': ${(err as Error).message}`);
   }
 }
+
+/** RegexMatchAndSubstitute: every match of the pattern replaced; `\1` … name its groups, as in RE2. */
+export function compileRegexSubstitution(r: Obj): (value: string) => string {
+  const re = RE2JS.compile(String(obj(r.pattern).regex));
+  // RE2's substitution (`\1` a group, `\\` a backslash) in RE2JS's terms (`$1` a group, `$$` a dollar sign).
+  const substitution = String(r.substitution ?? '')
+    .replace(/\$/g, '$$$$')
+    .replace(/\\(\d|\\)/g, (_m, c: string) => (c === '\\' ? '\\' : `$${c}`));
+  return (value) => re.matcher(value).replaceAll(substitution);
+}

@@ -3,14 +3,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Server, ServerCredentials, status as GrpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../shared/config/proto-binary.js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { envoySchema } from '../shared/config/schema.js';
 import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
+import { startUnaryService } from './helpers/grpc-service.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -159,27 +156,17 @@ describe('ext_authz with an HTTP authorization service', () => {
 });
 
 describe('ext_authz with a gRPC authorization service', () => {
-  let server: Server;
+  let closeService: () => Promise<void>;
   let proxy: RunningProxy;
   const checks: JsonObject[] = [];
   const get = (path: string, headers: Record<string, string> = {}) => httpRequest(`http://127.0.0.1:${proxy.ports.get('grpc_guarded')}${path}`, { headers });
 
   before(async () => {
-    const root = envoySchema();
-    const codec = (typeName: string) => {
-      const type = root.lookupType(typeName);
-      return {
-        serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
-        deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
-      };
-    };
-    const rq = codec('envoy.service.auth.v3.CheckRequest');
-    const rs = codec('envoy.service.auth.v3.CheckResponse');
-    server = new Server();
-    server.addService(
-      { Check: { path: '/envoy.service.auth.v3.Authorization/Check', requestStream: false, responseStream: false, requestSerialize: rq.serialize, requestDeserialize: rq.deserialize, responseSerialize: rs.serialize, responseDeserialize: rs.deserialize } } as never,
-      {
-        Check: (call: ServerUnaryCall<JsonObject, JsonObject>, callback: sendUnaryData<JsonObject>) => {
+    const service = await startUnaryService(
+      '/envoy.service.auth.v3.Authorization/Check',
+      'envoy.service.auth.v3.CheckRequest',
+      'envoy.service.auth.v3.CheckResponse',
+      (call, callback) => {
           checks.push(call.request);
           const headers = ((call.request.attributes as JsonObject).request as { http: { headers: Record<string, string> } }).http.headers;
           if (headers['x-fail'] === '1') {
@@ -198,10 +185,10 @@ describe('ext_authz with a gRPC authorization service', () => {
           } else {
             callback(null, { status: { code: 7 }, denied_response: { status: { code: 'Forbidden' }, headers: [{ header: { key: 'x-denied', value: 'yes' } }], body: 'go away' } });
           }
-        },
       },
     );
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    closeService = service.close;
+    const port = service.port;
     const filter = { grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' }, failure_mode_allow: true, failure_mode_allow_header_add: true, stat_prefix: 'front', metadata_context_namespaces: ['envoy.lb'] };
     // A filter before it writes dynamic metadata the check sends (metadata_context_namespaces).
     const h2m = { name: 'envoy.filters.http.header_to_metadata', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config', request_rules: [{ header: 'x-version', on_header_present: { metadata_namespace: 'envoy.lb', key: 'version' } }] } };
@@ -210,7 +197,7 @@ describe('ext_authz with a gRPC authorization service', () => {
     proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost, [h2m]), ['--concurrency', '1']);
   });
 
-  after(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+  after(() => closeService());
 
   it("sends Envoy's CheckRequest: addresses, method, path, host, headers, the route's context_extensions merged, and dynamic metadata both ways", async () => {
     assert.equal((await get('/a?x=1', { authorization: 'Bearer good', 'x-version': 'v3', 'x-request-id': 'grpc-ok' })).status, 200);

@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../shared/config/proto-binary.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { envoySchema } from '../shared/config/schema.js';
 import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
+import { startUnaryService } from './helpers/grpc-service.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -19,27 +15,17 @@ import { startUpstream, type Upstream } from './helpers/upstream.js';
 const RATELIMIT = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
 const tmp = tempDir();
 let upstream: Upstream;
-let server: Server;
+let closeService: () => Promise<void>;
 let proxy: RunningProxy;
 const asked: JsonObject[] = [];
 
 before(async () => {
   upstream = await startUpstream('A');
-  const root = envoySchema();
-  const codec = (typeName: string) => {
-    const type = root.lookupType(typeName);
-    return {
-      serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
-      deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
-    };
-  };
-  const rq = codec('envoy.service.ratelimit.v3.RateLimitRequest');
-  const rs = codec('envoy.service.ratelimit.v3.RateLimitResponse');
-  server = new Server();
-  server.addService(
-    { ShouldRateLimit: { path: '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit', requestStream: false, responseStream: false, requestSerialize: rq.serialize, requestDeserialize: rq.deserialize, responseSerialize: rs.serialize, responseDeserialize: rs.deserialize } } as never,
-    {
-      ShouldRateLimit: (call: ServerUnaryCall<JsonObject, JsonObject>, callback: sendUnaryData<JsonObject>) => {
+  const service = await startUnaryService(
+    '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit',
+    'envoy.service.ratelimit.v3.RateLimitRequest',
+    'envoy.service.ratelimit.v3.RateLimitResponse',
+    (call, callback) => {
         asked.push(call.request);
         const entries = (call.request.descriptors as { entries: { key: string; value: string }[] }[]).flatMap((d) => d.entries);
         const user = entries.find((e) => e.key === 'user')?.value;
@@ -47,10 +33,10 @@ before(async () => {
         if (user === 'slow') setTimeout(() => callback(null, { overall_code: 'OK' }), 300);
         else if (user === 'alice') callback(null, { overall_code: 'OVER_LIMIT', statuses: [status(0)], response_headers_to_add: [{ key: 'x-rl-reason', value: 'too many' }], raw_body: Buffer.from('slow down').toString('base64') });
         else callback(null, { overall_code: 'OK', statuses: [status(7)], request_headers_to_add: [{ key: 'x-rl', value: 'checked' }] });
-      },
     },
   );
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  closeService = service.close;
+  const port = service.port;
   const filter = {
     name: 'envoy.filters.http.ratelimit',
     typed_config: {
@@ -76,7 +62,7 @@ before(async () => {
 
 after(async () => {
   await stopAllProxies();
-  await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  await closeService();
   await upstream.close();
   tmp.cleanup();
 });

@@ -1,10 +1,7 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { envoySchema } from '../../shared/config/schema.js';
 import { ADS_METHOD, CDS_METHOD, DELTA_METHODS, LDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
+import { envoyCodec } from './grpc-service.js';
 import { waitFor } from './proxy.js';
 
 /**
@@ -48,14 +45,7 @@ export class TestControlPlane {
 
   /** Starts serving (again, after stop(), on the same port). */
   async listen(port = this.port): Promise<void> {
-    const root = envoySchema();
-    const codec = (typeName: string) => {
-      const type = root.lookupType(typeName);
-      return {
-        serialize: (m: JsonObject) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
-        deserialize: (b: Buffer) => new BinaryDecoder(root).decode(type, b).json,
-      };
-    };
+    const codec = envoyCodec;
     const method = (path: string, delta: boolean) => {
       const rq = codec(`envoy.service.discovery.v3.${delta ? 'Delta' : ''}DiscoveryRequest`);
       const rs = codec(`envoy.service.discovery.v3.${delta ? 'Delta' : ''}DiscoveryResponse`);

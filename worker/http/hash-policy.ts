@@ -1,8 +1,7 @@
-import { RE2JS } from 're2js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { queryParameterValue, type RequestView } from '../../shared/matchers.js';
+import { compileRegexSubstitution, queryParameterValue, type RequestView } from '../../shared/matchers.js';
 import { xxHash64 } from '../upstream/hashing.js';
 
 /**
@@ -35,13 +34,7 @@ const MASK = (1n << 64n) - 1n;
 
 function headerMethod(h: JsonObject): Method {
   const name = String(h.header_name).toLowerCase();
-  const rewrite = h.regex_rewrite !== undefined ? obj(h.regex_rewrite) : undefined;
-  let rewriteFn: ((v: string) => string) | undefined;
-  if (rewrite) {
-    const re = RE2JS.compile(String(obj(rewrite.pattern).regex));
-    const substitution = String(rewrite.substitution ?? '').replace(/\$/g, '$$$$').replace(/\\(\d|\\)/g, (_m, c: string) => (c === '\\' ? '\\' : `$${c}`));
-    rewriteFn = (v) => re.matcher(v).replaceAll(substitution);
-  }
+  const rewriteFn = h.regex_rewrite !== undefined ? compileRegexSubstitution(obj(h.regex_rewrite)) : undefined;
   return ({ rq }) => {
     const raw = name === ':authority' || name === 'host' ? rq.authority : name === ':path' ? rq.path : name === ':method' ? rq.method : rq.headers[name];
     if (raw === undefined) return undefined;

@@ -3,7 +3,7 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { compileHeaderMatcher, compileQueryParameterMatcher, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { compileHeaderMatcher, compileQueryParameterMatcher, compileRegexSubstitution, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
 import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
 import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
@@ -162,7 +162,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     weightedClusters: weighted,
     totalWeight: weighted ? weighted.reduce((s, c) => s + c.weight, 0) : 0,
     prefixRewrite: a.prefix_rewrite as string | undefined,
-    ...(a.regex_rewrite ? { regexRewrite: compileRegexRewrite(obj(a.regex_rewrite)) } : {}),
+    ...(a.regex_rewrite ? { regexRewrite: compileRegexSubstitution(obj(a.regex_rewrite)) } : {}),
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
     priority: a.priority === 'HIGH' ? 1 : 0,
@@ -170,16 +170,6 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
     ...(mirrors ? { mirrors } : {}),
   };
-}
-
-/** RegexMatchAndSubstitute: every match of the pattern replaced; `\1` … name its groups, as in RE2. */
-function compileRegexRewrite(r: Obj): (path: string) => string {
-  const re = RE2JS.compile(String(obj(r.pattern).regex));
-  // RE2's substitution (`\1` a group, `\\` a backslash) in RE2JS's terms (`$1` a group, `$$` a dollar sign).
-  const substitution = String(r.substitution ?? '')
-    .replace(/\$/g, '$$$$')
-    .replace(/\\(\d|\\)/g, (_m, c: string) => (c === '\\' ? '\\' : `$${c}`));
-  return (path) => re.matcher(path).replaceAll(substitution);
 }
 
 /**

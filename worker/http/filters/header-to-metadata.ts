@@ -1,7 +1,7 @@
-import { RE2JS } from 're2js';
 import { list, obj } from '../../../shared/config/access.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
+import { compileRegexSubstitution } from '../../../shared/matchers.js';
 import type { FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -41,13 +41,7 @@ interface Rules {
 function pairOf(kv: unknown): Pair | undefined {
   if (kv === undefined) return undefined;
   const p = obj(kv);
-  const rewrite = p.regex_value_rewrite !== undefined ? obj(p.regex_value_rewrite) : undefined;
-  let rewriteFn: ((v: string) => string) | undefined;
-  if (rewrite) {
-    const re = RE2JS.compile(String(obj(rewrite.pattern).regex));
-    const substitution = String(rewrite.substitution ?? '').replace(/\$/g, '$$$$').replace(/\\(\d|\\)/g, (_m, c: string) => (c === '\\' ? '\\' : `$${c}`));
-    rewriteFn = (v) => re.matcher(v).replaceAll(substitution);
-  }
+  const rewriteFn = p.regex_value_rewrite !== undefined ? compileRegexSubstitution(obj(p.regex_value_rewrite)) : undefined;
   return {
     namespace: typeof p.metadata_namespace === 'string' && p.metadata_namespace ? p.metadata_namespace : DEFAULT_NAMESPACE,
     key: String(p.key),
