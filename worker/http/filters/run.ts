@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import type { AccessLogEntry } from '../../../shared/access-log/entry.js';
+import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import type { RequestView } from '../../../shared/matchers.js';
 import { requestEntry, type HttpExchangeRecord } from '../exchange-record.js';
@@ -8,7 +10,7 @@ import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
 import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../route-table.js';
 import { perFilterConfigs } from './chain.js';
-import type { ConnectionView, FilterDecision, HttpFilter, HttpFilterFactory } from './http-filter.js';
+import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
 
 /**
  * One request through a connection manager's HTTP filters (see ./http-filter.ts): what each
@@ -41,68 +43,124 @@ export interface FilterExchange {
  * filters that saw it (`reply.encode`), in reverse order.
  */
 export function runFilterChain(factories: readonly HttpFilterFactory[], x: FilterExchange): FilterDecision | Promise<FilterDecision> {
-  const { req, res, rq, route, reply, record } = x;
-  const seen: HttpFilter[] = [];
-  let connection: ConnectionView | undefined;
-  const encodeThrough = (filters: HttpFilter[]) => (status: number, headers: MutableHeaders) => {
-    for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
-  };
+  const chain: ChainState = { x, seen: [], connection: undefined };
   const from = (first: number): FilterDecision | Promise<FilterDecision> => {
     for (let i = first; i < factories.length; i++) {
       const factory = factories[i]!;
-      const perRoute = perFilterConfigs(route?.perFilter.get(factory.name));
+      const perRoute = perFilterConfigs(x.route?.perFilter.get(factory.name));
       if (perRoute === 'disabled') continue;
       const filter = factory.create();
-      const before = [...seen];
-      const decision = filter.decodeHeaders({
-        rq,
-        connection: (connection ??= connectionView(req, x.useRemoteAddress)),
-        route,
-        clusterName: x.clusterName,
-        perRoute,
-        reply: (status, headers, body = '') => {
-          // An HTTP/1 request whose body has not all arrived cannot leave the connection usable: it closes after the reply, as Envoy's does.
-          if (req.httpVersionMajor === 1 && !req.complete && requestHasBody(req)) res.shouldKeepAlive = false;
-          sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(before) });
-        },
-        flag: (bit, details) => {
-          if (!record) return;
-          record.responseFlags |= bit;
-          if (details !== undefined) record.responseCodeDetails = details;
-        },
-        finished: (done) => res.once('close', done),
-        entry: () => record ?? requestEntry(req, rq),
-        readBody: (limit) => readWholeBody(x, limit),
-        hasBody: () => requestHasBody(req),
-        replaceBody: (body) => {
-          if (x.body === undefined) throw new Error('the request body has not been read');
-          x.body = body;
-          x.rq.headers['content-length'] = String(body.length);
-        },
-        metadata: () => {
-          if (!x.metadata) {
-            x.metadata = {};
-            if (record) record.dynamicMetadata = x.metadata;
-          }
-          return x.metadata;
-        },
-        transformRequestBody: (transform, bytesIn) => {
-          const source = x.bodyStream ?? req;
-          if (bytesIn) source.on('data', (chunk: Buffer) => bytesIn(chunk.length));
-          source.on('error', (err) => transform.destroy(err));
-          x.bodyStream = source.pipe(transform);
-          delete x.rq.headers['content-length'];
-        },
-        transformBody: (transform, bytesIn) => transformResponseBody(res, transform, bytesIn),
-      });
-      seen.push(filter);
+      const decision = filter.decodeHeaders(new FilterCall(chain, perRoute, chain.seen.length));
+      chain.seen.push(filter);
       if (decision === 'stop') return 'stop';
       if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
     }
-    reply.encode = encodeThrough(seen);
+    x.reply.encode = encodeThrough(chain.seen);
     return 'continue';
   };
   return from(0);
+}
+
+/** What the filters of one request share: the exchange, the filters so far, the connection's view (made on first use). */
+interface ChainState {
+  x: FilterExchange;
+  seen: HttpFilter[];
+  connection: ConnectionView | undefined;
+}
+
+function encodeThrough(filters: readonly HttpFilter[]): (status: number, headers: MutableHeaders) => void {
+  return (status, headers) => {
+    for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
+  };
+}
+
+/**
+ * The request as one filter sees it (http-filter.ts): a small object per filter, its methods on
+ * the prototype, so that a request through several filters allocates little.
+ */
+class FilterCall implements FilterRequest {
+  constructor(
+    private readonly chain: ChainState,
+    readonly perRoute: JsonObject[],
+    /** How many filters came before this one: a reply of this filter goes back through those. */
+    private readonly position: number,
+  ) {}
+
+  get rq(): RequestView {
+    return this.chain.x.rq;
+  }
+
+  get route(): Route | undefined {
+    return this.chain.x.route;
+  }
+
+  get clusterName(): string | undefined {
+    return this.chain.x.clusterName;
+  }
+
+  get connection(): ConnectionView {
+    return (this.chain.connection ??= connectionView(this.chain.x.req, this.chain.x.useRemoteAddress));
+  }
+
+  reply(status: number, headers: MutableHeaders, body = ''): void {
+    const { req, res, reply } = this.chain.x;
+    // An HTTP/1 request whose body has not all arrived cannot leave the connection usable: it closes after the reply, as Envoy's does.
+    if (req.httpVersionMajor === 1 && !req.complete && requestHasBody(req)) res.shouldKeepAlive = false;
+    sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(this.chain.seen.slice(0, this.position)) });
+  }
+
+  flag(bit: number, details?: string): void {
+    const record = this.chain.x.record;
+    if (!record) return;
+    record.responseFlags |= bit;
+    if (details !== undefined) record.responseCodeDetails = details;
+  }
+
+  finished(done: () => void): void {
+    this.chain.x.res.once('close', done);
+  }
+
+  entry(): AccessLogEntry {
+    const x = this.chain.x;
+    return x.record ?? requestEntry(x.req, x.rq);
+  }
+
+  readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
+    return readWholeBody(this.chain.x, limit);
+  }
+
+  hasBody(): boolean {
+    return requestHasBody(this.chain.x.req);
+  }
+
+  replaceBody(body: Buffer): void {
+    const x = this.chain.x;
+    if (x.body === undefined) throw new Error('the request body has not been read');
+    x.body = body;
+    x.rq.headers['content-length'] = String(body.length);
+  }
+
+  metadata(): Record<string, Record<string, unknown>> {
+    const x = this.chain.x;
+    if (!x.metadata) {
+      x.metadata = {};
+      if (x.record) x.record.dynamicMetadata = x.metadata;
+    }
+    return x.metadata;
+  }
+
+  transformRequestBody(transform: Transform, bytesIn?: (n: number) => void): void {
+    const x = this.chain.x;
+    const source = x.bodyStream ?? x.req;
+    if (bytesIn) source.on('data', (chunk: Buffer) => bytesIn(chunk.length));
+    source.on('error', (err) => transform.destroy(err));
+    x.bodyStream = source.pipe(transform);
+    delete x.rq.headers['content-length'];
+  }
+
+  transformBody(transform: Transform, bytesIn?: (n: number) => void): void {
+    transformResponseBody(this.chain.x.res, transform, bytesIn);
+  }
 }
 
 /**
