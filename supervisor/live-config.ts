@@ -90,6 +90,7 @@ export class LiveConfig {
       clustersWarm: () => this.clustersWarm(),
       assignEndpoints: (cluster, assignment, warming) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
+      clusterTls: (cluster) => tree.context.tls.clusters[cluster],
     });
     listeners.drains.onDrained = () => this.reportListeners();
     listeners.hasRoutes = (name) => this.routes.has(name);

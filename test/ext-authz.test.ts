@@ -3,9 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { ServerCredentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { filterBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { makePki, UPSTREAM_TLS_TYPE, type TestPki } from './helpers/certs.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 import { startUnaryService } from './helpers/grpc-service.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
@@ -229,6 +230,57 @@ describe('ext_authz with a gRPC authorization service', () => {
       [await statValue(proxy, 'http.grpc_guarded.ext_authz.front.denied'), await statValue(proxy, 'http.grpc_guarded.ext_authz.front.error'), await statValue(proxy, 'cluster.backend.ext_authz.front.failure_mode_allowed')],
       [1, 1, 1],
     );
+  });
+});
+
+describe("ext_authz with a gRPC service behind a TLS cluster", () => {
+  let pki: TestPki;
+  let closeService: () => Promise<void>;
+  let port = 0;
+  const allow = (_call: unknown, callback: (err: null, r: JsonObject) => void) => callback(null, { status: { code: 0 }, ok_response: { headers: [{ header: { key: 'x-checked', value: 'tls' } }] } });
+
+  before(async () => {
+    pki = makePki();
+    const leaf = pki.leaf('authz', { sans: ['DNS:authz.test'], serial: 'a1' });
+    const service = await startUnaryService('/envoy.service.auth.v3.Authorization/Check', 'envoy.service.auth.v3.CheckRequest', 'envoy.service.auth.v3.CheckResponse', allow, ServerCredentials.createSsl(null, [{ private_key: Buffer.from(leaf.key), cert_chain: Buffer.from(leaf.cert) }], false));
+    closeService = service.close;
+    port = service.port;
+  });
+
+  after(async () => {
+    await closeService();
+    pki.remove();
+  });
+
+  /** The authz cluster with an UpstreamTlsContext trusting `caPath`, SNI and a SAN matcher as Envoy's. */
+  function tlsAuthzBootstrap(name: string, caPath: string): Record<string, unknown> {
+    const bootstrap = authzBootstrap(name, { grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' } }, port, [{ match: { prefix: '/' }, route: echo }]);
+    const authz = (bootstrap.static_resources as { clusters: Record<string, unknown>[] }).clusters.find((c) => c.name === 'authz')!;
+    authz.typed_extension_protocol_options = { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http2_protocol_options: {} } } };
+    authz.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': UPSTREAM_TLS_TYPE,
+        sni: 'authz.test',
+        common_tls_context: { validation_context: { trusted_ca: { filename: caPath }, match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: 'authz.test' } }] } },
+      },
+    };
+    return bootstrap;
+  }
+
+  it("calls the service over the cluster's TLS transport socket, verified against its trusted_ca and SAN matchers", async () => {
+    const proxy = await startProxy(tlsAuthzBootstrap('authz_tls', pki.caPath), ['--concurrency', '1']);
+    const r = await httpRequest(`http://127.0.0.1:${proxy.ports.get('authz_tls')}/a`);
+    assert.equal(r.status, 200);
+    assert.equal((JSON.parse(r.body) as Echoed).headers['x-checked'], 'tls');
+    assert.equal(await statValue(proxy, 'cluster.authz.ssl.handshake'), 1);
+  });
+
+  it('refuses the request (an authorization error) when the service is not trusted by the cluster', async () => {
+    const proxy = await startProxy(tlsAuthzBootstrap('authz_untrusted', pki.otherCa().caPath), ['--concurrency', '1']);
+    const r = await httpRequest(`http://127.0.0.1:${proxy.ports.get('authz_untrusted')}/a`);
+    assert.equal(r.status, 403);
+    assert.deepEqual([await statValue(proxy, 'http.authz_untrusted.ext_authz.error'), await statValue(proxy, 'cluster.authz.ssl.fail_verify_error')], [1, 1]);
   });
 });
 

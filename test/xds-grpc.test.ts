@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ServerCredentials } from '@grpc/grpc-js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { routesListener, staticCluster } from './helpers/bootstraps.js';
+import { makePki, UPSTREAM_TLS_TYPE } from './helpers/certs.js';
 import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
@@ -92,6 +94,40 @@ describe('clusters from a control plane over ADS', () => {
     const again = await cp.waitForRequest('the proxy to come back', () => true, from);
     assert.deepEqual([again.type_url, again.version_info, again.response_nonce ?? '', obj(again.node).id], [CLUSTER_URL, '2', '', 'proxy-under-test'], 'a new stream: the node again, the last accepted version, no nonce');
     await waitFor('connected again', async () => ((await statValue(proxy, 'control_plane.connected_state')) === 1 ? true : undefined));
+  });
+});
+
+describe('a control plane behind TLS', () => {
+  it("connects over the xDS cluster's TLS transport socket: its CA and SAN matchers verify the control plane, its certificate answers the control plane's demand for one", async () => {
+    const pki = makePki();
+    const server = pki.leaf('control-plane', { sans: ['DNS:xds.test'], serial: 'c1' });
+    const client = pki.leaf('proxy', { sans: ['DNS:proxy.test'], serial: 'c2' });
+    // The control plane demands a client certificate signed by the CA (mutual TLS).
+    const credentials = ServerCredentials.createSsl(Buffer.from(pki.ca), [{ private_key: Buffer.from(server.key), cert_chain: Buffer.from(server.cert) }], true);
+    const cp = await TestControlPlane.start(0, credentials);
+    try {
+      cp.set(CLUSTER_URL, '1', [cluster('dynamic', a.port)]);
+      const config = bootstrap(cp.port, {}, true) as any;
+      const xds = config.static_resources.clusters.find((c: JsonObject) => c.name === 'xds');
+      xds.transport_socket = {
+        name: 'envoy.transport_sockets.tls',
+        typed_config: {
+          '@type': UPSTREAM_TLS_TYPE,
+          sni: 'xds.test',
+          common_tls_context: {
+            tls_certificates: [{ certificate_chain: { filename: client.certPath }, private_key: { filename: client.keyPath } }],
+            validation_context: { trusted_ca: { filename: pki.caPath }, match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: 'xds.test' } }] },
+          },
+        },
+      };
+      const proxy = await startProxy(config, ['--concurrency', '1']);
+      assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).body, 'A');
+      assert.equal(await statValue(proxy, 'cluster.xds.ssl.handshake'), 1);
+      await proxy.stop();
+    } finally {
+      cp.stop();
+      pki.remove();
+    }
   });
 });
 

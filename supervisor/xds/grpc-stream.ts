@@ -1,4 +1,4 @@
-import { Client, credentials, Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
+import { Client, Metadata, type ChannelCredentials, type ClientDuplexStream } from '@grpc/grpc-js';
 import { fromProto3JSON } from 'proto3-json-serializer';
 import type protobuf from 'protobufjs';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -98,6 +98,8 @@ export class GrpcXdsStream {
   constructor(
     /** `ip:port` of the xDS cluster's host. */
     private readonly target: string,
+    /** Plaintext, or the xDS cluster's TLS transport socket (see grpcCredentials). */
+    private readonly credentials: ChannelCredentials,
     private readonly method: string,
     private readonly node: JsonObject,
     private readonly setNodeOnFirstMessageOnly: boolean,
@@ -167,7 +169,7 @@ export class GrpcXdsStream {
 
   private open(): void {
     if (this.closed || this.stream) return;
-    this.client ??= new Client(this.target, credentials.createInsecure());
+    this.client ??= new Client(this.target, this.credentials);
     const { request, response } = messageTypes(this.delta);
     const decoder = () => new BinaryDecoder(envoySchema());
     const stream = this.client.makeBidiStreamRequest<JsonObject, JsonObject>(

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -12,6 +13,9 @@ import type { Options } from '../options.js';
 import type { ListenerChanges, ListenerManager } from '../listener-manager.js';
 import type { RouteManager } from '../route-manager.js';
 import { FileSubscription, pathSourceOf, type ApplyUpdate, type PathSource } from './file-subscription.js';
+import { grpcCredentials } from '../../shared/tls/grpc-credentials.js';
+import type { TlsContext } from '../../shared/tls/context.js';
+import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 
@@ -66,6 +70,8 @@ export interface ConfigTarget {
   listeners: ListenerManager;
   /** A listener update reaches the tree (sockets and changes to the workers, the admin). */
   applyListeners: (changes: ListenerChanges) => void;
+  /** A static cluster's loaded TLS context (the cluster of a control plane). */
+  clusterTls: (cluster: string) => TlsContext | undefined;
 }
 
 export class ConfigSources {
@@ -333,10 +339,16 @@ export class ConfigSources {
         maxTokens: typeof limit.max_tokens === 'number' ? limit.max_tokens : RATE_LIMIT_MAX_TOKENS,
         fillRate: typeof limit.fill_rate === 'number' ? limit.fill_rate : RATE_LIMIT_FILL_RATE,
       };
-      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit);
+      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), this.credentialsFor(cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit);
       this.streams.set(key, stream);
     }
     return stream;
+  }
+
+  /** The xDS cluster's TLS transport socket, as its HTTP connections would use it (ssl.* counted under the cluster). */
+  private credentialsFor(cluster: string): ChannelCredentials {
+    const context = this.tree.clusterTls(cluster);
+    return grpcCredentials(context && new UpstreamTls(context, cluster, true));
   }
 
   close(): void {

@@ -37,8 +37,11 @@ export class TestControlPlane {
   private nonce = 0;
   port = 0;
 
-  static async start(port = 0): Promise<TestControlPlane> {
-    const cp = new TestControlPlane();
+  /** Plaintext unless given (ServerCredentials.createSsl for a control plane behind TLS). */
+  constructor(private readonly credentials: ServerCredentials = ServerCredentials.createInsecure()) {}
+
+  static async start(port = 0, credentials?: ServerCredentials): Promise<TestControlPlane> {
+    const cp = new TestControlPlane(credentials);
     await cp.listen(port);
     return cp;
   }
@@ -61,7 +64,7 @@ export class TestControlPlane {
     server.addService({ StreamClusters: method(CDS_METHOD, false), DeltaClusters: method(DELTA_METHODS[CDS_METHOD]!, true) } as never, { StreamClusters: sotw, DeltaClusters: delta });
     server.addService({ StreamListeners: method(LDS_METHOD, false), DeltaListeners: method(DELTA_METHODS[LDS_METHOD]!, true) } as never, { StreamListeners: sotw, DeltaListeners: delta });
     this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+      server.bindAsync(`127.0.0.1:${port}`, this.credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
     );
     this.server = server;
   }

@@ -1,16 +1,17 @@
-import { Client, credentials, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
+import { Client, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
 import { fromProto3JSON } from 'proto3-json-serializer';
 import type protobuf from 'protobufjs';
 import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
+import { grpcCredentials } from '../../shared/tls/grpc-credentials.js';
 import type { Cluster } from './cluster.js';
 
 /**
  * Unary gRPC calls the proxy makes to a service behind a cluster (an authorization service, a
- * rate-limit service): over @grpc/grpc-js to a host the cluster's load balancer picks, one client
- * per host address for the worker's life, messages encoded with the tree's Envoy schema (loaded
- * on first use, by workers that make such calls only). Counted in the cluster's figures.
+ * rate-limit service): over @grpc/grpc-js to a host the cluster's load balancer picks (over the
+ * cluster's TLS transport socket if it has one), one client per cluster and host address, messages
+ * encoded with the tree's Envoy schema (loaded on first use, by workers that make such calls only). Counted in the cluster's figures.
  */
 
 export class GrpcCallError extends Error {
@@ -23,7 +24,18 @@ export class GrpcCallError extends Error {
   }
 }
 
-const clients = new Map<string, Client>();
+/** By cluster name and host address; a cluster updated with another TLS context gets a new client. */
+const clients = new Map<string, { client: Client; tls: Cluster['tls'] }>();
+
+function clientFor(cluster: Cluster, address: string): Client {
+  const key = `${cluster.name}\0${address}`;
+  const known = clients.get(key);
+  if (known && known.tls === cluster.tls) return known.client;
+  known?.client.close();
+  const client = new Client(address, grpcCredentials(cluster.tls));
+  clients.set(key, { client, tls: cluster.tls });
+  return client;
+}
 const types = new Map<string, protobuf.Type>();
 
 function typeOf(name: string): protobuf.Type {
@@ -41,14 +53,13 @@ export function prepareGrpcTypes(...names: string[]): void {
 export function grpcUnary(cluster: Cluster, method: string, requestType: string, responseType: string, message: JsonObject, timeoutMs: number): Promise<JsonObject> {
   const host = cluster.pickHost();
   if (!host) return Promise.reject(new GrpcCallError(`no healthy host in cluster '${cluster.name}'`, false));
-  let client = clients.get(host.address);
-  if (!client) clients.set(host.address, (client = new Client(host.address, credentials.createInsecure())));
+  const client = clientFor(cluster, host.address);
   const request = typeOf(requestType);
   const response = typeOf(responseType);
   const started = performance.now();
   cluster.stats.rqTotal.inc();
   return new Promise((resolve, reject) => {
-    client!.makeUnaryRequest<JsonObject, JsonObject>(
+    client.makeUnaryRequest<JsonObject, JsonObject>(
       method,
       (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
       (bytes) => {

@@ -1,0 +1,56 @@
+import { connect, type TLSSocket } from 'node:tls';
+import type { Socket } from 'node:net';
+import { CallCredentials, ChannelCredentials, credentials } from '@grpc/grpc-js';
+import type { SecureConnector } from '@grpc/grpc-js/build/src/channel-credentials.js';
+import type { UpstreamTls } from './upstream.js';
+
+/**
+ * The channel credentials of a gRPC client the proxy opens to a cluster's host (an xDS control
+ * plane, an authorization or rate-limit service): plaintext when the cluster has no TLS transport
+ * socket, else the cluster's own UpstreamTlsContext, applied exactly as to its HTTP connections.
+ *
+ * grpc-js's own TLS credentials always send SNI (the target's address when nothing else is set)
+ * and verify the host name; Envoy sends SNI only when `sni` is set and verifies the certificate
+ * against `trusted_ca` and the SAN matchers only. So the handshake is the cluster's: this
+ * implements grpc-js's (public, abstract) ChannelCredentials with a connector that hands it the
+ * socket after node:tls has made the connection with the cluster's options, and counts the
+ * outcome in the cluster's `ssl.*` statistics.
+ */
+export function grpcCredentials(tls: UpstreamTls | undefined): ChannelCredentials {
+  return tls ? new ClusterTlsCredentials(tls) : credentials.createInsecure();
+}
+
+class ClusterTlsCredentials extends ChannelCredentials {
+  constructor(private readonly tls: UpstreamTls) {
+    super();
+  }
+
+  _isSecure(): boolean {
+    return true;
+  }
+
+  _equals(other: ChannelCredentials): boolean {
+    return other === this;
+  }
+
+  _createSecureConnector(_target: unknown, _options: unknown, callCredentials?: CallCredentials): SecureConnector {
+    const tls = this.tls;
+    const calls = callCredentials ?? CallCredentials.createEmpty();
+    return {
+      connect: (socket: Socket) =>
+        new Promise((resolve, reject) => {
+          const secured: TLSSocket = connect({ ...tls.options, socket }, () => {
+            tls.outcome(null);
+            resolve({ socket: secured, secure: true });
+          });
+          secured.once('error', (err) => {
+            tls.outcome(err);
+            reject(err);
+          });
+        }),
+      waitForReady: () => Promise.resolve(),
+      getCallCredentials: () => calls,
+      destroy: () => undefined,
+    };
+  }
+}
