@@ -442,11 +442,11 @@ describe('TLS contexts in the bootstrap', () => {
     const d = minimalBootstrap() as Record<string, any>;
     const hcm = d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
     hcm.bogus_field = 1;
-    hcm.http_filters.unshift({ name: 'envoy.filters.http.grpc_web', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb' } });
+    hcm.http_filters.unshift({ name: 'envoy.filters.http.jwt_authn', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication' } });
     d.static_resources.clusters[0].respect_dns_ttl = true;
     const errors = errorsOf({ configPath: tmp.file('many.yaml', yamlOf(d)) });
     assert.ok(errors.some((e) => /typed_config\.bogus_field: unknown field/.test(e)), errors.join('\n'));
-    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.filters\.http\.grpc_web\.v3\.GrpcWeb' is not a type this proxy knows/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.extensions\.filters\.http\.jwt_authn\.v3\.JwtAuthentication' is not a type this proxy knows/.test(e)), errors.join('\n'));
     assert.ok(errors.some((e) => /clusters\[0\]\.respect_dns_ttl: field 'respect_dns_ttl' of envoy\.config\.cluster\.v3\.Cluster is not supported/.test(e)), errors.join('\n'));
   });
 

@@ -55,8 +55,11 @@ describe('route matching beyond path and headers', () => {
     assert.equal(await get('/q'), 'plain');
   });
 
-  it('matches gRPC requests by their content type', async () => {
-    assert.equal(await get('/svc', { 'content-type': 'application/grpc+proto' }), 'grpc');
+  it('matches gRPC requests by their content type (gRPC-Web is not gRPC)', async () => {
+    // A direct response to a gRPC client is a gRPC reply: its body is the grpc-message.
+    const grpc = await httpRequest(`http://127.0.0.1:${proxy.ports.get('routes')}/svc`, { headers: { 'content-type': 'application/grpc+proto' } });
+    assert.deepEqual([grpc.status, grpc.headers['grpc-message'], grpc.headers['grpc-status'], grpc.body], [200, 'grpc', '2', '']);
+    assert.equal(await get('/svc', { 'content-type': 'application/grpc-web' }), 'not grpc');
     assert.equal(await get('/svc', { 'content-type': 'application/json' }), 'not grpc');
   });
 

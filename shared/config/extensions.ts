@@ -102,6 +102,13 @@ export const EXTENSIONS: readonly Extension[] = [
     perRouteTypeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
   },
   {
+    // gRPC-Web clients to gRPC services: requests, responses and trailers translated (worker/http/filters/grpc-web.ts).
+    name: 'envoy.filters.http.grpc_web',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb',
+    deprecatedNames: ['envoy.grpc_web'],
+  },
+  {
     // Headers and cookies written as dynamic metadata (worker/http/filters/header-to-metadata.ts); per route too.
     name: 'envoy.filters.http.header_to_metadata',
     category: 'envoy.filters.http',

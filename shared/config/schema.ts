@@ -38,6 +38,7 @@ export const schemaFiles = [
   'envoy/extensions/filters/http/buffer/v3/buffer.proto',
   'envoy/extensions/filters/http/lua/v3/lua.proto',
   'envoy/extensions/filters/http/header_to_metadata/v3/header_to_metadata.proto',
+  'envoy/extensions/filters/http/grpc_web/v3/grpc_web.proto',
   'envoy/extensions/filters/http/decompressor/v3/decompressor.proto',
   'envoy/extensions/compression/gzip/decompressor/v3/gzip.proto',
   'envoy/extensions/compression/brotli/decompressor/v3/brotli.proto',

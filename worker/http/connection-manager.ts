@@ -17,6 +17,7 @@ import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { activeTap, offerTrace } from './tap.js';
+import { isGrpcContentType } from './grpc.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { httpFilterFactories } from './filters/chain.js';
 import { runFilterChain, type FilterExchange } from './filters/run.js';
@@ -252,7 +253,8 @@ export class HttpConnectionManager {
     // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
     const record = logs || tap || localReplies ? new HttpExchangeRecord(req, res, rq) : undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
-    const reply: LocalReplyContext = localReplies ? { serverName: this.serverName, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: this.serverName };
+    const grpc = isGrpcContentType(headers['content-type']);
+    const reply: LocalReplyContext = localReplies ? { serverName: this.serverName, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: this.serverName, grpc };
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();

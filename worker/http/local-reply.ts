@@ -5,6 +5,7 @@ import { compileSubstitutionFormat, type LogFormatter } from '../../shared/acces
 import { list, obj } from '../../shared/config/access.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
+import { encodeGrpcMessage, httpToGrpcStatus } from './grpc.js';
 import { applyHeadersToAdd, compileHeadersToAdd, type HeaderToAdd, type MutableHeaders } from '../../shared/header-mutation.js';
 
 /**
@@ -38,6 +39,10 @@ export interface LocalReplyContext {
   rewrite?: (status: number, body: string) => RewrittenReply;
   /** The HTTP filters' view of the response headers (worker/http/filters/), last before they are written. */
   encode?: (status: number, headers: MutableHeaders) => void;
+  /** The HTTP filters' view of the upstream's trailers (set with `encode`, when a filter has one). */
+  encodeTrailers?: (trailers: MutableHeaders) => void;
+  /** The request is gRPC (isGrpcContentType): its local replies are gRPC replies. */
+  grpc?: boolean;
 }
 
 export function sendLocalReply(res: ServerResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
@@ -53,13 +58,29 @@ export function sendLocalReply(res: ServerResponse, status: number, body: string
     headers = { ...headers, ...rewritten.headers };
     if (rewritten.contentType) contentType = rewritten.contentType;
   }
+  if (ctx.grpc) {
+    // As Envoy answers a gRPC client: 200 with the status (and the text as grpc-message) in headers only.
+    headers['content-type'] = 'application/grpc';
+    headers['grpc-status'] ??= String(httpToGrpcStatus(status));
+    if (body.length > 0 && headers['grpc-message'] === undefined) headers['grpc-message'] = encodeGrpcMessage(typeof body === 'string' ? body : body.toString());
+    status = 200;
+    body = '';
+  }
   headers['content-length'] = Buffer.byteLength(body);
   if (Buffer.byteLength(body) > 0) headers['content-type'] ??= contentType;
   // The filters see the reply as it stands (a compressor may take its length away).
   ctx.encode?.(status, headers);
   headers.server = ctx.serverName;
-  res.writeHead(status, headers as Record<string, string | string[] | number>);
-  res.end(body);
+  if (Buffer.byteLength(body) > 0) {
+    res.writeHead(status, headers as Record<string, string | string[] | number>);
+    res.end(body);
+    return;
+  }
+  // Without a body the head is the whole answer: on HTTP/2 one HEADERS frame that ends the
+  // stream (a gRPC client takes only that as a trailers-only reply), not HEADERS and an empty DATA.
+  res.statusCode = status;
+  for (const k in headers) res.setHeader(k, headers[k]!);
+  res.end();
 }
 
 interface BodyFormat {

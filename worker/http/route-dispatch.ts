@@ -121,6 +121,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
           reply,
           ...(responseHeaders ? { responseHeaders } : {}),
           ...(reply.encode ? { encode: reply.encode } : {}),
+          ...(reply.encodeTrailers ? { encodeTrailers: reply.encodeTrailers } : {}),
           headers,
           path,
           // A filter may have changed it (a Lua script's :authority).

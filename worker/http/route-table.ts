@@ -9,6 +9,7 @@ import { compileHeaderMutations, type HeaderMutations } from '../../shared/heade
 import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
 import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
+import { isGrpcContentType } from './grpc.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -180,7 +181,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
 function compileExtraMatchers(match: Obj): ((rq: RequestView) => boolean)[] {
   const out: ((rq: RequestView) => boolean)[] = [];
   for (const q of list(match.query_parameters)) out.push(compileQueryParameterMatcher(q));
-  if (match.grpc !== undefined) out.push((rq) => (requestHeader(rq, 'content-type') ?? '').toLowerCase().startsWith('application/grpc'));
+  if (match.grpc !== undefined) out.push((rq) => isGrpcContentType(requestHeader(rq, 'content-type')));
   if (match.runtime_fraction !== undefined) out.push(compileRuntimeFraction(obj(match.runtime_fraction)));
   return out;
 }

@@ -45,6 +45,8 @@ export interface ForwardContext {
   responseHeaders?: { levels: HeaderMutationLevel[]; entry: AccessLogEntry };
   /** The HTTP filters' view of the response headers, after the route's mutations. */
   encode?: (status: number, headers: MutableHeaders) => void;
+  /** The HTTP filters' view of the upstream's trailers. */
+  encodeTrailers?: (trailers: MutableHeaders) => void;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -92,13 +94,21 @@ export function upstreamHeaders(headers: IncomingHttpHeaders, authority: string,
   const dropped = connection ? connection.toLowerCase().split(',').map((t) => t.trim()) : undefined;
   for (const k in headers) {
     const v = headers[k];
-    if (v === undefined || k === 'host' || HOP_BY_HOP.has(k) || k.charCodeAt(0) === 58 /* ':' */ || dropped?.includes(k)) continue;
+    if (v === undefined || k === 'host' || HOP_BY_HOP.has(k) || k.charCodeAt(0) === 58 /* ':' */ || dropped?.includes(k)) {
+      // Of TE only `trailers` goes on (gRPC servers ask for it), as Envoy sanitises it.
+      if (k === 'te' && v !== undefined && !dropped?.includes(k) && acceptsTrailers(v)) out.push('te', 'trailers');
+      continue;
+    }
     if (typeof v === 'string') out.push(k, v);
     else for (const item of v) out.push(k, item);
   }
   out.push('host', authority);
   if (timeoutMs > 0) out.push('x-envoy-expected-rq-timeout-ms', String(timeoutMs));
   return out;
+}
+
+function acceptsTrailers(te: string | string[]): boolean {
+  return (Array.isArray(te) ? te.join(',') : te).split(',').some((t) => t.split(';')[0]!.trim().toLowerCase() === 'trailers');
 }
 
 function shouldRetryStatus(policy: RetryPolicy, status: number): boolean {
@@ -111,6 +121,27 @@ function shouldRetryFailure(policy: RetryPolicy, failure: Failure): boolean {
   if (failure === 'connect') return policy.onConnectFailure;
   if (failure === 'per_try_timeout') return policy.on5xx || policy.onGatewayError || policy.onReset;
   if (failure === 'reset') return policy.onReset;
+  return false;
+}
+
+/**
+ * An HTTP/2 upstream's headers-only answer, set and not written: the end that follows sends it as
+ * one HEADERS frame that ends the stream, as it came (HEADERS then an empty DATA would not be a
+ * gRPC trailers-only reply).
+ */
+function setHeadOnly(res: ServerResponse, status: number, flat: string[]): void {
+  res.statusCode = status;
+  const grouped = new Map<string, string[]>();
+  for (let i = 0; i < flat.length; i += 2) {
+    const values = grouped.get(flat[i]!);
+    if (values) values.push(flat[i + 1]!);
+    else grouped.set(flat[i]!, [flat[i + 1]!]);
+  }
+  for (const [k, v] of grouped) res.setHeader(k, v.length === 1 ? v[0]! : v);
+}
+
+function hasAny(headers: object): boolean {
+  for (const _ in headers) return true;
   return false;
 }
 
@@ -218,7 +249,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.done) controller.abort(ABORT.client);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.cluster.stats.response(statusCode, this.tryStarted);
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     this.host?.outcome(outcomeOfStatus(statusCode));
@@ -253,7 +284,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     out.push('server', this.ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - this.started)));
     for (const cookie of this.ctx.setCookies ?? []) out.push('set-cookie', cookie);
-    this.res.writeHead(statusCode, out);
+    if ((controller as { headersOnly?: boolean }).headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
+    else this.res.writeHead(statusCode, out);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -264,14 +296,26 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseEnd(): void {
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
     this.endTry();
     if (this.discarding) {
       this.retry();
       return;
     }
     this.finish();
+    if (trailers && hasAny(trailers)) this.sendTrailers(trailers);
     this.res.end();
+  }
+
+  /**
+   * The upstream's trailers (a gRPC status): through the filters (gRPC-Web makes a body frame of
+   * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers, and so does this.
+   */
+  private sendTrailers(trailers: IncomingHttpHeaders): void {
+    const out: MutableHeaders = {};
+    for (const k in trailers) if (k.charCodeAt(0) !== 58 /* ':' */ && trailers[k] !== undefined) out[k] = trailers[k]!;
+    this.ctx.encodeTrailers?.(out);
+    if (this.req.httpVersionMajor === 2 && hasAny(out)) this.res.addTrailers(out as Record<string, string>);
   }
 
   /**

@@ -99,6 +99,7 @@ export class H2Connection {
     const controller = {
       aborted: false,
       paused: false,
+      headersOnly: false,
       reason: null as Error | null,
       abort(reason: Error) {
         if (finished) return;
@@ -120,15 +121,20 @@ export class H2Connection {
     const ctl = controller as unknown as Dispatcher.DispatchController;
     stream = session.request(out, { endStream: body === null });
     handler.onRequestStart?.(ctl, {});
-    stream.on('response', (h: IncomingHttpHeaders) => {
+    stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
+      // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
+      controller.headersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
       const { ':status': status, ...rest } = h;
       handler.onResponseStart?.(ctl, Number(status), rest as never);
     });
     stream.on('data', (chunk: Buffer) => handler.onResponseData?.(ctl, chunk));
+    // A gRPC response's status comes in its trailers: they reach the handler with the end.
+    let trailers: IncomingHttpHeaders = {};
+    stream.once('trailers', (t: IncomingHttpHeaders) => (trailers = t));
     stream.on('end', () => {
       if (finished) return;
       finished = true;
-      handler.onResponseEnd?.(ctl, {});
+      handler.onResponseEnd?.(ctl, trailers as never);
     });
     stream.on('error', (err: Error) => {
       if (finished) return;

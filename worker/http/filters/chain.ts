@@ -9,6 +9,7 @@ import { extAuthzFactory } from './ext-authz/filter.js';
 import { csrfFactory } from './csrf.js';
 import { decompressorFactory } from './decompressor.js';
 import { faultFactory } from './fault.js';
+import { grpcWebFactory } from './grpc-web.js';
 import { headerToMetadataFactory } from './header-to-metadata.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { luaFactory } from './lua.js';
@@ -39,6 +40,7 @@ const FACTORIES: Record<string, Factory> = {
   'envoy.filters.http.header_to_metadata': (name, config) => headerToMetadataFactory(name, config),
   'envoy.filters.http.lua': (name, config, ctx) => luaFactory(name, config, ctx),
   'envoy.filters.http.ratelimit': (name, config, ctx) => rateLimitFactory(name, config, ctx),
+  'envoy.filters.http.grpc_web': (name) => grpcWebFactory(name),
 };
 
 export function httpFilterFactories(filters: JsonObject[], ctx: FilterContext): HttpFilterFactory[] {

@@ -74,6 +74,11 @@ export interface FilterRequest {
    * the client; `bytesIn` hears of each chunk that goes in.
    */
   transformBody(transform: Transform, bytesIn?: (n: number) => void): void;
+  /**
+   * From encodeHeaders: the response's body (up to `limit` bytes) is not sent; at its end `fold`
+   * makes headers of it, and the response goes with those headers and no body.
+   */
+  foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void;
 }
 
 export type FilterDecision = 'continue' | 'stop';
@@ -83,6 +88,8 @@ export interface HttpFilter {
   decodeHeaders(request: FilterRequest): FilterDecision | Promise<FilterDecision>;
   /** The response's headers, before they are written. */
   encodeHeaders?(status: number, headers: MutableHeaders): void;
+  /** The upstream's trailers, before they go on (what the filter leaves in the map goes on). */
+  encodeTrailers?(trailers: MutableHeaders): void;
 }
 
 /** One filter of the chain, as configured: makes an instance per request. */

@@ -11,6 +11,7 @@ import { stats } from '../../../shared/stats/process.js';
 import type { Counter } from '../../../shared/stats/store.js';
 import { descriptorsOf, type Descriptor, type VhRateLimits } from '../rate-limit-policy.js';
 import type { FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
+import { isGrpcContentType } from '../grpc.js';
 
 /**
  * envoy.filters.http.local_ratelimit, as Envoy's: each request the filter is enabled for
@@ -200,7 +201,7 @@ class LocalRateLimitFilter implements HttpFilter {
     request.flag(ResponseFlag.rateLimited, 'local_rate_limited');
     const headers: MutableHeaders = s.xRateLimitHeaders && result.bucket ? xRateLimitHeaders(result.bucket) : {};
     if (s.responseHeaders.length) applyHeadersToAdd(headers, s.responseHeaders, request.entry());
-    if ((requestHeader(request.rq, 'content-type') ?? '').toLowerCase().startsWith('application/grpc')) {
+    if (isGrpcContentType(requestHeader(request.rq, 'content-type'))) {
       // A gRPC client hears it as a gRPC status, in a trailers-only response.
       request.reply(200, { ...headers, 'content-type': 'application/grpc', 'grpc-status': String(s.grpcStatus), 'grpc-message': 'local_rate_limited' });
     } else {

@@ -10,6 +10,7 @@ import type { Counter } from '../../../shared/stats/store.js';
 import { GrpcCallError, grpcUnary, prepareGrpcTypes } from '../../upstream/grpc-unary.js';
 import { descriptorsOf, type Descriptor, type VhRateLimits } from '../rate-limit-policy.js';
 import type { FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
+import { isGrpcContentType } from '../grpc.js';
 
 /**
  * envoy.filters.http.ratelimit, as Envoy's: a routed request's descriptors (the route's and
@@ -169,7 +170,7 @@ class RateLimitFilter implements HttpFilter {
     }
     if (s.responseHeaders.length) applyHeadersToAdd(headers, s.responseHeaders, request.entry());
     request.flag(ResponseFlag.rateLimited, 'request_rate_limited');
-    if ((requestHeader(request.rq, 'content-type') ?? '').toLowerCase().startsWith('application/grpc')) {
+    if (isGrpcContentType(requestHeader(request.rq, 'content-type'))) {
       request.reply(200, { ...headers, 'content-type': 'application/grpc', 'grpc-status': String(s.grpcStatus) });
     } else {
       const body = typeof response.raw_body === 'string' ? Buffer.from(response.raw_body, 'base64').toString('utf8') : '';

@@ -10,6 +10,7 @@ import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
 import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../route-table.js';
 import { perFilterConfigs } from './chain.js';
+import { ResponseBodyPipeline } from './response-body.js';
 import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -35,6 +36,8 @@ export interface FilterExchange {
   metadata?: Record<string, Record<string, unknown>>;
   /** The read in progress, for a second filter that asks meanwhile. */
   reading?: Promise<Buffer | 'too_large' | 'aborted'>;
+  /** The response body's transforms, once a filter adds one. */
+  responseBody?: ResponseBodyPipeline;
 }
 
 /**
@@ -56,6 +59,7 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
       if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
     }
     x.reply.encode = encodeThrough(chain.seen);
+    if (chain.seen.some((f) => f.encodeTrailers)) x.reply.encodeTrailers = trailersThrough(chain.seen);
     return 'continue';
   };
   return from(0);
@@ -71,6 +75,12 @@ interface ChainState {
 function encodeThrough(filters: readonly HttpFilter[]): (status: number, headers: MutableHeaders) => void {
   return (status, headers) => {
     for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeHeaders?.(status, headers);
+  };
+}
+
+function trailersThrough(filters: readonly HttpFilter[]): (trailers: MutableHeaders) => void {
+  return (trailers) => {
+    for (let i = filters.length - 1; i >= 0; i--) filters[i]!.encodeTrailers?.(trailers);
   };
 }
 
@@ -159,7 +169,16 @@ class FilterCall implements FilterRequest {
   }
 
   transformBody(transform: Transform, bytesIn?: (n: number) => void): void {
-    transformResponseBody(this.chain.x.res, transform, bytesIn);
+    this.responseBody().add(transform, bytesIn);
+  }
+
+  foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void {
+    this.responseBody().foldIntoHeaders(limit, fold);
+  }
+
+  private responseBody(): ResponseBodyPipeline {
+    const x = this.chain.x;
+    return (x.responseBody ??= new ResponseBodyPipeline(x.res));
   }
 }
 
@@ -186,40 +205,6 @@ function readWholeBody(x: FilterExchange, limit: number): Promise<Buffer | undef
 function peerAddress(req: IncomingMessage): string {
   const a = req.socket.remoteAddress ?? '';
   return a.startsWith('::ffff:') ? a.slice(7) : a;
-}
-
-/**
- * The response body through `transform` (a compressor): what the proxy writes goes in, what
- * comes out goes to the client, with the client's back-pressure passed back.
- */
-function transformResponseBody(res: ServerResponse, transform: Transform, bytesIn?: (n: number) => void): void {
-  const write = res.write.bind(res) as (chunk: Buffer) => boolean;
-  const end = res.end.bind(res) as () => ServerResponse;
-  transform.on('data', (d: Buffer) => {
-    if (!write(d)) {
-      transform.pause();
-      res.once('drain', () => transform.resume());
-    }
-  });
-  transform.once('end', () => end());
-  transform.on('error', () => res.destroy());
-  res.once('close', () => transform.destroy());
-  const count = (chunk: unknown) => {
-    if (bytesIn && chunk != null && typeof chunk !== 'function') bytesIn(typeof chunk === 'string' ? Buffer.byteLength(chunk) : (chunk as Uint8Array).length);
-  };
-  res.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
-    count(chunk);
-    return transform.write(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
-  }) as typeof res.write;
-  res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
-    if (typeof chunk === 'function') transform.end(chunk as () => void);
-    else {
-      count(chunk);
-      if (chunk != null) transform.end(chunk as Buffer, encoding as BufferEncoding, cb as () => void);
-      else transform.end(encoding as () => void);
-    }
-    return res;
-  }) as typeof res.end;
 }
 
 function pemOf(der: Buffer): string {
