@@ -51,6 +51,30 @@ export function configuredAddressOf(listener: JsonObject): { address: string; pi
  */
 export type InheritSocket = (address: string, listenerName: string) => Promise<number | undefined>;
 
+/** A socket option as the addon sets it: [state (0 before bind, 1 bound, 2 listening), level, name, value]. */
+export type NativeSocketOption = [state: number, level: number, name: number, value: number | Buffer];
+
+const STATES: Record<string, number> = { STATE_PREBIND: 0, STATE_BOUND: 1, STATE_LISTENING: 2 };
+const SOL_IP = 0;
+const IP_FREEBIND = 15;
+const SOL_IPV6 = 41;
+const IPV6_FREEBIND = 78;
+
+/**
+ * A TCP listener's socket options, as Envoy sets them: `freebind` (IP_FREEBIND, or IPV6_FREEBIND
+ * for an IPv6 address: bind to an address the host does not have yet), then each of
+ * `socket_options` (a raw setsockopt(2) at its state). A failing option fails the bind, naming it.
+ */
+export function socketOptionsOf(listener: JsonObject, host: string): NativeSocketOption[] {
+  const out: NativeSocketOption[] = [];
+  if (listener.freebind === true) out.push(host.includes(':') ? [0, SOL_IPV6, IPV6_FREEBIND, 1] : [0, SOL_IP, IP_FREEBIND, 1]);
+  for (const o of Array.isArray(listener.socket_options) ? (listener.socket_options as JsonObject[]) : []) {
+    const value = typeof o.buf_value === 'string' ? Buffer.from(o.buf_value, 'base64') : Number(o.int_value ?? 0);
+    out.push([STATES[String(o.state ?? 'STATE_PREBIND')] ?? 0, Number(o.level ?? 0), Number(o.name ?? 0), value]);
+  }
+  return out;
+}
+
 export class ListenSockets {
   private nextId = 1;
   /** Every open socket, in the order they were opened (the order children inherit them in). */
@@ -81,7 +105,7 @@ export class ListenSockets {
     const host = String(obj(obj(listener.address).socket_address).address);
     if (inherited !== undefined) return add(inherited, formatAddress(host, native.localPort(inherited)), true);
     try {
-      const [fd, bound] = native.listenTcp(host, Number(obj(obj(listener.address).socket_address).port_value ?? 0), backlog);
+      const [fd, bound] = native.listenTcp(host, Number(obj(obj(listener.address).socket_address).port_value ?? 0), backlog, socketOptionsOf(listener, host));
       return add(fd, formatAddress(host, bound), false);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;

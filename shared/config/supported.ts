@@ -30,8 +30,9 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path'],
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
-    'listener_filters', 'listener_filters_timeout', 'access_log',
+    'listener_filters', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options',
   ],
+  'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata', 'transport_socket', 'filter_chain_match'],
   'envoy.config.listener.v3.FilterChainMatch': ['server_names', 'transport_protocol', 'application_protocols', 'destination_port'],
   'envoy.config.listener.v3.Filter': ['name', 'typed_config'],

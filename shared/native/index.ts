@@ -11,8 +11,11 @@ import { packageRoot } from '../paths.js';
 export type DgramHandle = { readonly __brand: 'DgramHandle' };
 
 interface NativeSockets {
-  /** A listening TCP socket on an IP literal; returns its descriptor and bound port (real even for port 0). */
-  listenTcp(host: string, port: number, backlog: number): [fd: number, port: number];
+  /**
+   * A listening TCP socket on an IP literal; returns its descriptor and bound port (real even for
+   * port 0). Each option is [state (0 before bind, 1 after bind, 2 listening), level, name, value].
+   */
+  listenTcp(host: string, port: number, backlog: number, options?: [number, number, number, number | Buffer][]): [fd: number, port: number];
   /** A listening Unix stream socket ("@name" is abstract); mode 0 keeps the file's default mode. */
   listenUnix(path: string, backlog: number, mode: number): number;
   closeFd(fd: number): void;

@@ -1,7 +1,8 @@
 /*
  * The proxy's one native addon (N-API, C): what Node's core cannot do.
  *
- *  - listenTcp / listenUnix: create a listening socket and return its raw descriptor. The
+ *  - listenTcp / listenUnix: create a listening socket and return its raw descriptor (a TCP one
+ *    with the listener's socket options set before bind, after bind or once listening). The
  *    supervisor holds listening sockets without ever polling them (a polling process that does
  *    not accept strands connections); workers serve them with net.Server.listen({fd}).
  *  - dgramOpen / dgramSend / dgramClose: AF_UNIX SOCK_DGRAM sockets that carry descriptors as
@@ -109,16 +110,83 @@ static int unix_address(const char *path, struct sockaddr_un *addr, socklen_t *l
   return 0;
 }
 
-/* listenTcp(host: string, port: number, backlog: number) -> [fd, port] */
+/*
+ * Socket options of a listener (Envoy's SocketOption, and freebind), each [state, level, name,
+ * value]: state 0 before bind, 1 after bind, 2 once listening; value an integer or a Buffer.
+ */
+#define MAX_SOCKET_OPTIONS 32
+typedef struct {
+  int32_t state, level, name;
+  int32_t int_value;
+  void *buf;
+  size_t buf_len;
+  bool is_buf;
+} socket_option_t;
+
+static int read_socket_options(napi_env env, napi_value list, socket_option_t *out, uint32_t *count) {
+  bool is_array = false;
+  if (napi_is_array(env, list, &is_array) != napi_ok || !is_array) return -1;
+  uint32_t n;
+  napi_get_array_length(env, list, &n);
+  if (n > MAX_SOCKET_OPTIONS) return -1;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value item, field;
+    napi_get_element(env, list, i, &item);
+    socket_option_t *o = &out[i];
+    memset(o, 0, sizeof *o);
+    if (napi_get_element(env, item, 0, &field) != napi_ok || napi_get_value_int32(env, field, &o->state) != napi_ok) return -1;
+    if (napi_get_element(env, item, 1, &field) != napi_ok || napi_get_value_int32(env, field, &o->level) != napi_ok) return -1;
+    if (napi_get_element(env, item, 2, &field) != napi_ok || napi_get_value_int32(env, field, &o->name) != napi_ok) return -1;
+    if (napi_get_element(env, item, 3, &field) != napi_ok) return -1;
+    bool is_buffer = false;
+    napi_is_buffer(env, field, &is_buffer);
+    if (is_buffer) {
+      o->is_buf = true;
+      if (napi_get_buffer_info(env, field, &o->buf, &o->buf_len) != napi_ok) return -1;
+    } else if (napi_get_value_int32(env, field, &o->int_value) != napi_ok) {
+      return -1;
+    }
+  }
+  *count = n;
+  return 0;
+}
+
+/* Applies the options of `state`; on failure returns the failing option (errno set), else NULL. */
+static const socket_option_t *apply_socket_options(int fd, const socket_option_t *options, uint32_t count, int32_t state) {
+  for (uint32_t i = 0; i < count; i++) {
+    const socket_option_t *o = &options[i];
+    if (o->state != state) continue;
+    int rc = o->is_buf ? setsockopt(fd, o->level, o->name, o->buf, (socklen_t)o->buf_len)
+                       : setsockopt(fd, o->level, o->name, &o->int_value, sizeof o->int_value);
+    if (rc < 0) return o;
+  }
+  return NULL;
+}
+
+static napi_value socket_option_error(napi_env env, int fd, const socket_option_t *o) {
+  int err = errno;
+  close(fd);
+  char syscall[64];
+  snprintf(syscall, sizeof syscall, "setsockopt(level %d, name %d)", o->level, o->name);
+  return throw_errno(env, syscall, err);
+}
+
+/* listenTcp(host: string, port: number, backlog: number, options?: [state, level, name, value][]) -> [fd, port] */
 static napi_value listen_tcp(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   char host[64];
   int32_t port, backlog;
   if (argc < 3 || get_string(env, argv[0], host, sizeof host) < 0 || napi_get_value_int32(env, argv[1], &port) != napi_ok ||
       napi_get_value_int32(env, argv[2], &backlog) != napi_ok || port < 0 || port > 65535)
-    return throw_type(env, "listenTcp(host, port, backlog)");
+    return throw_type(env, "listenTcp(host, port, backlog, options?)");
+  socket_option_t options[MAX_SOCKET_OPTIONS];
+  uint32_t option_count = 0;
+  napi_valuetype options_type = napi_undefined;
+  if (argc > 3) napi_typeof(env, argv[3], &options_type);
+  if (options_type != napi_undefined && read_socket_options(env, argv[3], options, &option_count) < 0)
+    return throw_type(env, "listenTcp: options must be at most 32 [state, level, name, integer or Buffer] entries");
 
   struct sockaddr_storage ss;
   socklen_t sslen;
@@ -143,16 +211,20 @@ static napi_value listen_tcp(napi_env env, napi_callback_info info) {
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   /* Envoy binds "::" to IPv6 only unless ipv4_compat is set; do the same. */
   if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  const socket_option_t *failed = apply_socket_options(fd, options, option_count, 0);
+  if (failed) return socket_option_error(env, fd, failed);
   if (bind(fd, (struct sockaddr *)&ss, sslen) < 0) {
     int err = errno;
     close(fd);
     return throw_errno(env, "bind", err);
   }
+  if ((failed = apply_socket_options(fd, options, option_count, 1))) return socket_option_error(env, fd, failed);
   if (listen(fd, backlog) < 0) {
     int err = errno;
     close(fd);
     return throw_errno(env, "listen", err);
   }
+  if ((failed = apply_socket_options(fd, options, option_count, 2))) return socket_option_error(env, fd, failed);
   socklen_t len = sizeof ss;
   getsockname(fd, (struct sockaddr *)&ss, &len);
   int bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
