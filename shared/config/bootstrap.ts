@@ -11,7 +11,7 @@ import { BinaryDecoder } from './proto-binary.js';
 import { ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { TextFormatError, TextFormatParser } from './proto-text.js';
 import { envoySchema } from './schema.js';
-import { checkBootstrapSemantics } from './semantic.js';
+import { bootstrapWarnings, checkBootstrapSemantics } from './semantic.js';
 import { upgradeV2Bootstrap } from './upgrade-v2.js';
 import { readDataSource } from './data-source.js';
 import { loadAllTls, type LoadedTls } from '../tls/context.js';
@@ -216,6 +216,7 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
   const tls = loadAllTls(bootstrap, readDataSource, later);
   errors.push(...later.filter((e) => !followsFrom(e) && !(clusterInError && /: route: unknown (weighted |mirror )?cluster /.test(e))));
   if (errors.length) throw new BootstrapError(errors);
+  warnings.push(...bootstrapWarnings(bootstrap));
 
   const seen = new Set<string>();
   for (const u of unknownFields) {

@@ -13,6 +13,8 @@ import { chainMatchOf, matchKey } from '../chain-match.js';
 import { checkHttpFilterConfig, checkPerFilterConfigs } from './filter-checks.js';
 import { checkRegex } from '../matchers.js';
 
+const HCM_TYPE_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+
 /**
  * Checks that need the whole bootstrap, after every field has passed the schema: names that
  * must be unique, references between listeners, routes and clusters, addresses that must
@@ -162,7 +164,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
   });
-  if (filters.length === 0) errors.push(`${path}.http_filters: an HTTP connection manager needs at least the router filter`);
+  // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
   checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);
 }
 
@@ -182,6 +184,22 @@ function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[
     }
     checkListener(l, path, clusters, errors);
   });
+}
+
+/** What Envoy accepts and an operator should still hear of: a connection manager with no HTTP filter answers no request. */
+export function bootstrapWarnings(bootstrap: Obj): string[] {
+  const out: string[] = [];
+  list(obj(bootstrap.static_resources).listeners).forEach((l, i) => {
+    list(l.filter_chains).forEach((chain, c) => {
+      list(chain.filters).forEach((f, n) => {
+        const hcm = obj(f.typed_config);
+        if (typeNameOfUrl(String(hcm['@type'] ?? '')) === HCM_TYPE_NAME && list(hcm.http_filters).length === 0) {
+          out.push(`static_resources.listeners[${i}].filter_chains[${c}].filters[${n}].typed_config.http_filters is empty: no request on it is answered until stream_idle_timeout (as in Envoy); add envoy.filters.http.router`);
+        }
+      });
+    });
+  });
+  return out;
 }
 
 /**

@@ -100,6 +100,8 @@ export class HttpConnectionManager {
   private readonly filters: HttpFilterFactory[];
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
+  /** `http_filters` is empty: no request is ever answered (see handle()). */
+  private readonly noFilters: boolean;
 
   constructor(
     private readonly config: Obj,
@@ -114,6 +116,7 @@ export class HttpConnectionManager {
     this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
     const tap = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === TAP_TYPE);
     this.tapConfigId = tap ? String(obj(obj(obj(tap.typed_config).common_config).admin_config).config_id) : undefined;
+    this.noFilters = ((config.http_filters as Obj[] | undefined) ?? []).length === 0;
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
     this.skipXffAppend = config.skip_xff_append === true;
@@ -291,14 +294,22 @@ export class HttpConnectionManager {
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
     if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;
+    // The stream's idle timer: Node's socket (or HTTP/2 stream) timeout, which any read or write
+    // restarts. Node tells the request while it is being read, then the response; either answers
+    // 408 (or, mid-response, resets the stream).
+    let idle = false;
+    const streamIdle = () => {
+      if (idle || res.writableEnded) return;
+      idle = true;
+      if (record) {
+        record.responseFlags |= ResponseFlag.streamIdleTimeout;
+        record.responseCodeDetails = 'stream_idle_timeout';
+      }
+      sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
+    };
     if (streamIdleMs > 0) {
-      req.setTimeout(streamIdleMs, () => {
-        if (record) {
-          record.responseFlags |= ResponseFlag.streamIdleTimeout;
-          record.responseCodeDetails = 'stream_idle_timeout';
-        }
-        sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
-      });
+      req.setTimeout(streamIdleMs, streamIdle);
+      res.on('timeout', streamIdle);
     }
 
     if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
@@ -316,6 +327,10 @@ export class HttpConnectionManager {
       headers['user-agent'] ??= this.userAgent;
       if (this.ctx.node.id) headers['x-envoy-downstream-service-node'] = this.ctx.node.id;
     }
+
+    // No HTTP filter, not even the router (Envoy accepts that): nothing answers; the stream idle
+    // timeout (408) or the client ends the request, as with Envoy.
+    if (this.noFilters) return;
 
     if (this.healthCheck) {
       const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
