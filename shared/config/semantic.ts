@@ -12,6 +12,8 @@ import { typeNameOfUrl } from './wkt.js';
 import { chainMatchOf, matchKey } from '../chain-match.js';
 import { checkHttpFilterConfig, checkPerFilterConfigs } from './filter-checks.js';
 import { checkRegex } from '../matchers.js';
+import { checkHttp2Options } from './http2-options.js';
+import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../upstream/protocol.js';
 
 const HCM_TYPE_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
@@ -150,6 +152,7 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): voi
 function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
   if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
+  if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
   const filters = list(hcm.http_filters);
   filters.forEach((f, i) => {
     const ext = filterExtension(f);
@@ -297,6 +300,14 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
     if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
       errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
     }
+  }
+  const h2 = clusterHttp2Options(c);
+  if (h2) {
+    const h2Path = c.http2_protocol_options !== undefined && obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options === undefined
+      ? `${path}.http2_protocol_options`
+      : `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http2_protocol_options`;
+    checkHttp2Options(h2, h2Path, errors);
+    if (h2.allow_connect === true) errors.push(`${h2Path}.allow_connect: CONNECT is not proxied to upstreams by this proxy`);
   }
   const checks = list(c.health_checks);
   if (checks.length > 1) errors.push(`${path}.health_checks: one health check per cluster is supported, got ${checks.length}`);

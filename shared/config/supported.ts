@@ -53,6 +53,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
     'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config', 'add_user_agent',
+    'http2_protocol_options',
   ],
   'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig': ['mappers', 'body_format'],
   'envoy.extensions.filters.network.http_connection_manager.v3.ResponseMapper': ['filter', 'status_code', 'body', 'body_format_override', 'headers_to_add'],
@@ -141,9 +142,13 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.cluster.v3.Cluster.CommonLbConfig': ['healthy_panic_threshold'],
   'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config'],
   'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
-  // The protocol is chosen; none of its tuning knobs is implemented yet.
   'envoy.config.core.v3.Http1ProtocolOptions': [],
-  'envoy.config.core.v3.Http2ProtocolOptions': [],
+  'envoy.config.core.v3.Http2ProtocolOptions': [
+    'hpack_table_size', 'max_concurrent_streams', 'initial_stream_window_size', 'initial_connection_window_size', 'allow_connect', 'connection_keepalive',
+    'custom_settings_parameters',
+  ],
+  'envoy.config.core.v3.KeepaliveSettings': ['interval', 'timeout', 'interval_jitter'],
+  'envoy.config.core.v3.Http2ProtocolOptions.SettingsParameter': ['identifier', 'value'],
   'envoy.config.cluster.v3.Cluster.LeastRequestLbConfig': ['choice_count'],
   'envoy.config.cluster.v3.CircuitBreakers': ['thresholds'],
   'envoy.config.cluster.v3.CircuitBreakers.Thresholds': ['priority', 'max_connections', 'max_pending_requests', 'max_requests', 'max_retries', 'track_remaining'],
@@ -173,7 +178,18 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
 const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));
 
 /** What to use instead, for refused fields that operators often reach for. */
+const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
 const HINTS: Readonly<Record<string, string>> = {
+  'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_frames': NGHTTP2_FLOOD,
+  'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_control_frames': NGHTTP2_FLOOD,
+  'envoy.config.core.v3.Http2ProtocolOptions.max_consecutive_inbound_frames_with_empty_payload': NGHTTP2_FLOOD,
+  'envoy.config.core.v3.Http2ProtocolOptions.max_inbound_priority_frames_per_stream': NGHTTP2_FLOOD,
+  'envoy.config.core.v3.Http2ProtocolOptions.max_inbound_window_update_frames_per_data_frame_sent': NGHTTP2_FLOOD,
+  'envoy.config.core.v3.Http2ProtocolOptions.use_oghttp2_codec': "the HTTP/2 codec is Node's (nghttp2)",
+  'envoy.config.core.v3.Http2ProtocolOptions.allow_metadata': 'METADATA frames are not supported',
+  'envoy.config.core.v3.Http2ProtocolOptions.stream_error_on_invalid_http_messaging': "Node's HTTP/2 answers an invalid message on a stream with a reset of that stream",
+  'envoy.config.core.v3.Http2ProtocolOptions.override_stream_error_on_invalid_http_message': "Node's HTTP/2 answers an invalid message on a stream with a reset of that stream",
+  'envoy.config.core.v3.KeepaliveSettings.connection_idle_interval': 'pings are sent at interval; none is sent before a request on an idle connection',
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy.trace_sampled': 'this proxy does not trace yet',
   'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',
   'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.rate_limits': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',

@@ -16,6 +16,7 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
+import { http2Tuning } from '../../shared/config/http2-options.js';
 import { activeTap, offerTrace } from './tap.js';
 import { isGrpcContentType } from './grpc.js';
 import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
@@ -162,10 +163,12 @@ export class HttpConnectionManager {
       if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       else socket.destroy();
     });
-    const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize } }, handler as never);
+    const tuning = http2Tuning(this.config.http2_protocol_options);
+    const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
     h2.on('session', (session: Http2Session) => {
       this.sessions.add(session);
-      this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats));
+      if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+      this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
       session.once('close', () => this.sessions.delete(session));
       // nghttp2 found the peer breaking the protocol (Node then destroys the session).
       session.on('error', (err: NodeJS.ErrnoException) => {

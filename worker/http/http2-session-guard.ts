@@ -20,6 +20,8 @@ import type { HttpStats } from '../../shared/stats/scopes.js';
  *   of it — is never seen again. Every connection that has been silent for a while is therefore
  *   pinged, as Envoy's `connection_keepalive` would: one that does not answer (a session that can
  *   no longer send, or a peer that is gone) is closed and counted in `http2.keepalive_timeout`.
+ *   With `connection_keepalive` configured, every connection is also pinged at its interval, as
+ *   Envoy's, and one that does not answer within its timeout is closed the same way.
  */
 
 const IDLE_PROBE_MS = 10_000;
@@ -37,13 +39,30 @@ export class Http2SessionGuard {
   private probeTimer: NodeJS.Timeout | undefined;
   private aborted = false;
 
+  private keepaliveTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly session: Http2Session,
     private readonly socket: Socket,
     private readonly stats: HttpStats,
+    /** http2_protocol_options.connection_keepalive: a PING every interval (± jitter), answered within the timeout. */
+    private readonly keepalive?: { intervalMs: number; timeoutMs: number; jitter: number },
   ) {
     session.setTimeout(IDLE_PROBE_MS, () => this.probe());
-    session.once('close', () => clearTimeout(this.probeTimer));
+    session.once('close', () => {
+      clearTimeout(this.probeTimer);
+      clearTimeout(this.keepaliveTimer);
+    });
+    if (keepalive) this.scheduleKeepalive();
+  }
+
+  private scheduleKeepalive(): void {
+    const k = this.keepalive!;
+    this.keepaliveTimer = setTimeout(() => {
+      this.probe(k.timeoutMs);
+      if (!this.session.destroyed) this.scheduleKeepalive();
+    }, k.intervalMs * (1 + (Math.random() * 2 - 1) * k.jitter));
+    this.keepaliveTimer.unref();
   }
 
   /** A stream of this connection closed; `reset` when the client reset it before a response began. */
@@ -61,8 +80,8 @@ export class Http2SessionGuard {
     this.abort();
   }
 
-  /** Silent for a while: a live session answers a PING; one that cannot (or a gone peer) is let go. */
-  private probe(): void {
+  /** Silent for a while (or its keepalive is due): a live session answers a PING; one that cannot (or a gone peer) is let go. */
+  private probe(timeoutMs = PROBE_TIMEOUT_MS): void {
     if (this.session.destroyed || this.probeTimer) return;
     try {
       const sent = this.session.ping((err) => {
@@ -79,7 +98,7 @@ export class Http2SessionGuard {
       if (this.session.destroyed) return;
       keepaliveTimeouts.inc();
       this.abort();
-    }, PROBE_TIMEOUT_MS);
+    }, timeoutMs);
     this.probeTimer.unref();
   }
 

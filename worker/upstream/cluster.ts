@@ -13,7 +13,10 @@ import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionObserver } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import type { TlsContext } from '../../shared/tls/context.js';
-import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
+import { clusterHttp2Options, clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
+import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
+import { stats as processStats } from '../../shared/stats/process.js';
+import type { Counter } from '../../shared/stats/store.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
@@ -97,7 +100,12 @@ export class Host implements ConnectionObserver {
   h2Connection(priority: BreakerPriority): H2Connection {
     const breaker = this.cluster.breakers[priority];
     this.h2[priority] ??= new H2Connection(
-      { authority: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) },
+      {
+        authority: this.address,
+        connectTimeoutMs: this.cluster.connectTimeoutMs,
+        ...(this.cluster.tls ? { tls: this.cluster.tls } : {}),
+        ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
+      },
       {
         connectionStarted: () => breaker.acquire('cx'),
         connectionOpened: () => this.connectionOpened(),
@@ -127,6 +135,10 @@ export class Cluster {
   readonly name: string;
   readonly connectTimeoutMs: number;
   readonly http2: boolean;
+  /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
+  readonly h2Tuning: Http2Tuning | undefined;
+  /** cluster.<name>.http2.keepalive_timeout, for a cluster with connection_keepalive. */
+  readonly h2KeepaliveTimeouts: Counter | undefined;
   /** The cluster's transport socket, when it is TLS. */
   readonly tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
@@ -150,6 +162,9 @@ export class Cluster {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.http2 = clusterSpeaksHttp2(config);
+    const h2Options = clusterHttp2Options(config);
+    this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
+    this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
     this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;

@@ -1,13 +1,14 @@
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
  * (`http2_protocol_options`, or an explicit http2 config in typed_extension_protocol_options).
- * undici 7 negotiates HTTP/2 only through TLS ALPN, so these go through node:http2: one session
- * per host per worker, multiplexing every request, re-made when it closes or fails.
+ * undici 7 negotiates HTTP/2 only through TLS ALPN, so these go through node:http2: sessions per
+ * host per worker (see H2Connection), re-made when they close or fail.
  *
  * A request is driven through the same handler callbacks as undici's dispatch API, so the
  * router does not care which protocol carries it.
@@ -18,6 +19,10 @@ export interface H2Target {
   connectTimeoutMs: number;
   /** The cluster's TLS (ALPN h2); cleartext with prior knowledge without it. */
   tls?: UpstreamTls;
+  /** The cluster's http2_protocol_options (SETTINGS, connection window, keepalive, streams per connection). */
+  tuning?: Http2Tuning;
+  /** A keepalive PING went unanswered (cluster.<name>.http2.keepalive_timeout). */
+  onKeepaliveTimeout?: () => void;
 }
 
 /**
@@ -38,52 +43,110 @@ export interface ConnectionObserver {
   connectionFailed(): void;
 }
 
+/** One session to the host, with the streams it carries now. */
+interface Session {
+  session: ClientHttp2Session;
+  connected: boolean;
+  error: Error | undefined;
+  active: number;
+}
+
+/**
+ * The HTTP/2 connections to one host: one session multiplexing every request, or, with
+ * `max_concurrent_streams`, as many as it takes to keep each under that many streams (as Envoy's
+ * pool opens another connection when one is full).
+ */
 export class H2Connection {
-  private session: ClientHttp2Session | undefined;
-  private connected = false;
-  private sessionError: Error | undefined;
+  private readonly sessions: Session[] = [];
 
   constructor(
     private readonly target: H2Target,
     private readonly observer: ConnectionObserver,
   ) {}
 
-  private current(): ClientHttp2Session {
-    if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
-    this.connected = false;
-    this.sessionError = undefined;
+  /** A session with room for one more stream, made if none has. */
+  private pick(): Session {
+    const limit = this.target.tuning?.settings.maxConcurrentStreams;
+    for (const s of this.sessions) if (!s.session.closed && !s.session.destroyed && (limit === undefined || s.active < limit)) return s;
+    return this.open();
+  }
+
+  private open(): Session {
     const tls = this.target.tls;
-    const session = tls ? connect(`https://${this.target.authority}`, tls.options) : connect(`http://${this.target.authority}`);
+    const tuning = this.target.tuning;
+    const options = tuning ? { settings: tuning.settings } : {};
+    const session = tls ? connect(`https://${this.target.authority}`, { ...tls.options, ...options }) : connect(`http://${this.target.authority}`, options);
+    const entry: Session = { session, connected: false, error: undefined, active: 0 };
+    this.sessions.push(entry);
     this.observer.connectionStarted?.();
     const timer = setTimeout(() => {
-      if (!this.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+      if (!entry.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);
-    let opened = false;
+    let stopKeepalive: (() => void) | undefined;
     session.once('connect', () => {
       tls?.outcome(null);
-      this.connected = true;
-      opened = true;
+      entry.connected = true;
       this.observer.connectionOpened();
       clearTimeout(timer);
+      if (tuning?.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+      if (tuning?.keepalive) stopKeepalive = this.keepAlive(session, tuning.keepalive);
     });
     session.on('error', (err) => {
-      if (!opened) tls?.outcome(err);
-      this.sessionError = err; // reported through each stream
+      if (!entry.connected) tls?.outcome(err);
+      entry.error = err; // reported through each stream
     });
     session.once('close', () => {
       clearTimeout(timer);
-      if (opened) this.observer.connectionClosed();
+      stopKeepalive?.();
+      if (entry.connected) this.observer.connectionClosed();
       else this.observer.connectionFailed();
-      if (this.session === session) this.session = undefined;
+      const i = this.sessions.indexOf(entry);
+      if (i >= 0) this.sessions.splice(i, 1);
     });
-    this.session = session;
-    return session;
+    return entry;
+  }
+
+  /** connection_keepalive: a PING every interval (± jitter); unanswered within the timeout, the connection goes. Returns the stop. */
+  private keepAlive(session: ClientHttp2Session, k: NonNullable<Http2Tuning['keepalive']>): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const next = () => {
+      timer = setTimeout(ping, k.intervalMs * (1 + (Math.random() * 2 - 1) * k.jitter));
+      timer.unref();
+    };
+    const ping = () => {
+      if (session.closed || session.destroyed) return;
+      deadline = setTimeout(() => {
+        this.target.onKeepaliveTimeout?.();
+        session.destroy();
+      }, k.timeoutMs);
+      deadline.unref();
+      let sent = false;
+      try {
+        sent = session.ping((err) => {
+          clearTimeout(deadline);
+          if (!err) next();
+        });
+      } catch {
+        // closed meanwhile
+      }
+      if (!sent) {
+        clearTimeout(deadline);
+        next();
+      }
+    };
+    next();
+    return () => {
+      clearTimeout(timer);
+      clearTimeout(deadline);
+    };
   }
 
   /** Sends one request; `handler` gets the response as undici's dispatch handler would. */
   request(method: string, path: string, headers: string[], body: Buffer | Readable | null, handler: Dispatcher.DispatchHandler): void {
-    const session = this.current();
-    const wasConnected = this.connected;
+    const entry = this.pick();
+    const session = entry.session;
+    const wasConnected = entry.connected;
     const out: OutgoingHttpHeaders = { ':method': method, ':path': path, ':scheme': 'http' };
     for (let i = 0; i < headers.length; i += 2) {
       const k = headers[i]!;
@@ -120,6 +183,8 @@ export class H2Connection {
     };
     const ctl = controller as unknown as Dispatcher.DispatchController;
     stream = session.request(out, { endStream: body === null });
+    entry.active++;
+    stream.once('close', () => entry.active--);
     handler.onRequestStart?.(ctl, {});
     stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
       // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
@@ -139,19 +204,19 @@ export class H2Connection {
     stream.on('error', (err: Error) => {
       if (finished) return;
       finished = true;
-      handler.onResponseError?.(ctl, wasConnected || this.connected ? err : connectError(err, this.sessionError));
+      handler.onResponseError?.(ctl, wasConnected || entry.connected ? err : connectError(err, entry.error));
     });
     stream.on('close', () => {
       if (finished) return;
       finished = true;
       const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
-      handler.onResponseError?.(ctl, this.connected ? err : connectError(err, this.sessionError));
+      handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);
     else if (body) body.pipe(stream);
   }
 
   close(): void {
-    this.session?.close();
+    for (const s of this.sessions) s.session.close();
   }
 }
