@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect as h2connect, createServer as createH2Server, type Http2Session, type ServerHttp2Stream } from 'node:http2';
+import { connect as tcpConnect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
@@ -133,5 +134,145 @@ describe('http2_protocol_options', () => {
     assert.match(out.stderr, /http2_protocol_options\.max_outbound_frames: field 'max_outbound_frames' of envoy\.config\.core\.v3\.Http2ProtocolOptions is not supported by this proxy \(Node's HTTP\/2/);
     assert.match(out.stderr, /http2_protocol_options\.custom_settings_parameters\[0\]\.identifier: 3 is a standard SETTINGS parameter; set it with its named field/);
     assert.match(out.stderr, /clusters\[0\]\.http2_protocol_options\.allow_connect: CONNECT is not proxied to upstreams by this proxy/);
+  });
+});
+
+/** One raw HTTP/1.x exchange: what the proxy wrote back, whole (it closes or the reply is complete). */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tcpConnect(port, '127.0.0.1', () => socket.write(request));
+    let got = '';
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+      if (/\r\n0\r\n(?:[^\r\n]+\r\n)*\r\n$/.test(got) || /content-length: 0\r\n(?:[^\r\n]+\r\n)*\r\n$/i.test(got)) socket.end();
+    });
+    socket.on('end', () => resolve(got));
+    socket.on('close', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
+describe('http_protocol_options', () => {
+  const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+  const onlyHost = (host: string) => [{ name: 'h', domains: [host], routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: `served ${host}` } } }] }];
+
+  it('refuses HTTP/1.0 with 426 and closes, as Envoy does by default; with accept_http_10 serves it, with default_host_for_http_10 as its Host', async () => {
+    const refusing = await startProxy(bootstrap('h10no', { http_filters: [ROUTER] }), ['--concurrency', '1']);
+    const refused = await rawExchange(refusing.ports.get('h10no')!, 'GET / HTTP/1.0\r\n\r\n');
+    assert.match(refused, /^HTTP\/1\.1 426 Upgrade Required\r\n/);
+    assert.match(refused, /\r\nconnection: close\r\n/i);
+    assert.ok(refused.endsWith('Upgrade Required'), refused);
+
+    const config = bootstrap('h10', { http_filters: [ROUTER], http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'legacy.test' } });
+    ((config.static_resources as any).listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts = onlyHost('legacy.test'));
+    const accepting = await startProxy(config, ['--concurrency', '1']);
+    const served = await rawExchange(accepting.ports.get('h10')!, 'GET / HTTP/1.0\r\n\r\n');
+    assert.match(served, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(served.endsWith('served legacy.test'), served);
+  });
+
+  it("passes the upstream's trailers to an HTTP/1.1 client with enable_trailers (chunked), and drops them without", async () => {
+    const server = createH2Server();
+    server.on('stream', (stream: ServerHttp2Stream) => {
+      stream.respond({ ':status': 200 }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-checksum': 'abc' }));
+      stream.end('body');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const up = (server.address() as { port: number }).port;
+      const make = (name: string, h1: object) => {
+        const config = bootstrap(name, { http_filters: [ROUTER], http_protocol_options: h1 }, [{ match: { prefix: '/' }, route: { cluster: 'h2' } }]);
+        (config.static_resources as { clusters: object[] }).clusters.push({ ...staticCluster('h2', up), http2_protocol_options: {} });
+        return config;
+      };
+      const withTrailers = await startProxy(make('trailers', { enable_trailers: true }), ['--concurrency', '1']);
+      const got = await rawExchange(withTrailers.ports.get('trailers')!, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      assert.match(got, /transfer-encoding: chunked\r\n/i);
+      assert.match(got, /\r\n0\r\nx-checksum: abc\r\n\r\n$/);
+      const without = await startProxy(make('notrailers', {}), ['--concurrency', '1']);
+      const plain = await rawExchange(without.ports.get('notrailers')!, 'GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+      assert.match(plain, /\r\n0\r\n\r\n$/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses HTTP/1 options on a cluster, where they would not apply', async () => {
+    const config = bootstrap('h1bad', { http_filters: [ROUTER] });
+    (config.static_resources as { clusters: object[] }).clusters.push({
+      ...staticCluster('c', 1),
+      typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http_protocol_options: { enable_trailers: true } } } },
+    });
+    const out = await runProxy(['--mode', 'validate', '-c', tmp.file('h1bad.json', JSON.stringify(config))]);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /explicit_http_config\.http_protocol_options\.enable_trailers: not applied to upstream connections by this proxy/);
+  });
+});
+
+describe('common_http_protocol_options limits', () => {
+  const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+  const statOf = async (admin: string, name: string) => Number(/: (\d+)/.exec((await httpRequest(`http://${admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body)?.[1]);
+
+  it('closes an HTTP/1.1 connection after max_requests_per_connection, and sends GOAWAY on HTTP/2', async () => {
+    const proxy = await startProxy(bootstrap('maxrq', { http_filters: [ROUTER], common_http_protocol_options: { max_requests_per_connection: 2 } }), ['--concurrency', '1']);
+    const port = proxy.ports.get('maxrq')!;
+    const two = await rawExchange(port, 'GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    assert.equal(two.match(/HTTP\/1\.1 200/g)?.length, 2, 'the third request is never read');
+    assert.match(two, /connection: close\r\n[^]*$/i);
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    try {
+      const goaway = new Promise((resolve) => session.once('goaway', resolve));
+      for (let i = 0; i < 2; i++) {
+        const s = session.request({ ':path': '/' });
+        s.resume();
+        await new Promise((resolve) => s.once('end', resolve));
+      }
+      await goaway;
+    } finally {
+      session.destroy();
+    }
+    assert.equal(await statOf(proxy.admin, 'http.maxrq.downstream_cx_max_requests_reached'), 2);
+  });
+
+  it('drains a connection at max_connection_duration: an idle HTTP/1.1 one is closed', async () => {
+    const proxy = await startProxy(bootstrap('maxdur', { http_filters: [ROUTER], common_http_protocol_options: { max_connection_duration: '0.2s' } }), ['--concurrency', '1']);
+    const socket = tcpConnect(proxy.ports.get('maxdur')!, '127.0.0.1');
+    await new Promise((resolve) => socket.once('close', resolve));
+    assert.equal(await statOf(proxy.admin, 'http.maxdur.downstream_cx_max_duration_reached'), 1);
+  });
+
+  it('answers a stream open past max_stream_duration 408 (DT)', async () => {
+    upstream ??= await startUpstream('slow');
+    const config = bootstrap('maxstream', { http_filters: [ROUTER], common_http_protocol_options: { max_stream_duration: '0.2s' } }, [{ match: { prefix: '/' }, route: { cluster: 'slow', timeout: '0s' } }]);
+    (config.static_resources as { clusters: object[] }).clusters.push(staticCluster('slow', upstream.port));
+    const proxy = await startProxy(config, ['--concurrency', '1']);
+    const r = await httpRequest(`http://127.0.0.1:${proxy.ports.get('maxstream')}/hold?key=forever`);
+    assert.deepEqual([r.status, r.body], [408, 'downstream duration timeout']);
+    assert.equal(await statOf(proxy.admin, 'http.maxstream.downstream_rq_max_duration_reached'), 1);
+  });
+
+  it('rejects or drops headers with underscores as headers_with_underscores_action says', async () => {
+    const reject = await startProxy(bootstrap('under', { http_filters: [ROUTER], common_http_protocol_options: { headers_with_underscores_action: 'REJECT_REQUEST' } }), ['--concurrency', '1']);
+    const refused = await rawExchange(reject.ports.get('under')!, 'GET / HTTP/1.1\r\nhost: x\r\nx_bad: 1\r\n\r\n');
+    assert.match(refused, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.equal(await statOf(reject.admin, 'http1.requests_rejected_with_underscores_in_headers'), 1);
+    const session = h2connect(`http://127.0.0.1:${reject.ports.get('under')}`);
+    try {
+      const s = session.request({ ':path': '/', x_bad: '1' });
+      s.on('error', () => undefined);
+      const code = await new Promise((resolve) => s.once('close', () => resolve(s.rstCode)));
+      assert.equal(code, 1, 'reset with PROTOCOL_ERROR');
+    } finally {
+      session.destroy();
+    }
+
+    upstream ??= await startUpstream('slow');
+    const config = bootstrap('drop', { http_filters: [ROUTER], common_http_protocol_options: { headers_with_underscores_action: 'DROP_HEADER' } }, [{ match: { prefix: '/' }, route: { cluster: 'up' } }]);
+    (config.static_resources as { clusters: object[] }).clusters.push(staticCluster('up', upstream.port));
+    const drop = await startProxy(config, ['--concurrency', '1']);
+    const echoed = JSON.parse((await httpRequest(`http://127.0.0.1:${drop.ports.get('drop')}/echo`, { headers: { x_bad: '1', 'x-good': '2' } })).body);
+    assert.deepEqual([echoed.headers.x_bad, echoed.headers['x-good']], [undefined, '2']);
+    assert.equal(await statOf(drop.admin, 'http1.dropped_headers_with_underscores'), 1);
   });
 });

@@ -69,6 +69,8 @@ export const ResponseFlag = {
   noClusterFound: bit('NC'),
   upstreamOverflow: bit('UO'),
   downstreamProtocolError: bit('DPE'),
+  /** max_stream_duration was reached. */
+  durationTimeout: bit('DT'),
   /** The fault filter delayed the request / aborted it. */
   delayInjected: bit('DI'),
   faultInjected: bit('FI'),

@@ -301,6 +301,10 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
       errors.push(`${path}.typed_extension_protocol_options["${key}"]: no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`);
     }
   }
+  const h1 = obj(obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http_protocol_options);
+  for (const field of Object.keys(h1)) {
+    errors.push(`${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http_protocol_options.${field}: not applied to upstream connections by this proxy (it is on a connection manager's http_protocol_options)`);
+  }
   const h2 = clusterHttp2Options(c);
   if (h2) {
     const h2Path = c.http2_protocol_options !== undefined && obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options === undefined

@@ -62,6 +62,10 @@ export class HttpStats {
   readonly cxProtocolError: Counter;
   readonly rqRxReset: Counter;
   readonly tooManyPrematureResets: Counter;
+  /** common_http_protocol_options: max_connection_duration, max_requests_per_connection, max_stream_duration reached. */
+  readonly cxMaxDurationReached: Counter;
+  readonly cxMaxRequestsReached: Counter;
+  readonly rqMaxDurationReached: Counter;
 
   constructor(statPrefix: string) {
     const p = `http.${statPrefix}.`;
@@ -85,6 +89,9 @@ export class HttpStats {
     this.cxProtocolError = stats.counter(`${p}downstream_cx_protocol_error`);
     this.rqRxReset = stats.counter(`${p}downstream_rq_rx_reset`);
     this.tooManyPrematureResets = stats.counter(`${p}downstream_rq_too_many_premature_resets`);
+    this.cxMaxDurationReached = stats.counter(`${p}downstream_cx_max_duration_reached`);
+    this.cxMaxRequestsReached = stats.counter(`${p}downstream_cx_max_requests_reached`);
+    this.rqMaxDurationReached = stats.counter(`${p}downstream_rq_max_duration_reached`);
   }
 
   /** A response went out: its class counter, completion, and the time since the request began. */

@@ -16,6 +16,7 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
+import { ConnectionLimits } from './connection-limits.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
 import { activeTap, offerTrace } from './tap.js';
 import { isGrpcContentType } from './grpc.js';
@@ -101,8 +102,13 @@ export class HttpConnectionManager {
   private readonly filters: HttpFilterFactory[];
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
+  /** common_http_protocol_options' connection and stream limits, when any is set. */
+  private readonly limits: ConnectionLimits | undefined;
   /** `http_filters` is empty: no request is ever answered (see handle()). */
   private readonly noFilters: boolean;
+  /** http_protocol_options: HTTP/1.0 is served (Envoy refuses it, 426, by default), with this Host when it has none. */
+  private readonly acceptHttp10: boolean;
+  private readonly defaultHostHttp10: string | undefined;
 
   constructor(
     private readonly config: Obj,
@@ -127,7 +133,11 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
-    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters, useRemoteAddress: this.useRemoteAddress };
+    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats);
+    const h1 = obj(config.http_protocol_options);
+    this.acceptHttp10 = h1.accept_http_10 === true;
+    this.defaultHostHttp10 = typeof h1.default_host_for_http_10 === 'string' && h1.default_host_for_http_10 ? h1.default_host_for_http_10 : undefined;
+    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters, useRemoteAddress: this.useRemoteAddress, http1Trailers: h1.enable_trailers === true };
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
@@ -167,6 +177,7 @@ export class HttpConnectionManager {
     const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
     h2.on('session', (session: Http2Session) => {
       this.sessions.add(session);
+      this.limits?.http2Session(this.h2Socket!, session);
       if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
       this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
       session.once('close', () => this.sessions.delete(session));
@@ -195,6 +206,7 @@ export class HttpConnectionManager {
    */
   accept(socket: Socket, alpn?: string | false | null): void {
     this.sockets.add(socket);
+    this.limits?.connectionOpened(socket);
     this.stats.cxTotal.inc();
     this.stats.cxActive.inc();
     socket.once('close', () => {
@@ -243,6 +255,8 @@ export class HttpConnectionManager {
     const started = performance.now();
     const headers = req.headers;
     const http1 = req.httpVersionMajor === 1;
+    const http10 = http1 && req.httpVersionMinor === 0;
+    if (http10 && headers.host === undefined && this.defaultHostHttp10 !== undefined) headers.host = this.defaultHostHttp10;
     let authority = String(headers[':authority'] ?? headers.host ?? '');
     let path = req.url ?? '/';
     // RFC 9112 §3.2.2: an absolute-form target's authority is the request's, whatever Host says.
@@ -294,6 +308,15 @@ export class HttpConnectionManager {
       sendLocalReply(res, 400, '', reply);
       return;
     }
+    if (http10 && !this.acceptHttp10) {
+      // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
+      stats.cxProtocolError.inc();
+      if (record) record.responseFlags |= ResponseFlag.downstreamProtocolError;
+      res.shouldKeepAlive = false;
+      sendLocalReply(res, 426, 'Upgrade Required', reply);
+      return;
+    }
+    if (this.limits?.request(req, res, reply, record) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
     if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;

@@ -43,6 +43,8 @@ export interface DispatchContext {
   clusters: ClusterManager;
   /** use_remote_address: the client is the peer, not the last x-forwarded-for entry (hash policies' source_ip). */
   useRemoteAddress: boolean;
+  /** http_protocol_options.enable_trailers: the upstream's trailers go to HTTP/1.1 clients too. */
+  http1Trailers: boolean;
 }
 
 /** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
@@ -122,6 +124,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
           ...(responseHeaders ? { responseHeaders } : {}),
           ...(reply.encode ? { encode: reply.encode } : {}),
           ...(reply.encodeTrailers ? { encodeTrailers: reply.encodeTrailers } : {}),
+          http1Trailers: ctx.http1Trailers,
           headers,
           path,
           // A filter may have changed it (a Lua script's :authority).

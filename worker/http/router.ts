@@ -47,6 +47,8 @@ export interface ForwardContext {
   encode?: (status: number, headers: MutableHeaders) => void;
   /** The HTTP filters' view of the upstream's trailers. */
   encodeTrailers?: (trailers: MutableHeaders) => void;
+  /** http_protocol_options.enable_trailers: trailers go to an HTTP/1.1 client too (chunked responses only). */
+  http1Trailers?: boolean;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -309,13 +311,14 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /**
    * The upstream's trailers (a gRPC status): through the filters (gRPC-Web makes a body frame of
-   * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers, and so does this.
+   * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers unless
+   * `enable_trailers`; so does this (and Node sends them only on a chunked response).
    */
   private sendTrailers(trailers: IncomingHttpHeaders): void {
     const out: MutableHeaders = {};
     for (const k in trailers) if (k.charCodeAt(0) !== 58 /* ':' */ && trailers[k] !== undefined) out[k] = trailers[k]!;
     this.ctx.encodeTrailers?.(out);
-    if (this.req.httpVersionMajor === 2 && hasAny(out)) this.res.addTrailers(out as Record<string, string>);
+    if ((this.req.httpVersionMajor === 2 || this.ctx.http1Trailers) && hasAny(out)) this.res.addTrailers(out as Record<string, string>);
   }
 
   /**
