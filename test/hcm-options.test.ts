@@ -276,3 +276,47 @@ describe('common_http_protocol_options limits', () => {
     assert.equal(await statOf(drop.admin, 'http1.dropped_headers_with_underscores'), 1);
   });
 });
+
+describe('scheme_header_transformation', () => {
+  const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+
+  it("gives an HTTP/2 upstream the request's :scheme, scheme_to_overwrite's, or with match_upstream its own connection's", async () => {
+    const seen: string[] = [];
+    const server = createH2Server();
+    server.on('stream', (stream: ServerHttp2Stream, headers) => {
+      seen.push(String(headers[':scheme']));
+      stream.respond({ ':status': 200 });
+      stream.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const up = (server.address() as { port: number }).port;
+      const make = (name: string, hcm: object) => {
+        const config = bootstrap(name, { http_filters: [ROUTER], codec_type: 'AUTO', ...hcm }, [{ match: { prefix: '/' }, route: { cluster: 'h2' } }]);
+        (config.static_resources as { clusters: object[] }).clusters.push({ ...staticCluster('h2', up), http2_protocol_options: {} });
+        return config;
+      };
+      /** An h2c request that says its scheme is https (as one behind a TLS terminator would). */
+      const viaH2 = async (port: number) => {
+        const session = h2connect(`http://127.0.0.1:${port}`);
+        try {
+          const s = session.request({ ':path': '/', ':scheme': 'https' });
+          s.resume();
+          await new Promise((resolve) => s.once('end', resolve));
+        } finally {
+          session.close();
+        }
+      };
+      const plain = await startProxy(make('sch', {}), ['--concurrency', '1']);
+      await httpRequest(`http://127.0.0.1:${plain.ports.get('sch')}/`);
+      await viaH2(plain.ports.get('sch')!);
+      const overwrite = await startProxy(make('schover', { scheme_header_transformation: { scheme_to_overwrite: 'https' } }), ['--concurrency', '1']);
+      await httpRequest(`http://127.0.0.1:${overwrite.ports.get('schover')}/`);
+      const match = await startProxy(make('schmatch', { scheme_header_transformation: { match_upstream: true } }), ['--concurrency', '1']);
+      await viaH2(match.ports.get('schmatch')!);
+      assert.deepEqual(seen, ['http', 'https', 'https', 'http']);
+    } finally {
+      server.close();
+    }
+  });
+});

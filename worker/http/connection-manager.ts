@@ -106,6 +106,8 @@ export class HttpConnectionManager {
   private readonly limits: ConnectionLimits | undefined;
   /** `http_filters` is empty: no request is ever answered (see handle()). */
   private readonly noFilters: boolean;
+  /** scheme_header_transformation.scheme_to_overwrite: every request's :scheme. */
+  private readonly schemeOverwrite: string | undefined;
   /** http_protocol_options: HTTP/1.0 is served (Envoy refuses it, 426, by default), with this Host when it has none. */
   private readonly acceptHttp10: boolean;
   private readonly defaultHostHttp10: string | undefined;
@@ -137,7 +139,16 @@ export class HttpConnectionManager {
     const h1 = obj(config.http_protocol_options);
     this.acceptHttp10 = h1.accept_http_10 === true;
     this.defaultHostHttp10 = typeof h1.default_host_for_http_10 === 'string' && h1.default_host_for_http_10 ? h1.default_host_for_http_10 : undefined;
-    this.dispatchContext = { stats: this.stats, serverName: this.serverName, clusters: ctx.clusters, useRemoteAddress: this.useRemoteAddress, http1Trailers: h1.enable_trailers === true };
+    const scheme = obj(config.scheme_header_transformation);
+    this.schemeOverwrite = typeof scheme.scheme_to_overwrite === 'string' && scheme.scheme_to_overwrite ? scheme.scheme_to_overwrite : undefined;
+    this.dispatchContext = {
+      stats: this.stats,
+      serverName: this.serverName,
+      clusters: ctx.clusters,
+      useRemoteAddress: this.useRemoteAddress,
+      http1Trailers: h1.enable_trailers === true,
+      schemeMatchesUpstream: scheme.match_upstream === true && this.schemeOverwrite === undefined,
+    };
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
@@ -257,6 +268,7 @@ export class HttpConnectionManager {
     const http1 = req.httpVersionMajor === 1;
     const http10 = http1 && req.httpVersionMinor === 0;
     if (http10 && headers.host === undefined && this.defaultHostHttp10 !== undefined) headers.host = this.defaultHostHttp10;
+    if (this.schemeOverwrite !== undefined) headers[':scheme'] = this.schemeOverwrite;
     let authority = String(headers[':authority'] ?? headers.host ?? '');
     let path = req.url ?? '/';
     // RFC 9112 §3.2.2: an absolute-form target's authority is the request's, whatever Host says.

@@ -45,6 +45,8 @@ export interface DispatchContext {
   useRemoteAddress: boolean;
   /** http_protocol_options.enable_trailers: the upstream's trailers go to HTTP/1.1 clients too. */
   http1Trailers: boolean;
+  /** scheme_header_transformation.match_upstream (without scheme_to_overwrite). */
+  schemeMatchesUpstream: boolean;
 }
 
 /** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
@@ -125,6 +127,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
           ...(reply.encode ? { encode: reply.encode } : {}),
           ...(reply.encodeTrailers ? { encodeTrailers: reply.encodeTrailers } : {}),
           http1Trailers: ctx.http1Trailers,
+          schemeMatchesUpstream: ctx.schemeMatchesUpstream,
           headers,
           path,
           // A filter may have changed it (a Lua script's :authority).

@@ -49,6 +49,8 @@ export interface ForwardContext {
   encodeTrailers?: (trailers: MutableHeaders) => void;
   /** http_protocol_options.enable_trailers: trailers go to an HTTP/1.1 client too (chunked responses only). */
   http1Trailers?: boolean;
+  /** scheme_header_transformation.match_upstream: an HTTP/2 upstream's :scheme is its connection's transport. */
+  schemeMatchesUpstream?: boolean;
   /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
   headers: IncomingHttpHeaders;
   /** The path after any prefix rewrite. */
@@ -235,7 +237,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const perTry = this.action.retry?.perTryTimeoutMs;
     if (perTry) this.perTryTimer = setTimeout(() => this.abort(ABORT.perTry), perTry);
     if (this.cluster.http2) {
-      host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.ctx.path, this.headers, this.body, this);
+      host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
       return;
     }
     this.pool = host.connectionPool(this.action.priority);
@@ -243,6 +245,17 @@ class Exchange implements Dispatcher.DispatchHandler {
       { path: this.ctx.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body },
       this,
     );
+  }
+
+  /**
+   * The :scheme an HTTP/2 upstream gets: the request's (an HTTP/2 client's, scheme_to_overwrite's,
+   * else the client connection's transport), or with match_upstream the upstream connection's.
+   */
+  private scheme(): string {
+    if (this.ctx.schemeMatchesUpstream) return this.cluster.tls ? 'https' : 'http';
+    const given = this.ctx.headers[':scheme'];
+    if (typeof given === 'string') return given;
+    return (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

@@ -143,11 +143,11 @@ export class H2Connection {
   }
 
   /** Sends one request; `handler` gets the response as undici's dispatch handler would. */
-  request(method: string, path: string, headers: string[], body: Buffer | Readable | null, handler: Dispatcher.DispatchHandler): void {
+  request(method: string, scheme: string, path: string, headers: string[], body: Buffer | Readable | null, handler: Dispatcher.DispatchHandler): void {
     const entry = this.pick();
     const session = entry.session;
     const wasConnected = entry.connected;
-    const out: OutgoingHttpHeaders = { ':method': method, ':path': path, ':scheme': 'http' };
+    const out: OutgoingHttpHeaders = { ':method': method, ':path': path, ':scheme': scheme };
     for (let i = 0; i < headers.length; i += 2) {
       const k = headers[i]!;
       const v = headers[i + 1]!;
