@@ -338,6 +338,11 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
         errors.push(`${ePath}.load_balancing_weight: host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`);
       }
       const endpoint = obj(ep.endpoint);
+      const hcAddress = obj(endpoint.health_check_config).address;
+      if (hcAddress !== undefined) {
+        if (obj(hcAddress).pipe !== undefined) errors.push(`${ePath}.endpoint.health_check_config.address: health checks go to an IP address, not a pipe`);
+        else checkLiteralAddress(hcAddress, `${ePath}.endpoint.health_check_config.address`, errors);
+      }
       if (endpoint.address === undefined) {
         errors.push(`${ePath}.endpoint.address: an endpoint needs an address`);
       } else if (type === 'STATIC') {

@@ -23,6 +23,14 @@ export interface EndpointConfig {
   configuredHostname: string;
   /** The configured health_status (envoy.config.core.v3.HealthStatus name), UNKNOWN by default. */
   edsHealthStatus: string;
+  /** Its LocalityLbEndpoints' priority (0 is the highest) and load_balancing_weight (0: none). */
+  priority: number;
+  localityWeight: number;
+  /** The assignment's policy.overprovisioning_factor, in percent (140 by default). */
+  overprovisioningFactor: number;
+  /** health_check_config: the port and address health checks use instead of the host's own (0 / '': the host's). */
+  healthCheckPort: number;
+  healthCheckAddress: string;
 }
 
 export interface UpstreamHost {
@@ -40,18 +48,31 @@ export interface UpstreamHost {
   subZone: string;
   canary: boolean;
   priority: number;
+  /** The locality's load_balancing_weight (locality-weighted load balancing; 0: none). */
+  localityWeight: number;
+  overprovisioningFactor: number;
+  /** Where active health checks go: health_check_config's port and address, else the host's. */
+  healthCheckIp: string;
+  healthCheckPort: number;
   edsHealthStatus: string;
   /** HealthFlag bits. */
   healthFlags: number;
 }
 
+/** ClusterLoadAssignment.policy.overprovisioning_factor's default: 140 %. */
+const DEFAULT_OVERPROVISIONING = 140;
+
 export function endpointsOf(config: JsonObject): EndpointConfig[] {
   const out: EndpointConfig[] = [];
-  for (const locality of list(obj(config.load_assignment).endpoints)) {
+  const assignment = obj(config.load_assignment);
+  const factor = obj(assignment.policy).overprovisioning_factor;
+  const overprovisioningFactor = typeof factor === 'number' ? factor : DEFAULT_OVERPROVISIONING;
+  for (const locality of list(assignment.endpoints)) {
     const where = obj(locality.locality);
     for (const ep of list(locality.lb_endpoints)) {
       const endpoint = obj(ep.endpoint);
       const sa = obj(obj(endpoint.address).socket_address);
+      const hc = obj(endpoint.health_check_config);
       const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
       out.push({
         hostname: String(sa.address),
@@ -63,6 +84,11 @@ export function endpointsOf(config: JsonObject): EndpointConfig[] {
         canary,
         configuredHostname: String(endpoint.hostname ?? ''),
         edsHealthStatus: String(ep.health_status ?? 'UNKNOWN'),
+        priority: Number(locality.priority ?? 0),
+        localityWeight: Number(locality.load_balancing_weight ?? 0),
+        overprovisioningFactor,
+        healthCheckPort: Number(hc.port_value ?? 0),
+        healthCheckAddress: String(obj(obj(hc.address).socket_address).address ?? ''),
       });
     }
   }
@@ -82,7 +108,11 @@ export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean, extraF
     zone: e.zone,
     subZone: e.subZone,
     canary: e.canary,
-    priority: 0,
+    priority: e.priority,
+    localityWeight: e.localityWeight,
+    overprovisioningFactor: e.overprovisioningFactor,
+    healthCheckIp: e.healthCheckAddress || ip,
+    healthCheckPort: e.healthCheckPort || e.port,
     edsHealthStatus: e.edsHealthStatus,
     healthFlags: edsHealthFlags(e.edsHealthStatus) | extraFlags,
   };

@@ -104,11 +104,15 @@ export class ClusterHealthChecker {
     this.stats = new HealthCheckStats(cluster);
   }
 
-  /** The hosts changed: new ones get a session (their first check at once), gone ones stop. */
+  /**
+   * The hosts changed: new ones get a session (their first check at once), gone ones stop, and a
+   * host whose health_check_config now points elsewhere is checked there from now on.
+   */
   sync(hosts: readonly UpstreamHost[]): void {
-    const live = new Set(hosts.map((h) => h.address));
+    const live = new Map(hosts.map((h) => [h.address, h]));
     for (const [address, s] of this.sessions) {
-      if (!live.has(address)) {
+      const now = live.get(address);
+      if (!now || now.healthCheckIp !== s.host.healthCheckIp || now.healthCheckPort !== s.host.healthCheckPort) {
         s.stop();
         this.sessions.delete(address);
       }
@@ -170,7 +174,7 @@ class Session {
 
   constructor(
     private readonly checker: ClusterHealthChecker,
-    private readonly host: UpstreamHost,
+    readonly host: UpstreamHost,
   ) {
     this.healthy = (host.healthFlags & HealthFlag.FAILED_ACTIVE_HC) === 0;
     this.timer = setTimeout(() => void this.run(), checker.initialDelay);
@@ -242,8 +246,8 @@ class Session {
       };
       const rq = (tls ? httpsRequest : request)(
         {
-          host: this.host.ip,
-          port: this.host.port,
+          host: this.host.healthCheckIp,
+          port: this.host.healthCheckPort,
           path: String(http.path ?? '/'),
           method: 'GET',
           agent: this.agent,
@@ -284,7 +288,8 @@ class Session {
       };
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
       const tls = this.checker.tls;
-      socket = tls ? tlsConnect({ host: this.host.ip, port: this.host.port, ...tls.options }) : connect({ host: this.host.ip, port: this.host.port });
+      const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
+      socket = tls ? tlsConnect({ ...target, ...tls.options }) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null);

@@ -2,7 +2,6 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
-import { coarseHealth, isExcluded } from '../../shared/upstream/health.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
@@ -19,6 +18,7 @@ import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
+import { PrioritySet } from './priority-set.js';
 import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
 
 /**
@@ -142,13 +142,9 @@ export class Cluster {
   /** The cluster's transport socket, when it is TLS. */
   readonly tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
-  /** common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off). */
-  private readonly panicThreshold: number;
   private hostList: Host[] = [];
-  /** What the load balancer picks from: healthy hosts, else degraded ones (excluded hosts never). */
-  private healthy: Host[] = [];
-  private degraded: Host[] = [];
-  private eligible = 0;
+  /** The hosts by priority, and each priority's share (see PrioritySet). */
+  private readonly priorities: PrioritySet<Host>;
   private readonly balancer: LoadBalancer<Host>;
   /** RING_HASH and MAGLEV: hosts picked by the request's hash. */
   private readonly hashBalancer: HashBalancer<Host> | undefined;
@@ -168,7 +164,9 @@ export class Cluster {
     this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
     this.stats = clusterStats(this.name);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
-    this.panicThreshold = panic === undefined ? 50 : Number(obj(panic).value ?? 0);
+    // common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off).
+    const panicThreshold = panic === undefined ? 50 : Math.round(Number(obj(panic).value ?? 0));
+    this.priorities = new PrioritySet<Host>(panicThreshold, obj(config.common_lb_config).locality_weighted_lb_config !== undefined);
     const overflow = overflowStats(this.name);
     this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
@@ -204,26 +202,17 @@ export class Cluster {
       return new Host(this, info);
     });
     for (const gone of previous.values()) void gone.close();
-    const included = this.hostList.filter((h) => !isExcluded(h.info.healthFlags));
-    this.eligible = included.length;
-    this.healthy = included.filter((h) => coarseHealth(h.info.healthFlags) === 'healthy');
-    this.degraded = included.filter((h) => coarseHealth(h.info.healthFlags) === 'degraded');
+    this.priorities.update(this.hostList);
   }
 
   /**
-   * Envoy's choice with one priority: healthy hosts, else degraded ones; in panic (healthy and
-   * degraded hosts under healthy_panic_threshold percent of the hosts not excluded), every host.
+   * Envoy's choice: a priority by the levels' health (see PrioritySet), then its healthy or
+   * degraded hosts (in panic, all of its hosts), then the cluster's load balancer among them.
    */
   pickHost(hash?: bigint): Host | undefined {
     if (this.hostList.length === 0) return undefined;
-    const available = this.healthy.length + this.degraded.length;
-    let hosts: readonly Host[];
-    if (this.panicThreshold > 0 && (this.eligible === 0 || available * 100 < this.panicThreshold * this.eligible)) {
-      this.stats.lbHealthyPanic.inc();
-      hosts = this.hostList;
-    } else {
-      hosts = this.healthy.length ? this.healthy : this.degraded;
-    }
+    const { hosts, panic } = this.priorities.choose(hash);
+    if (panic) this.stats.lbHealthyPanic.inc();
     return this.hashBalancer ? this.hashBalancer.pick(hosts, hash) : this.balancer.pick(hosts);
   }
 
