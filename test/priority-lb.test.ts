@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { routesListener } from './helpers/bootstraps.js';
+import { runProxy, tempDir } from './helpers/cli.js';
 import { closedPort, startUpstream, type Upstream } from './helpers/upstream.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
@@ -13,6 +14,7 @@ let a: Upstream;
 let b: Upstream;
 let c: Upstream;
 let d: Upstream;
+const tmp = tempDir();
 
 before(async () => {
   [a, b, c, d] = await Promise.all([startUpstream('A'), startUpstream('B'), startUpstream('C'), startUpstream('D')]);
@@ -21,6 +23,7 @@ before(async () => {
 after(async () => {
   await stopAllProxies();
   await Promise.all([a, b, c, d].map((u) => u.close()));
+  tmp.cleanup();
 });
 
 interface Endpoint {
@@ -115,6 +118,14 @@ describe('locality-weighted load balancing', () => {
       { common_lb_config: { locality_weighted_lb_config: {} } },
     );
     assert.deepEqual(await spread(proxy, 40), { A: 10, B: 30 });
+  });
+
+  it('is refused with a consistent-hash policy, by name', async () => {
+    const out = await runProxy(['--mode', 'validate', '-c', tmp.file('ring.json', JSON.stringify({
+      static_resources: { clusters: [{ name: 'web', type: 'STATIC', lb_policy: 'RING_HASH', common_lb_config: { locality_weighted_lb_config: {} }, load_assignment: { cluster_name: 'web', endpoints: [] } }] },
+    }))]);
+    assert.equal(out.code, 1);
+    assert.match(out.stderr, /common_lb_config\.locality_weighted_lb_config: locality weights with RING_HASH are not supported by this proxy/);
   });
 });
 

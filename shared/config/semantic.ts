@@ -294,6 +294,9 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
   const ring = obj(c.ring_hash_lb_config);
   if (ring.hash_function !== undefined && ring.hash_function !== 'XX_HASH') errors.push(`${path}.ring_hash_lb_config.hash_function: ${String(ring.hash_function)} is not supported by this proxy (XX_HASH is)`);
   if (Number(ring.minimum_ring_size ?? 1024) > Number(ring.maximum_ring_size ?? 8 * 1024 * 1024)) errors.push(`${path}.ring_hash_lb_config: minimum_ring_size must not be above maximum_ring_size`);
+  if ((lb === 'RING_HASH' || lb === 'MAGLEV') && obj(c.common_lb_config).locality_weighted_lb_config !== undefined) {
+    errors.push(`${path}.common_lb_config.locality_weighted_lb_config: locality weights with ${lb} are not supported by this proxy (ROUND_ROBIN, LEAST_REQUEST and RANDOM take them)`);
+  }
   const table = obj(c.maglev_lb_config).table_size;
   if (table !== undefined && !isPrime(Number(table))) errors.push(`${path}.maglev_lb_config.table_size: ${String(table)} is not a prime number`);
   for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
