@@ -1,5 +1,7 @@
-import { closeSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
+import type { JsonObject } from '../shared/config/proto-json.js';
 import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { PendingReplies } from '../shared/replies.js';
@@ -35,6 +37,17 @@ import { WorkerDescriptors } from './worker-descriptors.js';
  */
 
 const log = getLogger('main', import.meta.url);
+
+/**
+ * Bootstrap.flags_path: a file named `drain` there starts the server failing health checks, as
+ * Envoy's "starting server in drain mode" (POST /healthcheck/ok ends it).
+ */
+function startsDraining(bootstrap: JsonObject): boolean {
+  const dir = bootstrap.flags_path;
+  if (typeof dir !== 'string' || dir === '' || !existsSync(join(dir, 'drain'))) return false;
+  log.info(`starting server in drain mode (${join(dir, 'drain')} exists)`);
+  return true;
+}
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
@@ -116,7 +129,7 @@ export class ProcessTree {
       startTimeMs: now,
       originalStartTimeMs: now,
       logSettings,
-      healthCheckFailing: false,
+      healthCheckFailing: startsDraining(loaded.bootstrap),
       statsLookupTracking: false,
       runtime: this.runtime.snapshot(),
       drains: [],

@@ -12,7 +12,12 @@ import { typeNameOfUrl } from './wkt.js';
 const HEADER_MUTATIONS = ['request_headers_to_add', 'request_headers_to_remove', 'response_headers_to_add', 'response_headers_to_remove'];
 
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
-  'envoy.config.bootstrap.v3.Bootstrap': ['node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks'],
+  'envoy.config.bootstrap.v3.Bootstrap': [
+    'node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks', 'cluster_manager',
+    'flags_path',
+  ],
+  // The cluster manager is configured through its clusters; none of its own fields is implemented.
+  'envoy.config.bootstrap.v3.ClusterManager': [],
   'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config', 'ads_config', 'lds_config'],
   'envoy.config.core.v3.ConfigSource': ['path', 'path_config_source', 'resource_api_version', 'api_config_source', 'ads', 'initial_fetch_timeout'],
   'envoy.config.core.v3.ApiConfigSource': ['api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only', 'rate_limit_settings'],
@@ -203,6 +208,10 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.endpoint.v3.Endpoint.HealthCheckConfig.disable_active_health_check': "every host of a cluster with health_checks is checked",
   'envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.drop_overloads': 'load shedding by drop_overloads is not supported',
   'envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.weighted_priority_health': "a priority's health counts hosts, not their weights",
+  'envoy.config.bootstrap.v3.ClusterManager.local_cluster_name': 'zone-aware routing is not supported',
+  'envoy.config.bootstrap.v3.ClusterManager.outlier_detection': 'outlier ejections are logged, not written to an event log',
+  'envoy.config.bootstrap.v3.ClusterManager.upstream_bind_config': 'upstream connections bind where the kernel chooses',
+  'envoy.config.bootstrap.v3.ClusterManager.load_stats_config': 'load reporting (LRS) is not supported',
   'envoy.config.core.v3.KeepaliveSettings.connection_idle_interval': 'pings are sent at interval; none is sent before a request on an idle connection',
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy.trace_sampled': 'this proxy does not trace yet',
   'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',

@@ -186,7 +186,11 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
       listener_statuses: { name: string; local_address: { socket_address?: { port_value: number } } }[];
     };
     for (const l of listeners.listener_statuses) if (l.local_address.socket_address) proxy.ports.set(l.name, l.local_address.socket_address.port_value);
-    await waitFor('/ready', async () => (await httpRequest(`http://${proxy.admin}/ready`)).status === 200 || undefined);
+    // Up: LIVE, or DRAINING when it starts failing health checks (flags_path's drain file).
+    await waitFor('/ready', async () => {
+      const ready = await httpRequest(`http://${proxy.admin}/ready`);
+      return ready.status === 200 || ready.body.trim() === 'DRAINING' || undefined;
+    });
   } catch (err) {
     await proxy.stop('SIGKILL');
     throw new Error(`${(err as Error).message}\n--- proxy output ---\n${output}`);
