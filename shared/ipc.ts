@@ -94,6 +94,8 @@ export interface ServerContext {
   breakers: { layout: BreakerLayout; childFd: number };
   /** The token-bucket region of local rate limits (shared/ratelimit/token-buckets.ts): the descriptor it is inherited at. */
   buckets: { childFd: number };
+  /** How often a worker's loop sends its watchdog heartbeat (supervisor/watchdog.ts). */
+  watchdogTickMs: number;
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
   upstream: Record<string, UpstreamHost[]>;
   /** The TLS contexts with their certificates and keys, as the supervisor read them when it loaded the bootstrap. */
@@ -151,6 +153,8 @@ export type LogLevelChange =
 // worker → supervisor
 export type FromWorker =
   | { type: 'ready'; index: number }
+  /** The worker's event loop turned (its watchdog's touch). */
+  | { type: 'heartbeat'; index: number }
   /** The message carrying `ack` has been applied (with its outcome, for those that have one). */
   | { type: 'ack'; index: number; ack: number; result?: ProfilerOutcome }
   | { type: 'fatal'; index: number; error: string }

@@ -28,6 +28,7 @@ import { createBreakerRegion } from './upstream/breaker-region.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { WorkerBroadcast } from './worker-broadcast.js';
 import { WorkerDescriptors } from './worker-descriptors.js';
+import { MainThreadWatchdog, WorkerWatchdog, watchdogConfigs } from './watchdog.js';
 
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
@@ -97,6 +98,9 @@ export class ProcessTree {
   private readonly requests: AdminRequests;
   /** Resolves with the process exit status once the whole tree has stopped. */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+  /** The watchdogs: the workers' event loops (heartbeats), and the supervisor's own. */
+  private readonly workerWatchdog: WorkerWatchdog;
+  private readonly mainWatchdog: MainThreadWatchdog;
 
   constructor(
     private readonly options: Options,
@@ -107,6 +111,9 @@ export class ProcessTree {
     private readonly buckets: BucketRegion,
   ) {
     const now = Date.now();
+    const watchdogs = watchdogConfigs(loaded.bootstrap);
+    this.workerWatchdog = new WorkerWatchdog(watchdogs.workers, (i) => this.workers[i]?.process?.kill('SIGKILL'));
+    this.mainWatchdog = new MainThreadWatchdog(watchdogs.main);
     const node = (loaded.bootstrap.node ?? {}) as { cluster?: string };
     this.runtime = new RuntimeLayers(loaded.bootstrap, options.serviceCluster || node.cluster || '', () => this.broadcastRuntime());
     this.clusterManager = new ClusterManager(loaded.bootstrap, now);
@@ -140,6 +147,7 @@ export class ProcessTree {
       upstream: {},
       breakers: { layout: { capacity: 0, workers: 0 }, childFd: -1 },
       buckets: { childFd: WorkerDescriptors.bucketChildFd },
+      watchdogTickMs: this.workerWatchdog.tickMs,
       tls: loaded.tls,
     };
     const clusters = this.clusterManager.configs;
@@ -212,6 +220,7 @@ export class ProcessTree {
         },
         onMessage: (m) => this.onWorkerMessage(m),
         onExit: () => {
+          this.workerWatchdog.forget(i);
           this.descriptors.exited(i);
           this.breakers.clearWorker(i);
           this.readyWorkers.delete(i);
@@ -267,6 +276,8 @@ export class ProcessTree {
         this.startAdmin();
         this.maybeLive();
       }
+    } else if (m.type === 'heartbeat') {
+      this.workerWatchdog.heartbeat(m.index);
     } else if (m.type === 'ack') {
       this.broadcast.onAck(m);
     } else if (m.type === 'stats') {
@@ -417,7 +428,9 @@ export class ProcessTree {
     this.exitCode = Math.max(this.exitCode, exitCode);
     this.stopping ??= (async () => {
       this.setState('DRAINING');
+      this.workerWatchdog.close();
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
+      this.mainWatchdog.close();
       this.sockets.closeAll();
       this.descriptors.closeAll();
       this.runtime.close();

@@ -60,6 +60,8 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   await listeners.start(server.listeners);
   log.debug(`${childRole()} serving ${listeners.size} listener(s)`);
   sendToParent<FromWorker>({ type: 'ready', index });
+  // The watchdog's touch: a loop that stops turning stops these (supervisor/watchdog.ts).
+  setInterval(() => sendToParent<FromWorker>({ type: 'heartbeat', index }), server.watchdogTickMs).unref();
 }
 
 function stop(graceMs: number): void {

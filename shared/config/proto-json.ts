@@ -114,6 +114,7 @@ function isPlainObject(v: unknown): v is JsonObject {
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
+  if (v === undefined) return 'nothing';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v)}`;
@@ -341,7 +342,8 @@ export class ProtoJsonReader {
       case 'google.protobuf.Value':
         return value;
       case 'google.protobuf.Empty':
-        if (isPlainObject(value) && Object.keys(value).length === 0) return {};
+        // An Any of Empty may leave out its `value`, as protobuf's JSON parser allows.
+        if (value === undefined || (isPlainObject(value) && Object.keys(value).length === 0)) return {};
         this.error(path, `expected an empty object, got ${describe(value)}`);
         return undefined;
       case 'google.protobuf.Any':

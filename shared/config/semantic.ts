@@ -361,6 +361,7 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
 }
 
 export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
+  if (bootstrap.watchdog !== undefined && bootstrap.watchdogs !== undefined) errors.push('watchdogs: only one of watchdog or watchdogs should be set');
   const sr = obj(bootstrap.static_resources);
   const clusterNames = checkClusters(list(sr.clusters), errors);
   checkListeners(list(sr.listeners), clusterNames, errors);

@@ -14,8 +14,10 @@ const HEADER_MUTATIONS = ['request_headers_to_add', 'request_headers_to_remove',
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': [
     'node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks', 'cluster_manager',
-    'flags_path',
+    'flags_path', 'watchdog', 'watchdogs',
   ],
+  'envoy.config.bootstrap.v3.Watchdogs': ['main_thread_watchdog', 'worker_watchdog'],
+  'envoy.config.bootstrap.v3.Watchdog': ['miss_timeout', 'megamiss_timeout', 'kill_timeout', 'multikill_timeout', 'multikill_threshold'],
   // The cluster manager is configured through its clusters; none of its own fields is implemented.
   'envoy.config.bootstrap.v3.ClusterManager': [],
   'envoy.config.bootstrap.v3.Bootstrap.DynamicResources': ['cds_config', 'ads_config', 'lds_config'],
@@ -208,6 +210,7 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.endpoint.v3.Endpoint.HealthCheckConfig.disable_active_health_check': "every host of a cluster with health_checks is checked",
   'envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.drop_overloads': 'load shedding by drop_overloads is not supported',
   'envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.weighted_priority_health': "a priority's health counts hosts, not their weights",
+  'envoy.config.bootstrap.v3.Watchdog.actions': 'watchdog action extensions (profiling, abort with a stack) are not supported; kill_timeout replaces a stuck worker',
   'envoy.config.bootstrap.v3.ClusterManager.local_cluster_name': 'zone-aware routing is not supported',
   'envoy.config.bootstrap.v3.ClusterManager.outlier_detection': 'outlier ejections are logged, not written to an event log',
   'envoy.config.bootstrap.v3.ClusterManager.upstream_bind_config': 'upstream connections bind where the kernel chooses',

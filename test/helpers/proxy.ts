@@ -197,3 +197,16 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
   }
   return proxy;
 }
+
+/**
+ * Holds process `pid` stopped (SIGSTOP) for `ms`, then lets it go on (SIGCONT): a stall of its
+ * event loop, the stimulus of the watchdog tests (a duration to impose, not a condition to wait for).
+ */
+export async function stallProcess(pid: number, ms: number): Promise<void> {
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+}
