@@ -220,19 +220,26 @@ describe('common_http_protocol_options limits', () => {
     const two = await rawExchange(port, 'GET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n');
     assert.equal(two.match(/HTTP\/1\.1 200/g)?.length, 2, 'the third request is never read');
     assert.match(two, /connection: close\r\n[^]*$/i);
-    const session = h2connect(`http://127.0.0.1:${port}`);
-    try {
-      const goaway = new Promise((resolve) => session.once('goaway', resolve));
-      for (let i = 0; i < 2; i++) {
-        const s = session.request({ ':path': '/' });
-        s.resume();
-        await new Promise((resolve) => s.once('end', resolve));
+    /** The last stream id of the first GOAWAY an HTTP/2 client gets after two requests. */
+    const goawayAfterTwo = async (p: number) => {
+      const session = h2connect(`http://127.0.0.1:${p}`);
+      try {
+        const goaway = new Promise<number>((resolve) => session.once('goaway', (_code: number, last: number) => resolve(last)));
+        for (let i = 0; i < 2; i++) {
+          const s = session.request({ ':path': '/' });
+          s.resume();
+          await new Promise((resolve) => s.once('end', resolve));
+        }
+        return await goaway;
+      } finally {
+        session.destroy();
       }
-      await goaway;
-    } finally {
-      session.destroy();
-    }
+    };
+    // drain_timeout (5 s by default): first a shutdown notice, GOAWAY with the highest stream id.
+    assert.equal(await goawayAfterTwo(port), 2 ** 31 - 1);
     assert.equal(await statOf(proxy.admin, 'http.maxrq.downstream_cx_max_requests_reached'), 2);
+    const immediate = await startProxy(bootstrap('maxrq0', { http_filters: [ROUTER], drain_timeout: '0s', common_http_protocol_options: { max_requests_per_connection: 2 } }), ['--concurrency', '1']);
+    assert.equal(await goawayAfterTwo(immediate.ports.get('maxrq0')!), 3, 'drain_timeout 0: the final GOAWAY at once, naming the last stream');
   });
 
   it('drains a connection at max_connection_duration: an idle HTTP/1.1 one is closed', async () => {

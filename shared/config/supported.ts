@@ -60,7 +60,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
     'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config', 'add_user_agent',
-    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation',
+    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout',
   ],
   'envoy.config.core.v3.SchemeHeaderTransformation': ['scheme_to_overwrite', 'match_upstream'],
   'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig': ['mappers', 'body_format'],

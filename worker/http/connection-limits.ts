@@ -8,6 +8,7 @@ import { stats } from '../../shared/stats/process.js';
 import type { HttpStats } from '../../shared/stats/scopes.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
+import { drainHttp2Session } from './http2-drain.js';
 import { sendLocalReply, type LocalReplyContext } from './local-reply.js';
 
 /**
@@ -49,6 +50,8 @@ export class ConnectionLimits {
     private readonly maxConnectionMs: number,
     private readonly maxStreamMs: number,
     private readonly underscores: Underscores,
+    /** drain_timeout, for HTTP/2's two-step GOAWAY (see drainHttp2Session). */
+    private readonly drainTimeoutMs: number,
   ) {
     const codecs = (name: string): [Counter, Counter] => [stats.counter(`http1.${name}`), stats.counter(`http2.${name}`)];
     if (underscores === 'REJECT_REQUEST') this.rejected = codecs('requests_rejected_with_underscores_in_headers');
@@ -56,13 +59,13 @@ export class ConnectionLimits {
   }
 
   /** The limits `common` sets, or none (then the connection manager skips all of this). */
-  static from(common: JsonObject, httpStats: HttpStats): ConnectionLimits | undefined {
+  static from(common: JsonObject, httpStats: HttpStats, drainTimeoutMs: number): ConnectionLimits | undefined {
     const maxRequests = typeof common.max_requests_per_connection === 'number' ? common.max_requests_per_connection : 0;
     const maxConnectionMs = typeof common.max_connection_duration === 'string' ? durationMs(common.max_connection_duration) : 0;
     const maxStreamMs = typeof common.max_stream_duration === 'string' ? durationMs(common.max_stream_duration) : 0;
     const underscores = String(common.headers_with_underscores_action ?? 'ALLOW') as Underscores;
     if (maxRequests <= 0 && maxConnectionMs <= 0 && maxStreamMs <= 0 && underscores === 'ALLOW') return undefined;
-    return new ConnectionLimits(httpStats, maxRequests, maxConnectionMs, maxStreamMs, underscores);
+    return new ConnectionLimits(httpStats, maxRequests, maxConnectionMs, maxStreamMs, underscores, drainTimeoutMs);
   }
 
   /** A connection the connection manager accepted. */
@@ -88,7 +91,7 @@ export class ConnectionLimits {
     state.draining = true;
     this.httpStats.cxMaxDurationReached.inc();
     if (state.session) {
-      if (!state.session.closed) state.session.close();
+      drainHttp2Session(state.session, this.drainTimeoutMs);
     } else if (state.active === 0) state.socket.end();
   }
 
@@ -108,7 +111,7 @@ export class ConnectionLimits {
       if (this.maxRequests > 0 && state.requests === this.maxRequests) {
         this.httpStats.cxMaxRequestsReached.inc();
         state.draining = true;
-        if (session) session.close();
+        if (session) drainHttp2Session(session, this.drainTimeoutMs);
       }
       if (state.draining && !session) res.shouldKeepAlive = false;
     }

@@ -17,6 +17,7 @@ import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
 import { ConnectionLimits } from './connection-limits.js';
+import { drainHttp2Session } from './http2-drain.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
 import { activeTap, offerTrace } from './tap.js';
 import { isGrpcContentType } from './grpc.js';
@@ -102,6 +103,8 @@ export class HttpConnectionManager {
   private readonly filters: HttpFilterFactory[];
   /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
   private readonly tapConfigId: string | undefined;
+  /** drain_timeout: the grace between an HTTP/2 shutdown notice and the final GOAWAY. */
+  private readonly drainTimeoutMs: number;
   /** common_http_protocol_options' connection and stream limits, when any is set. */
   private readonly limits: ConnectionLimits | undefined;
   /** `http_filters` is empty: no request is ever answered (see handle()). */
@@ -135,7 +138,8 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix));
-    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats);
+    this.drainTimeoutMs = typeof config.drain_timeout === 'string' ? durationMs(config.drain_timeout) : 5000;
+    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, this.drainTimeoutMs);
     const h1 = obj(config.http_protocol_options);
     this.acceptHttp10 = h1.accept_http_10 === true;
     this.defaultHostHttp10 = typeof h1.default_host_for_http_10 === 'string' && h1.default_host_for_http_10 ? h1.default_host_for_http_10 : undefined;
@@ -406,7 +410,7 @@ export class HttpConnectionManager {
       const session = (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
       if (!session || session.closed) return;
       this.stats.cxDrainClose.inc();
-      session.close(); // GOAWAY: streams in flight finish, new ones go elsewhere
+      drainHttp2Session(session, this.drainTimeoutMs); // GOAWAY: streams in flight finish, new ones go elsewhere
       return;
     }
     if (res.shouldKeepAlive) {
