@@ -2,7 +2,8 @@
 // new connection per request, and h2c), and RESTARTS new epochs follow one another every
 // INTERVAL_MS with short drain and parent-shutdown times. Prints the requests, the failures (with
 // their reasons) and each epoch's hand-over time: from its start to its first request served.
-// Usage: node --import tsx scripts/hot-restart-load.ts   (env: RESTARTS=10 INTERVAL_MS=1500 LOOPS=4)
+// Usage: node --import tsx scripts/hot-restart-load.ts   (env: RESTARTS=10 INTERVAL_MS=1500 LOOPS=4;
+// REUSE_PORT=1 gives the listener a socket per worker, with 2, 1, 3, 2, 1, 3… workers from epoch to epoch)
 // Prints figures; asserts nothing (test/hot-restart-load.test.ts asserts 0 failures).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,12 @@ const LOOPS = Number(process.env.LOOPS ?? 4);
 const root = join(import.meta.dirname, '..');
 let dir = '';
 
+/** The listener's kind of socket, and how many workers each epoch runs. */
+export interface LoadShape {
+  reusePort?: boolean;
+  concurrency?: (epoch: number) => number;
+}
+
 export interface LoadResult {
   requests: number;
   failures: Map<string, number>;
@@ -24,13 +31,14 @@ export interface LoadResult {
 }
 
 /** Each epoch answers `ok <epoch>`, so the clients see which epoch served them. */
-function bootstrap(port: number, epoch: number): object {
+function bootstrap(port: number, epoch: number, reusePort: boolean): object {
   return {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
       listeners: [{
         name: 'ingress',
         address: { socket_address: { address: '127.0.0.1', port_value: port } },
+        ...(reusePort ? { enable_reuse_port: true } : {}),
         filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
           '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
           stat_prefix: 'ingress',
@@ -42,13 +50,13 @@ function bootstrap(port: number, epoch: number): object {
   };
 }
 
-function startEpoch(epoch: number, config: string): { child: ChildProcess; startedAt: number; adminFile: string } {
+function startEpoch(epoch: number, config: string, concurrency: number): { child: ChildProcess; startedAt: number; adminFile: string } {
   const adminFile = join(dir, `admin-${epoch}`);
   // Epoch 0 takes a free base id and writes it down; the later ones read it (runs side by side never meet).
   const baseIdPath = join(dir, 'base-id');
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
   const child = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    '--concurrency', String(concurrency), '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'] });
   return { child, startedAt: Date.now(), adminFile };
 }
 
@@ -62,13 +70,15 @@ async function waitFile(path: string): Promise<string> {
   }
 }
 
-export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loopCount = LOOPS): Promise<LoadResult> {
+export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loopCount = LOOPS, shape: LoadShape = {}): Promise<LoadResult> {
+  const reusePort = shape.reusePort ?? false;
+  const concurrency = shape.concurrency ?? (() => 1);
   dir = mkdtempSync(join(tmpdir(), 'hot-restart-load-'));
   const result: LoadResult = { requests: 0, failures: new Map(), handOverMs: [] };
   const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
   const configOf = (epoch: number) => join(dir, `bootstrap-${epoch}.json`);
-  writeFileSync(configOf(0), JSON.stringify(bootstrap(0, 0)));
-  const epochs = [startEpoch(0, configOf(0))];
+  writeFileSync(configOf(0), JSON.stringify(bootstrap(0, 0, reusePort)));
+  const epochs = [startEpoch(0, configOf(0), concurrency(0))];
   /** When a client first got an answer from each epoch. */
   const firstServed = new Map<number, number>();
   const served = (body: string) => {
@@ -81,7 +91,7 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
     res.on('data', (d) => (t += d)).on('end', () => resolve(t));
   }).end()))![1]);
   // Later epochs ask for the same address (port 0 would also work, by listener name).
-  for (let epoch = 1; epoch <= restarts; epoch++) writeFileSync(configOf(epoch), JSON.stringify(bootstrap(port, epoch)));
+  for (let epoch = 1; epoch <= restarts; epoch++) writeFileSync(configOf(epoch), JSON.stringify(bootstrap(port, epoch, reusePort)));
 
   let running = true;
   const get = (agent: Agent | false) => new Promise<void>((resolve) => {
@@ -139,7 +149,7 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
 
   for (let epoch = 1; epoch <= restarts; epoch++) {
     await new Promise((r) => setTimeout(r, intervalMs));
-    const e = startEpoch(epoch, configOf(epoch));
+    const e = startEpoch(epoch, configOf(epoch), concurrency(epoch));
     epochs.push(e);
     // Hand-over time: this epoch's start to the first answer a client got from it.
     while (!firstServed.has(epoch) && Date.now() - e.startedAt < 20_000) await new Promise((r) => setTimeout(r, 2));
@@ -155,10 +165,11 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const r = await runLoad();
+  const reuse = process.env.REUSE_PORT === '1';
+  const r = await runLoad(RESTARTS, INTERVAL_MS, LOOPS, reuse ? { reusePort: true, concurrency: (epoch) => [2, 1, 3][epoch % 3]! } : {});
   const failed = [...r.failures.values()].reduce((a, b) => a + b, 0);
   const sorted = [...r.handOverMs].sort((a, b) => a - b);
-  console.log(`hot restart under load: ${RESTARTS} restarts every ${INTERVAL_MS} ms, ${LOOPS} keep-alive + ${LOOPS} new-connection HTTP/1.1 loops and 1 h2c loop`);
+  console.log(`hot restart under load${reuse ? ' (enable_reuse_port, 2/1/3 workers)' : ''}: ${RESTARTS} restarts every ${INTERVAL_MS} ms, ${LOOPS} keep-alive + ${LOOPS} new-connection HTTP/1.1 loops and 1 h2c loop`);
   console.log(`  requests ok: ${r.requests}, failed: ${failed}${failed ? ` (${[...r.failures].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
   console.log(`  hand-over (epoch start to its first request served): median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms, all ${r.handOverMs.join(', ')}`);
 }

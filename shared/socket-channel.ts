@@ -28,14 +28,14 @@ export class SocketChannelParent {
     native.closeFd(this.childEnd);
   }
 
-  /** Sends socket `id`; retried shortly if the worker's queue is full. */
-  send(id: number, fd: number, attempt = 0): void {
+  /** Sends one of the `count` descriptors of socket `id` this worker serves; retried shortly if the worker's queue is full. */
+  send(id: number, fd: number, count = 1, attempt = 0): void {
     if (this.closed) return;
     try {
-      native.sendFd(this.mine, Buffer.from(String(id)), fd);
+      native.sendFd(this.mine, Buffer.from(`${id} ${count}`), fd);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN' && attempt < 100) setTimeout(() => this.send(id, fd, attempt + 1), 10).unref();
+      if (code === 'EAGAIN' && attempt < 100) setTimeout(() => this.send(id, fd, count, attempt + 1), 10).unref();
       // ECONNREFUSED: the worker is gone; its replacement inherits every socket at fork.
       else if (code !== 'ECONNREFUSED') log.warn(`could not send socket ${id} to a worker: ${(err as Error).message}`);
     }
@@ -48,14 +48,20 @@ export class SocketChannelParent {
   }
 }
 
-/** The worker's end: sockets by id, those inherited at fork and those sent since. */
+/**
+ * The worker's end: the descriptors of each socket, those inherited at fork and those sent since.
+ * A socket may come as several descriptors (reuse_port, or sockets a previous epoch passed);
+ * each datagram says how many its socket has, and the socket is whole once they have all come.
+ */
 export class SocketInbox {
-  private readonly fds = new Map<number, number>();
-  private readonly waiting = new Map<number, (fd: number) => void>();
+  private readonly fds = new Map<number, number[]>();
+  /** Descriptors of sockets still arriving: how many each has, and those come so far. */
+  private readonly arriving = new Map<number, { count: number; fds: number[] }>();
+  private readonly waiting = new Map<number, (fds: number[]) => void>();
   private handle: DgramHandle | undefined;
 
   constructor(channelFd: number, inherited: { id: number; childFd: number }[]) {
-    for (const s of inherited) this.fds.set(s.id, s.childFd);
+    for (const s of inherited) this.fds.set(s.id, [...(this.fds.get(s.id) ?? []), s.childFd]);
     if (channelFd < 0) return;
     this.handle = native.dgramAdopt(channelFd, (data, fd, uid, pid) => {
       if (fd < 0) return;
@@ -64,39 +70,46 @@ export class SocketInbox {
         log.warn(`a socket from pid ${pid} (not the supervisor) refused`);
         return;
       }
-      const id = Number(data.toString());
+      const [id, count] = data.toString().split(' ').map(Number) as [number, number | undefined];
+      const part = this.arriving.get(id) ?? { count: count || 1, fds: [] };
+      part.fds.push(fd);
+      if (part.fds.length < part.count) {
+        this.arriving.set(id, part);
+        return;
+      }
+      this.arriving.delete(id);
       const waiter = this.waiting.get(id);
       this.waiting.delete(id);
-      if (waiter) waiter(fd);
-      else this.fds.set(id, fd);
+      if (waiter) waiter(part.fds);
+      else this.fds.set(id, part.fds);
     });
   }
 
-  /** The descriptor of socket `id` (given up to the caller: the inbox forgets it). */
-  take(id: number): Promise<number> {
-    const fd = this.fds.get(id);
-    if (fd !== undefined) {
+  /** The descriptors of socket `id` (given up to the caller: the inbox forgets them). */
+  take(id: number): Promise<number[]> {
+    const fds = this.fds.get(id);
+    if (fds !== undefined) {
       this.fds.delete(id);
-      return Promise.resolve(fd);
+      return Promise.resolve(fds);
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         reject(new Error(`socket ${id} did not arrive from the supervisor within ${TAKE_TIMEOUT_MS} ms`));
       }, TAKE_TIMEOUT_MS);
-      this.waiting.set(id, (fd) => {
+      this.waiting.set(id, (fds) => {
         clearTimeout(timer);
-        resolve(fd);
+        resolve(fds);
       });
     });
   }
 
   /** Sockets the inbox holds that no listener took (closed by the supervisor's word). */
   discard(id: number): void {
-    const fd = this.fds.get(id);
-    if (fd === undefined) return;
+    const fds = [...(this.fds.get(id) ?? []), ...(this.arriving.get(id)?.fds ?? [])];
     this.fds.delete(id);
-    native.closeFd(fd);
+    this.arriving.delete(id);
+    for (const fd of fds) native.closeFd(fd);
   }
 
   close(): void {

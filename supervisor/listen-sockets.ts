@@ -1,6 +1,8 @@
+import { fstatSync } from 'node:fs';
 import { formatAddress } from '../shared/address.js';
 import { obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
+import { getLogger } from '../shared/log/logger.js';
 import { native } from '../shared/native/index.js';
 
 /**
@@ -22,8 +24,39 @@ export interface ListenSocket {
   inherited: boolean;
   /** A Unix (pipe) listener's. */
   pipe: boolean;
-  fd: number;
+  /**
+   * `enable_reuse_port`: one SO_REUSEPORT socket per worker, each with its own accept queue (the
+   * kernel spreads connections by hash), instead of one socket every worker accepts on.
+   */
+  reusePort: boolean;
+  /**
+   * Its descriptors. Shared: one (or, taken from a previous epoch that had per-worker sockets,
+   * all of those, each served by every worker). reuse_port: at least one per worker, worker `w`
+   * of `n` serving those at indexes `k % n === w`: a previous epoch with more workers hands over
+   * every socket it had, so no accept queue is dropped when the concurrency shrinks.
+   */
+  fds: number[];
 }
+
+/** The descriptors of `socket` that worker `worker` of `workers` serves. */
+export function fdsOfWorker(socket: ListenSocket, worker: number, workers: number): number[] {
+  // Fewer than one per worker: reuse_port could not take effect (see bind), the workers share them.
+  return socket.reusePort && socket.fds.length >= workers ? socket.fds.filter((_, k) => k % workers === worker) : socket.fds;
+}
+
+/**
+ * Whether a listener asks for per-worker sockets: `enable_reuse_port`, else the deprecated
+ * `reuse_port`. Off by default here (Envoy's default is on; see the README): one shared socket
+ * lets any live worker take a connection while another is being replaced. A Unix socket is always shared.
+ */
+export function reusePortOf(listener: JsonObject): boolean {
+  if (obj(listener.address).pipe) return false;
+  const enable = listener.enable_reuse_port;
+  if (typeof enable === 'boolean') return enable;
+  return listener.reuse_port === true;
+}
+
+const log = getLogger('main', import.meta.url);
 
 export class ListenerBindError extends Error {
   readonly code = 'PROXY_LISTENER_BIND';
@@ -46,15 +79,20 @@ export function configuredAddressOf(listener: JsonObject): { address: string; pi
 }
 
 /**
- * Asks the previous epoch for a listener's socket; resolves to its descriptor, or undefined when
- * the previous epoch has none for that address (then this epoch binds its own).
+ * Asks the previous epoch for a listener's socket of index `index` (its worker's, with reuse_port);
+ * resolves to its descriptor, or undefined when the previous epoch has none (then this epoch binds its own).
  */
-export type InheritSocket = (address: string, listenerName: string) => Promise<number | undefined>;
+export type InheritSocket = (address: string, listenerName: string, index: number) => Promise<number | undefined>;
+
+/** A previous epoch passes at most this many sockets for one address. */
+const MAX_HANDED_OVER = 256;
 
 /** A socket option as the addon sets it: [state (0 before bind, 1 bound, 2 listening), level, name, value]. */
 export type NativeSocketOption = [state: number, level: number, name: number, value: number | Buffer];
 
 const STATES: Record<string, number> = { STATE_PREBIND: 0, STATE_BOUND: 1, STATE_LISTENING: 2 };
+const SOL_SOCKET = 1;
+const SO_REUSEPORT = 15;
 const SOL_IP = 0;
 const IP_FREEBIND = 15;
 const SOL_IPV6 = 41;
@@ -80,38 +118,76 @@ export class ListenSockets {
   /** Every open socket, in the order they were opened (the order children inherit them in). */
   readonly open = new Map<number, ListenSocket>();
 
-  /** `inherit`: how to ask the previous epoch (hot restart) for a socket before binding one. */
-  constructor(private readonly inherit?: InheritSocket) {}
+  /**
+   * `workers`: how many workers serve (one socket each with reuse_port); `inherit`: how to ask
+   * the previous epoch (hot restart) for a socket before binding one.
+   */
+  constructor(
+    private readonly workers: number,
+    private readonly inherit?: InheritSocket,
+  ) {}
 
   /** The listener's socket: taken from the previous epoch when it has one, else bound; a bind failure names the listener. */
   async bind(listener: JsonObject, name: string): Promise<ListenSocket> {
     const { address: configuredAddress, pipe } = configuredAddressOf(listener);
+    const reusePort = reusePortOf(listener);
     const backlog = typeof listener.tcp_backlog_size === 'number' ? listener.tcp_backlog_size : DEFAULT_BACKLOG;
-    const inherited = await this.inherit?.(handOverAddress(configuredAddress, pipe), name);
-    const add = (fd: number, address: string, fromParent: boolean): ListenSocket => {
-      const socket = { id: this.nextId++, address, configuredAddress, inherited: fromParent, pipe, fd };
+    // Every socket the previous epoch has for the address: one, or one per its worker with reuse_port.
+    const inherited: number[] = [];
+    const seen = new Set<number>();
+    for (let k = 0; this.inherit && k < MAX_HANDED_OVER; k++) {
+      const fd = await this.inherit(handOverAddress(configuredAddress, pipe), name, k);
+      if (fd === undefined) break;
+      // A previous build answered every index with its one socket: a socket seen already ends the list.
+      const inode = fstatSync(fd).ino;
+      if (seen.has(inode)) {
+        native.closeFd(fd);
+        break;
+      }
+      seen.add(inode);
+      inherited.push(fd);
+    }
+    const add = (fds: number[], address: string): ListenSocket => {
+      const socket = { id: this.nextId++, address, configuredAddress, inherited: inherited.length > 0, pipe, reusePort, fds };
       this.open.set(socket.id, socket);
       return socket;
     };
-    if (pipe) {
-      if (inherited !== undefined) return add(inherited, configuredAddress, true);
-      const mode = obj(obj(listener.address).pipe).mode;
-      try {
-        return add(native.listenUnix(configuredAddress, backlog, typeof mode === 'number' ? mode : 0), configuredAddress, false);
-      } catch (err) {
-        throw new ListenerBindError(`cannot bind '${configuredAddress}' for listener '${name}': ${(err as Error).message}`);
-      }
-    }
-    const host = String(obj(obj(listener.address).socket_address).address);
-    if (inherited !== undefined) return add(inherited, formatAddress(host, native.localPort(inherited)), true);
-    try {
-      const [fd, bound] = native.listenTcp(host, Number(obj(obj(listener.address).socket_address).port_value ?? 0), backlog, socketOptionsOf(listener, host));
-      return add(fd, formatAddress(host, bound), false);
-    } catch (err) {
+    const failed = (err: unknown): ListenerBindError => {
       const e = err as NodeJS.ErrnoException;
       const reason = e.code === 'EADDRINUSE' ? 'Address already in use' : e.message;
-      throw new ListenerBindError(`cannot bind '${configuredAddress}' for listener '${name}': ${reason}`);
+      return new ListenerBindError(`cannot bind '${configuredAddress}' for listener '${name}': ${reason}`);
+    };
+    if (pipe) {
+      if (inherited.length) return add(inherited, configuredAddress);
+      const mode = obj(obj(listener.address).pipe).mode;
+      try {
+        return add([native.listenUnix(configuredAddress, backlog, typeof mode === 'number' ? mode : 0)], configuredAddress);
+      } catch (err) {
+        throw failed(err);
+      }
     }
+    const sa = obj(obj(listener.address).socket_address);
+    const host = String(sa.address);
+    const options = socketOptionsOf(listener, host);
+    if (reusePort) options.unshift([0, SOL_SOCKET, SO_REUSEPORT, 1]);
+    const fds = [...inherited];
+    let port = fds.length ? native.localPort(fds[0]!) : Number(sa.port_value ?? 0);
+    try {
+      // With reuse_port, one socket per worker on the same port (the first one fixes a port-0 listener's port).
+      while (fds.length === 0 || (reusePort && fds.length < this.workers)) {
+        const [fd, bound] = native.listenTcp(host, port, backlog, options);
+        fds.push(fd);
+        port = bound;
+      }
+    } catch (err) {
+      if (!inherited.length) {
+        for (const fd of fds) native.closeFd(fd);
+        throw failed(err);
+      }
+      // The previous epoch's socket is shared (no SO_REUSEPORT): the workers share what it passed until a cold start.
+      log.warn(`listener '${name}': enable_reuse_port cannot take effect on ${configuredAddress} taken from the previous epoch (${(err as Error).message}); its workers share the socket it passed`);
+    }
+    return add(fds, formatAddress(host, port));
   }
 
   /** Closes the supervisor's copy; once the workers close theirs, the socket is gone. */
@@ -119,17 +195,34 @@ export class ListenSockets {
     const socket = this.open.get(id);
     if (!socket) return;
     this.open.delete(id);
-    try {
-      native.closeFd(socket.fd);
-    } catch {
-      // already closed
+    for (const fd of socket.fds) {
+      try {
+        native.closeFd(fd);
+      } catch {
+        // already closed
+      }
     }
   }
 
-  /** The descriptors to hand a forked child, in order, and where each lands in it (from `firstChildFd` on). */
-  forChild(firstChildFd: number): { descriptors: number[]; sockets: { id: number; childFd: number }[] } {
-    const open = [...this.open.values()];
-    return { descriptors: open.map((s) => s.fd), sockets: open.map((s, i) => ({ id: s.id, childFd: firstChildFd + i })) };
+  /**
+   * The descriptors to hand worker `worker` at its fork, in order, and where each lands in it
+   * (from `firstChildFd` on); a socket with several descriptors for that worker appears once for each.
+   */
+  forChild(firstChildFd: number, worker: number): { descriptors: number[]; sockets: { id: number; childFd: number }[] } {
+    const descriptors: number[] = [];
+    const sockets: { id: number; childFd: number }[] = [];
+    for (const s of this.open.values()) {
+      for (const fd of fdsOfWorker(s, worker, this.workers)) {
+        sockets.push({ id: s.id, childFd: firstChildFd + descriptors.length });
+        descriptors.push(fd);
+      }
+    }
+    return { descriptors, sockets };
+  }
+
+  /** The descriptors worker `worker` serves for `socket`. */
+  ofWorker(socket: ListenSocket, worker: number): number[] {
+    return fdsOfWorker(socket, worker, this.workers);
   }
 
   closeAll(): void {

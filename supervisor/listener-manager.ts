@@ -13,7 +13,7 @@ import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
-import { configuredAddressOf, handOverAddress, ListenerBindError, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 
 /**
  * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -388,7 +388,10 @@ export class ListenerManager {
     const key = handOverAddress(address, pipe);
     for (const version of versions) {
       const mine = version && !version.stopped ? this.sockets.open.get(version.socketId) : undefined;
-      if (mine && handOverAddress(mine.configuredAddress, mine.pipe) === key) return mine;
+      if (!mine || handOverAddress(mine.configuredAddress, mine.pipe) !== key) continue;
+      // As Envoy: a socket shared or per worker stays so while the listener lives (remove and add it to change that).
+      if (mine.reusePort !== reusePortOf(config)) throw new ListenerBindError(`Listener ${name}: reuse port cannot be changed during an update`);
+      return mine;
     }
     // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.
     const free = released.findIndex((r) => handOverAddress(r.socket.configuredAddress, r.socket.pipe) === key && (r.by === name || sharedAddressKey(config) !== undefined));

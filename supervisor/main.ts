@@ -94,7 +94,7 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   }
   // The parent lets go of the admin interface first, then hands over each listener's socket.
   const parent = await epoch?.parent.shutdownAdmin();
-  const sockets = new ListenSockets(epoch?.parent.inherit);
+  const sockets = new ListenSockets(options.concurrency, epoch?.parent.inherit);
   const buckets = new BucketRegion();
   const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);
   try {

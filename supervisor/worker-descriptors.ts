@@ -4,8 +4,8 @@ import type { ListenSocket, ListenSockets } from './listen-sockets.js';
 
 /**
  * The descriptors a worker gets: at its fork, the circuit-breaker region (fd 4), the token-bucket
- * region (fd 5), its end of a socket channel (fd 6) and every listening socket open then (fd 7
- * on); afterwards, each socket opened later, sent on its channel. A replacement worker gets a
+ * region (fd 5), its end of a socket channel (fd 6) and its descriptors of every listening socket
+ * open then (fd 7 on: with reuse_port, its own); afterwards, each socket opened later, sent on its channel. A replacement worker gets a
  * new channel.
  */
 
@@ -30,7 +30,7 @@ export class WorkerDescriptors {
   forFork(i: number): number[] {
     this.channels[i]?.close();
     const channel = (this.channels[i] = new SocketChannelParent());
-    const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD);
+    const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD, i);
     this.inherited[i] = sockets.sockets;
     return [this.breakerFd, this.bucketFd, channel.childEnd, ...sockets.descriptors];
   }
@@ -47,9 +47,12 @@ export class WorkerDescriptors {
     this.channels[i] = undefined;
   }
 
-  /** A socket opened after the workers forked reaches each running worker (a later fork inherits it). */
+  /** A socket opened after the workers forked reaches each running worker, its descriptors for that worker (a later fork inherits them). */
   send(socket: ListenSocket): void {
-    for (const channel of this.channels) channel?.send(socket.id, socket.fd);
+    this.channels.forEach((channel, i) => {
+      const fds = this.sockets.ofWorker(socket, i);
+      for (const fd of fds) channel?.send(socket.id, fd, fds.length);
+    });
   }
 
   closeAll(): void {

@@ -16,4 +16,11 @@ describe('hot restart under load', () => {
     assert.equal(r.handOverMs.length, 10);
     assert.ok(r.handOverMs.every((ms) => Number.isFinite(ms)), `every new epoch served the clients: ${r.handOverMs.join(', ')} ms`);
   });
+
+  it('five restarts with a socket per worker (enable_reuse_port) and 2, 1, 3, 2, 1, 3 workers: every socket handed over, 0 failed requests', async (t) => {
+    const r = await runLoad(5, 1500, 3, { reusePort: true, concurrency: (epoch) => [2, 1, 3][epoch % 3]! });
+    t.diagnostic(`${r.requests} requests`);
+    assert.deepEqual(Object.fromEntries(r.failures), {});
+    assert.ok(r.handOverMs.every((ms) => Number.isFinite(ms)), `every new epoch served the clients: ${r.handOverMs.join(', ')} ms`);
+  });
 });

@@ -3,9 +3,9 @@ import { request } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { HCM_TYPE, ROUTER_TYPE, routesListener, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, stopAllProxies, withDeadline } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, withDeadline } from './helpers/proxy.js';
 import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const tmp = tempDir();
@@ -121,6 +121,24 @@ describe('listeners of every address kind', () => {
       socket.write('ping');
     }));
     assert.ok(closedAfter >= 250, `closed after ${closedAfter} ms, before the idle timeout`);
+    await proxy.stop();
+  });
+
+  it('enable_reuse_port: each worker accepts on its own socket of the port, and both get connections', async () => {
+    const bootstrap = {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        listeners: [{ ...routesListener('spread', [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }]), enable_reuse_port: true }],
+      },
+    };
+    const proxy = await startProxy(bootstrap, ['--concurrency', '2']);
+    const port = proxy.ports.get('spread')!;
+    // The kernel spreads connections by their addresses' hash: 64 of them all reaching one socket is a chance of 2^-63.
+    for (let i = 0; i < 64; i++) assert.equal((await httpRequest(`http://127.0.0.1:${port}/`, { agent: false })).status, 200);
+    const address = `127.0.0.1_${port}`;
+    const [w0, w1] = [await statValue(proxy, `listener.${address}.worker_0.downstream_cx_total`), await statValue(proxy, `listener.${address}.worker_1.downstream_cx_total`)];
+    assert.equal(w0 + w1, 64);
+    assert.ok(w0 > 0 && w1 > 0, `worker 0 took ${w0}, worker 1 took ${w1}`);
     await proxy.stop();
   });
 });

@@ -17,7 +17,8 @@ import { ServedListener, type ListenerContext } from './listeners.js';
 const log = getLogger('main', import.meta.url);
 
 export class ListenerSet {
-  private readonly servers = new Map<number, Server>();
+  /** The servers accepting on each socket: one per descriptor this worker has of it. */
+  private readonly servers = new Map<number, Server[]>();
   /** Which listener a socket's connections go to. */
   private readonly owners = new Map<number, ServedListener>();
   private readonly active = new Map<string, ServedListener>();
@@ -87,7 +88,7 @@ export class ListenerSet {
   closeSockets(ids: number[]): void {
     this.enqueue('close sockets', async () => {
       for (const id of ids) {
-        this.servers.get(id)?.close();
+        for (const server of this.servers.get(id) ?? []) server.close();
         this.servers.delete(id);
         this.owners.delete(id);
         this.inbox.discard(id);
@@ -101,7 +102,7 @@ export class ListenerSet {
       for (const name of names) {
         const id = this.active.get(name)?.resource.socketId;
         if (id === undefined) continue;
-        this.servers.get(id)?.close();
+        for (const server of this.servers.get(id) ?? []) server.close();
         this.servers.delete(id);
         this.owners.delete(id);
       }
@@ -110,7 +111,7 @@ export class ListenerSet {
 
   /** Shutdown: stop accepting everywhere; resolves once every connection has closed. */
   close(): Promise<void> {
-    for (const server of this.servers.values()) server.close();
+    for (const servers of this.servers.values()) for (const server of servers) server.close();
     this.servers.clear();
     return Promise.all([...this.active.values(), ...this.draining].map((l) => l.close())).then(() => undefined);
   }
@@ -123,16 +124,19 @@ export class ListenerSet {
   /** Makes `listener` the owner of socket `id`, serving the socket first if this worker does not yet. */
   private async serve(id: number, listener: ServedListener): Promise<void> {
     if (!this.servers.has(id)) {
-      const fd = await this.inbox.take(id);
-      const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ fd }, () => {
-          server.off('error', reject);
-          resolve();
+      const servers: Server[] = [];
+      for (const fd of await this.inbox.take(id)) {
+        const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));
+        servers.push(server);
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen({ fd }, () => {
+            server.off('error', reject);
+            resolve();
+          });
         });
-      });
-      this.servers.set(id, server);
+      }
+      this.servers.set(id, servers);
     }
     this.owners.set(id, listener);
   }

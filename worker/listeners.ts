@@ -10,6 +10,7 @@ import type { ListenerResource } from '../shared/config/resources.js';
 import { bindBucketSlots } from '../shared/ratelimit/bucket-slots.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
+import { bufferLimitOf } from '../shared/config/buffer-limit.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
 import type { Counter } from '../shared/stats/store.js';
 import { HttpConnectionManager, type ConnectionManagerContext } from './http/connection-manager.js';
@@ -55,7 +56,8 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
   return { name: ext?.name ?? String(f.name), config };
 }
 
-export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'>;
+/** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
+export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & { workerIndex?: number };
 
 export class ServedListener {
   private readonly chains: Chain[];
@@ -90,7 +92,7 @@ export class ServedListener {
       const context = resource.tls[key];
       const drain = ctx.drain.child();
       const filter: TerminalFilter =
-        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection });
+        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters, bufferLimitOf(config)) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection, bufferLimit: bufferLimitOf(config) });
       return {
         json,
         match: chainMatchOf(chain),
@@ -104,7 +106,7 @@ export class ServedListener {
     this.defaultChain = config.default_filter_chain ? build(obj(config.default_filter_chain), 'default') : undefined;
     this.inspect = this.chains.some((c) => needsInspection(c.match));
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
-    this.stats = new ListenerStats(prefix);
+    this.stats = new ListenerStats(prefix, ctx.workerIndex);
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);

@@ -55,6 +55,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
     routeTables,
     healthCheckFailing: () => healthCheckFailing,
     localAddressIpVersion: server.localAddressIpVersion,
+    workerIndex,
     node: { id: String((server.bootstrap.node as { id?: unknown } | undefined)?.id ?? ''), cluster: String((server.bootstrap.node as { cluster?: unknown } | undefined)?.cluster ?? '') },
   });
   await listeners.start(server.listeners);

@@ -37,7 +37,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path'],
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
-    'listener_filters', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options',
+    'listener_filters', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options', 'enable_reuse_port', 'reuse_port',
+    'per_connection_buffer_limit_bytes',
   ],
   'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata', 'transport_socket', 'filter_chain_match'],
@@ -129,6 +130,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
     'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
     'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config', 'ring_hash_lb_config', 'maglev_lb_config',
+    'per_connection_buffer_limit_bytes',
   ],
   'envoy.config.cluster.v3.Cluster.RingHashLbConfig': ['minimum_ring_size', 'maximum_ring_size', 'hash_function'],
   'envoy.config.cluster.v3.Cluster.MaglevLbConfig': ['table_size'],

@@ -16,24 +16,34 @@ export class ListenerStats {
   readonly cxTotal: Counter;
   readonly cxActive: Gauge;
   readonly cxDestroy: Counter;
+  /** `worker_<index>.downstream_cx_total` / `_active`: this worker's share, as Envoy keeps per worker thread. */
+  private readonly workerCxTotal: Counter | undefined;
+  private readonly workerCxActive: Gauge | undefined;
   /** server.total_connections: every worker's open downstream connections, added up by the admin process. */
   private readonly serverConnections: Gauge;
 
-  constructor(prefix: string) {
+  constructor(prefix: string, workerIndex?: number) {
     this.cxTotal = stats.counter(`${prefix}downstream_cx_total`);
     this.cxActive = stats.gauge(`${prefix}downstream_cx_active`);
     this.cxDestroy = stats.counter(`${prefix}downstream_cx_destroy`);
+    if (workerIndex !== undefined) {
+      this.workerCxTotal = stats.counter(`${prefix}worker_${workerIndex}.downstream_cx_total`);
+      this.workerCxActive = stats.gauge(`${prefix}worker_${workerIndex}.downstream_cx_active`);
+    }
     this.serverConnections = stats.gauge('server.total_connections');
   }
 
   opened(): void {
     this.cxTotal.inc();
     this.cxActive.inc();
+    this.workerCxTotal?.inc();
+    this.workerCxActive?.inc();
     this.serverConnections.inc();
   }
 
   closed(): void {
     this.cxActive.dec();
+    this.workerCxActive?.dec();
     this.cxDestroy.inc();
     this.serverConnections.dec();
   }
@@ -120,6 +130,8 @@ export class ClusterStats {
   readonly cxDestroyRemote: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
+  /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
+  readonly flow: { backedUp: Counter; drained: Counter; pausedReading: Counter; resumedReading: Counter };
   private readonly byCode = new Map<number, Counter>();
 
   constructor(private readonly prefix: string) {
@@ -135,6 +147,12 @@ export class ClusterStats {
     this.rqPerTryTimeout = stats.counter(`${p}upstream_rq_per_try_timeout`);
     this.rqRetry = stats.counter(`${p}upstream_rq_retry`);
     this.rqRetrySuccess = stats.counter(`${p}upstream_rq_retry_success`);
+    this.flow = {
+      backedUp: stats.counter(`${p}upstream_flow_control_backed_up_total`),
+      drained: stats.counter(`${p}upstream_flow_control_drained_total`),
+      pausedReading: stats.counter(`${p}upstream_flow_control_paused_reading_total`),
+      resumedReading: stats.counter(`${p}upstream_flow_control_resumed_reading_total`),
+    };
     this.cxConnectFail = stats.counter(`${p}upstream_cx_connect_fail`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
     this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);

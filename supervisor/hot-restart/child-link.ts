@@ -36,8 +36,10 @@ export class ChildLink {
     const tree = this.tree;
     if (rq.test_connection) return {};
     if (rq.pass_listen_socket) {
+      // Socket by socket: the next epoch asks for index 0, 1, … until there is none (one per worker with reuse_port).
       const l = this.sockets?.forHandOver(rq.pass_listen_socket.address, rq.pass_listen_socket.listener_name ?? '');
-      return l ? { reply: { pass_listen_socket: { fd: l.fd } }, fd: l.fd } : { reply: { pass_listen_socket: { fd: -1 } } };
+      const fd = l?.fds[rq.pass_listen_socket.worker_index ?? 0];
+      return fd !== undefined ? { reply: { pass_listen_socket: { fd } }, fd } : { reply: { pass_listen_socket: { fd: -1 } } };
     }
     if (!tree) return {};
     if (rq.shutdown_admin) {

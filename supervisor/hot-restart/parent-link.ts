@@ -65,10 +65,10 @@ export class ParentLink {
   }
 
   /** How the listener registry asks the parent for each socket. */
-  readonly inherit: InheritSocket = async (address, listenerName) => {
+  readonly inherit: InheritSocket = async (address, listenerName, index) => {
     if (!this.alive) return undefined;
     try {
-      const { fd } = await this.channel.request({ pass_listen_socket: { address, listener_name: listenerName } }, { timeoutMs: SOCKET_TIMEOUT_MS, expectReply: true });
+      const { fd } = await this.channel.request({ pass_listen_socket: { address, worker_index: index, listener_name: listenerName } }, { timeoutMs: SOCKET_TIMEOUT_MS, expectReply: true });
       return fd >= 0 ? fd : undefined;
     } catch (err) {
       log.warn(`the parent epoch did not pass ${address} (${(err as Error).message}); binding it here`);

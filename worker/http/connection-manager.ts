@@ -16,6 +16,7 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
+import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { drainHttp2Session } from './http2-drain.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
@@ -50,6 +51,8 @@ export interface ConnectionManagerContext {
   localAddressIpVersion: 'v4' | 'v6';
   /** The local node (node.id, node.cluster, after --service-node/--service-cluster), for add_user_agent. */
   node: { id: string; cluster: string };
+  /** The listener's per_connection_buffer_limit_bytes (Envoy's 1 MiB when not set). */
+  bufferLimit?: number;
 }
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -149,6 +152,7 @@ export class HttpConnectionManager {
       stats: this.stats,
       serverName: this.serverName,
       clusters: ctx.clusters,
+      bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
       useRemoteAddress: this.useRemoteAddress,
       http1Trailers: h1.enable_trailers === true,
       schemeMatchesUpstream: scheme.match_upstream === true && this.schemeOverwrite === undefined,
@@ -156,7 +160,7 @@ export class HttpConnectionManager {
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
-    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters });
+    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT });
     this.prepare();
   }
 

@@ -41,6 +41,8 @@ export interface DispatchContext {
   stats: HttpStats;
   serverName: string;
   clusters: ClusterManager;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  bufferLimit: number;
   /** use_remote_address: the client is the peer, not the last x-forwarded-for entry (hash policies' source_ip). */
   useRemoteAddress: boolean;
   /** http_protocol_options.enable_trailers: the upstream's trailers go to HTTP/1.1 clients too. */
@@ -122,6 +124,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
           stats,
           clusters: ctx.clusters,
           serverName: ctx.serverName,
+          bufferLimit: ctx.bufferLimit,
           reply,
           ...(responseHeaders ? { responseHeaders } : {}),
           ...(reply.encode ? { encode: reply.encode } : {}),

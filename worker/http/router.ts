@@ -39,6 +39,8 @@ export interface ForwardContext {
   stats: HttpStats;
   clusters: ClusterManager;
   serverName: string;
+  /** The listener's per_connection_buffer_limit_bytes: what the client's side may hold unwritten. */
+  bufferLimit: number;
   /** How this request's local replies are made (local_reply_config). */
   reply: LocalReplyContext;
   /** The route's response header mutations, with what their values are formatted from. */
@@ -175,7 +177,6 @@ class Exchange implements Dispatcher.DispatchHandler {
   private readonly onClose = () => {
     if (!this.done) this.abort(ABORT.client);
   };
-  private readonly onDrain = () => this.controller?.resume();
 
   constructor(
     private readonly req: IncomingMessage,
@@ -305,10 +306,20 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.discarding) return;
-    if (!this.res.write(chunk)) {
-      controller.pause();
-      this.res.once('drain', this.onDrain);
+    // The client may hold the listener's per_connection_buffer_limit_bytes unwritten; a chunk past
+    // that pauses the upstream until it has been written out (Envoy's flow control).
+    if (this.res.writableLength + chunk.length <= this.ctx.bufferLimit) {
+      this.res.write(chunk);
+      return;
     }
+    controller.pause();
+    const flow = this.cluster.stats.flow;
+    flow.pausedReading.inc();
+    this.res.write(chunk, (err) => {
+      if (err || this.done) return;
+      flow.resumedReading.inc();
+      controller.resume();
+    });
   }
 
   onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {

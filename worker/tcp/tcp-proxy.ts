@@ -8,11 +8,13 @@ import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager } from '../upstream/cluster.js';
+import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
+import { pump } from './flow-control.js';
 
 /**
  * The TCP proxy network filter (envoy.filters.network.tcp_proxy): each downstream connection is
  * joined to a connection to one host of the cluster (or of a weighted cluster), bytes flow both
- * ways with backpressure, and either side closing closes the other. `idle_timeout` (default 1 h)
+ * ways with backpressure at each side's per_connection_buffer_limit_bytes, and either side closing closes the other. `idle_timeout` (default 1 h)
  * closes a connection with no traffic either way; a connect failure closes the downstream.
  */
 
@@ -27,11 +29,15 @@ export class TcpProxy {
   private readonly idleTimeout: Counter;
   private readonly rxBytes: Counter;
   private readonly txBytes: Counter;
+  private readonly pausedReading: Counter;
+  private readonly resumedReading: Counter;
   private readonly accessLogs: AccessLogs | undefined;
 
+  /** `listenerBufferLimit`: the listener's per_connection_buffer_limit_bytes, for what the downstream may hold unwritten. */
   constructor(
     private readonly config: Obj,
     private readonly clusters: ClusterManager,
+    private readonly listenerBufferLimit = DEFAULT_BUFFER_LIMIT,
   ) {
     this.idleMs = typeof config.idle_timeout === 'string' ? durationMs(config.idle_timeout) : 3_600_000;
     const p = `tcp.${String(config.stat_prefix)}.`;
@@ -40,6 +46,8 @@ export class TcpProxy {
     this.idleTimeout = stats.counter(`${p}idle_timeout`);
     this.rxBytes = stats.counter(`${p}downstream_cx_rx_bytes_total`);
     this.txBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
+    this.pausedReading = stats.counter(`${p}downstream_flow_control_paused_reading_total`);
+    this.resumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
     this.accessLogs = AccessLogs.from(config.access_log);
   }
 
@@ -106,8 +114,10 @@ export class TcpProxy {
       host.outcome('S');
       upstream.setTimeout(this.idleMs);
       downstream.setTimeout(this.idleMs);
-      downstream.pipe(upstream);
-      upstream.pipe(downstream);
+      // Each side's buffer limit holds back the other side's reading (Envoy's flow control).
+      const flow = host.cluster.stats.flow;
+      pump(downstream, upstream, host.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained, pausedReading: this.pausedReading, resumedReading: this.resumedReading });
+      pump(upstream, downstream, this.listenerBufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading });
       downstream.resume();
     });
     upstream.once('timeout', () => {

@@ -1,3 +1,4 @@
+import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -134,6 +135,8 @@ export class Host implements ConnectionObserver {
 export class Cluster {
   readonly name: string;
   readonly connectTimeoutMs: number;
+  /** per_connection_buffer_limit_bytes: what an upstream connection may hold unwritten before the downstream's reading pauses. */
+  readonly bufferLimit: number;
   readonly http2: boolean;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
@@ -157,6 +160,7 @@ export class Cluster {
   constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext) {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
+    this.bufferLimit = bufferLimitOf(config);
     this.http2 = clusterSpeaksHttp2(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;

@@ -106,4 +106,6 @@ export interface FilterContext {
   localCluster: string;
   /** The worker's clusters, for filters that call a service (ext_authz). */
   clusters: ClusterManager;
+  /** The listener's per_connection_buffer_limit_bytes: the most a filter holds of a body it reads whole (Lua's body()). */
+  bufferLimit?: number;
 }

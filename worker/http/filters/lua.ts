@@ -8,6 +8,7 @@ import type { Counter } from '../../../shared/stats/store.js';
 import { HostOp, LUA_LOG_LEVELS, PRELUDE } from '../../lua/prelude.js';
 import { LuaScriptError, LuaState, type ArgReader, type HostFunctions, type LuaValue, type OpResult, type PendingOp, type ResultWriter } from '../../lua/wasm-lua.js';
 import { AsyncRequestError, sendToCluster } from '../../upstream/async-client.js';
+import { DEFAULT_BUFFER_LIMIT } from '../../../shared/config/buffer-limit.js';
 import type { FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
 
 /**
@@ -31,14 +32,14 @@ const log = getLogger('lua', import.meta.url);
 const REQUEST = 0;
 const RESPONSE = 1;
 
-/** Envoy's default connection buffer limit (per_connection_buffer_limit_bytes): the most body() waits for. */
-const BODY_LIMIT = 1024 * 1024;
 
 /** One script's run for one request (and its response), by id while the script may call back. */
 interface Call {
   request: FilterRequest;
   filterName: string;
   clusters: FilterContext['clusters'];
+  /** The listener's per_connection_buffer_limit_bytes: the most body() waits for (then 413, as Envoy's buffer limit). */
+  bodyLimit: number;
   /** The response's status and headers, while envoy_on_response runs. */
   response?: { status: number; headers: MutableHeaders };
   kind: number;
@@ -254,7 +255,7 @@ const host: HostFunctions = {
     if (call.kind === RESPONSE) return { error: `${pending.op}() in envoy_on_response is not supported by this proxy (the response is not held back for a script)` };
     switch (pending.op) {
       case 'body': {
-        const body = await call.request.readBody(BODY_LIMIT);
+        const body = await call.request.readBody(call.bodyLimit);
         if (body === 'aborted') return 'stop';
         if (body === 'too_large') {
           call.request.flag(0, 'request_payload_too_large');
@@ -374,7 +375,7 @@ class LuaFilter implements HttpFilter {
   private start(request: FilterRequest, script: Script, state: LuaState): FilterDecision | Promise<FilterDecision> {
     const onResponse = state.defines('envoy_on_response');
     if (!onResponse && !state.defines('envoy_on_request')) return 'continue';
-    const id = calls.add({ request, filterName: this.name, clusters: this.ctx.clusters, kind: REQUEST });
+    const id = calls.add({ request, filterName: this.name, clusters: this.ctx.clusters, bodyLimit: this.ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT, kind: REQUEST });
     this.call = { id, script };
     if (onResponse) request.finished(() => calls.delete(id));
     const decision = this.runRequest(state, id);

@@ -1,0 +1,37 @@
+import type { Socket } from 'node:net';
+import type { Counter } from '../../shared/stats/store.js';
+
+/** The counters one direction of a joined pair moves: its destination backing up and draining, its source pausing and resuming. */
+export interface FlowCounters {
+  backedUp?: Counter;
+  drained?: Counter;
+  pausedReading?: Counter;
+  resumedReading?: Counter;
+}
+
+/**
+ * Bytes from `from` to `to` with Envoy's watermark: `to` may hold up to `limit` bytes not yet
+ * written to the kernel (its side's per_connection_buffer_limit_bytes). A chunk that takes it
+ * past the limit pauses reading `from` until that chunk has been written out, so a slow reader
+ * on one side holds at most the limit in this process, whatever the other side sends. (Node's
+ * pipe() pauses at its own 16 KiB mark instead, whatever the configuration says.)
+ */
+export function pump(from: Socket, to: Socket, limit: number, counters: FlowCounters): void {
+  from.on('data', (chunk: Buffer) => {
+    if (to.destroyed) return;
+    if (to.writableLength + chunk.length <= limit) {
+      to.write(chunk);
+      return;
+    }
+    from.pause();
+    counters.backedUp?.inc();
+    counters.pausedReading?.inc();
+    to.write(chunk, (err) => {
+      if (err || from.destroyed) return;
+      counters.drained?.inc();
+      counters.resumedReading?.inc();
+      from.resume();
+    });
+  });
+  from.once('end', () => to.end());
+}
