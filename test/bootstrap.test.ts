@@ -351,11 +351,11 @@ describe('whole-bootstrap checks', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.stats_config = { use_all_default_tags: true };
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via = 'proxy';
-    d.static_resources.clusters[0].per_connection_buffer_limit_bytes = 32768;
+    d.static_resources.clusters[0].respect_dns_ttl = true;
     const errors = errorsOf({ configPath: tmp.file('unsupported.yaml', yamlOf(d)) });
     assert.deepEqual(errors.sort(), [
       "stats_config: field 'stats_config' of envoy.config.bootstrap.v3.Bootstrap is not supported by this proxy",
-      "static_resources.clusters[0].per_connection_buffer_limit_bytes: field 'per_connection_buffer_limit_bytes' of envoy.config.cluster.v3.Cluster is not supported by this proxy",
+      "static_resources.clusters[0].respect_dns_ttl: field 'respect_dns_ttl' of envoy.config.cluster.v3.Cluster is not supported by this proxy",
       "static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via: field 'via' of envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager is not supported by this proxy",
     ].sort());
   });

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 import { repoRoot, runProxy, tempDir } from './helpers/cli.js';
 import { TestControlPlane } from './helpers/control-plane.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor } from './helpers/proxy.js';
 
 const tmp = tempDir();
 after(async () => {
@@ -145,5 +146,35 @@ describe('the systemd example', () => {
     assert.match(script, /^exec proxy /m);
     assert.match(script, /--restart-epoch "\$RESTART_EPOCH"/);
     assert.ok((statSync('examples/systemd/proxy-start.sh').mode & 0o111) !== 0, 'executable');
+  });
+});
+
+// examples/ratelimit.yaml with the service its comments start (scripts/ratelimit-service.ts and
+// examples/ratelimit/limits.yaml), on port 0; its backend played by a server of the test.
+describe('the global rate limit example', () => {
+  it('limits a user to 3 requests a minute and a VIP to 100, with X-RateLimit headers, as its comments say', async () => {
+    const { startRateLimitService } = await import('../scripts/ratelimit-service.js');
+    const service = await startRateLimitService(load(readFileSync('examples/ratelimit/limits.yaml', 'utf8')) as never);
+    const backend = createServer((_req, res) => res.end('hello from the backend\n'));
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    try {
+      const doc = onPortZero('ratelimit.yaml');
+      const portOf = (name: string) => doc.static_resources.clusters.find((c: any) => c.name === name).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+      portOf('ratelimit').port_value = service.port;
+      portOf('backend').port_value = (backend.address() as { port: number }).port;
+      const proxy = await startProxy(doc, ['--concurrency', '1']);
+      const url = `http://127.0.0.1:${proxy.ports.get('edge')}/api`;
+      const codes = [];
+      for (let i = 0; i < 4; i++) codes.push((await httpRequest(url, { headers: { 'x-user': 'ann' } })).status);
+      assert.deepEqual(codes, [200, 200, 200, 429]);
+      const vip = await httpRequest(url, { headers: { 'x-user': 'vip' } });
+      assert.equal(vip.status, 200);
+      assert.match(String(vip.headers['x-ratelimit-limit']), /100;w=60/);
+      assert.ok(Number(await statValue(proxy, 'cluster.backend.ratelimit.over_limit')) >= 1);
+      assert.equal(await proxy.stop(), 0);
+    } finally {
+      backend.close();
+      await service.close();
+    }
   });
 });

@@ -29,7 +29,8 @@ const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).s
  * HTTP filters measured one at a time (BENCH_ONLY=<name>): each configured so that it does its
  * work on every request of the load and lets it through (a CORS policy for requests without
  * Origin, a compressor for clients that accept no encoding, a rate limit whose bucket never runs
- * out, a fault for 0% of requests, CSRF on GETs, RBAC allowing any principal by header).
+ * out, a fault for 0% of requests, CSRF on GETs, RBAC allowing any principal by header), or
+ * configured but not triggered by the load (its `what` says which); ext_authz also with a check per request.
  */
 const FILTER_BENCHES: Record<string, { filter: string; what: string; config: object; perRoute?: object }> = {
   cors: {
@@ -70,6 +71,58 @@ const FILTER_BENCHES: Record<string, { filter: string; what: string; config: obj
     config: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
       default_source_code: { inline_string: 'function envoy_on_request(h) local v = h:headers():get("user-agent") or "none"; h:headers():add("x-seen", v) end' },
+    },
+  },
+  header_to_metadata: {
+    filter: 'envoy.filters.http.header_to_metadata',
+    what: 'not triggered: the header is absent',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config',
+      request_rules: [{ header: 'x-tenant', on_header_present: { metadata_namespace: 'tenant', key: 'id', type: 'STRING' } }],
+    },
+  },
+  buffer: {
+    filter: 'envoy.filters.http.buffer',
+    what: 'GETs: no body to wait for',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.buffer.v3.Buffer', max_request_bytes: 1048576 },
+  },
+  grpc_web: {
+    filter: 'envoy.filters.http.grpc_web',
+    what: 'not triggered: not gRPC-Web',
+    config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb' },
+  },
+  decompressor: {
+    filter: 'envoy.filters.http.decompressor',
+    what: 'not triggered: nothing encoded',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.decompressor.v3.Decompressor',
+      decompressor_library: { name: 'gzip', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.compression.gzip.decompressor.v3.Gzip' } },
+    },
+  },
+  ratelimit: {
+    filter: 'envoy.filters.http.ratelimit',
+    what: 'not triggered: the route has no rate_limits',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit',
+      domain: 'bench',
+      rate_limit_service: { grpc_service: { envoy_grpc: { cluster_name: 'upstream' } }, transport_api_version: 'V3' },
+    },
+  },
+  ext_authz_off: {
+    filter: 'envoy.filters.http.ext_authz',
+    what: 'not triggered: filter_enabled 0%',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+      http_service: { server_uri: { uri: 'http://upstream', cluster: 'upstream', timeout: '1s' } },
+      filter_enabled: { default_value: { numerator: 0 } },
+    },
+  },
+  ext_authz: {
+    filter: 'envoy.filters.http.ext_authz',
+    what: 'an HTTP check per request (the bench upstream allows)',
+    config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+      http_service: { server_uri: { uri: 'http://upstream', cluster: 'upstream', timeout: '1s' } },
     },
   },
   rbac: {

@@ -194,7 +194,17 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 
 /** What to use instead, for refused fields that operators often reach for. */
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
+const HCM_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const NO_TRACING = 'tracing (Zipkin, OpenTelemetry) is not supported yet';
+const NO_UPGRADES = 'upgrades (WebSocket) and CONNECT are not supported yet';
 const HINTS: Readonly<Record<string, string>> = {
+  [`${HCM_NAME}.tracing`]: NO_TRACING,
+  [`${HCM_NAME}.upgrade_configs`]: NO_UPGRADES,
+  [`${HCM_NAME}.http3_protocol_options`]: 'HTTP/3 (QUIC) is not available in Node 20',
+  'envoy.config.route.v3.RouteAction.upgrade_configs': NO_UPGRADES,
+  'envoy.config.route.v3.RouteMatch.connect_matcher': NO_UPGRADES,
+  'envoy.config.route.v3.Route.decorator': NO_TRACING,
+  'envoy.config.route.v3.Route.tracing': NO_TRACING,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_frames': NGHTTP2_FLOOD,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_control_frames': NGHTTP2_FLOOD,
   'envoy.config.core.v3.Http2ProtocolOptions.max_consecutive_inbound_frames_with_empty_payload': NGHTTP2_FLOOD,
@@ -226,7 +236,7 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.typed_metadata_context_namespaces': 'no filter of this proxy sets typed dynamic metadata; use metadata_context_namespaces',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.filter_enabled_metadata': 'metadata matchers are not supported here; use filter_enabled',
   'envoy.extensions.filters.http.ext_authz.v3.BufferSettings.allow_partial_message': 'the body is sent whole; a larger one is refused with 413',
-  'envoy.config.route.v3.RateLimit.limit': 'limit overrides come from dynamic metadata, which nothing in this proxy sets',
+  'envoy.config.route.v3.RateLimit.limit': 'limit overrides read from dynamic metadata are not implemented',
   'envoy.config.route.v3.RateLimit.Action.metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
   'envoy.config.route.v3.RateLimit.Action.dynamic_metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
   'envoy.config.route.v3.RateLimit.Action.extension': 'rate limit descriptor extensions are not supported',
@@ -244,7 +254,7 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.listener.v3.Listener.udp_listener_config': 'UDP listeners are not supported',
   'envoy.config.accesslog.v3.AccessLogFilter.traceable_filter': 'tracing is not supported',
   'envoy.config.accesslog.v3.AccessLogFilter.grpc_status_filter': 'gRPC status is not decoded; use a header_filter on grpc-status or a status_code_filter',
-  'envoy.config.accesslog.v3.AccessLogFilter.metadata_filter': 'no filter of this proxy sets dynamic metadata',
+  'envoy.config.accesslog.v3.AccessLogFilter.metadata_filter': 'access logs are not filtered on dynamic metadata (%DYNAMIC_METADATA(…)% prints it)',
   'envoy.config.accesslog.v3.AccessLogFilter.log_type_filter': 'every entry is logged at the end of its request or connection; periodic and upstream log types are not produced',
   'envoy.config.accesslog.v3.AccessLogFilter.extension_filter': 'no access log filter extension is implemented',
   'envoy.config.core.v3.SubstitutionFormatString.formatters': 'no formatter extension is implemented',
@@ -261,17 +271,17 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.extensions.filters.http.compressor.v3.Compressor.runtime_enabled': 'deprecated: use response_direction_config.common_config.enabled',
   'envoy.config.rbac.v3.Policy.condition': 'CEL conditions are not supported; use permissions and principals',
   'envoy.config.rbac.v3.Policy.checked_condition': 'CEL conditions are not supported; use permissions and principals',
-  'envoy.config.rbac.v3.Permission.metadata': 'no filter of this proxy sets dynamic metadata',
+  'envoy.config.rbac.v3.Permission.metadata': 'RBAC does not match on dynamic metadata; match on headers',
   'envoy.config.rbac.v3.Permission.matcher': 'extension matchers are not supported',
   'envoy.config.rbac.v3.Permission.uri_template': 'URI templates are not supported; use url_path',
-  'envoy.config.rbac.v3.Principal.metadata': 'no filter of this proxy sets dynamic metadata',
+  'envoy.config.rbac.v3.Principal.metadata': 'RBAC does not match on dynamic metadata; match on headers',
   'envoy.config.rbac.v3.Principal.filter_state': 'no filter of this proxy sets filter state',
   'envoy.extensions.filters.http.rbac.v3.RBAC.matcher': 'the matcher API is not supported; use rules',
   'envoy.extensions.filters.http.rbac.v3.RBAC.shadow_matcher': 'the matcher API is not supported; use shadow_rules',
   'envoy.extensions.filters.http.fault.v3.HTTPFault.response_rate_limit': 'response rate limiting is not implemented; delays and aborts are',
   'envoy.extensions.filters.http.fault.v3.HTTPFault.abort_grpc_status_runtime': 'the gRPC status of an abort is not read from the runtime',
   'envoy.extensions.filters.http.fault.v3.HTTPFault.disable_downstream_cluster_stats': 'per-downstream-cluster figures are always kept',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault.filter_metadata': 'no filter of this proxy reads dynamic metadata',
+  'envoy.extensions.filters.http.fault.v3.HTTPFault.filter_metadata': 'the fault filter does not read dynamic metadata',
   'envoy.config.tap.v3.OutputConfig.streaming': 'traces are buffered per request (up to max_buffered_rx_bytes / max_buffered_tx_bytes of body)',
   'envoy.config.tap.v3.OutputSink.file_per_tap': 'the admin sinks (streaming_admin, buffered_admin) are supported',
   'envoy.config.tap.v3.OutputSink.streaming_grpc': 'the admin sinks (streaming_admin, buffered_admin) are supported',
@@ -324,4 +334,30 @@ export function checkSupportedFields(type: protobuf.Type, message: JsonObject, p
     else if (field.repeated) (value as unknown[]).forEach((v, i) => visit(v, `${fieldPath}[${i}]`));
     else visit(value, fieldPath);
   }
+}
+
+/** A field of a partly implemented message that a bootstrap may not set, and why, when the reason is written down. */
+export interface Refusal {
+  message: string;
+  field: string;
+  deprecated: boolean;
+  reason?: string;
+}
+
+/**
+ * Every field this proxy refuses in the messages it implements in part, message by message (in
+ * SUPPORTED's order): what `scripts/refused-fields.ts` prints for operators and issue notes.
+ */
+export function refusedFields(root: protobuf.Root): Refusal[] {
+  const out: Refusal[] = [];
+  for (const [message, fields] of supportedSets) {
+    const type = lookupTypeOrNull(root, message);
+    if (!type) continue;
+    for (const field of type.fieldsArray) {
+      if (fields.has(field.name)) continue;
+      const reason = HINTS[`${message}.${field.name}`];
+      out.push({ message, field: field.name, deprecated: field.options?.deprecated === true, ...(reason ? { reason } : {}) });
+    }
+  }
+  return out;
 }

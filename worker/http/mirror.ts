@@ -6,7 +6,7 @@ import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { stats } from '../../shared/stats/process.js';
 import { sendToCluster } from '../upstream/async-client.js';
 import type { ClusterManager } from '../upstream/cluster.js';
-import { upstreamHeaders } from './router.js';
+import { upstreamHeaders } from './upstream-headers.js';
 
 /**
  * RouteAction.request_mirror_policies, as Envoy's: a copy of the request goes to each mirror

@@ -14,6 +14,7 @@ import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 import { readBody, requestHasBody } from './request-body.js';
+import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
 
 /**
  * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
@@ -30,8 +31,6 @@ import { readBody, requestHasBody } from './request-body.js';
 
 const log = getLogger('router', import.meta.url);
 
-/** Hop-by-hop headers are the connection's own, never forwarded (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'http2-settings']);
 const RETRY_BUFFER_LIMIT = 64 * 1024;
 
 export interface ForwardContext {
@@ -91,30 +90,6 @@ function classify(err: Error & { failure?: Failure; code?: string }): Failure {
   const code = err.code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
   return 'reset';
-}
-
-/** The request headers as they go upstream: hop-by-hop and pseudo-headers out, the authority as host, the route timeout announced. */
-export function upstreamHeaders(headers: IncomingHttpHeaders, authority: string, timeoutMs: number): string[] {
-  const out: string[] = [];
-  const connection = headers.connection;
-  const dropped = connection ? connection.toLowerCase().split(',').map((t) => t.trim()) : undefined;
-  for (const k in headers) {
-    const v = headers[k];
-    if (v === undefined || k === 'host' || HOP_BY_HOP.has(k) || k.charCodeAt(0) === 58 /* ':' */ || dropped?.includes(k)) {
-      // Of TE only `trailers` goes on (gRPC servers ask for it), as Envoy sanitises it.
-      if (k === 'te' && v !== undefined && !dropped?.includes(k) && acceptsTrailers(v)) out.push('te', 'trailers');
-      continue;
-    }
-    if (typeof v === 'string') out.push(k, v);
-    else for (const item of v) out.push(k, item);
-  }
-  out.push('host', authority);
-  if (timeoutMs > 0) out.push('x-envoy-expected-rq-timeout-ms', String(timeoutMs));
-  return out;
-}
-
-function acceptsTrailers(te: string | string[]): boolean {
-  return (Array.isArray(te) ? te.join(',') : te).split(',').some((t) => t.split(';')[0]!.trim().toLowerCase() === 'trailers');
 }
 
 function shouldRetryStatus(policy: RetryPolicy, status: number): boolean {
