@@ -9,6 +9,7 @@
 // against the plaintext one), on keep-alive connections and with a handshake per request.
 // HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
 // BENCH_ONLY=outlier, tls, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
+// PAIRED=1 loads both sides of each comparison at once (see compare); ROUNDS=n rounds (default 3);
 // PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -200,21 +201,36 @@ interface Target {
   close?: boolean;
 }
 
+function wrkArgs(url: string, seconds: number, close: boolean): string[] {
+  return ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
+}
+
+function parseWrk(out: string): LoadResult {
+  const ms = (label: string) => {
+    const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) return NaN;
+    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+  };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((s, n) => s + Number(n), 0) ?? 0);
+  return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p50: ms('50%'), p99: ms('99%'), errors };
+}
+
 function runLoad(url: string, seconds: number, close = false): LoadResult {
-  if (useWrk) {
-    const out = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url], { encoding: 'utf8' }).stdout;
-    const ms = (label: string) => {
-      const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
-      if (!m) return NaN;
-      return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-    };
-    const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-    const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((s, n) => s + Number(n), 0) ?? 0);
-    return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p50: ms('50%'), p99: ms('99%'), errors };
-  }
+  if (useWrk) return parseWrk(spawnSync('wrk', wrkArgs(url, seconds, close), { encoding: 'utf8' }).stdout);
   const out = spawnSync(process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), ...(close ? ['-H', 'connection=close'] : []), '-j', url], { encoding: 'utf8' }).stdout;
   const r = JSON.parse(out);
   return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+/** wrk against `url` in the background, for two loads at once (PAIRED). */
+function runWrkAsync(url: string, seconds: number, close = false): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', wrkArgs(url, seconds, close), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.once('error', reject).once('exit', () => resolve(parseWrk(out)));
+  });
 }
 
 function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number } {
@@ -303,12 +319,29 @@ try {
     // longer than one warm-up run), measured in turn and compared by their medians, since the
     // machine drifts more between runs than the difference sought.
     const rounds = Number(process.env.ROUNDS ?? 3);
-    const compare = (title: string, labels: [string, string], a: Target, b: Target) => {
+    // PAIRED=1 (with wrk): each round loads both at once for the same seconds, so a drift of the
+    // machine's speed (large on shared machines) weighs on both alike; each one's CPU per request
+    // is still its own tree's CPU over its own requests.
+    const paired = process.env.PAIRED === '1' && useWrk;
+    const line = (label: string, r: LoadResult, cpuUs: number) =>
+      console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
+    const compare = async (title: string, labels: [string, string], a: Target, b: Target) => {
       runLoad(a.url, WARMUP_S * 2, a.close);
       runLoad(b.url, WARMUP_S * 3, b.close);
       const results = { a: [] as { rps: number; cpuUs: number }[], b: [] as { rps: number; cpuUs: number }[] };
-      console.log(`\n${title}: ${rounds} alternating rounds, ${labels[0]} / ${labels[1]}`);
+      console.log(`\n${title}: ${rounds} ${paired ? 'paired (both loaded at once)' : 'alternating'} rounds, ${labels[0]} / ${labels[1]}`);
       for (let i = 0; i < rounds; i++) {
+        if (paired) {
+          const [ta, tb] = [treeCpuTicks(a.pid), treeCpuTicks(b.pid)];
+          const [ra, rb] = await Promise.all([runWrkAsync(a.url, DURATION_S, a.close), runWrkAsync(b.url, DURATION_S, b.close)]);
+          const cpu = (pid: number, before: number, r: LoadResult) => ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
+          const [ca, cb] = [cpu(a.pid, ta, ra), cpu(b.pid, tb, rb)];
+          line(`${labels[0]} (round ${i + 1})`, ra, ca);
+          line(`${labels[1]} (round ${i + 1})`, rb, cb);
+          results.a.push({ rps: ra.rps, cpuUs: ca });
+          results.b.push({ rps: rb.rps, cpuUs: cb });
+          continue;
+        }
         results.a.push(measure(`${labels[0]} (round ${i + 1})`, a.url, a.pid, false, a.close));
         results.b.push(measure(`${labels[1]} (round ${i + 1})`, b.url, b.pid, false, b.close));
       }
@@ -321,7 +354,7 @@ try {
     // The cost of outlier detection: every response recorded and sent to the supervisor in batches.
     if (!only || only === 'outlier') {
       const detected = await startProxy('outlier', {}, 'bootstrap-outlier.json');
-      compare('outlier detection cost', ['outlier detection', 'none             '], { url: `http://127.0.0.1:${detected.port}/`, pid: detected.child.pid! }, plain);
+      await compare('outlier detection cost', ['outlier detection', 'none             '], { url: `http://127.0.0.1:${detected.port}/`, pid: detected.child.pid! }, plain);
       detected.child.kill('SIGTERM');
     }
     // The cost of TLS termination (TLS 1.3, P-256 certificate, AES-GCM): on keep-alive connections
@@ -329,25 +362,25 @@ try {
     if (!only || only === 'tls') {
       const tls = await startProxy('tls', {}, 'bootstrap-tls.json');
       const secure = { url: `https://127.0.0.1:${tls.port}/`, pid: tls.child.pid! };
-      compare('TLS termination cost (keep-alive)', ['TLS      ', 'plaintext'], secure, plain);
-      compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
+      await compare('TLS termination cost (keep-alive)', ['TLS      ', 'plaintext'], secure, plain);
+      await compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
       tls.child.kill('SIGTERM');
     }
     // The cost of each HTTP filter in FILTER_BENCHES, against the proxy without it.
     for (const [name, bench] of Object.entries(FILTER_BENCHES)) {
       if (only && only !== name) continue;
       const filtered = await startProxy(name, {}, `bootstrap-${name}.json`);
-      compare(`${name} filter cost (${bench.what})`, [name.padEnd(15), 'none'.padEnd(15)], { url: `http://127.0.0.1:${filtered.port}/`, pid: filtered.child.pid! }, plain);
+      await compare(`${name} filter cost (${bench.what})`, [name.padEnd(15), 'none'.padEnd(15)], { url: `http://127.0.0.1:${filtered.port}/`, pid: filtered.child.pid! }, plain);
       filtered.child.kill('SIGTERM');
     }
     if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
     const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
-    compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! });
+    await compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! });
     inert.child.kill('SIGTERM');
     // The cost of an access log: every request written to a file in Envoy's default format.
     const logged = await startProxy('access-log', {}, 'bootstrap-access-log.json');
-    compare('access log cost', ['access log', 'no log    '], { url: `http://127.0.0.1:${logged.port}/`, pid: logged.child.pid! }, plain);
+    await compare('access log cost', ['access log', 'no log    '], { url: `http://127.0.0.1:${logged.port}/`, pid: logged.child.pid! }, plain);
     logged.child.kill('SIGTERM');
     await new Promise((r) => logged.child.once('exit', r));
     const logLines = readFileSync(join(dir, 'access.log'), 'utf8').split('\n').filter(Boolean);

@@ -113,7 +113,8 @@ class RateLimitFilter implements HttpFilter {
     if (!featureEnabled('ratelimit.http_filter_enabled', 100)) return 'continue';
     const internal = requestHeader(request.rq, 'x-envoy-internal') === 'true';
     if ((internal && s.requestType === 'external') || (!internal && s.requestType === 'internal')) return 'continue';
-    if (!request.route || request.clusterName === undefined) return 'continue';
+    // A route (and virtual host) without rate_limits asks nothing: no descriptor to build.
+    if (!request.route?.rateLimits || request.clusterName === undefined) return 'continue';
     const perRoute = request.perRoute[0];
     const vh = (perRoute?.vh_rate_limits ?? 'OVERRIDE') as VhRateLimits;
     const domain = typeof perRoute?.domain === 'string' && perRoute.domain ? perRoute.domain : s.domain;
