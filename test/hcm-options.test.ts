@@ -4,7 +4,7 @@ import { connect as tcpConnect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -325,5 +325,23 @@ describe('scheme_header_transformation', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('upgrade requests', () => {
+  const ROUTER = { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } };
+  it('refuses a WebSocket upgrade on a route that does not allow one as Envoy does (403, connection closed, counted); h2c offers and bare Upgrade headers are served', async () => {
+    const proxy = await startProxy(bootstrap('upg', { http_filters: [ROUTER] }), ['--concurrency', '1']);
+    const port = proxy.ports.get('upg')!;
+    const ws = await rawExchange(port, 'GET /chat HTTP/1.1\r\nhost: x\r\nconnection: Upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    assert.match(ws, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    assert.match(ws, /\r\nconnection: close\r\n/i);
+    assert.equal(ws.match(/HTTP\/1\.1 /g)?.length, 1, 'nothing after the refused upgrade is read');
+    assert.equal(await statValue(proxy, 'http.upg.downstream_rq_ws_on_non_ws_route'), 1);
+    const h2c = await rawExchange(port, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings, close\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n\r\n');
+    assert.match(h2c, /^HTTP\/1\.1 200 OK\r\n/, 'an h2c offer is dropped and the request served, as Envoy\'s codec does');
+    const bare = await rawExchange(port, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\nupgrade: websocket\r\n\r\n');
+    assert.match(bare, /^HTTP\/1\.1 200 OK\r\n/, 'an Upgrade header that Connection does not name is no upgrade');
+    assert.equal(await statValue(proxy, 'http.upg.downstream_rq_ws_on_non_ws_route'), 1);
   });
 });

@@ -67,6 +67,8 @@ export class HttpStats {
   readonly noCluster: Counter;
   readonly rqDirectResponse: Counter;
   readonly rqRedirect: Counter;
+  /** downstream_rq_ws_on_non_ws_route: an upgrade (WebSocket…) refused on a route that does not allow it. */
+  readonly rqWsOnNonWsRoute: Counter;
   readonly headersTooLarge: Counter;
   readonly cxDrainClose: Counter;
   readonly cxProtocolError: Counter;
@@ -94,6 +96,7 @@ export class HttpStats {
     this.noCluster = stats.counter(`${p}no_cluster`);
     this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
+    this.rqWsOnNonWsRoute = stats.counter(`${p}downstream_rq_ws_on_non_ws_route`);
     this.headersTooLarge = stats.counter(`${p}downstream_rq_header_size_exceeded`);
     this.cxDrainClose = stats.counter(`${p}downstream_cx_drain_close`);
     this.cxProtocolError = stats.counter(`${p}downstream_cx_protocol_error`);

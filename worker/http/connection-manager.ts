@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttp1Server, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -57,6 +57,17 @@ export interface ConnectionManagerContext {
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
 const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
+
+/**
+ * An HTTP/1.1 upgrade request, as Envoy's codec sees one: an Upgrade header named in Connection.
+ * `h2c` is not one: Envoy's codec drops that offer and serves the request as HTTP/1.1.
+ */
+function isUpgrade(headers: IncomingHttpHeaders): boolean {
+  const upgrade = headers.upgrade;
+  const connection = headers.connection;
+  if (!upgrade || !connection || upgrade.trim().toLowerCase() === 'h2c') return false;
+  return connection.toLowerCase().split(',').some((t) => t.trim() === 'upgrade');
+}
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
 function serverLocalAddress(version: 'v4' | 'v6'): string {
@@ -394,6 +405,16 @@ export class HttpConnectionManager {
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
+    // An upgrade on a route (WebSocket and the like): no route allows one (upgrade_configs is
+    // refused), so it is refused as Envoy refuses an upgrade its route does not allow: 403, and the
+    // connection closes, since what follows could be upgraded bytes smuggling a request.
+    if (route && http1 && isUpgrade(headers)) {
+      stats.rqWsOnNonWsRoute.inc();
+      if (record) record.responseCodeDetails = 'upgrade_failed';
+      res.shouldKeepAlive = false;
+      sendLocalReply(res, 403, '', reply);
+      return;
+    }
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
     const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1 };
     // The HTTP filters between the first and the router see the request now, and every response later.
