@@ -7,11 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { load } from 'js-yaml';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../shared/config/proto-binary.js';
+import { envoyCodec } from '../shared/config/envoy-codec.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { envoySchema } from '../shared/config/schema.js';
 
 interface Limit {
   unit: string;
@@ -69,20 +66,11 @@ export class FixedWindows {
   }
 }
 
-function codec(typeName: string): { serialize: (m: JsonObject) => Buffer; deserialize: (b: Buffer) => JsonObject } {
-  const root = envoySchema();
-  const type = root.lookupType(typeName);
-  return {
-    serialize: (m) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
-    deserialize: (b) => new BinaryDecoder(root).decode(type, b).json,
-  };
-}
-
 /** Serves ShouldRateLimit for `limits` on 127.0.0.1:`port` (0: any); resolves to the port and a way to stop. */
 export async function startRateLimitService(limits: Limits, port = 0): Promise<{ port: number; close: () => Promise<void> }> {
   const windows = new FixedWindows(limits);
-  const rq = codec('envoy.service.ratelimit.v3.RateLimitRequest');
-  const rs = codec('envoy.service.ratelimit.v3.RateLimitResponse');
+  const rq = envoyCodec('envoy.service.ratelimit.v3.RateLimitRequest');
+  const rs = envoyCodec('envoy.service.ratelimit.v3.RateLimitResponse');
   const server = new Server();
   const path = '/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit';
   server.addService(

@@ -1,7 +1,7 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { ADS_METHOD, CDS_METHOD, DELTA_METHODS, LDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
-import { envoyCodec } from './grpc-service.js';
+import { envoyCodec } from '../../shared/config/envoy-codec.js';
 import { waitFor } from './proxy.js';
 
 /**

@@ -1,19 +1,6 @@
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
-import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../../shared/config/proto-binary.js';
+import { envoyCodec } from '../../shared/config/envoy-codec.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { envoySchema } from '../../shared/config/schema.js';
-
-/** Serialises one of Envoy's messages (canonical JSON) for @grpc/grpc-js, and reads it back. */
-export function envoyCodec(typeName: string): { serialize: (m: JsonObject) => Buffer; deserialize: (b: Buffer) => JsonObject } {
-  const root = envoySchema();
-  const type = root.lookupType(typeName);
-  return {
-    serialize: (m) => Buffer.from(type.encode(fromProto3JSON(type, m as never) as protobuf.Message).finish()),
-    deserialize: (b) => new BinaryDecoder(root).decode(type, b).json,
-  };
-}
 
 /**
  * A gRPC server on 127.0.0.1:0 with one unary method of Envoy's API (`/package.Service/Method`),
