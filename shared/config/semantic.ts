@@ -149,14 +149,11 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): voi
   format(config.body_format, `${path}.body_format`);
 }
 
-function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
-  if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
-  if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
-  if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
-  const filters = list(hcm.http_filters);
+/** An HTTP filter list (http_filters, an upgrade's filters): known filters, valid configurations, the router last. */
+function checkHttpFilters(filters: Obj[], path: string, errors: string[]): void {
   filters.forEach((f, i) => {
     const ext = filterExtension(f);
-    const fPath = `${path}.http_filters[${i}]`;
+    const fPath = `${path}[${i}]`;
     if (!ext) {
       if (f.typed_config === undefined) errors.push(`${fPath}: unknown HTTP filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
       return;
@@ -166,6 +163,22 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
+  });
+}
+
+function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
+  if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
+  if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
+  checkHttpFilters(list(hcm.http_filters), `${path}.http_filters`, errors);
+  const upgradeTypes = new Set<string>();
+  list(hcm.upgrade_configs).forEach((u, i) => {
+    const uPath = `${path}.upgrade_configs[${i}]`;
+    const type = String(u.upgrade_type ?? '');
+    if (upgradeTypes.has(type.toLowerCase())) errors.push(`${uPath}.upgrade_type: Error: multiple upgrade configs with the same name: '${type}'`);
+    upgradeTypes.add(type.toLowerCase());
+    if (type.toLowerCase() === 'connect') errors.push(`${uPath}.upgrade_type: CONNECT is not supported yet (upgrades such as WebSocket are)`);
+    if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors);
   });
   // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
   checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);

@@ -61,8 +61,10 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
     'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config', 'add_user_agent',
-    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout',
+    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout', 'upgrade_configs',
   ],
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.UpgradeConfig': ['upgrade_type', 'filters', 'enabled'],
+  'envoy.config.route.v3.RouteAction.UpgradeConfig': ['upgrade_type', 'enabled'],
   'envoy.config.core.v3.SchemeHeaderTransformation': ['scheme_to_overwrite', 'match_upstream'],
   'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig': ['mappers', 'body_format'],
   'envoy.extensions.filters.network.http_connection_manager.v3.ResponseMapper': ['filter', 'status_code', 'body', 'body_format_override', 'headers_to_add'],
@@ -113,7 +115,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
-    'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies',
+    'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies', 'upgrade_configs',
   ],
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy': ['cluster', 'cluster_header', 'runtime_fraction', 'disable_shadow_host_suffix_append'],
   'envoy.config.route.v3.RetryPolicy': ['retry_on', 'num_retries', 'per_try_timeout', 'retriable_status_codes'],
@@ -196,13 +198,12 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
 const HCM_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const NO_TRACING = 'tracing (Zipkin, OpenTelemetry) is not supported yet';
-const NO_UPGRADES = 'upgrades (WebSocket) and CONNECT are not supported yet';
+const NO_CONNECT = 'CONNECT is not supported yet (upgrades such as WebSocket are)';
 const HINTS: Readonly<Record<string, string>> = {
   [`${HCM_NAME}.tracing`]: NO_TRACING,
-  [`${HCM_NAME}.upgrade_configs`]: NO_UPGRADES,
   [`${HCM_NAME}.http3_protocol_options`]: 'HTTP/3 (QUIC) is not available in Node 20',
-  'envoy.config.route.v3.RouteAction.upgrade_configs': NO_UPGRADES,
-  'envoy.config.route.v3.RouteMatch.connect_matcher': NO_UPGRADES,
+  'envoy.config.route.v3.RouteAction.UpgradeConfig.connect_config': NO_CONNECT,
+  'envoy.config.route.v3.RouteMatch.connect_matcher': NO_CONNECT,
   'envoy.config.route.v3.Route.decorator': NO_TRACING,
   'envoy.config.route.v3.Route.tracing': NO_TRACING,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_frames': NGHTTP2_FLOOD,

@@ -69,6 +69,9 @@ export class HttpStats {
   readonly rqRedirect: Counter;
   /** downstream_rq_ws_on_non_ws_route: an upgrade (WebSocket…) refused on a route that does not allow it. */
   readonly rqWsOnNonWsRoute: Counter;
+  /** Upgrades (WebSocket and others) allowed, and those still open. */
+  readonly cxUpgradesTotal: Counter;
+  readonly cxUpgradesActive: Gauge;
   readonly headersTooLarge: Counter;
   readonly cxDrainClose: Counter;
   readonly cxProtocolError: Counter;
@@ -97,6 +100,8 @@ export class HttpStats {
     this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
     this.rqWsOnNonWsRoute = stats.counter(`${p}downstream_rq_ws_on_non_ws_route`);
+    this.cxUpgradesTotal = stats.counter(`${p}downstream_cx_upgrades_total`);
+    this.cxUpgradesActive = stats.gauge(`${p}downstream_cx_upgrades_active`);
     this.headersTooLarge = stats.counter(`${p}downstream_rq_header_size_exceeded`);
     this.cxDrainClose = stats.counter(`${p}downstream_cx_drain_close`);
     this.cxProtocolError = stats.counter(`${p}downstream_cx_protocol_error`);

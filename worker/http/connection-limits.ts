@@ -1,3 +1,4 @@
+import type { UpgradeRequest } from './upgrade-router.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2constants, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -96,7 +97,7 @@ export class ConnectionLimits {
   }
 
   /** A request arrived: 'stop' once it has been answered (or reset) here. */
-  request(req: IncomingMessage, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): 'continue' | 'stop' {
+  request(req: IncomingMessage, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade?: UpgradeRequest): 'continue' | 'stop' {
     const http2 = req.httpVersionMajor === 2;
     if (this.underscores !== 'ALLOW' && this.underscoreHeaders(req, res, reply, record, http2) === 'stop') return 'stop';
     const session = http2 ? (req as unknown as { stream: { session: Http2Session } }).stream.session : undefined;
@@ -116,15 +117,20 @@ export class ConnectionLimits {
       if (state.draining && !session) res.shouldKeepAlive = false;
     }
     if (this.maxStreamMs > 0) {
-      const timer = setTimeout(() => this.streamTooLong(res, reply, record), this.maxStreamMs);
+      const timer = setTimeout(() => this.streamTooLong(res, reply, record, upgrade), this.maxStreamMs);
       res.once('close', () => clearTimeout(timer));
     }
     return 'continue';
   }
 
-  private streamTooLong(res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined): void {
+  private streamTooLong(res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade: UpgradeRequest | undefined): void {
     if (res.writableEnded) return;
     this.httpStats.rqMaxDurationReached.inc();
+    if (upgrade?.tunnel) {
+      // An upgraded stream has no response left to send: it is cut, as Envoy resets it.
+      upgrade.tunnel.cut(ResponseFlag.durationTimeout, 'max_duration_timeout');
+      return;
+    }
     if (record) {
       record.responseFlags |= ResponseFlag.durationTimeout;
       record.responseCodeDetails = 'max_duration_timeout';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttp1Server, type IncomingHttpHeaders, type IncomingMessage, type Server as Http1Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp1Server, ServerResponse, type IncomingMessage, type Server as Http1Server } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
@@ -30,6 +30,8 @@ import { chooseClusterName, RouteTable, type RequestView } from './route-table.j
 import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
+import { UpgradePolicy, upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
+import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
@@ -57,17 +59,6 @@ export interface ConnectionManagerContext {
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
 const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
-
-/**
- * An HTTP/1.1 upgrade request, as Envoy's codec sees one: an Upgrade header named in Connection.
- * `h2c` is not one: Envoy's codec drops that offer and serves the request as HTTP/1.1.
- */
-function isUpgrade(headers: IncomingHttpHeaders): boolean {
-  const upgrade = headers.upgrade;
-  const connection = headers.connection;
-  if (!upgrade || !connection || upgrade.trim().toLowerCase() === 'h2c') return false;
-  return connection.toLowerCase().split(',').some((t) => t.trim() === 'upgrade');
-}
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
 function serverLocalAddress(version: 'v4' | 'v6'): string {
@@ -106,6 +97,8 @@ export class HttpConnectionManager {
   private h1: Http1Server | undefined;
   private h2!: Http2Server;
   private keepAliveTimer: NodeJS.Timeout | undefined;
+  private tunnelDeadline: NodeJS.Timeout | undefined;
+  private tunnelsEnded = false;
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
   private readonly accessLogs: AccessLogs | undefined;
@@ -128,6 +121,12 @@ export class HttpConnectionManager {
   /** http_protocol_options: HTTP/1.0 is served (Envoy refuses it, 426, by default), with this Host when it has none. */
   private readonly acceptHttp10: boolean;
   private readonly defaultHostHttp10: string | undefined;
+  /** upgrade_configs: which upgrades (WebSocket, …) are allowed, with which filters. */
+  private readonly upgrades: UpgradePolicy;
+  /** Upgraded streams joined to their upstream, for the drain's end. */
+  private readonly tunnels = new Set<Tunnel>();
+  /** Sockets handed back to the HTTP/1.1 server after an h2c offer (not new connections). */
+  private readonly reparsed = new WeakSet<Socket>();
 
   constructor(
     private readonly config: Obj,
@@ -171,7 +170,9 @@ export class HttpConnectionManager {
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
-    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT });
+    const filterContext = { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT };
+    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], filterContext);
+    this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
     this.prepare();
   }
 
@@ -187,6 +188,7 @@ export class HttpConnectionManager {
     const headersTimeoutMs = typeof this.config.request_headers_timeout === 'string' ? durationMs(this.config.request_headers_timeout) : 0;
     const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
     const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, streamIdleMs);
+    const upgradeHandler = (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgradeHttp1(req, socket, head, streamIdleMs);
 
     // Node needs a positive headersTimeout no longer than requestTimeout; Envoy's
     // request_headers_timeout defaults to none, for which the request timeout (or 60 s) stands in.
@@ -217,12 +219,21 @@ export class HttpConnectionManager {
       });
       this.stats.cxHttp2Total.inc();
     });
-    h1.on('connection', () => this.stats.cxHttp1Total.inc());
+    h1.on('connection', (socket: Socket) => {
+      if (!this.reparsed.has(socket)) this.stats.cxHttp1Total.inc();
+    });
+    // Upgrades and CONNECT leave Node's parsers here; see upgradeHttp1() and connectHttp2().
+    h1.on('upgrade', upgradeHandler);
+    h1.on('connect', upgradeHandler);
+    h2.on('connect', (req: IncomingMessage, res: ServerResponse) => this.connectHttp2(req, res, streamIdleMs));
     this.servers.push(h1, h2);
     this.h1 = h1;
     this.h2 = h2;
     this.ctx.drain.onStart((order) => {
-      if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') this.shortenKeepAlive(order, idleMs);
+      if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') {
+        this.shortenKeepAlive(order, idleMs);
+        this.endTunnelsAt(order);
+      }
     });
     // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
     // requestTimeout and headersTimeout) from its 'listening' event; it never listens itself.
@@ -280,7 +291,44 @@ export class HttpConnectionManager {
     this.h2Socket = undefined;
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
+  /**
+   * An HTTP/1.1 request Node's parser let go of its connection for: an Upgrade (WebSocket …) or
+   * a CONNECT. Its answer is written on the connection itself, which closes after any answer that
+   * is not a tunnel. An h2c offer is not an upgrade here (Envoy drops the offer): the request goes
+   * back to the parser as if it had come without it.
+   */
+  private upgradeHttp1(req: IncomingMessage, socket: Socket, head: Buffer, streamIdleMs: number): void {
+    socket.pause(); // nothing reads it until the tunnel is joined
+    const type = req.method === 'CONNECT' ? 'CONNECT' : upgradeTypeOf(req.headers);
+    if (type === undefined) {
+      socket.unshift(head);
+      socket.unshift(withoutH2cOffer(req.method ?? 'GET', req.url ?? '/', req.rawHeaders));
+      this.reparsed.add(socket);
+      this.h1!.emit('connection', socket);
+      socket.resume();
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => socket.end());
+    this.handle(req, res, streamIdleMs, { type, downstream: { kind: 'h1', socket, head } });
+  }
+
+  /** An HTTP/2 CONNECT: extended (RFC 8441, `:protocol` names the upgrade, as Envoy's codec reads it), or plain. */
+  private connectHttp2(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
+    const stream = (res as unknown as { stream: import('node:http2').ServerHttp2Stream }).stream;
+    const protocol = req.headers[':protocol'];
+    if (typeof protocol === 'string') {
+      req.headers[':method'] = 'GET';
+      req.headers.upgrade = protocol;
+      req.headers.connection = 'upgrade';
+    }
+    this.handle(req, res, streamIdleMs, { type: typeof protocol === 'string' ? protocol : 'CONNECT', downstream: { kind: 'h2', stream } });
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number, upgrade?: UpgradeRequest): void {
     const stats = this.stats;
     const started = performance.now();
     const headers = req.headers;
@@ -297,7 +345,7 @@ export class HttpConnectionManager {
       path = absolute.path;
       headers.host = authority;
     }
-    const rq: RequestView = { method: req.method ?? 'GET', path, authority, headers };
+    const rq: RequestView = { method: (headers[':method'] as string | undefined) ?? req.method ?? 'GET', path, authority, headers };
     const logs = this.accessLogs;
     const tap = activeTap(this.tapConfigId);
     const localReplies = this.localReplies;
@@ -315,9 +363,12 @@ export class HttpConnectionManager {
     res.once('close', () => {
       stats.rqActive.dec();
       guard?.streamClosed(resetBeforeResponse, performance.now() - started);
-      if (res.writableFinished && !req.aborted) stats.completed(res.statusCode, started);
+      // A tunnel's stream completes when it closes, with the status that opened it (101, or 200 to an HTTP/2 client).
+      const tunnel = upgrade?.tunnel !== undefined;
+      if (tunnel) stats.completed(http1 ? 101 : 200, started);
+      else if (res.writableFinished && !req.aborted) stats.completed(res.statusCode, started);
       if (record) {
-        if ((!res.writableFinished || req.aborted) && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
+        if (!tunnel && (!res.writableFinished || req.aborted) && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
         record.finish(res, logs);
         if (tap) offerTrace(tap, req, record.responseCode, record);
       }
@@ -347,7 +398,7 @@ export class HttpConnectionManager {
       sendLocalReply(res, 426, 'Upgrade Required', reply);
       return;
     }
-    if (this.limits?.request(req, res, reply, record) === 'stop') return;
+    if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
     if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;
@@ -356,6 +407,10 @@ export class HttpConnectionManager {
     // 408 (or, mid-response, resets the stream).
     let idle = false;
     const streamIdle = () => {
+      if (upgrade?.tunnel) {
+        upgrade.tunnel.cut(ResponseFlag.streamIdleTimeout, 'stream_idle_timeout');
+        return;
+      }
       if (idle || res.writableEnded) return;
       idle = true;
       if (record) {
@@ -365,8 +420,14 @@ export class HttpConnectionManager {
       sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
     };
     if (streamIdleMs > 0) {
-      req.setTimeout(streamIdleMs, streamIdle);
-      res.on('timeout', streamIdle);
+      if (upgrade?.downstream.kind === 'h1') {
+        // Node's server no longer relays this connection's timeout to the request: it is the connection's own now.
+        upgrade.downstream.socket.setTimeout(streamIdleMs);
+        upgrade.downstream.socket.on('timeout', streamIdle);
+      } else {
+        req.setTimeout(streamIdleMs, streamIdle);
+        res.on('timeout', streamIdle);
+      }
     }
 
     if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
@@ -405,21 +466,35 @@ export class HttpConnectionManager {
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
     const route = table?.route(rq);
     if (record) record.routeName = route?.name;
-    // An upgrade on a route (WebSocket and the like): no route allows one (upgrade_configs is
-    // refused), so it is refused as Envoy refuses an upgrade its route does not allow: 403, and the
-    // connection closes, since what follows could be upgraded bytes smuggling a request.
-    if (route && http1 && isUpgrade(headers)) {
-      stats.rqWsOnNonWsRoute.inc();
-      if (record) record.responseCodeDetails = 'upgrade_failed';
-      res.shouldKeepAlive = false;
-      sendLocalReply(res, 403, '', reply);
-      return;
+    // An upgrade (WebSocket, extended CONNECT, CONNECT) as Envoy's filter manager decides it: a
+    // type upgrade_configs does not name, or that the route disables, is refused with 403, and an
+    // HTTP/1.1 connection closes (what follows could be upgraded bytes smuggling a request).
+    let filters = this.filters;
+    if (upgrade) {
+      const chain = this.upgrades.decide(upgrade.type, route?.action.kind === 'route' ? route.action.upgrades : undefined);
+      if (chain === null) {
+        stats.rqWsOnNonWsRoute.inc();
+        if (record) record.responseCodeDetails = 'upgrade_failed';
+        sendLocalReply(res, 403, '', reply);
+        return;
+      }
+      if (chain) filters = chain;
+      stats.cxUpgradesTotal.inc();
+      stats.cxUpgradesActive.inc();
+      res.once('close', () => {
+        stats.cxUpgradesActive.dec();
+        if (upgrade.tunnel) this.tunnels.delete(upgrade.tunnel);
+      });
+      upgrade.joined = (tunnel) => {
+        this.tunnels.add(tunnel);
+        if (this.tunnelsEnded) queueMicrotask(() => tunnel.close()); // joined after the drain's deadline
+      };
     }
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
-    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1 };
+    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, ...(upgrade ? { upgrade } : {}) };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const fx: FilterExchange | undefined = this.filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
-    const filtered = fx ? runFilterChain(this.filters, fx) : 'continue';
+    const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
+    const filtered = fx ? runFilterChain(filters, fx) : 'continue';
     if (filtered === 'continue') dispatchRoute(exchange, fx?.body ?? fx?.bodyStream, this.dispatchContext);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay, a body to read): it goes on when the filter says, if its client is still there.
@@ -464,12 +539,29 @@ export class HttpConnectionManager {
   }
 
   /**
+   * Draining: upgraded streams (WebSockets …) go on until the drain's deadline, then both of each
+   * tunnel's sides are ended (FIN, END_STREAM), so a client sees its connection close, not fail.
+   */
+  private endTunnelsAt(order: DrainOrder): void {
+    if (this.tunnelDeadline) return;
+    const deadline = order.startedAt + Math.max(0, order.drainTimeMs);
+    this.tunnelDeadline = setTimeout(() => {
+      this.tunnelsEnded = true;
+      for (const tunnel of this.tunnels) tunnel.close();
+    }, Math.max(0, deadline - Date.now()));
+    this.tunnelDeadline.unref();
+  }
+
+  /**
    * Closes idle HTTP/1 keep-alive connections, sends GOAWAY on HTTP/2 sessions, and resolves
    * when the last connection has closed (busy ones finish their requests first). The listener
    * has stopped accepting.
    */
   close(): Promise<void> {
     clearInterval(this.keepAliveTimer);
+    clearTimeout(this.tunnelDeadline);
+    this.tunnelsEnded = true;
+    for (const tunnel of this.tunnels) tunnel.close();
     for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
     for (const session of this.sessions) session.close();
     if (this.sockets.size === 0) return Promise.resolve();

@@ -165,10 +165,18 @@ export class HttpExchangeRecord implements AccessLogEntry {
     return undefined;
   }
 
+  /** An HTTP/1.1 upgrade answered on the connection itself (101), not through the response object. */
+  private upgradeStatus: number | undefined;
+
+  upgradedWith(status: number, headers: readonly string[]): void {
+    this.upgradeStatus = status;
+    this.responseHeaders = headers;
+  }
+
   /** The response closed (finished, or cut by either side): complete the record, and log it. */
   finish(res: ServerResponse, logs: AccessLogs | undefined): void {
     this.durationMs = this.elapsed();
-    this.responseCode = res.headersSent ? res.statusCode : 0;
+    this.responseCode = this.upgradeStatus ?? (res.headersSent ? res.statusCode : 0);
     logs?.log(this);
   }
 }

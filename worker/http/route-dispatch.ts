@@ -13,7 +13,8 @@ import type { RequestView, Route } from './route-table.js';
 import { formatAddress } from '../../shared/address.js';
 import { mirror } from './mirror.js';
 import { requestHasBody } from './request-body.js';
-import { forward } from './router.js';
+import { forward, type ForwardContext } from './router.js';
+import { forwardUpgrade, type UpgradeRequest } from './upgrade-router.js';
 
 /**
  * What a request's route says once the HTTP filters have let it through: 404 without one, a
@@ -34,6 +35,8 @@ export interface Exchange {
   reply: LocalReplyContext;
   headers: IncomingHttpHeaders;
   http1: boolean;
+  /** An upgrade the connection manager allowed (WebSocket, extended CONNECT): it goes upstream as a tunnel. */
+  upgrade?: UpgradeRequest;
 }
 
 /** What the connection manager gives each request's dispatch. */
@@ -111,34 +114,39 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         if (record) record.rewrittenPath = path;
       }
       const hashed = hashOf(route, req, rq, ctx.useRemoteAddress);
-      // Mirrors get their copy now; a body then streams upstream through a tee that keeps one for them.
       const authority = action.hostRewriteLiteral ?? rq.authority;
+      const forwardContext: ForwardContext = {
+        ...(hashed?.hash !== undefined ? { hash: hashed.hash } : {}),
+        ...(hashed?.setCookies.length ? { setCookies: hashed.setCookies } : {}),
+        stats,
+        clusters: ctx.clusters,
+        serverName: ctx.serverName,
+        bufferLimit: ctx.bufferLimit,
+        reply,
+        ...(responseHeaders ? { responseHeaders } : {}),
+        ...(reply.encode ? { encode: reply.encode } : {}),
+        ...(reply.encodeTrailers ? { encodeTrailers: reply.encodeTrailers } : {}),
+        http1Trailers: ctx.http1Trailers,
+        schemeMatchesUpstream: ctx.schemeMatchesUpstream,
+        headers,
+        path,
+        // A filter may have changed it (a Lua script's :authority).
+        authority,
+        record,
+        clusterName,
+      };
+      if (x.upgrade) {
+        // An upgraded stream is not mirrored: its bytes after the handshake are one conversation.
+        forwardUpgrade(req, res, action, forwardContext, x.upgrade);
+        return;
+      }
+      // Mirrors get their copy now; a body then streams upstream through a tee that keeps one for them.
       const mirroredBody = action.mirrors
         ? mirror(action.mirrors, ctx.clusters, { method: rq.method, path, headers, authority, timeoutMs: action.timeoutMs }, body ?? (requestHasBody(req) ? req : undefined), clusterName ?? route.name ?? '')
         : undefined;
       const upstreamBody = mirroredBody ?? body;
       const go = () =>
-        forward(req, res, action, {
-          ...(hashed?.hash !== undefined ? { hash: hashed.hash } : {}),
-          ...(hashed?.setCookies.length ? { setCookies: hashed.setCookies } : {}),
-          stats,
-          clusters: ctx.clusters,
-          serverName: ctx.serverName,
-          bufferLimit: ctx.bufferLimit,
-          reply,
-          ...(responseHeaders ? { responseHeaders } : {}),
-          ...(reply.encode ? { encode: reply.encode } : {}),
-          ...(reply.encodeTrailers ? { encodeTrailers: reply.encodeTrailers } : {}),
-          http1Trailers: ctx.http1Trailers,
-          schemeMatchesUpstream: ctx.schemeMatchesUpstream,
-          headers,
-          path,
-          // A filter may have changed it (a Lua script's :authority).
-          authority,
-          record,
-          clusterName,
-          ...(upstreamBody ? { body: upstreamBody } : {}),
-        }).catch((err: Error) => {
+        forward(req, res, action, upstreamBody ? { ...forwardContext, body: upstreamBody } : forwardContext).catch((err: Error) => {
           log.error(`forwarding ${rq.method} ${rq.path} failed: ${err.stack ?? err.message}`);
           sendLocalReply(res, 500, '', reply);
         });

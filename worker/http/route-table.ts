@@ -1,3 +1,4 @@
+import { routeUpgrades } from './upgrades.js';
 import { RE2JS } from 're2js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -54,6 +55,8 @@ export interface ForwardAction {
   priority: 0 | 1;
   /** request_mirror_policies: clusters that get a copy of each request. */
   mirrors?: MirrorPolicy[];
+  /** upgrade_configs: upgrade types (lower-cased) this route enables or disables. */
+  upgrades?: Map<string, boolean>;
 }
 
 export interface DirectResponseAction {
@@ -170,6 +173,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
     ...(mirrors ? { mirrors } : {}),
+    ...(a.upgrade_configs !== undefined ? { upgrades: routeUpgrades(a.upgrade_configs) } : {}),
   };
 }
 

@@ -68,7 +68,7 @@ export interface ForwardContext {
   setCookies?: string[];
 }
 
-type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
+export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
 
 /** Abort reasons, allocated once: aborting is control flow here, not an error report. */
 const ABORT = {
@@ -78,14 +78,14 @@ const ABORT = {
 };
 
 /** What each failure means in an access log: its response flag and Envoy's response code details. */
-const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; details: string }> = {
+export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; details: string }> = {
   connect: { flag: ResponseFlag.upstreamConnectionFailure, details: 'upstream_reset_before_response_started{connection_failure}' },
   reset: { flag: ResponseFlag.upstreamConnectionTermination, details: 'upstream_reset_before_response_started{connection_termination}' },
   timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_response_timeout' },
   per_try_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_timeout' },
 };
 
-function classify(err: Error & { failure?: Failure; code?: string }): Failure {
+export function classify(err: Error & { failure?: Failure; code?: string }): Failure {
   if (err.failure) return err.failure;
   const code = err.code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
@@ -124,6 +124,34 @@ function setHeadOnly(res: ServerResponse, status: number, flat: string[]): void 
 function hasAny(headers: object): boolean {
   for (const _ in headers) return true;
   return false;
+}
+
+/**
+ * The upstream's response headers as the client gets them: the route's response_headers_to_add
+ * and _to_remove, then the HTTP filters', on a copy (the upstream's stay as they came); without
+ * hop-by-hop headers (`keep` aside: an upgrade's Upgrade and Connection); with this proxy's
+ * server header and x-envoy-upstream-service-time. A flat [name, value, …] list.
+ */
+export function downstreamResponseHeaders(statusCode: number, headers: IncomingHttpHeaders, ctx: ForwardContext, startedMs: number, keep?: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  const mutations = ctx.responseHeaders;
+  const encode = ctx.encode;
+  let source: Record<string, unknown> = headers;
+  if (mutations || encode) {
+    const copy: MutableHeaders = { ...headers };
+    if (mutations) applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
+    encode?.(statusCode, copy);
+    source = copy;
+  }
+  for (const k in source) {
+    const v = source[k] as string | string[] | number | undefined;
+    if (v === undefined || (HOP_BY_HOP.has(k) && !keep?.has(k)) || k === 'server' || k.charCodeAt(0) === 58 /* ':' */) continue;
+    if (typeof v !== 'object') out.push(k, String(v));
+    else for (const item of v) out.push(k, item);
+  }
+  out.push('server', ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - startedMs)));
+  for (const cookie of ctx.setCookies ?? []) out.push('set-cookie', cookie);
+  return out;
 }
 
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
@@ -256,25 +284,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       record.responseCodeDetails = 'via_upstream';
       if (retriable && this.retried) record.responseFlags |= ResponseFlag.upstreamRetryLimitExceeded;
     }
-    const out: string[] = [];
-    const mutations = this.ctx.responseHeaders;
-    const encode = this.ctx.encode;
-    let source: Record<string, unknown> = headers;
-    if (mutations || encode) {
-      // The route's response_headers_to_add/_to_remove, then the filters', on a copy (the upstream's headers stay as they came).
-      const copy: MutableHeaders = { ...headers };
-      if (mutations) applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
-      encode?.(statusCode, copy);
-      source = copy;
-    }
-    for (const k in source) {
-      const v = source[k] as string | string[] | number | undefined;
-      if (v === undefined || HOP_BY_HOP.has(k) || k === 'server') continue;
-      if (typeof v !== 'object') out.push(k, String(v));
-      else for (const item of v) out.push(k, item);
-    }
-    out.push('server', this.ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - this.started)));
-    for (const cookie of this.ctx.setCookies ?? []) out.push('set-cookie', cookie);
+    const out = downstreamResponseHeaders(statusCode, headers, this.ctx, this.started);
     if ((controller as { headersOnly?: boolean }).headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
     else this.res.writeHead(statusCode, out);
   }
@@ -455,17 +465,22 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
+/** The cluster the request was routed to; without one (not configured, or removed), the route's cluster_not_found_response_code. */
+export function routedCluster(res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Cluster | undefined {
   const cluster = ctx.clusterName !== undefined ? ctx.clusters.get(ctx.clusterName) : undefined;
-  if (!cluster) {
-    ctx.stats.noCluster.inc();
-    if (ctx.record) {
-      ctx.record.responseFlags |= ResponseFlag.noClusterFound;
-      ctx.record.responseCodeDetails = 'cluster_not_found';
-    }
-    sendLocalReply(res, action.clusterNotFoundStatus, '', ctx.reply);
-    return;
+  if (cluster) return cluster;
+  ctx.stats.noCluster.inc();
+  if (ctx.record) {
+    ctx.record.responseFlags |= ResponseFlag.noClusterFound;
+    ctx.record.responseCodeDetails = 'cluster_not_found';
   }
+  sendLocalReply(res, action.clusterNotFoundStatus, '', ctx.reply);
+  return undefined;
+}
+
+export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
+  const cluster = routedCluster(res, action, ctx);
+  if (!cluster) return;
   const length = req.headers['content-length'];
   // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
   const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);

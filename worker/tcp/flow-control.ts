@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import type { Counter } from '../../shared/stats/store.js';
 
 /** The counters one direction of a joined pair moves: its destination backing up and draining, its source pausing and resuming. */
@@ -13,12 +13,14 @@ export interface FlowCounters {
  * Bytes from `from` to `to` with Envoy's watermark: `to` may hold up to `limit` bytes not yet
  * written to the kernel (its side's per_connection_buffer_limit_bytes). A chunk that takes it
  * past the limit pauses reading `from` until that chunk has been written out, so a slow reader
- * on one side holds at most the limit in this process, whatever the other side sends. (Node's
+ * on one side holds at most the limit in this process, whatever the other side sends. Any
+ * stream pair will do: sockets, an HTTP/2 stream, an upgraded request's. (Node's
  * pipe() pauses at its own 16 KiB mark instead, whatever the configuration says.)
  */
-export function pump(from: Socket, to: Socket, limit: number, counters: FlowCounters): void {
+export function pump(from: Readable, to: Writable, limit: number, counters: FlowCounters, onChunk?: (length: number) => void): void {
   from.on('data', (chunk: Buffer) => {
     if (to.destroyed) return;
+    onChunk?.(chunk.length);
     if (to.writableLength + chunk.length <= limit) {
       to.write(chunk);
       return;

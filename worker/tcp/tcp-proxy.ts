@@ -1,5 +1,4 @@
-import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import type { Socket } from 'node:net';
 import { connectionEntry, ResponseFlag } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -10,6 +9,7 @@ import type { Counter } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager } from '../upstream/cluster.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { pump } from './flow-control.js';
+import { connectToHost } from '../upstream/host-connection.js';
 
 /**
  * The TCP proxy network filter (envoy.filters.network.tcp_proxy): each downstream connection is
@@ -100,29 +100,36 @@ export class TcpProxy {
     downstream.pause();
     this.sockets.add(downstream);
     host.activeRequests++;
-    // A TLS cluster: the connection is established once the handshake is done.
-    const tls = host.cluster.tls;
-    const upstream = tls
-      ? tlsConnect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs, ...tls.options })
-      : connect({ host: host.ip, port: host.port, timeout: host.cluster.connectTimeoutMs });
-    this.sockets.add(upstream);
     let connected = false;
-    upstream.once(tls ? 'secureConnect' : 'connect', () => {
-      tls?.outcome(null);
-      connected = true;
-      host.connectionOpened();
-      host.outcome('S');
-      upstream.setTimeout(this.idleMs);
-      downstream.setTimeout(this.idleMs);
-      // Each side's buffer limit holds back the other side's reading (Envoy's flow control).
-      const flow = host.cluster.stats.flow;
-      pump(downstream, upstream, host.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained, pausedReading: this.pausedReading, resumedReading: this.resumedReading });
-      pump(upstream, downstream, this.listenerBufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading });
-      downstream.resume();
+    const upstream = connectToHost(host, {
+      connected: () => {
+        connected = true;
+        upstream.setTimeout(this.idleMs);
+        downstream.setTimeout(this.idleMs);
+        // Each side's buffer limit holds back the other side's reading (Envoy's flow control).
+        const flow = host.cluster.stats.flow;
+        pump(downstream, upstream, host.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained, pausedReading: this.pausedReading, resumedReading: this.resumedReading });
+        pump(upstream, downstream, this.listenerBufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading });
+        downstream.resume();
+      },
+      failed: (err) => {
+        log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
+        if (entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
+        downstream.destroy();
+      },
+      closed: () => {
+        breaker.release('cx');
+        host.tcpConnections--;
+        downstream.end();
+        this.sockets.delete(downstream);
+        this.sockets.delete(upstream);
+        host.activeRequests--;
+      },
     });
-    upstream.once('timeout', () => {
-      if (!connected) log.debug(`tcp_proxy: connect to ${host.address} timed out`);
-      if (!connected && entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
+    this.sockets.add(upstream);
+    // The idle timeout, once connected (before that, the socket's timeout is connect_timeout's).
+    upstream.on('timeout', () => {
+      if (!connected) return;
       upstream.destroy();
       downstream.destroy();
     });
@@ -131,26 +138,8 @@ export class TcpProxy {
       upstream.destroy();
       downstream.destroy();
     });
-    upstream.on('error', (err) => {
-      if (!connected) tls?.outcome(err);
-      if (!connected) log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
-      if (!connected && entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
-      downstream.destroy();
-    });
+    upstream.on('error', () => downstream.destroy());
     downstream.on('error', () => upstream.destroy());
-    upstream.once('close', () => {
-      breaker.release('cx');
-      host.tcpConnections--;
-      if (connected) host.connectionClosed();
-      else {
-        host.connectionFailed();
-        host.outcome('G');
-      }
-      downstream.end();
-      this.sockets.delete(downstream);
-      this.sockets.delete(upstream);
-      host.activeRequests--;
-    });
     downstream.once('close', () => upstream.end());
   }
 

@@ -216,6 +216,24 @@ export class H2Connection {
     else if (body) body.pipe(stream);
   }
 
+  /**
+   * A stream for a tunnel (an extended CONNECT carrying an upgrade, a CONNECT): its own headers,
+   * its bytes both ways. `failure()` explains a stream that failed: the session's connect
+   * failure when it never connected (code ECONNREFUSED or UND_ERR_CONNECT_TIMEOUT), else a reset.
+   */
+  tunnel(headers: OutgoingHttpHeaders): { stream: ClientHttp2Stream; failure: (err?: Error) => Error & { code?: string } } {
+    const entry = this.pick();
+    const wasConnected = entry.connected;
+    const stream = entry.session.request(headers, { endStream: false });
+    entry.active++;
+    stream.once('close', () => entry.active--);
+    const failure = (err?: Error) => {
+      const reset = err ?? Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
+      return wasConnected || entry.connected ? reset : connectError(reset, entry.error);
+    };
+    return { stream, failure };
+  }
+
   close(): void {
     for (const s of this.sessions) s.session.close();
   }

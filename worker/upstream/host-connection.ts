@@ -1,0 +1,54 @@
+import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { Host } from './cluster.js';
+
+/**
+ * A connection of its own to one upstream host (TCP proxy, an upgraded HTTP/1.1 stream), over
+ * the cluster's TLS when it has one: established once connected (TLS: handshaken), within the
+ * cluster's connect_timeout. The host's connection figures and the outlier detector hear of it;
+ * the caller holds the circuit breaker's unit.
+ */
+export interface HostConnectionEvents {
+  connected(): void;
+  /** It never connected: refused, unreachable, the handshake failed, or connect_timeout passed. */
+  failed(err: Error & { code?: string }): void;
+  /** It closed, connected or not (after failed() if it never connected). */
+  closed(connected: boolean): void;
+}
+
+export function connectToHost(host: Host, events: HostConnectionEvents): Socket {
+  const cluster = host.cluster;
+  const tls = cluster.tls;
+  const socket = tls
+    ? tlsConnect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options })
+    : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
+  let connected = false;
+  let failed = false;
+  const fail = (err: Error & { code?: string }) => {
+    if (connected || failed) return;
+    failed = true;
+    tls?.outcome(err);
+    host.connectionFailed();
+    cluster.stats.cxConnectFail.inc();
+    host.outcome('G');
+    events.failed(err);
+    socket.destroy();
+  };
+  socket.once(tls ? 'secureConnect' : 'connect', () => {
+    tls?.outcome(null);
+    connected = true;
+    socket.setTimeout(0);
+    host.connectionOpened();
+    host.outcome('S');
+    events.connected();
+  });
+  socket.once('timeout', () => {
+    if (!connected) fail(Object.assign(new Error(`connect to ${host.address} timed out`), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+  });
+  socket.on('error', (err) => fail(err));
+  socket.once('close', () => {
+    if (connected) host.connectionClosed();
+    events.closed(connected);
+  });
+  return socket;
+}
