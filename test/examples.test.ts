@@ -8,6 +8,7 @@ import { load } from 'js-yaml';
 import { repoRoot, runProxy, tempDir } from './helpers/cli.js';
 import { TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor } from './helpers/proxy.js';
+import { closedPort } from './helpers/upstream.js';
 
 const tmp = tempDir();
 after(async () => {
@@ -175,6 +176,32 @@ describe('the global rate limit example', () => {
     } finally {
       backend.close();
       await service.close();
+    }
+  });
+});
+
+// examples/websocket.yaml with the echo server its comments start (scripts/websocket-echo.ts), on port 0.
+describe('the WebSocket example', () => {
+  it('echoes across its HTTP/2 hop and refuses /quiet with 403, as its comments say', async () => {
+    const { startWebSocketEcho, sendMessages } = await import('../scripts/websocket-echo.js');
+    const echo = await startWebSocketEcho();
+    try {
+      const doc = onPortZero('websocket.yaml');
+      const endpoint = (name: string) => doc.static_resources.clusters.find((c: any) => c.name === name).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+      endpoint('echo').port_value = echo.port;
+      const inner = doc.static_resources.listeners.find((l: any) => l.name === 'inner');
+      // The hop's cluster points at the inner listener: it gets a port known beforehand (one just free).
+      const innerPort = await closedPort();
+      inner.address.socket_address.port_value = innerPort;
+      endpoint('inner').port_value = innerPort;
+      const running = await startProxy(doc, ['--concurrency', '1']);
+      const edge = `ws://127.0.0.1:${running.ports.get('edge')}`;
+      assert.deepEqual(await sendMessages(`${edge}/chat`, ['hello', 'again']), ['hello', 'again']);
+      await assert.rejects(sendMessages(`${edge}/quiet`, ['hi']), /the handshake was answered 403/);
+      assert.equal(await statValue(running, 'cluster.inner.upstream_rq_200'), 1);
+      assert.equal(await statValue(running, 'http.edge.downstream_rq_ws_on_non_ws_route'), 1);
+    } finally {
+      await echo.close();
     }
   });
 });
