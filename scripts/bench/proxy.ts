@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 10);
 const WARMUP_S = Number(process.env.WARMUP ?? 3);
@@ -24,7 +25,6 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
 const children: ChildProcess[] = [];
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 
 /**
  * HTTP filters measured one at a time (BENCH_ONLY=<name>): each configured so that it does its
@@ -163,25 +163,6 @@ async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined): 
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('timed out');
-}
-
-/** utime + stime of a process and all its descendants, in clock ticks. */
-function treeCpuTicks(pid: number): number {
-  const pids = [pid];
-  for (let i = 0; i < pids.length; i++) {
-    const kids = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pids[i])], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
-    pids.push(...kids);
-  }
-  let ticks = 0;
-  for (const p of pids) {
-    try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
-  }
-  return ticks;
 }
 
 interface LoadResult {
