@@ -264,6 +264,27 @@ describe('upgrade_configs', () => {
     assert.match(connectConfig.stderr, /connect_config: field 'connect_config' of envoy\.config\.route\.v3\.RouteAction\.UpgradeConfig is not supported by this proxy \(CONNECT is not supported yet/);
   });
 
+  it("let a route decide when it names the type: it may allow one the connection manager does not name or disables", async () => {
+    const routes = [
+      { match: { prefix: '/on' }, route: { cluster: 'echo', upgrade_configs: [{ upgrade_type: 'websocket' }] } },
+      { match: { prefix: '/' }, route: { cluster: 'echo' } },
+    ];
+    const proxy = await startProxy(
+      bootstrap(
+        [listener('none', hcm('none', 'echo', { upgrade_configs: [] }, routes)), listener('disabled', hcm('disabled', 'echo', { upgrade_configs: [{ upgrade_type: 'websocket', enabled: false }] }, routes))],
+        [staticCluster('echo', echoPort)],
+      ),
+      ['--concurrency', '1'],
+    );
+    for (const name of ['none', 'disabled']) {
+      const base = `ws://127.0.0.1:${proxy.ports.get(name)}`;
+      const ws = await open(`${base}/on`);
+      assert.equal((await roundTrip(ws, name)).toString(), name);
+      ws.close();
+      await assert.rejects(open(`${base}/elsewhere`), (err: { status?: number }) => err.status === 403);
+    }
+  });
+
   it("run an upgrade through its own filters when it has them (here RBAC denies upgrades; plain requests pass)", async () => {
     const rbac = { name: 'envoy.filters.http.rbac', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC', rules: { action: 'DENY', policies: { all: { permissions: [{ any: true }], principals: [{ any: true }] } } } } };
     const proxy = await startProxy(bootstrap([listener('own', hcm('own', 'echo', { upgrade_configs: [{ upgrade_type: 'websocket', filters: [rbac, ROUTER] }] }))], [staticCluster('echo', echoPort)]), ['--concurrency', '1']);

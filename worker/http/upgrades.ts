@@ -5,11 +5,10 @@ import type { HttpFilterFactory } from './filters/http-filter.js';
 
 /**
  * Which upgrades a connection manager allows (its `upgrade_configs`), and with which HTTP
- * filters, as Envoy decides: the type (case-insensitive) must be one the connection manager
- * names; the route's own `upgrade_configs` entry for that type, if any, says whether it is
- * enabled, else the connection manager's `enabled` (default true) does. A type the connection
- * manager does not name is refused whatever the route says. An upgrade with its own `filters`
- * runs those instead of `http_filters`.
+ * filters, as Envoy decides: a route's own `upgrade_configs` entry for the type
+ * (case-insensitive) says yes or no when it has one; otherwise the connection manager's entry
+ * does (`enabled`, default true), and a type neither names is refused. An upgrade whose
+ * connection manager entry has `filters` runs those instead of `http_filters`.
  */
 
 interface UpgradeEntry {
@@ -41,10 +40,11 @@ export class UpgradePolicy {
    */
   decide(type: string, routeUpgrades: ReadonlyMap<string, boolean> | undefined): HttpFilterFactory[] | undefined | null {
     const key = type.toLowerCase();
+    const route = routeUpgrades?.get(key);
+    if (route === false) return null;
     const entry = this.types.get(key);
-    if (!entry) return null;
-    const enabled = routeUpgrades?.get(key) ?? entry.enabled;
-    return enabled ? entry.filters : null;
+    if ((!entry || !entry.enabled) && route !== true) return null;
+    return entry?.filters;
   }
 }
 
