@@ -250,18 +250,20 @@ describe('an upgraded stream', () => {
 });
 
 describe('upgrade_configs', () => {
-  it("are checked as Envoy checks them: one entry per type (case-insensitive); CONNECT is refused by name until it is supported", async () => {
+  it("are checked as Envoy checks them: one entry per type (case-insensitive), connect_config only for CONNECT; CONNECT-UDP is refused by name", async () => {
     const config = (upgrades: object[], routeUpgrades?: object[]) =>
       tmp.file(`u${Math.random()}.json`, JSON.stringify(bootstrap([listener('v', hcm('v', 'echo', { upgrade_configs: upgrades }, [{ match: { prefix: '/' }, route: { cluster: 'echo', ...(routeUpgrades ? { upgrade_configs: routeUpgrades } : {}) } }]))], [staticCluster('echo', 1)])));
-    const dup = await runProxy(['--mode', 'validate', '-c', config([{ upgrade_type: 'websocket' }, { upgrade_type: 'WebSocket' }])]);
-    assert.equal(dup.code, 1);
-    assert.match(dup.stderr, /upgrade_configs\[1\]\.upgrade_type: Error: multiple upgrade configs with the same name: 'WebSocket'/);
-    const connect = await runProxy(['--mode', 'validate', '-c', config([{ upgrade_type: 'CONNECT' }])]);
-    assert.equal(connect.code, 1);
-    assert.match(connect.stderr, /upgrade_configs\[0\]\.upgrade_type: CONNECT is not supported yet/);
-    const connectConfig = await runProxy(['--mode', 'validate', '-c', config([{ upgrade_type: 'websocket' }], [{ upgrade_type: 'CONNECT', connect_config: {} }])]);
-    assert.equal(connectConfig.code, 1);
-    assert.match(connectConfig.stderr, /connect_config: field 'connect_config' of envoy\.config\.route\.v3\.RouteAction\.UpgradeConfig is not supported by this proxy \(CONNECT is not supported yet/);
+    const refused = async (file: string, message: RegExp) => {
+      const r = await runProxy(['--mode', 'validate', '-c', file]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, message);
+    };
+    await refused(config([{ upgrade_type: 'websocket' }, { upgrade_type: 'WebSocket' }]), /upgrade_configs\[1\]\.upgrade_type: Error: multiple upgrade configs with the same name: 'WebSocket'/);
+    await refused(config([], [{ upgrade_type: 'websocket' }, { upgrade_type: 'websocket' }]), /route\.upgrade_configs\[1\]\.upgrade_type: Duplicate upgrade websocket/);
+    await refused(config([], [{ upgrade_type: 'websocket', connect_config: {} }]), /route\.upgrade_configs\[0\]\.connect_config: Cannot create a connect config for a non-CONNECT upgrade type/);
+    await refused(config([{ upgrade_type: 'CONNECT-UDP' }]), /upgrade_configs\[0\]\.upgrade_type: CONNECT-UDP \(RFC 9298\) is not supported by this proxy/);
+    const ok = await runProxy(['--mode', 'validate', '-c', config([{ upgrade_type: 'CONNECT' }], [{ upgrade_type: 'CONNECT', connect_config: { allow_post: true } }])]);
+    assert.equal(ok.code, 0, ok.stderr);
   });
 
   it("let a route decide when it names the type: it may allow one the connection manager does not name or disables", async () => {

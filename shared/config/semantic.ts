@@ -82,6 +82,19 @@ function checkHeaderMutations(scope: Obj, path: string, errors: string[]): void 
   }
 }
 
+/** A route's upgrade_configs, as Envoy's route table refuses them: a type twice, connect_config on a type other than CONNECT, CONNECT-UDP. */
+function checkRouteUpgrades(action: Obj, path: string, errors: string[]): void {
+  const seen = new Set<string>();
+  list(action.upgrade_configs).forEach((u, i) => {
+    const type = String(u.upgrade_type ?? '');
+    const uPath = `${path}.upgrade_configs[${i}]`;
+    if (seen.has(type.toLowerCase())) errors.push(`${uPath}.upgrade_type: Duplicate upgrade ${type}`);
+    seen.add(type.toLowerCase());
+    if (type.toLowerCase() === 'connect-udp') errors.push(`${uPath}.upgrade_type: CONNECT-UDP (RFC 9298) is not supported by this proxy`);
+    else if (u.connect_config !== undefined && type.toLowerCase() !== 'connect') errors.push(`${uPath}.connect_config: Cannot create a connect config for a non-CONNECT upgrade type`);
+  });
+}
+
 export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   const vhostNames = new Map<string, number>();
   checkHeaderMutations(rc, path, errors);
@@ -108,6 +121,7 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
         checkRegex(obj(obj(action.regex_rewrite).pattern).regex, `${rPath}.route.regex_rewrite.pattern.regex`, errors);
         if (action.prefix_rewrite !== undefined) errors.push(`${rPath}.route: cannot specify both prefix_rewrite and regex_rewrite`);
       }
+      checkRouteUpgrades(action, `${rPath}.route`, errors);
       const validate = rc.validate_clusters !== false;
       if (validate && typeof action.cluster === 'string' && !clusters.has(action.cluster)) {
         errors.push(`${rPath}.route.cluster: route: unknown cluster '${action.cluster}'`);
@@ -177,7 +191,7 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
     const type = String(u.upgrade_type ?? '');
     if (upgradeTypes.has(type.toLowerCase())) errors.push(`${uPath}.upgrade_type: Error: multiple upgrade configs with the same name: '${type}'`);
     upgradeTypes.add(type.toLowerCase());
-    if (type.toLowerCase() === 'connect') errors.push(`${uPath}.upgrade_type: CONNECT is not supported yet (upgrades such as WebSocket are)`);
+    if (type.toLowerCase() === 'connect-udp') errors.push(`${uPath}.upgrade_type: CONNECT-UDP (RFC 9298) is not supported by this proxy`);
     if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors);
   });
   // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
@@ -279,6 +293,14 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
         });
         if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
         checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
+        if (config.tunneling_config !== undefined) {
+          const t = obj(config.tunneling_config);
+          const tPath = `${fPath}.typed_config.tunneling_config`;
+          const postPath = typeof t.post_path === 'string' ? t.post_path : '';
+          if (postPath && t.use_post !== true) errors.push(`${tPath}.post_path: Can't set a post path when POST method isn't used`);
+          else if (postPath && !postPath.startsWith('/')) errors.push(`${tPath}.post_path: Path must start with '/'`);
+          checkHeadersToAdd(t.headers_to_add, `${tPath}.headers_to_add`, errors);
+        }
       }
     });
   }
@@ -327,7 +349,6 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
       ? `${path}.http2_protocol_options`
       : `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http2_protocol_options`;
     checkHttp2Options(h2, h2Path, errors);
-    if (h2.allow_connect === true) errors.push(`${h2Path}.allow_connect: CONNECT is not proxied to upstreams by this proxy`);
   }
   const checks = list(c.health_checks);
   if (checks.length > 1) errors.push(`${path}.health_checks: one health check per cluster is supported, got ${checks.length}`);

@@ -64,7 +64,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout', 'upgrade_configs',
   ],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.UpgradeConfig': ['upgrade_type', 'filters', 'enabled'],
-  'envoy.config.route.v3.RouteAction.UpgradeConfig': ['upgrade_type', 'enabled'],
+  'envoy.config.route.v3.RouteAction.UpgradeConfig': ['upgrade_type', 'enabled', 'connect_config'],
+  'envoy.config.route.v3.RouteAction.UpgradeConfig.ConnectConfig': ['allow_post'],
   'envoy.config.core.v3.SchemeHeaderTransformation': ['scheme_to_overwrite', 'match_upstream'],
   'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig': ['mappers', 'body_format'],
   'envoy.extensions.filters.network.http_connection_manager.v3.ResponseMapper': ['filter', 'status_code', 'body', 'body_format_override', 'headers_to_add'],
@@ -112,7 +113,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'delay', 'abort', 'upstream_cluster', 'headers', 'downstream_nodes', 'max_active_faults', 'delay_percent_runtime', 'abort_percent_runtime',
     'delay_duration_runtime', 'abort_http_status_runtime', 'max_active_faults_runtime',
   ],
-  'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
+  'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'connect_matcher', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
+  'envoy.config.route.v3.RouteMatch.ConnectMatcher': [],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
     'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies', 'upgrade_configs',
@@ -125,7 +127,8 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],
   'envoy.extensions.filters.http.router.v3.Router': [],
   'envoy.extensions.filters.http.health_check.v3.HealthCheck': ['pass_through_mode', 'headers'],
-  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'access_log'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'access_log', 'tunneling_config'],
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig': ['hostname', 'use_post', 'headers_to_add', 'post_path'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster': ['clusters'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.cluster.v3.Cluster': [
@@ -198,12 +201,13 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
 const HCM_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const NO_TRACING = 'tracing (Zipkin, OpenTelemetry) is not supported yet';
-const NO_CONNECT = 'CONNECT is not supported yet (upgrades such as WebSocket are)';
+
 const HINTS: Readonly<Record<string, string>> = {
   [`${HCM_NAME}.tracing`]: NO_TRACING,
   [`${HCM_NAME}.http3_protocol_options`]: 'HTTP/3 (QUIC) is not available in Node 20',
-  'envoy.config.route.v3.RouteAction.UpgradeConfig.connect_config': NO_CONNECT,
-  'envoy.config.route.v3.RouteMatch.connect_matcher': NO_CONNECT,
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig.propagate_response_headers': 'the response headers would go to filter state, which nothing in this proxy reads',
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig.propagate_response_trailers': 'the response trailers would go to filter state, which nothing in this proxy reads',
+  'envoy.config.route.v3.RouteAction.UpgradeConfig.ConnectConfig.proxy_protocol_config': 'PROXY protocol headers are not sent upstream by this proxy',
   'envoy.config.route.v3.Route.decorator': NO_TRACING,
   'envoy.config.route.v3.Route.tracing': NO_TRACING,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_frames': NGHTTP2_FLOOD,

@@ -336,10 +336,13 @@ export class HttpConnectionManager {
     const http10 = http1 && req.httpVersionMinor === 0;
     if (http10 && headers.host === undefined && this.defaultHostHttp10 !== undefined) headers.host = this.defaultHostHttp10;
     if (this.schemeOverwrite !== undefined) headers[':scheme'] = this.schemeOverwrite;
-    let authority = String(headers[':authority'] ?? headers.host ?? '');
-    let path = req.url ?? '/';
+    // A CONNECT (not an extended one) names its target as the authority and has no path; an HTTP/1.1 one in the request line.
+    const connect = upgrade?.type === 'CONNECT';
+    let authority = connect && http1 ? (req.url ?? '') : String(headers[':authority'] ?? headers.host ?? '');
+    let path = connect ? '' : (req.url ?? '/');
+    if (connect && http1) headers.host = authority;
     // RFC 9112 §3.2.2: an absolute-form target's authority is the request's, whatever Host says.
-    const absolute = http1 && path.charCodeAt(0) !== 47 /* '/' */ ? absoluteForm(path) : undefined;
+    const absolute = http1 && !connect && path.charCodeAt(0) !== 47 /* '/' */ ? absoluteForm(path) : undefined;
     if (absolute) {
       authority = absolute.authority;
       path = absolute.path;

@@ -140,6 +140,11 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         forwardUpgrade(req, res, action, forwardContext, x.upgrade);
         return;
       }
+      if (action.terminateConnect?.allowPost && rq.method === 'POST') {
+        // connect_config.allow_post: the POST's body goes to the cluster as TCP, and what comes back is its response's body.
+        forwardUpgrade(req, res, action, forwardContext, { type: 'POST', downstream: { kind: 'body' } });
+        return;
+      }
       // Mirrors get their copy now; a body then streams upstream through a tee that keeps one for them.
       const mirroredBody = action.mirrors
         ? mirror(action.mirrors, ctx.clusters, { method: rq.method, path, headers, authority, timeoutMs: action.timeoutMs }, body ?? (requestHasBody(req) ? req : undefined), clusterName ?? route.name ?? '')

@@ -57,6 +57,8 @@ export interface ForwardAction {
   mirrors?: MirrorPolicy[];
   /** upgrade_configs: upgrade types (lower-cased) this route enables or disables. */
   upgrades?: Map<string, boolean>;
+  /** upgrade_configs' CONNECT entry with connect_config: CONNECT (and with allow_post, POST) is terminated here, its payload sent to the cluster as TCP. */
+  terminateConnect?: { allowPost: boolean };
 }
 
 export interface DirectResponseAction {
@@ -174,7 +176,14 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
     ...(mirrors ? { mirrors } : {}),
     ...(a.upgrade_configs !== undefined ? { upgrades: routeUpgrades(a.upgrade_configs) } : {}),
+    ...connectTermination(a.upgrade_configs),
   };
+}
+
+/** The route's CONNECT entry with connect_config, if it has one (see ForwardAction.terminateConnect). */
+function connectTermination(configs: unknown): { terminateConnect?: { allowPost: boolean } } {
+  const entry = list(configs).find((c) => String(c.upgrade_type).toLowerCase() === 'connect' && c.connect_config !== undefined);
+  return entry ? { terminateConnect: { allowPost: obj(entry.connect_config).allow_post === true } } : {};
 }
 
 /**
@@ -187,6 +196,8 @@ function compileExtraMatchers(match: Obj): ((rq: RequestView) => boolean)[] {
   for (const q of list(match.query_parameters)) out.push(compileQueryParameterMatcher(q));
   if (match.grpc !== undefined) out.push((rq) => isGrpcContentType(requestHeader(rq, 'content-type')));
   if (match.runtime_fraction !== undefined) out.push(compileRuntimeFraction(obj(match.runtime_fraction)));
+  // connect_matcher: CONNECT requests only (an HTTP/2 extended CONNECT is routed as the GET upgrade it stands for).
+  if (match.connect_matcher !== undefined) out.push((rq) => rq.method === 'CONNECT');
   return out;
 }
 
@@ -209,6 +220,8 @@ function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: stri
     const prefix = norm(match.path_separated_prefix);
     return { prefix: match.path_separated_prefix, matchPath: (p) => norm(p) === prefix || norm(p).startsWith(prefix + '/') };
   }
+  // A CONNECT has no path: connect_matcher matches on the method (see compileExtraMatchers).
+  if (match.connect_matcher !== undefined) return { matchPath: () => true };
   return { matchPath: () => false };
 }
 

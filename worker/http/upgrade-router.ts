@@ -1,4 +1,4 @@
-import { request as http1Request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as http1Request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { constants as h2, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
@@ -15,27 +15,37 @@ import { classify, downstreamResponseHeaders, FAILURE_LOG, routedCluster, type F
 import { upstreamHeaders } from './upstream-headers.js';
 
 /**
- * The router's path for an upgrade the connection manager allowed (WebSocket or another
- * protocol): the request goes to a host of the route's cluster on a connection (HTTP/1.1) or
- * stream (HTTP/2 extended CONNECT, RFC 8441) of its own; a 101 (HTTP/2: a 2xx) joins the client
- * and the upstream byte for byte until either ends, each side's buffer limit holding back the
- * other's reading; any other answer goes to the client as a response, and the connection closes.
+ * The router's path for tunnels: an upgrade the connection manager allowed (WebSocket or another
+ * protocol), a CONNECT, and a POST a route terminates. The request goes to a host of the route's
+ * cluster on a connection (HTTP/1.1) or stream (HTTP/2) of its own; once the upstream accepts, the
+ * client and the upstream are joined byte for byte until either ends, each side's buffer limit
+ * holding back the other's reading; any other answer goes to the client as a response, and an
+ * HTTP/1.1 connection then closes.
  *
- * As Envoy transforms them: an HTTP/2 client's extended CONNECT reaches an HTTP/1.1 upstream as
- * GET with Upgrade and Connection, and the upstream's 101 reaches it as 200; an HTTP/1.1 client's
- * Upgrade reaches an HTTP/2 upstream as an extended CONNECT, and its 200 comes back as 101. The
- * route timeout covers the handshake and stops at its answer; the stream idle timeout then covers
- * the tunnel. No retry, no mirror: what was sent on an upgraded stream cannot be replayed.
+ * - An upgrade: the upstream's 101 (HTTP/2: a 2xx) accepts. As Envoy transforms them, an HTTP/2
+ *   client's extended CONNECT (RFC 8441) reaches an HTTP/1.1 upstream as GET with Upgrade, and the
+ *   101 reaches it as 200; an HTTP/1.1 client's Upgrade reaches an HTTP/2 upstream as an
+ *   extended CONNECT, and its 200 comes back as 101.
+ * - A CONNECT whose route has no connect_config is proxied: CONNECT upstream, its 2xx accepts.
+ * - A CONNECT whose route has connect_config (and, with allow_post, a POST) is terminated: the
+ *   payload goes to the host as TCP, and the client gets 200 once the connection is up.
+ *
+ * The route timeout covers the handshake and stops at its answer; the stream idle timeout then
+ * covers the tunnel. No retry, no mirror: what was sent on a tunnel cannot be replayed.
  */
 
 const log = getLogger('router', import.meta.url);
 
-/** The client's side of an upgrade: an HTTP/1.1 connection Node's parser let go of, or an HTTP/2 stream. */
-export type UpgradeDownstream = { kind: 'h1'; socket: Socket; head: Buffer } | { kind: 'h2'; stream: ServerHttp2Stream };
+/**
+ * The client's side of a tunnel: an HTTP/1.1 connection Node's parser let go of (an upgrade, a
+ * CONNECT), an HTTP/2 stream (extended or plain CONNECT), or a request's body and its response's
+ * (a POST a route terminates).
+ */
+export type UpgradeDownstream = { kind: 'h1'; socket: Socket; head: Buffer } | { kind: 'h2'; stream: ServerHttp2Stream } | { kind: 'body' };
 
 /** One upgrade, from the connection manager's decision to the tunnel's end. */
 export interface UpgradeRequest {
-  /** The protocol asked for: the Upgrade header, or HTTP/2's :protocol. */
+  /** The protocol asked for: the Upgrade header, HTTP/2's :protocol, CONNECT, or POST (a terminated POST). */
   type: string;
   downstream: UpgradeDownstream;
   /** The tunnel, once the upstream accepted: the connection manager times it out and drains it. */
@@ -80,8 +90,13 @@ export function forwardUpgrade(req: IncomingMessage, res: ServerResponse, action
     refuse(ResponseFlag.noHealthyUpstream, 'no_healthy_upstream', LocalReply.noHealthyUpstream);
     return;
   }
-  new UpgradeExchange(req, res, action, cluster, host, breaker, ctx, upgrade).start();
+  const connect = upgrade.type.toUpperCase() === 'CONNECT';
+  const mode: TunnelMode = action.terminateConnect && (connect || upgrade.downstream.kind === 'body') ? 'terminate' : connect ? 'connect' : 'upgrade';
+  new UpgradeExchange(req, res, action, cluster, host, breaker, ctx, upgrade, mode).start();
 }
+
+/** What the upstream is asked for: an upgrade, a CONNECT, or nothing (a TCP connection carries the terminated payload). */
+type TunnelMode = 'upgrade' | 'connect' | 'terminate';
 
 class UpgradeExchange implements Tunnel {
   private readonly started = performance.now();
@@ -104,6 +119,7 @@ class UpgradeExchange implements Tunnel {
     private readonly breaker: CircuitBreaker,
     private readonly ctx: ForwardContext,
     private readonly upgrade: UpgradeRequest,
+    private readonly mode: TunnelMode,
   ) {}
 
   start(): void {
@@ -122,14 +138,29 @@ class UpgradeExchange implements Tunnel {
     this.res.once('close', () => {
       if (!this.answered) this.fail('client', new Error('downstream went away'));
     });
-    if (cluster.http2) this.viaHttp2();
+    if (this.mode === 'terminate') this.viaTcp();
+    else if (cluster.http2) this.viaHttp2();
     else this.viaHttp1();
+  }
+
+  /** A terminated CONNECT or POST: a TCP connection to the host; the client's 200 once it is up. */
+  private viaTcp(): void {
+    this.breaker.acquire('cx');
+    const socket: Socket = connectToHost(this.host, {
+      connected: () => {
+        if (this.answered) socket.destroy();
+        else this.join(200, {}, socket, Buffer.alloc(0));
+      },
+      failed: (err) => this.fail('connect', err, true),
+      closed: () => this.breaker.release('cx'),
+    });
+    this.upstream = socket;
   }
 
   /** The request on a connection of its own (an upgraded connection never returns to a pool). */
   private viaHttp1(): void {
     const headers = upstreamHeaders(this.ctx.headers, this.ctx.authority, this.action.timeoutMs);
-    headers.push('connection', 'upgrade', 'upgrade', this.upgrade.type);
+    if (this.mode === 'upgrade') headers.push('connection', 'upgrade', 'upgrade', this.upgrade.type);
     this.breaker.acquire('cx');
     const socket = connectToHost(this.host, {
       connected: () => undefined,
@@ -137,21 +168,31 @@ class UpgradeExchange implements Tunnel {
       closed: () => this.breaker.release('cx'),
     });
     this.upstream = socket;
-    // An HTTP/2 client's extended CONNECT goes to HTTP/1.1 as GET (Envoy's transformation).
-    const method = this.req.method === 'CONNECT' ? 'GET' : (this.req.method ?? 'GET');
-    const request = http1Request({ createConnection: () => socket, method, path: this.ctx.path, headers, setHost: false });
-    request.on('upgrade', (response: IncomingMessage, upgraded: Socket, head: Buffer) => {
+    // An HTTP/2 client's extended CONNECT goes to HTTP/1.1 as GET (Envoy's transformation); a CONNECT names its authority.
+    const method = this.mode === 'connect' ? 'CONNECT' : this.req.method === 'CONNECT' ? 'GET' : (this.req.method ?? 'GET');
+    const path = this.mode === 'connect' ? this.ctx.authority : this.ctx.path;
+    const request = http1Request({ createConnection: () => socket, method, path, headers, setHost: false });
+    const accepted = (response: IncomingMessage, upgraded: Socket, head: Buffer) => {
       if (this.answered) return upgraded.destroy();
-      this.join(response.statusCode ?? 101, response.headers, upgraded, head);
-    });
+      const status = response.statusCode ?? 502;
+      if (this.mode === 'upgrade' || (status >= 200 && status < 300)) this.join(status, response.headers, upgraded, head);
+      else {
+        // A CONNECT refused: its answer's head goes to the client (Node has parsed no body for it), and both connections close.
+        this.refused(status, response.headers, undefined);
+        upgraded.destroy();
+      }
+    };
+    request.on('upgrade', accepted);
+    request.on('connect', accepted);
     request.on('response', (response: IncomingMessage) => this.refused(response.statusCode ?? 502, response.headers, response));
     request.on('error', (err) => this.fail(classify(err), err));
     request.end();
   }
 
-  /** An extended CONNECT stream on the host's HTTP/2 connection. */
+  /** A stream on the host's HTTP/2 connection: an extended CONNECT for an upgrade, a CONNECT for a CONNECT. */
   private viaHttp2(): void {
-    const out: OutgoingHttpHeaders = { ':method': 'CONNECT', ':protocol': this.upgrade.type, ':scheme': this.cluster.tls ? 'https' : 'http', ':path': this.ctx.path };
+    const out: OutgoingHttpHeaders =
+      this.mode === 'connect' ? { ':method': 'CONNECT' } : { ':method': 'CONNECT', ':protocol': this.upgrade.type, ':scheme': this.cluster.tls ? 'https' : 'http', ':path': this.ctx.path };
     const flat = upstreamHeaders(this.ctx.headers, this.ctx.authority, this.action.timeoutMs);
     for (let i = 0; i < flat.length; i += 2) {
       const k = flat[i]!;
@@ -185,7 +226,10 @@ class UpgradeExchange implements Tunnel {
     });
   }
 
-  /** The upstream accepted: the client gets its 101 (HTTP/2: 200), then the tunnel carries bytes both ways. */
+  /**
+   * The upstream accepted: the client gets its answer (an upgrade's 101, or 200 to an HTTP/2
+   * client; a CONNECT's 2xx; a terminated tunnel's 200), then the tunnel carries bytes both ways.
+   */
   private join(status: number, headers: IncomingHttpHeaders, upstream: Duplex, upstreamHead: Buffer): void {
     this.answered = true;
     this.joined = true;
@@ -193,9 +237,11 @@ class UpgradeExchange implements Tunnel {
     clearTimeout(this.timer);
     this.upgrade.tunnel = this;
     this.upgrade.joined?.(this);
-    this.cluster.stats.response(status, this.started);
-    this.host.stats.rqSuccess.inc();
-    this.host.outcome(outcomeOfStatus(status));
+    if (this.mode !== 'terminate') {
+      this.cluster.stats.response(status, this.started);
+      this.host.stats.rqSuccess.inc();
+      this.host.outcome(outcomeOfStatus(status));
+    }
     const record = this.ctx.record;
     if (record) {
       record.upstreamResponded();
@@ -208,29 +254,31 @@ class UpgradeExchange implements Tunnel {
     let source: Readable;
     let sink: Writable;
     if (down.kind === 'h1') {
-      const h = { ...headers, connection: 'upgrade', upgrade: headers.upgrade ?? this.upgrade.type };
-      const list = downstreamResponseHeaders(101, h, this.ctx, this.started, UPGRADE_HEADERS);
-      let head = 'HTTP/1.1 101 Switching Protocols\r\n';
+      const upgrade = this.mode === 'upgrade';
+      const shown = upgrade ? 101 : status;
+      const list = downstreamResponseHeaders(shown, upgrade ? { ...headers, connection: 'upgrade', upgrade: headers.upgrade ?? this.upgrade.type } : headers, this.ctx, this.started, upgrade ? UPGRADE_HEADERS : undefined);
+      let head = `HTTP/1.1 ${shown} ${upgrade ? 'Switching Protocols' : (STATUS_CODES[shown] ?? '')}\r\n`;
       for (let i = 0; i < list.length; i += 2) head += `${list[i]}: ${list[i + 1]}\r\n`;
       down.socket.write(`${head}\r\n`, 'latin1');
-      record?.upgradedWith(101, list);
+      record?.upgradedWith(shown, list);
       source = sink = down.socket;
       if (down.head.length) {
         countIn?.(down.head.length);
         upstream.write(down.head);
       }
     } else {
-      const list = downstreamResponseHeaders(200, headers, this.ctx, this.started);
-      this.res.writeHead(200, list);
+      // HTTP/2 answers an upgrade with 200; a terminated POST's payload comes back as a 200's body.
+      const shown = this.mode === 'upgrade' ? 200 : status;
+      this.res.writeHead(shown, downstreamResponseHeaders(shown, headers, this.ctx, this.started));
       source = this.req;
-      sink = down.stream;
+      sink = down.kind === 'h2' ? down.stream : this.res;
     }
     if (upstreamHead.length) {
       countOut?.(upstreamHead.length);
       sink.write(upstreamHead);
     }
     pump(source, upstream, this.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained }, down.kind === 'h1' ? countIn : undefined);
-    pump(upstream, sink, this.ctx.bufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading }, countOut);
+    pump(upstream, sink, this.ctx.bufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading }, down.kind === 'body' ? undefined : countOut);
     // Either side failing takes the other with it; a side that ends ends the other (pump), and the tunnel is over when both have closed.
     upstream.on('error', () => this.destroyDownstream());
     sink.on('error', () => upstream.destroy());
@@ -246,13 +294,15 @@ class UpgradeExchange implements Tunnel {
       if (!upstream.writableEnded) upstream.end();
       closedOne();
     };
-    if (down.kind === 'h1') down.socket.once('close', downClosed);
-    else down.stream.once('close', downClosed);
-    if (down.kind === 'h1') down.socket.resume();
+    if (down.kind === 'h1') {
+      down.socket.once('close', downClosed);
+      down.socket.resume();
+    } else if (down.kind === 'h2') down.stream.once('close', downClosed);
+    else this.res.once('close', downClosed);
   }
 
-  /** Any other answer to the upgrade: a response like another, after which the client's connection closes. */
-  private refused(status: number, headers: IncomingHttpHeaders, body: Readable): void {
+  /** Any other answer: a response like another (without a body when none can be read), after which an HTTP/1.1 client's connection closes. */
+  private refused(status: number, headers: IncomingHttpHeaders, body: Readable | undefined): void {
     this.answered = true;
     clearTimeout(this.timer);
     this.cluster.stats.response(status, this.started);
@@ -264,6 +314,11 @@ class UpgradeExchange implements Tunnel {
       record.responseCodeDetails = 'via_upstream';
     }
     this.res.writeHead(status, downstreamResponseHeaders(status, headers, this.ctx, this.started));
+    if (!body) {
+      this.res.end();
+      this.finish();
+      return;
+    }
     body.on('data', (chunk: Buffer) => this.res.write(chunk));
     // The upstream's side is not reused: what it would read next was meant for an upgraded protocol.
     body.once('end', () => {
@@ -320,12 +375,14 @@ class UpgradeExchange implements Tunnel {
     this.upstream?.end();
     const down = this.upgrade.downstream;
     if (down.kind === 'h1') down.socket.end();
-    else down.stream.end();
+    else if (down.kind === 'h2') down.stream.end();
+    else this.res.end();
   }
 
   private destroyDownstream(): void {
     const down = this.upgrade.downstream;
     if (down.kind === 'h1') down.socket.destroy();
+    else if (down.kind === 'body') this.res.destroy();
     else if (!down.stream.destroyed) down.stream.close(h2.NGHTTP2_CONNECT_ERROR);
   }
 

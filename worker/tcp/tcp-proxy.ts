@@ -1,12 +1,14 @@
 import type { Socket } from 'node:net';
-import { connectionEntry, ResponseFlag } from '../../shared/access-log/entry.js';
+import type { Duplex } from 'node:stream';
+import { connectionEntry, ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
-import type { Cluster, ClusterManager } from '../upstream/cluster.js';
+import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
+import { TunnelingConfig } from './http-tunnel.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { pump } from './flow-control.js';
 import { connectToHost } from '../upstream/host-connection.js';
@@ -32,6 +34,8 @@ export class TcpProxy {
   private readonly pausedReading: Counter;
   private readonly resumedReading: Counter;
   private readonly accessLogs: AccessLogs | undefined;
+  /** tunneling_config: connections carried in an HTTP request (CONNECT or POST) to the host. */
+  private readonly tunneling: TunnelingConfig | undefined;
 
   /** `listenerBufferLimit`: the listener's per_connection_buffer_limit_bytes, for what the downstream may hold unwritten. */
   constructor(
@@ -49,6 +53,7 @@ export class TcpProxy {
     this.pausedReading = stats.counter(`${p}downstream_flow_control_paused_reading_total`);
     this.resumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
     this.accessLogs = AccessLogs.from(config.access_log);
+    this.tunneling = TunnelingConfig.from(config.tunneling_config);
   }
 
   private pickCluster(): Cluster | undefined {
@@ -86,6 +91,10 @@ export class TcpProxy {
       downstream.destroy();
       return;
     }
+    if (this.tunneling) {
+      this.tunnel(downstream, host, entry);
+      return;
+    }
     // max_connections (DEFAULT priority): a host this worker has no connection to gets one anyway,
     // as Envoy's pools do; otherwise, at the limit, the connection is refused (UO) rather than held.
     const breaker = host.cluster.breakers[0];
@@ -104,13 +113,7 @@ export class TcpProxy {
     const upstream = connectToHost(host, {
       connected: () => {
         connected = true;
-        upstream.setTimeout(this.idleMs);
-        downstream.setTimeout(this.idleMs);
-        // Each side's buffer limit holds back the other side's reading (Envoy's flow control).
-        const flow = host.cluster.stats.flow;
-        pump(downstream, upstream, host.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained, pausedReading: this.pausedReading, resumedReading: this.resumedReading });
-        pump(upstream, downstream, this.listenerBufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading });
-        downstream.resume();
+        this.join(downstream, upstream, host);
       },
       failed: (err) => {
         log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
@@ -141,6 +144,71 @@ export class TcpProxy {
     upstream.on('error', () => downstream.destroy());
     downstream.on('error', () => upstream.destroy());
     downstream.once('close', () => upstream.end());
+  }
+
+  /** The connection's bytes both ways, once its upstream side is there: the idle timeout, and each side's buffer limit holding back the other side's reading (Envoy's flow control). */
+  private join(downstream: Socket, upstream: Duplex, host: Host): void {
+    if ('setTimeout' in upstream) (upstream as Socket).setTimeout(this.idleMs);
+    downstream.setTimeout(this.idleMs);
+    const flow = host.cluster.stats.flow;
+    pump(downstream, upstream, host.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained, pausedReading: this.pausedReading, resumedReading: this.resumedReading });
+    pump(upstream, downstream, this.listenerBufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading });
+    downstream.resume();
+  }
+
+  /**
+   * tunneling_config: the connection is carried in an HTTP request to the host (see
+   * http-tunnel.ts), which counts as a request against the cluster's circuit breaker
+   * (max_requests; refused with UO at the limit). Downstream bytes wait until the tunnel is
+   * established, as Envoy's do.
+   */
+  private tunnel(downstream: Socket, host: Host, entry: AccessLogEntry | undefined): void {
+    const breaker = host.cluster.breakers[0];
+    if (!breaker.tryAcquire('rq')) {
+      breaker.overflow.pending.inc();
+      if (entry) entry.responseFlags |= ResponseFlag.upstreamOverflow;
+      downstream.destroy();
+      return;
+    }
+    downstream.pause();
+    this.sockets.add(downstream);
+    host.activeRequests++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      breaker.release('rq');
+      host.activeRequests--;
+      this.sockets.delete(downstream);
+    };
+    let upstream: Duplex | undefined;
+    const pending = this.tunneling!.open(host, entry ?? connectionEntry(downstream, host.cluster.name, host.address), {
+      established: (up) => {
+        upstream = up;
+        up.on('error', () => downstream.destroy());
+        up.once('close', () => {
+          downstream.end();
+          release();
+        });
+        this.join(downstream, up, host);
+      },
+      failed: (why, connectFailure) => {
+        log.debug(`tcp_proxy: tunnel to ${host.address} failed: ${why}`);
+        if (entry) entry.responseFlags |= connectFailure ? ResponseFlag.upstreamConnectionFailure : ResponseFlag.upstreamRemoteReset;
+        downstream.destroy();
+        release();
+      },
+    });
+    downstream.on('timeout', () => {
+      this.idleTimeout.inc();
+      upstream?.destroy();
+      downstream.destroy();
+    });
+    downstream.on('error', () => (upstream ?? pending).destroy());
+    downstream.once('close', () => {
+      if (upstream) upstream.end();
+      else pending.destroy();
+    });
   }
 
   /** Nothing to wind down: a TCP connection has no request boundary, so the listener waits for each to close. */
