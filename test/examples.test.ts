@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequestRaw } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { load } from 'js-yaml';
@@ -203,5 +203,36 @@ describe('the WebSocket example', () => {
     } finally {
       await echo.close();
     }
+  });
+});
+
+// examples/tunnel.yaml on ports known beforehand (its clusters point at its own listener and admin interface).
+describe('the tunnel example', () => {
+  it("carries HTTP to the admin interface inside an HTTP/2 CONNECT, and terminates a client's own CONNECT, as its comments say", async () => {
+    const doc = onPortZero('tunnel.yaml');
+    const endpoint = (name: string) => doc.static_resources.clusters.find((c: any) => c.name === name).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+    const [tunnelEnd, admin] = [await closedPort(), await closedPort()];
+    doc.static_resources.listeners.find((l: any) => l.name === 'tunnel-end').address.socket_address.port_value = tunnelEnd;
+    endpoint('tunnel').port_value = tunnelEnd;
+    doc.admin.address.socket_address.port_value = admin;
+    endpoint('admin').port_value = admin;
+    const proxy = await startProxy(doc, ['--concurrency', '1']);
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('tcp-in')}/ready`)).body, 'LIVE\n');
+    const viaConnect = await new Promise<string>((resolve, reject) => {
+      const req = httpRequestRaw({ host: '127.0.0.1', port: tunnelEnd, method: 'CONNECT', path: 'admin.internal:80' });
+      req.once('connect', (res, socket) => {
+        assert.equal(res.statusCode, 200);
+        let text = '';
+        socket.on('data', (d: Buffer) => (text += d));
+        socket.once('end', () => resolve(text));
+        socket.write('GET /ready HTTP/1.1\r\nhost: admin.internal\r\nconnection: close\r\n\r\n');
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    assert.match(viaConnect, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n[\s\S]*LIVE\n/);
+    assert.equal(await statValue(proxy, 'cluster.tunnel.upstream_rq_total'), 1);
+    assert.equal(await statValue(proxy, 'http.tunnel-end.downstream_cx_upgrades_total'), 2);
+    await waitFor('the access log lines', () => (/CONNECT admin\.internal:9901 from=127\.0\.0\.1:\d+ 200/.test(proxy.output()) && /CONNECT admin\.internal:80 from=- 200/.test(proxy.output()) ? true : undefined));
   });
 });

@@ -173,12 +173,20 @@ export class TcpProxy {
     downstream.pause();
     this.sockets.add(downstream);
     host.activeRequests++;
+    // The tunnel's request, in the cluster's and host's request figures (as Envoy's connection pool counts it).
+    const cs = host.cluster.stats;
+    cs.rqTotal.inc();
+    cs.rqActive.inc();
+    host.stats.rqTotal.inc();
+    host.stats.rqActive.inc();
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       breaker.release('rq');
       host.activeRequests--;
+      cs.rqActive.dec();
+      host.stats.rqActive.dec();
       this.sockets.delete(downstream);
     };
     let upstream: Duplex | undefined;
