@@ -24,6 +24,8 @@ export interface ListenSocket {
   inherited: boolean;
   /** A Unix (pipe) listener's. */
   pipe: boolean;
+  /** A UDP listener's: datagram sockets, one per worker (see bind()). */
+  udp: boolean;
   /**
    * `enable_reuse_port`: one SO_REUSEPORT socket per worker, each with its own accept queue (the
    * kernel spreads connections by hash), instead of one socket every worker accepts on.
@@ -51,6 +53,8 @@ export function fdsOfWorker(socket: ListenSocket, worker: number, workers: numbe
  */
 export function reusePortOf(listener: JsonObject): boolean {
   if (obj(listener.address).pipe) return false;
+  // UDP: always a socket per worker, so the kernel's hash keeps each client's datagrams on one worker (its sessions).
+  if (obj(obj(listener.address).socket_address).protocol === 'UDP') return true;
   const enable = listener.enable_reuse_port;
   if (typeof enable === 'boolean') return enable;
   return listener.reuse_port === true;
@@ -65,17 +69,22 @@ export class ListenerBindError extends Error {
 /** Linux caps the backlog at net.core.somaxconn, which is what Envoy uses when none is configured. */
 const DEFAULT_BACKLOG = 65535;
 
-/** The hot-restart protocol's address form: `tcp://1.2.3.4:80`, `tcp://[::1]:80`, `unix://<path>`. */
-export function handOverAddress(address: string, pipe: boolean): string {
-  return pipe ? `unix://${address}` : `tcp://${address}`;
+/** The hot-restart protocol's address form: `tcp://1.2.3.4:80`, `udp://1.2.3.4:53`, `tcp://[::1]:80`, `unix://<path>`. */
+export function handOverAddress(address: string, pipe: boolean, udp = false): string {
+  return pipe ? `unix://${address}` : udp ? `udp://${address}` : `tcp://${address}`;
 }
 
 /** A listener's address as configured: `127.0.0.1:0` stays port 0; a pipe is its path. */
-export function configuredAddressOf(listener: JsonObject): { address: string; pipe: boolean } {
+export function configuredAddressOf(listener: JsonObject): { address: string; pipe: boolean; udp: boolean } {
   const address = obj(listener.address);
-  if (address.pipe) return { address: String(obj(address.pipe).path), pipe: true };
+  if (address.pipe) return { address: String(obj(address.pipe).path), pipe: true, udp: false };
   const sa = obj(address.socket_address);
-  return { address: formatAddress(String(sa.address), Number(sa.port_value ?? 0)), pipe: false };
+  return { address: formatAddress(String(sa.address), Number(sa.port_value ?? 0)), pipe: false, udp: sa.protocol === 'UDP' };
+}
+
+/** A socket's hand-over address, as configured or as bound. */
+export function socketHandOverAddress(socket: ListenSocket, bound = false): string {
+  return handOverAddress(bound ? socket.address : socket.configuredAddress, socket.pipe, socket.udp);
 }
 
 /**
@@ -129,14 +138,14 @@ export class ListenSockets {
 
   /** The listener's socket: taken from the previous epoch when it has one, else bound; a bind failure names the listener. */
   async bind(listener: JsonObject, name: string): Promise<ListenSocket> {
-    const { address: configuredAddress, pipe } = configuredAddressOf(listener);
+    const { address: configuredAddress, pipe, udp } = configuredAddressOf(listener);
     const reusePort = reusePortOf(listener);
     const backlog = typeof listener.tcp_backlog_size === 'number' ? listener.tcp_backlog_size : DEFAULT_BACKLOG;
     // Every socket the previous epoch has for the address: one, or one per its worker with reuse_port.
     const inherited: number[] = [];
     const seen = new Set<number>();
     for (let k = 0; this.inherit && k < MAX_HANDED_OVER; k++) {
-      const fd = await this.inherit(handOverAddress(configuredAddress, pipe), name, k);
+      const fd = await this.inherit(handOverAddress(configuredAddress, pipe, udp), name, k);
       if (fd === undefined) break;
       // A previous build answered every index with its one socket: a socket seen already ends the list.
       const inode = fstatSync(fd).ino;
@@ -148,7 +157,7 @@ export class ListenSockets {
       inherited.push(fd);
     }
     const add = (fds: number[], address: string): ListenSocket => {
-      const socket = { id: this.nextId++, address, configuredAddress, inherited: inherited.length > 0, pipe, reusePort, fds };
+      const socket = { id: this.nextId++, address, configuredAddress, inherited: inherited.length > 0, pipe, udp, reusePort, fds };
       this.open.set(socket.id, socket);
       return socket;
     };
@@ -175,7 +184,7 @@ export class ListenSockets {
     try {
       // With reuse_port, one socket per worker on the same port (the first one fixes a port-0 listener's port).
       while (fds.length === 0 || (reusePort && fds.length < this.workers)) {
-        const [fd, bound] = native.listenTcp(host, port, backlog, options);
+        const [fd, bound] = udp ? native.bindUdp(host, port, options) : native.listenTcp(host, port, backlog, options);
         fds.push(fd);
         port = bound;
       }

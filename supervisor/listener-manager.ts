@@ -4,7 +4,7 @@ import { list, obj } from '../shared/config/access.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { filterChainsOf, rdsUsersOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
-import { sharedAddressKey } from '../shared/config/semantic.js';
+import { isUdpListener, sharedAddressKey } from '../shared/config/semantic.js';
 import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
@@ -13,7 +13,7 @@ import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
-import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 
 /**
  * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -376,7 +376,7 @@ export class ListenerManager {
     const key = sharedAddressKey(config);
     if (key === undefined) return [];
     // Another listener's address as configured, or as bound (one configured on port 0 has a real port too).
-    const taken = (l: ListenerResource) => [sharedAddressKey(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : l.address];
+    const taken = (l: ListenerResource) => [sharedAddressKey(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : isUdpListener(l.config) ? `udp:${l.address}` : l.address];
     const others = [...[...this.byName.values()].filter((l) => !l.stopped), ...this.warmingByName.values()];
     const other = others.find((l) => l.name !== name && taken(l).includes(key));
     return other ? [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`] : [];
@@ -384,17 +384,17 @@ export class ListenerManager {
 
   /** The listener's socket: that of its serving or warming version when the address stays, one released in this update for that address, or a new one. */
   private async socketFor(config: JsonObject, name: string, versions: (ListenerResource | undefined)[], released: Released[], out: ListenerChanges): Promise<ListenSocket> {
-    const { address, pipe } = configuredAddressOf(config);
-    const key = handOverAddress(address, pipe);
+    const { address, pipe, udp } = configuredAddressOf(config);
+    const key = handOverAddress(address, pipe, udp);
     for (const version of versions) {
       const mine = version && !version.stopped ? this.sockets.open.get(version.socketId) : undefined;
-      if (!mine || handOverAddress(mine.configuredAddress, mine.pipe) !== key) continue;
+      if (!mine || socketHandOverAddress(mine) !== key) continue;
       // As Envoy: a socket shared or per worker stays so while the listener lives (remove and add it to change that).
       if (mine.reusePort !== reusePortOf(config)) throw new ListenerBindError(`Listener ${name}: reuse port cannot be changed during an update`);
       return mine;
     }
     // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.
-    const free = released.findIndex((r) => handOverAddress(r.socket.configuredAddress, r.socket.pipe) === key && (r.by === name || sharedAddressKey(config) !== undefined));
+    const free = released.findIndex((r) => socketHandOverAddress(r.socket) === key && (r.by === name || sharedAddressKey(config) !== undefined));
     if (free >= 0) {
       const [taken] = released.splice(free, 1);
       return taken!.socket;
@@ -431,11 +431,11 @@ export class ListenerManager {
    */
   forHandOver(address: string, listenerName: string): ListenSocket | undefined {
     const open = [...this.sockets.open.values()];
-    const byAddress = open.find((s) => handOverAddress(s.address, s.pipe) === address);
+    const byAddress = open.find((s) => socketHandOverAddress(s, true) === address);
     if (byAddress) return byAddress;
     const named = this.byName.get(listenerName);
     const socket = named && !named.stopped ? this.sockets.open.get(named.socketId) : undefined;
-    return socket && handOverAddress(socket.configuredAddress, socket.pipe) === address ? socket : undefined;
+    return socket && socketHandOverAddress(socket) === address ? socket : undefined;
   }
 
   private countUnknown(fields: string[], label: string): void {

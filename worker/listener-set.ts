@@ -1,4 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import { createSocket } from 'node:dgram';
+import { createServer, isIPv6, type Socket } from 'node:net';
 import type { ListenerResource } from '../shared/config/resources.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
@@ -17,8 +18,8 @@ import { ServedListener, type ListenerContext } from './listeners.js';
 const log = getLogger('main', import.meta.url);
 
 export class ListenerSet {
-  /** The servers accepting on each socket: one per descriptor this worker has of it. */
-  private readonly servers = new Map<number, Server[]>();
+  /** What serves each socket: a net.Server accepting on each descriptor this worker has of it (a UDP listener's: a datagram socket reading it). */
+  private readonly servers = new Map<number, { close(): unknown }[]>();
   /** Which listener a socket's connections go to. */
   private readonly owners = new Map<number, ServedListener>();
   private readonly active = new Map<string, ServedListener>();
@@ -100,8 +101,11 @@ export class ListenerSet {
   stopAccepting(names: string[]): Promise<void> {
     return this.enqueue('stop listeners', async () => {
       for (const name of names) {
-        const id = this.active.get(name)?.resource.socketId;
+        const listener = this.active.get(name);
+        const id = listener?.resource.socketId;
         if (id === undefined) continue;
+        // A UDP listener's sessions cannot answer without its socket: they end with it (their clients' next datagrams make new ones elsewhere).
+        listener!.udp?.close();
         for (const server of this.servers.get(id) ?? []) server.close();
         this.servers.delete(id);
         this.owners.delete(id);
@@ -124,8 +128,18 @@ export class ListenerSet {
   /** Makes `listener` the owner of socket `id`, serving the socket first if this worker does not yet. */
   private async serve(id: number, listener: ServedListener): Promise<void> {
     if (!this.servers.has(id)) {
-      const servers: Server[] = [];
+      const servers: { close(): unknown }[] = [];
       for (const fd of await this.inbox.take(id)) {
+        if (listener.udp) {
+          // The listener's datagrams: each goes to the socket's owner at that moment.
+          const host = String(((listener.resource.config.address as { socket_address?: { address?: string } }).socket_address ?? {}).address ?? '');
+          const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4' });
+          socket.on('message', (data, peer) => this.owners.get(id)?.onDatagram(socket, data, peer));
+          socket.on('error', (err) => log.warn(`UDP listener '${listener.name}': ${err.message}`));
+          servers.push(socket);
+          await new Promise<void>((resolve) => socket.bind({ fd }, resolve));
+          continue;
+        }
         const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));
         servers.push(server);
         await new Promise<void>((resolve, reject) => {

@@ -16,6 +16,9 @@ import type { Counter } from '../shared/stats/store.js';
 import { HttpConnectionManager, type ConnectionManagerContext } from './http/connection-manager.js';
 import type { DrainManager } from './drain.js';
 import { TcpProxy } from './tcp/tcp-proxy.js';
+import { UdpProxy } from './udp/udp-proxy.js';
+import { isUdpListener } from '../shared/config/semantic.js';
+import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
 import { parseClientHello, type ClientHello } from './tls/client-hello.js';
 import { DownstreamTls } from './tls/downstream.js';
 
@@ -69,6 +72,8 @@ export class ServedListener {
   /** The listener's own access_log: connections it closes before any filter chain has them. */
   private readonly accessLogs: AccessLogs | undefined;
   private readonly inspectTimeout: Counter;
+  /** A UDP listener's proxy (its udp_proxy listener filter); a UDP listener has no filter chains. */
+  readonly udp: UdpProxy | undefined;
 
   /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
   constructor(
@@ -110,6 +115,12 @@ export class ServedListener {
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
+    this.udp = isUdpListener(config) ? new UdpProxy(obj(list(config.listener_filters)[0]?.typed_config), ctx.clusters) : undefined;
+  }
+
+  /** A datagram on one of a UDP listener's sockets. */
+  onDatagram(socket: DgramSocket, data: Buffer, peer: RemoteInfo): void {
+    this.udp?.onDatagram(socket, data, peer);
   }
 
   get name(): string {
@@ -190,6 +201,16 @@ export class ServedListener {
    * last of them has closed.
    */
   drain(order: DrainOrder, next?: ServedListener): Promise<void> {
+    if (this.udp) {
+      // A UDP listener's sessions go on until the drain's end (a client's next datagram may already reach the next version).
+      const udp = this.udp;
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          udp.close();
+          resolve();
+        }, Math.max(0, order.startedAt + order.drainTimeMs - Date.now())),
+      );
+    }
     const carried = new Set(next?.allChains() ?? []);
     const draining = this.allChains().filter((c) => !carried.has(c));
     for (const c of draining) c.drain.start(order);
@@ -215,6 +236,7 @@ export class ServedListener {
 
   /** Winds every connection down (HTTP ones first: idle ones close, busy ones finish); resolves once all have closed. */
   close(): Promise<void> {
+    this.udp?.close();
     return Promise.all(this.allChains().map((c) => c.filter.close())).then(() => undefined);
   }
 }

@@ -217,6 +217,20 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['raw_buffer'],
   },
   {
+    // A UDP listener's datagrams proxied to a cluster, in sessions (see worker/udp/).
+    name: 'envoy.filters.udp_listener.udp_proxy',
+    category: 'envoy.filters.udp_listener',
+    typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig',
+    deprecatedNames: ['envoy.filters.udp.udp_proxy'],
+  },
+  {
+    // The UDP proxy's route (its matcher's action).
+    name: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
+    category: 'envoy.matching.action',
+    typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
+    deprecatedNames: [],
+  },
+  {
     // Reads the TLS ClientHello (SNI, ALPN) for filter-chain matching; always on where a chain needs it.
     name: 'envoy.filters.listener.tls_inspector',
     category: 'envoy.filters.listener',

@@ -24,6 +24,8 @@ export const schemaFiles = [
   'envoy/config/bootstrap/v3/bootstrap.proto',
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto',
+  'envoy/extensions/filters/udp/udp_proxy/v3/udp_proxy.proto',
+  'envoy/extensions/filters/udp/udp_proxy/v3/route.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/health_check/v3/health_check.proto',
   'envoy/extensions/filters/http/tap/v3/tap.proto',

@@ -43,8 +43,8 @@ function addressText(address: Obj): string {
   return `${host.includes(':') ? `[${host}]` : host}:${sa.port_value ?? 0}`;
 }
 
-/** An address that must be a literal (listeners, admin, STATIC endpoints). */
-function checkLiteralAddress(address: unknown, path: string, errors: string[]): void {
+/** An address that must be a literal (listeners, admin, STATIC endpoints); UDP only where `udp` allows it (a listener's). */
+function checkLiteralAddress(address: unknown, path: string, errors: string[], udp = false): void {
   const a = obj(address);
   if (a.pipe) return; // Pipe.path is required by the schema already
   const sa = a.socket_address;
@@ -54,7 +54,7 @@ function checkLiteralAddress(address: unknown, path: string, errors: string[]): 
   }
   const s = obj(sa);
   if (isIP(String(s.address ?? '')) === 0) errors.push(`${path}.socket_address.address: malformed IP address: ${String(s.address ?? '')}`);
-  if (s.protocol === 'UDP') errors.push(`${path}.socket_address.protocol: UDP is not supported by this proxy`);
+  if (s.protocol === 'UDP' && !udp) errors.push(`${path}.socket_address.protocol: UDP is not supported here`);
 }
 
 /** The extension a filter entry resolves to: by its typed_config type, else by name. */
@@ -239,7 +239,9 @@ export function bootstrapWarnings(bootstrap: Obj): string[] {
 export function sharedAddressKey(l: Obj): string | undefined {
   if (l.address === undefined) return undefined;
   const sa = obj(obj(l.address).socket_address);
-  return Number(sa.port_value ?? 0) !== 0 || obj(l.address).pipe ? addressText(obj(l.address)) : undefined;
+  if (Number(sa.port_value ?? 0) === 0 && !obj(l.address).pipe) return undefined;
+  // A UDP port is not a TCP port: a TCP and a UDP listener may share a number.
+  return sa.protocol === 'UDP' ? `udp:${addressText(obj(l.address))}` : addressText(obj(l.address));
 }
 
 /**
@@ -247,10 +249,55 @@ export function sharedAddressKey(l: Obj): string | undefined {
  * listener's TCP proxy may name a cluster that is not there yet (Envoy closes such connections
  * until it is); an inline route_config validates its clusters either way, as Envoy's does.
  */
+/** A listener on a UDP address (socket_address.protocol: UDP). */
+export function isUdpListener(l: Obj): boolean {
+  return obj(obj(l.address).socket_address).protocol === 'UDP';
+}
+
+const UDP_PROXY = 'envoy.filters.udp_listener.udp_proxy';
+const UDP_ROUTE = 'envoy.extensions.filters.udp.udp_proxy.v3.Route';
+
+/**
+ * A UDP listener: no filter chains (Envoy's are for QUIC), one `udp_proxy` listener filter, and
+ * that filter's route: `cluster`, or a `matcher` whose on_no_match action is a Route.
+ */
+function checkUdpListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic: boolean): void {
+  if (list(l.filter_chains).length > 0 || l.default_filter_chain !== undefined) errors.push(`${path}.filter_chains: a UDP listener's filter chains are for QUIC, which Node 20 does not have; a UDP listener takes the udp_proxy listener filter`);
+  const filters = list(l.listener_filters);
+  filters.forEach((f, j) => {
+    if (filterExtension(f)?.name !== UDP_PROXY) errors.push(`${path}.listener_filters[${j}]: a UDP listener takes only the listener filter ${UDP_PROXY}`);
+  });
+  if (filters.length !== 1) {
+    errors.push(`${path}.listener_filters: a UDP listener needs exactly one ${UDP_PROXY} listener filter`);
+    return;
+  }
+  const fPath = `${path}.listener_filters[0].typed_config`;
+  const config = obj(filters[0]!.typed_config);
+  const route = udpProxyCluster(config);
+  if (config.cluster !== undefined && config.matcher !== undefined) errors.push(`${fPath}: give cluster or matcher, not both`);
+  if (route === undefined) errors.push(`${fPath}: the UDP proxy needs cluster, or matcher.on_no_match.action with a ${UDP_ROUTE}`);
+  else if (!dynamic && !clusters.has(route)) errors.push(`${fPath}: unknown cluster '${route}'`);
+  checkAccessLogs(config.access_log, `${fPath}.access_log`, errors);
+}
+
+/** The cluster a UDP proxy sends its sessions to: its `cluster`, or its matcher's on_no_match route. */
+export function udpProxyCluster(config: Obj): string | undefined {
+  if (typeof config.cluster === 'string' && config.cluster) return config.cluster;
+  const action = obj(obj(obj(config.matcher).on_no_match).action);
+  const typed = obj(action.typed_config);
+  if (typeNameOfUrl(String(typed['@type'] ?? '')) !== UDP_ROUTE) return undefined;
+  return typeof typed.cluster === 'string' && typed.cluster ? typed.cluster : undefined;
+}
+
 export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic = false): void {
   if (l.address === undefined) errors.push(`${path}.address: a listener needs an address`);
-  else checkLiteralAddress(l.address, `${path}.address`, errors);
+  else checkLiteralAddress(l.address, `${path}.address`, errors, true);
   checkAccessLogs(l.access_log, `${path}.access_log`, errors);
+  if (isUdpListener(l)) {
+    checkUdpListener(l, path, clusters, errors, dynamic);
+    return;
+  }
+  if (l.udp_listener_config !== undefined) errors.push(`${path}.udp_listener_config: only for a listener whose address has protocol UDP`);
   if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
   const matches = new Map<string, number>();
   list(l.filter_chains).forEach((c, j) => {
@@ -266,8 +313,9 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
   });
   list(l.listener_filters).forEach((f, j) => {
     const ext = filterExtension(f);
-    if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
-      errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector)`);
+    if (ext?.name === UDP_PROXY) errors.push(`${path}.listener_filters[${j}]: ${UDP_PROXY} is for a listener whose address has protocol UDP`);
+    else if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
+      errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector, and udp_proxy on UDP listeners)`);
     }
   });
   const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);

@@ -16,6 +16,8 @@ interface NativeSockets {
    * port 0). Each option is [state (0 before bind, 1 after bind, 2 listening), level, name, value].
    */
   listenTcp(host: string, port: number, backlog: number, options?: [number, number, number, number | Buffer][]): [fd: number, port: number];
+  /** A bound UDP socket on an IP literal (options as listenTcp's, states 0 and 1); returns its descriptor and bound port. */
+  bindUdp(host: string, port: number, options?: [number, number, number, number | Buffer][]): [fd: number, port: number];
   /** A listening Unix stream socket ("@name" is abstract); mode 0 keeps the file's default mode. */
   listenUnix(path: string, backlog: number, mode: number): number;
   closeFd(fd: number): void;

@@ -172,21 +172,28 @@ static napi_value socket_option_error(napi_env env, int fd, const socket_option_
 }
 
 /* listenTcp(host: string, port: number, backlog: number, options?: [state, level, name, value][]) -> [fd, port] */
-static napi_value listen_tcp(napi_env env, napi_callback_info info) {
+/*
+ * An IP socket bound to a literal address: listenTcp(host, port, backlog, options?) listens (SOCK_STREAM);
+ * bindUdp(host, port, options?) is a bound SOCK_DGRAM socket. Returns [fd, bound port].
+ */
+static napi_value ip_socket(napi_env env, napi_callback_info info, int type) {
+  const int dgram = type == SOCK_DGRAM;
+  const char *usage = dgram ? "bindUdp(host, port, options?)" : "listenTcp(host, port, backlog, options?)";
   size_t argc = 4;
   napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   char host[64];
-  int32_t port, backlog;
-  if (argc < 3 || get_string(env, argv[0], host, sizeof host) < 0 || napi_get_value_int32(env, argv[1], &port) != napi_ok ||
-      napi_get_value_int32(env, argv[2], &backlog) != napi_ok || port < 0 || port > 65535)
-    return throw_type(env, "listenTcp(host, port, backlog, options?)");
+  int32_t port, backlog = 0;
+  size_t options_arg = dgram ? 2 : 3;
+  if (argc < options_arg || get_string(env, argv[0], host, sizeof host) < 0 || napi_get_value_int32(env, argv[1], &port) != napi_ok ||
+      (!dgram && napi_get_value_int32(env, argv[2], &backlog) != napi_ok) || port < 0 || port > 65535)
+    return throw_type(env, usage);
   socket_option_t options[MAX_SOCKET_OPTIONS];
   uint32_t option_count = 0;
   napi_valuetype options_type = napi_undefined;
-  if (argc > 3) napi_typeof(env, argv[3], &options_type);
-  if (options_type != napi_undefined && read_socket_options(env, argv[3], options, &option_count) < 0)
-    return throw_type(env, "listenTcp: options must be at most 32 [state, level, name, integer or Buffer] entries");
+  if (argc > options_arg) napi_typeof(env, argv[options_arg], &options_type);
+  if (options_type != napi_undefined && read_socket_options(env, argv[options_arg], options, &option_count) < 0)
+    return throw_type(env, "socket options must be at most 32 [state, level, name, integer or Buffer] entries");
 
   struct sockaddr_storage ss;
   socklen_t sslen;
@@ -202,10 +209,10 @@ static napi_value listen_tcp(napi_env env, napi_callback_info info) {
     a6->sin6_port = htons((uint16_t)port);
     sslen = sizeof *a6;
   } else {
-    return throw_type(env, "listenTcp: host must be an IPv4 or IPv6 literal");
+    return throw_type(env, "host must be an IPv4 or IPv6 literal");
   }
 
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
   if (fd < 0) return throw_errno(env, "socket", errno);
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -219,17 +226,27 @@ static napi_value listen_tcp(napi_env env, napi_callback_info info) {
     return throw_errno(env, "bind", err);
   }
   if ((failed = apply_socket_options(fd, options, option_count, 1))) return socket_option_error(env, fd, failed);
-  if (listen(fd, backlog) < 0) {
-    int err = errno;
-    close(fd);
-    return throw_errno(env, "listen", err);
+  if (!dgram) {
+    if (listen(fd, backlog) < 0) {
+      int err = errno;
+      close(fd);
+      return throw_errno(env, "listen", err);
+    }
+    if ((failed = apply_socket_options(fd, options, option_count, 2))) return socket_option_error(env, fd, failed);
   }
-  if ((failed = apply_socket_options(fd, options, option_count, 2))) return socket_option_error(env, fd, failed);
   socklen_t len = sizeof ss;
   getsockname(fd, (struct sockaddr *)&ss, &len);
   int bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
 
   return int_pair(env, fd, bound);
+}
+
+static napi_value listen_tcp(napi_env env, napi_callback_info info) {
+  return ip_socket(env, info, SOCK_STREAM);
+}
+
+static napi_value bind_udp(napi_env env, napi_callback_info info) {
+  return ip_socket(env, info, SOCK_DGRAM);
 }
 
 /* listenUnix(path: string, backlog: number, mode: number) -> fd. mode 0 leaves the file's mode alone. */
@@ -631,6 +648,7 @@ static napi_value map_shared(napi_env env, napi_callback_info info) {
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"bindUdp", NULL, bind_udp, NULL, NULL, NULL, napi_enumerable, NULL},
       {"listenUnix", NULL, listen_unix, NULL, NULL, NULL, napi_enumerable, NULL},
       {"closeFd", NULL, close_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"localPort", NULL, local_port, NULL, NULL, NULL, napi_enumerable, NULL},
