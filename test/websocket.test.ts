@@ -209,9 +209,10 @@ describe('an upgraded stream', () => {
   it('closes after stream_idle_timeout without a byte either way, and lives while bytes flow', async () => {
     const proxy = await startProxy(bootstrap([listener('idle', hcm('idle', 'echo', { stream_idle_timeout: '1.5s' }))], [staticCluster('echo', echoPort)]), ['--concurrency', '1']);
     const ws = await open(`ws://127.0.0.1:${proxy.ports.get('idle')}/idle`);
-    // A message every 250 ms for 2 s keeps it open past the timeout (the pauses are the test's subject, not a wait for something).
+    // A message every 250 ms for 2 s keeps it open past the timeout.
     for (let i = 0; i < 8; i++) {
       assert.equal((await roundTrip(ws, `tick ${i}`)).toString(), `tick ${i}`);
+      // proves an absence: no idle close while bytes flow within the timeout
       await new Promise((r) => setTimeout(r, 250));
     }
     const [code] = (await withDeadline('the idle close', once(ws, 'close'), 10_000)) as [number];
