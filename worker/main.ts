@@ -1,3 +1,4 @@
+import type { JsonObject } from '../shared/config/proto-json.js';
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
@@ -57,6 +58,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
     localAddressIpVersion: server.localAddressIpVersion,
     workerIndex,
     node: { id: String((server.bootstrap.node as { id?: unknown } | undefined)?.id ?? ''), cluster: String((server.bootstrap.node as { cluster?: unknown } | undefined)?.cluster ?? '') },
+    ...((server.bootstrap.tracing as { http?: JsonObject } | undefined)?.http ? { bootstrapTracing: (server.bootstrap.tracing as { http: JsonObject }).http } : {}),
   });
   await listeners.start(server.listeners);
   log.debug(`${childRole()} serving ${listeners.size} listener(s)`);

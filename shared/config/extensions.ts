@@ -217,6 +217,13 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['raw_buffer'],
   },
   {
+    // Spans to a Zipkin collector, B3 propagation (see worker/tracing/).
+    name: 'envoy.tracers.zipkin',
+    category: 'envoy.tracers',
+    typeName: 'envoy.config.trace.v3.ZipkinConfig',
+    deprecatedNames: ['envoy.zipkin'],
+  },
+  {
     // A UDP listener's datagrams proxied to a cluster, in sessions (see worker/udp/).
     name: 'envoy.filters.udp_listener.udp_proxy',
     category: 'envoy.filters.udp_listener',

@@ -25,6 +25,7 @@ export const schemaFiles = [
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto',
   'envoy/extensions/filters/udp/udp_proxy/v3/udp_proxy.proto',
+  'envoy/config/trace/v3/zipkin.proto',
   'envoy/extensions/filters/udp/udp_proxy/v3/route.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/health_check/v3/health_check.proto',

@@ -196,6 +196,25 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
   });
   // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
   checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);
+  const tracing = obj(hcm.tracing);
+  if (tracing.provider !== undefined) checkTracingProvider(obj(tracing.provider), `${path}.tracing.provider`, clusters, errors);
+}
+
+const ZIPKIN_CONFIG = 'envoy.config.trace.v3.ZipkinConfig';
+
+/** A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin, to a static cluster, over HTTP JSON or proto. */
+function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  const config = obj(provider.typed_config);
+  const type = typeNameOfUrl(String(config['@type'] ?? ''));
+  if (type !== ZIPKIN_CONFIG) {
+    const otel = type === 'envoy.config.trace.v3.OpenTelemetryConfig' ? ' (OpenTelemetry is not yet)' : '';
+    errors.push(`${path}: tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported; envoy.tracers.zipkin is${otel}`);
+    return;
+  }
+  const cluster = String(config.collector_cluster ?? '');
+  if (!clusters.has(cluster)) errors.push(`${path}.typed_config.collector_cluster: envoy.tracers.zipkin: unknown cluster '${cluster}'`);
+  const version = config.collector_endpoint_version;
+  if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(`${path}.typed_config.collector_endpoint_version: set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`);
 }
 
 function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[]): void {
@@ -452,6 +471,8 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
   checkStatsSinks(bootstrap, errors);
   checkDynamicResources(bootstrap, clusterNames, errors);
+  const tracing = obj(bootstrap.tracing);
+  if (tracing.http !== undefined) checkTracingProvider(obj(tracing.http), 'tracing.http', clusterNames, errors);
 }
 
 /**

@@ -14,8 +14,22 @@ const HEADER_MUTATIONS = ['request_headers_to_add', 'request_headers_to_remove',
 const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': [
     'node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks', 'cluster_manager',
-    'flags_path', 'watchdog', 'watchdogs',
+    'flags_path', 'watchdog', 'watchdogs', 'tracing',
   ],
+  'envoy.config.trace.v3.Tracing': ['http'],
+  'envoy.config.trace.v3.Tracing.Http': ['name', 'typed_config'],
+  'envoy.config.trace.v3.ZipkinConfig': ['collector_cluster', 'collector_endpoint', 'trace_id_128bit', 'shared_span_context', 'collector_endpoint_version', 'collector_hostname'],
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.Tracing': [
+    'client_sampling', 'random_sampling', 'overall_sampling', 'max_path_tag_length', 'custom_tags', 'provider', 'spawn_upstream_span',
+  ],
+  'envoy.type.tracing.v3.CustomTag': ['tag', 'literal', 'environment', 'request_header', 'metadata'],
+  'envoy.type.tracing.v3.CustomTag.Literal': ['value'],
+  'envoy.type.tracing.v3.CustomTag.Environment': ['name', 'default_value'],
+  'envoy.type.tracing.v3.CustomTag.Header': ['name', 'default_value'],
+  'envoy.type.tracing.v3.CustomTag.Metadata': ['kind', 'metadata_key', 'default_value'],
+  'envoy.type.metadata.v3.MetadataKind': ['route', 'cluster'],
+  'envoy.config.route.v3.Decorator': ['operation', 'propagate'],
+  'envoy.config.route.v3.Tracing': ['client_sampling', 'random_sampling', 'overall_sampling', 'custom_tags'],
   'envoy.config.bootstrap.v3.Watchdogs': ['main_thread_watchdog', 'worker_watchdog'],
   'envoy.config.bootstrap.v3.Watchdog': ['miss_timeout', 'megamiss_timeout', 'kill_timeout', 'multikill_timeout', 'multikill_threshold'],
   // The cluster manager is configured through its clusters; none of its own fields is implemented.
@@ -67,7 +81,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'codec_type', 'stat_prefix', 'route_config', 'http_filters', 'common_http_protocol_options', 'server_name',
     'max_request_headers_kb', 'stream_idle_timeout', 'request_timeout', 'request_headers_timeout', 'use_remote_address',
     'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config', 'add_user_agent',
-    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout', 'upgrade_configs',
+    'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout', 'upgrade_configs', 'tracing',
   ],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.UpgradeConfig': ['upgrade_type', 'filters', 'enabled'],
   'envoy.config.route.v3.RouteAction.UpgradeConfig': ['upgrade_type', 'enabled', 'connect_config'],
@@ -103,7 +117,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'stat_prefix', 'status', 'token_bucket', 'filter_enabled', 'filter_enforced', 'request_headers_to_add_when_not_enforced', 'response_headers_to_add', 'descriptors',
     'stage', 'local_rate_limit_per_downstream_connection', 'enable_x_ratelimit_headers', 'vh_rate_limits', 'always_consume_default_token_bucket', 'rate_limited_as_resource_exhausted',
   ],
-  'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config'],
+  'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'decorator', 'tracing'],
   'envoy.config.route.v3.FilterConfig': ['config', 'disabled', 'is_optional'],
   'envoy.extensions.filters.http.rbac.v3.RBAC': ['rules', 'shadow_rules', 'rules_stat_prefix', 'shadow_rules_stat_prefix'],
   'envoy.extensions.filters.http.compressor.v3.Compressor': ['compressor_library', 'response_direction_config'],
@@ -131,7 +145,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.route.v3.RedirectAction': ['https_redirect', 'scheme_redirect', 'host_redirect', 'port_redirect', 'path_redirect', 'prefix_rewrite', 'response_code', 'strip_query'],
   'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],
-  'envoy.extensions.filters.http.router.v3.Router': [],
+  'envoy.extensions.filters.http.router.v3.Router': ['start_child_span'],
   'envoy.extensions.filters.http.health_check.v3.HealthCheck': ['pass_through_mode', 'headers'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'access_log', 'tunneling_config'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig': ['hostname', 'use_post', 'headers_to_add', 'post_path'],
@@ -206,16 +220,16 @@ const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new 
 /** What to use instead, for refused fields that operators often reach for. */
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
 const HCM_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
-const NO_TRACING = 'tracing (Zipkin, OpenTelemetry) is not supported yet';
 
 const HINTS: Readonly<Record<string, string>> = {
-  [`${HCM_NAME}.tracing`]: NO_TRACING,
+  [`${HCM_NAME}.Tracing.verbose`]: 'span logs (verbose) are not recorded',
+  'envoy.type.metadata.v3.MetadataKind.request': 'custom tags read route and cluster metadata',
+  'envoy.type.metadata.v3.MetadataKind.host': 'custom tags read route and cluster metadata',
+  'envoy.config.trace.v3.ZipkinConfig.split_spans_for_request': 'deprecated in Envoy; spans are not split here',
   [`${HCM_NAME}.http3_protocol_options`]: 'HTTP/3 (QUIC) is not available in Node 20',
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig.propagate_response_headers': 'the response headers would go to filter state, which nothing in this proxy reads',
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig.propagate_response_trailers': 'the response trailers would go to filter state, which nothing in this proxy reads',
   'envoy.config.route.v3.RouteAction.UpgradeConfig.ConnectConfig.proxy_protocol_config': 'PROXY protocol headers are not sent upstream by this proxy',
-  'envoy.config.route.v3.Route.decorator': NO_TRACING,
-  'envoy.config.route.v3.Route.tracing': NO_TRACING,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_frames': NGHTTP2_FLOOD,
   'envoy.config.core.v3.Http2ProtocolOptions.max_outbound_control_frames': NGHTTP2_FLOOD,
   'envoy.config.core.v3.Http2ProtocolOptions.max_consecutive_inbound_frames_with_empty_payload': NGHTTP2_FLOOD,

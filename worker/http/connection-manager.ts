@@ -26,7 +26,8 @@ import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } 
 import { httpFilterFactories } from './filters/chain.js';
 import { runFilterChain, type FilterExchange } from './filters/run.js';
 import type { HttpFilterFactory } from './filters/http-filter.js';
-import { chooseClusterName, RouteTable, type RequestView } from './route-table.js';
+import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
+import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
 import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
@@ -55,10 +56,13 @@ export interface ConnectionManagerContext {
   node: { id: string; cluster: string };
   /** The listener's per_connection_buffer_limit_bytes (Envoy's 1 MiB when not set). */
   bufferLimit?: number;
+  /** The bootstrap's tracing.http: the tracer of a connection manager whose tracing names none. */
+  bootstrapTracing?: JsonObject;
 }
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
 const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
+const ROUTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
 function serverLocalAddress(version: 'v4' | 'v6'): string {
@@ -121,6 +125,8 @@ export class HttpConnectionManager {
   /** http_protocol_options: HTTP/1.0 is served (Envoy refuses it, 426, by default), with this Host when it has none. */
   private readonly acceptHttp10: boolean;
   private readonly defaultHostHttp10: string | undefined;
+  /** tracing: Envoy's sampling decision and spans (see ../tracing/). */
+  private readonly tracing: HttpTracing | undefined;
   /** upgrade_configs: which upgrades (WebSocket, …) are allowed, with which filters. */
   private readonly upgrades: UpgradePolicy;
   /** Upgraded streams joined to their upstream, for the drain's end. */
@@ -173,6 +179,16 @@ export class HttpConnectionManager {
     const filterContext = { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT };
     this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], filterContext);
     this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
+    const router = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === ROUTER_TYPE || f.name === 'envoy.filters.http.router');
+    this.tracing =
+      config.tracing !== undefined
+        ? new HttpTracing(
+            obj(config.tracing),
+            ctx.bootstrapTracing,
+            { clusters: ctx.clusters, node: ctx.node, localAddress: this.localAddress, statPrefix: String(config.stat_prefix), egress: ctx.trafficDirection === 'OUTBOUND', startChildSpan: obj(router?.typed_config).start_child_span === true },
+            ctx.clusters,
+          )
+        : undefined;
     this.prepare();
   }
 
@@ -353,7 +369,11 @@ export class HttpConnectionManager {
     const tap = activeTap(this.tapConfigId);
     const localReplies = this.localReplies;
     // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
-    const record = logs || tap || localReplies ? new HttpExchangeRecord(req, res, rq) : undefined;
+    const tracing = this.tracing;
+    const record = logs || tap || localReplies || tracing ? new HttpExchangeRecord(req, res, rq) : undefined;
+    /** The request's spans, once it is routed (with `tracing`). */
+    let trace: RequestTrace | undefined;
+    let route: Route | undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
     const grpc = isGrpcContentType(headers['content-type']);
     const reply: LocalReplyContext = localReplies ? { serverName: this.serverName, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: this.serverName, grpc };
@@ -374,6 +394,7 @@ export class HttpConnectionManager {
         if (!tunnel && (!res.writableFinished || req.aborted) && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
         record.finish(res, logs);
         if (tap) offerTrace(tap, req, record.responseCode, record);
+        trace?.finish(record, route?.metadata, record.responseCode);
       }
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);
@@ -459,6 +480,8 @@ export class HttpConnectionManager {
         record.healthCheck = true;
         if (decision.status === 503) record.responseFlags |= ResponseFlag.failedLocalHealthCheck;
       }
+      // A health check is not traced (Envoy counts it).
+      if (decision.healthCheck) tracing?.stats.healthCheck.inc();
       if (decision.status !== undefined) {
         const extra = decision.status === 503 ? { 'x-envoy-immediate-health-check-fail': 'true' } : undefined;
         sendLocalReply(res, decision.status, '', { ...reply, extraHeaders: extra });
@@ -467,8 +490,11 @@ export class HttpConnectionManager {
     }
 
     const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
-    const route = table?.route(rq);
-    if (record) record.routeName = route?.name;
+    route = table?.route(rq);
+    if (record) {
+      record.routeName = route?.name;
+      if (tracing && !record.healthCheck) trace = tracing.begin(req, res, headers, authority, route?.tracing);
+    }
     // An upgrade (WebSocket, extended CONNECT, CONNECT) as Envoy's filter manager decides it: a
     // type upgrade_configs does not name, or that the route disables, is refused with 403, and an
     // HTTP/1.1 connection closes (what follows could be upgraded bytes smuggling a request).
@@ -498,6 +524,8 @@ export class HttpConnectionManager {
     // The HTTP filters between the first and the router see the request now, and every response later.
     const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
     const filtered = fx ? runFilterChain(filters, fx) : 'continue';
+    // The upstream gets the request's trace context (from the router's child span, with start_child_span).
+    if (trace && route?.action.kind === 'route') trace.upstream(clusterName);
     if (filtered === 'continue') dispatchRoute(exchange, fx?.body ?? fx?.bodyStream, this.dispatchContext);
     else if (filtered !== 'stop') {
       // A filter holds the request (a delay, a body to read): it goes on when the filter says, if its client is still there.

@@ -1,4 +1,5 @@
 import { routeUpgrades } from './upgrades.js';
+import { compileRouteTracing, type RouteTracing } from '../tracing/http-tracing.js';
 import { RE2JS } from 're2js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -102,6 +103,8 @@ export interface Route {
   metadata?: JsonObject;
   /** RouteAction.hash_policy: the request's hash for RING_HASH and MAGLEV clusters. */
   hashPolicy?: HashPolicy;
+  /** Route.decorator and Route.tracing, for a connection manager that traces. */
+  tracing?: RouteTracing;
 }
 
 export interface VirtualHost {
@@ -246,12 +249,14 @@ export class RouteTable {
           const legacyCors = [obj(r.route).cors, vh.cors].filter((c) => c !== undefined).map(obj);
           const rateLimits = compileRateLimitPolicy(r, vh);
           const hashPolicy = compileHashPolicy(obj(r.route).hash_policy);
+          const tracing = compileRouteTracing(r);
           return {
             perFilter,
             legacyCors,
             ...(rateLimits ? { rateLimits } : {}),
             ...(r.metadata !== undefined ? { metadata: obj(r.metadata) } : {}),
             ...(hashPolicy ? { hashPolicy } : {}),
+            ...(tracing ? { tracing } : {}),
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
             matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],
