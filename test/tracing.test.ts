@@ -7,6 +7,8 @@ import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort } from './helpers/upstream.js';
+import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
+import { otlpType } from '../shared/tracing/otlp.js';
 
 /**
  * Distributed tracing with Zipkin, as Envoy does it, across two chained proxies and the
@@ -269,7 +271,171 @@ describe('the collector', () => {
     provider().typed_config.collector_cluster = 'zipkin';
     delete provider().typed_config.collector_endpoint_version;
     await refused(base, /collector_endpoint_version: set HTTP_JSON or HTTP_PROTO/);
+    provider().typed_config = { '@type': 'type.googleapis.com/envoy.config.trace.v3.DatadogConfig', collector_cluster: 'zipkin', service_name: 'x' };
+    await refused(base, /tracing\.provider: tracer 'envoy\.tracers\.zipkin' \(envoy\.config\.trace\.v3\.DatadogConfig\) is not supported \(envoy\.tracers\.zipkin and envoy\.tracers\.opentelemetry are\)/);
     provider().typed_config = { '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig' };
-    await refused(base, /tracing\.provider: tracer 'envoy\.tracers\.zipkin' \(envoy\.config\.trace\.v3\.OpenTelemetryConfig\) is not supported; envoy\.tracers\.zipkin is \(OpenTelemetry is not yet\)/);
+    await refused(base, /the OpenTelemetry tracer exports over one of grpc_service and http_service/);
+  });
+});
+
+/** An OTLP span as the receivers decode it (ids as hex, attributes as a record). */
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  traceState?: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, string>;
+  status?: { code?: number };
+  resource: Record<string, string>;
+  via: 'grpc' | 'http';
+}
+
+function otlpSpans(body: Buffer, via: 'grpc' | 'http'): OtlpSpan[] {
+  const request = otlpType('ExportTraceServiceRequest').toObject(otlpType('ExportTraceServiceRequest').decode(body), { bytes: String, defaults: false }) as {
+    resourceSpans: { resource: { attributes: { key: string; value: { stringValue: string } }[] }; scopeSpans: { spans: Record<string, unknown>[] }[] }[];
+  };
+  const hex = (b64: unknown) => (typeof b64 === 'string' ? Buffer.from(b64, 'base64').toString('hex') : undefined);
+  const out: OtlpSpan[] = [];
+  for (const rs of request.resourceSpans) {
+    const resource = Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue]));
+    for (const ss of rs.scopeSpans) {
+      for (const sp of ss.spans) {
+        out.push({
+          traceId: hex(sp.traceId)!,
+          spanId: hex(sp.spanId)!,
+          ...(sp.parentSpanId ? { parentSpanId: hex(sp.parentSpanId)! } : {}),
+          ...(sp.traceState ? { traceState: String(sp.traceState) } : {}),
+          name: String(sp.name),
+          kind: Number(sp.kind),
+          attributes: Object.fromEntries((sp.attributes as { key: string; value: { stringValue: string } }[]).map((a) => [a.key, a.value.stringValue])),
+          status: sp.status as { code?: number },
+          resource,
+          via,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+describe('OpenTelemetry tracing across two proxies', () => {
+  const otlp: OtlpSpan[] = [];
+  let grpcReceiver: GrpcServer;
+  let grpcPort: number;
+  let httpReceiver: Server;
+  let httpPort: number;
+  const httpPaths = new Set<string>();
+
+  before(async () => {
+    grpcReceiver = new GrpcServer();
+    grpcReceiver.addService(
+      {
+        Export: {
+          path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: (b: Buffer) => b,
+          requestDeserialize: (b: Buffer) => b,
+          responseSerialize: (b: Buffer) => b,
+          responseDeserialize: (b: Buffer) => b,
+        },
+      },
+      {
+        Export: (call: { request: Buffer }, callback: (err: null, reply: Buffer) => void) => {
+          otlp.push(...otlpSpans(call.request, 'grpc'));
+          callback(null, Buffer.from(otlpType('ExportTraceServiceResponse').encode({}).finish()));
+        },
+      } as never,
+    );
+    grpcPort = await new Promise<number>((resolve, reject) => grpcReceiver.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port))));
+    httpReceiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        httpPaths.add(`${req.url} ${req.headers['content-type']} ${req.headers['x-api-key']}`);
+        otlp.push(...otlpSpans(Buffer.concat(chunks), 'http'));
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise<void>((r) => httpReceiver.listen(0, '127.0.0.1', r));
+    httpPort = (httpReceiver.address() as AddressInfo).port;
+  });
+
+  after(() => {
+    grpcReceiver.forceShutdown();
+    httpReceiver.close();
+  });
+
+  /** A proxy tracing with OpenTelemetry to the gRPC or the HTTP receiver. */
+  function otelBootstrap(name: string, cluster: string, port: number, via: 'grpc' | 'http', router: object = {}): object {
+    const exporter =
+      via === 'grpc'
+        ? { grpc_service: { envoy_grpc: { cluster_name: 'otlp' }, timeout: '2s' } }
+        : { http_service: { http_uri: { uri: 'http://collector.internal/v1/traces', cluster: 'otlp', timeout: '2s' }, request_headers_to_add: [{ header: { key: 'x-api-key', value: 'k1' } }] } };
+    const provider = {
+      name: 'envoy.tracers.opentelemetry',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig',
+        service_name: `${name}-svc`,
+        ...exporter,
+        resource_detectors: [{ name: 'envoy.tracers.opentelemetry.resource_detectors.static_config', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig', attributes: { 'deployment.environment': 'test' } } }],
+      },
+    };
+    const otlpCluster = { ...staticCluster('otlp', via === 'grpc' ? grpcPort : httpPort), ...(via === 'grpc' ? { typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http2_protocol_options: {} } } } } : {}) };
+    return {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      layered_runtime: { layers: [{ name: 'static', static_layer: { 'tracing.opentelemetry.min_flush_spans': 1 } }] },
+      static_resources: {
+        listeners: [
+          {
+            name,
+            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+            filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: { '@type': HCM_TYPE, stat_prefix: name, tracing: { provider }, route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] }, http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE, ...router } }] } }] }],
+          },
+        ],
+        clusters: [staticCluster(cluster, port), otlpCluster],
+      },
+    };
+  }
+
+  it('continues the W3C trace the client started: OTLP over gRPC and HTTP, ids and parents joined up, tracestate kept', async () => {
+    const inner = await startProxy(otelBootstrap('oinner', 'app', appPort, 'http'), ['--concurrency', '1']);
+    const outer = await startProxy(otelBootstrap('oouter', 'oinner', inner.ports.get('oinner')!, 'grpc', { start_child_span: true }), ['--concurrency', '1']);
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const clientSpan = '00f067aa0ba902b7';
+    const r = await httpRequest(`http://127.0.0.1:${outer.ports.get('oouter')}/otel`, { headers: { traceparent: `00-${traceId}-${clientSpan}-01`, tracestate: 'vendor=x' } });
+    assert.equal(r.status, 200);
+    const seen = appSaw.at(-1)!;
+    await waitFor('three OTLP spans', () => (otlp.filter((s) => s.traceId === traceId).length >= 3 ? true : undefined));
+    const spans = otlp.filter((s) => s.traceId === traceId);
+    const outerServer = spans.find((s) => s.resource['service.name'] === 'oouter-svc' && s.kind === 2)!;
+    const outerChild = spans.find((s) => s.resource['service.name'] === 'oouter-svc' && s.kind === 3)!;
+    const innerServer = spans.find((s) => s.resource['service.name'] === 'oinner-svc')!;
+    assert.ok(outerServer && outerChild && innerServer, JSON.stringify(spans));
+    assert.equal(outerServer.parentSpanId, clientSpan, "the client's span is the parent");
+    assert.equal(outerChild.parentSpanId, outerServer.spanId);
+    assert.equal(innerServer.parentSpanId, outerChild.spanId);
+    assert.equal(seen.traceparent, `00-${traceId}-${innerServer.spanId}-01`, 'the app is called from the inner span');
+    assert.equal(seen.tracestate, 'vendor=x');
+    assert.deepEqual([outerServer.name, outerChild.name, innerServer.name], ['ingress', 'router oinner egress', 'ingress']);
+    assert.deepEqual([outerServer.via, innerServer.via], ['grpc', 'http']);
+    assert.equal(outerServer.traceState, 'vendor=x');
+    assert.equal(outerServer.resource['deployment.environment'], 'test');
+    assert.equal(outerServer.attributes['http.status_code'], '200');
+    assert.equal(outerServer.attributes['http.method'], 'GET');
+    assert.ok(httpPaths.has('/v1/traces application/x-protobuf k1'), [...httpPaths].join(', '));
+    await waitFor('spans_sent counted', async () => ((await statValue(outer, 'tracing.opentelemetry.spans_sent')) >= 2 ? true : undefined));
+  });
+
+  it('neither reports nor propagates a request whose traceparent is invalid, as Envoy', async () => {
+    const proxy = await startProxy(otelBootstrap('obad', 'app', appPort, 'http'), ['--concurrency', '1']);
+    const before = otlp.length;
+    await httpRequest(`http://127.0.0.1:${proxy.ports.get('obad')}/bad`, { headers: { traceparent: 'not-a-trace' } });
+    assert.equal(appSaw.at(-1)!.traceparent, 'not-a-trace', 'passed on as it came, nothing injected');
+    await httpRequest(`http://127.0.0.1:${proxy.ports.get('obad')}/good`);
+    await waitFor('the good request reported', () => (otlp.slice(before).some((s) => s.attributes['http.url']?.endsWith('/good')) ? true : undefined));
+    assert.equal(otlp.slice(before).some((s) => s.attributes['http.url']?.endsWith('/bad')), false);
   });
 });

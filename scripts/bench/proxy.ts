@@ -8,7 +8,7 @@
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
 // HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
-// BENCH_ONLY=outlier, tls, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
+// BENCH_ONLY=outlier, tls, tracing, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
 // PAIRED=1 loads both sides of each comparison at once (see compare); ROUNDS=n rounds (default 3);
 // PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
 // Prints figures; asserts nothing.
@@ -248,6 +248,13 @@ try {
   hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(dir, 'access.log') } }];
   writeFileSync(join(dir, 'bootstrap-access-log.json'), JSON.stringify(bootstrap));
   delete hcm.access_log;
+  // Tracing with Zipkin at 100 % and 1 % random sampling, its collector played by the upstream (spans are posted in batches of 5).
+  const zipkinCluster = { ...bootstrap.static_resources.clusters[0]!, name: 'zipkin', load_assignment: { ...bootstrap.static_resources.clusters[0]!.load_assignment, cluster_name: 'zipkin' } };
+  for (const percent of [100, 1]) {
+    hcm.tracing = { random_sampling: { value: percent }, provider: { name: 'envoy.tracers.zipkin', typed_config: { '@type': 'type.googleapis.com/envoy.config.trace.v3.ZipkinConfig', collector_cluster: 'zipkin', collector_endpoint: '/api/v2/spans', collector_endpoint_version: 'HTTP_JSON' } } };
+    writeFileSync(join(dir, `bootstrap-tracing-${percent}.json`), JSON.stringify({ ...bootstrap, static_resources: { ...bootstrap.static_resources, clusters: [...bootstrap.static_resources.clusters, zipkinCluster] } }));
+  }
+  delete hcm.tracing;
   const cluster = bootstrap.static_resources.clusters[0] as Record<string, unknown>;
   cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
   writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
@@ -346,6 +353,14 @@ try {
       await compare('TLS termination cost (keep-alive)', ['TLS      ', 'plaintext'], secure, plain);
       await compare('TLS termination cost (a connection per request)', ['TLS      ', 'plaintext'], { ...secure, close: true }, { ...plain, close: true });
       tls.child.kill('SIGTERM');
+    }
+    // The cost of tracing (Zipkin, a span per request at 100 %; the decision and propagation only for the 99 % left out at 1 %).
+    if (!only || only === 'tracing') {
+      for (const percent of [100, 1]) {
+        const traced = await startProxy(`tracing-${percent}`, {}, `bootstrap-tracing-${percent}.json`);
+        await compare(`tracing cost (Zipkin, ${percent} % sampled)`, [`tracing ${percent}%`.padEnd(12), 'no tracing'.padEnd(12)], { url: `http://127.0.0.1:${traced.port}/`, pid: traced.child.pid! }, plain);
+        traced.child.kill('SIGTERM');
+      }
     }
     // The cost of each HTTP filter in FILTER_BENCHES, against the proxy without it.
     for (const [name, bench] of Object.entries(FILTER_BENCHES)) {

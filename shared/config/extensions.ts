@@ -224,6 +224,25 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.zipkin'],
   },
   {
+    // Spans exported as OTLP, W3C trace context (see worker/tracing/).
+    name: 'envoy.tracers.opentelemetry',
+    category: 'envoy.tracers',
+    typeName: 'envoy.config.trace.v3.OpenTelemetryConfig',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.tracers.opentelemetry.resource_detectors.environment',
+    category: 'envoy.tracers.opentelemetry.resource_detectors',
+    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.tracers.opentelemetry.resource_detectors.static_config',
+    category: 'envoy.tracers.opentelemetry.resource_detectors',
+    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
+    deprecatedNames: [],
+  },
+  {
     // A UDP listener's datagrams proxied to a cluster, in sessions (see worker/udp/).
     name: 'envoy.filters.udp_listener.udp_proxy',
     category: 'envoy.filters.udp_listener',

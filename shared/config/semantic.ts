@@ -201,20 +201,41 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
 }
 
 const ZIPKIN_CONFIG = 'envoy.config.trace.v3.ZipkinConfig';
+const OTEL_CONFIG = 'envoy.config.trace.v3.OpenTelemetryConfig';
+const RESOURCE_DETECTORS = new Set([
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
+]);
 
-/** A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin, to a static cluster, over HTTP JSON or proto. */
+/**
+ * A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin to a
+ * static cluster over HTTP JSON or proto, or OpenTelemetry over gRPC or HTTP to a static cluster.
+ */
 function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   const config = obj(provider.typed_config);
   const type = typeNameOfUrl(String(config['@type'] ?? ''));
-  if (type !== ZIPKIN_CONFIG) {
-    const otel = type === 'envoy.config.trace.v3.OpenTelemetryConfig' ? ' (OpenTelemetry is not yet)' : '';
-    errors.push(`${path}: tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported; envoy.tracers.zipkin is${otel}`);
+  const cPath = `${path}.typed_config`;
+  if (type === ZIPKIN_CONFIG) {
+    const cluster = String(config.collector_cluster ?? '');
+    if (!clusters.has(cluster)) errors.push(`${cPath}.collector_cluster: envoy.tracers.zipkin: unknown cluster '${cluster}'`);
+    const version = config.collector_endpoint_version;
+    if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(`${cPath}.collector_endpoint_version: set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`);
     return;
   }
-  const cluster = String(config.collector_cluster ?? '');
-  if (!clusters.has(cluster)) errors.push(`${path}.typed_config.collector_cluster: envoy.tracers.zipkin: unknown cluster '${cluster}'`);
-  const version = config.collector_endpoint_version;
-  if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(`${path}.typed_config.collector_endpoint_version: set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`);
+  if (type === OTEL_CONFIG) {
+    const grpc = config.grpc_service !== undefined;
+    const http = config.http_service !== undefined;
+    if (grpc === http) errors.push(`${cPath}: the OpenTelemetry tracer exports over one of grpc_service and http_service`);
+    const cluster = grpc ? obj(obj(config.grpc_service).envoy_grpc).cluster_name : http ? obj(obj(config.http_service).http_uri).cluster : undefined;
+    const field = grpc ? 'grpc_service.envoy_grpc.cluster_name' : 'http_service.http_uri.cluster';
+    if ((grpc || http) && !clusters.has(String(cluster ?? ''))) errors.push(`${cPath}.${field}: unknown cluster '${String(cluster ?? '')}'`);
+    list(config.resource_detectors).forEach((d, i) => {
+      const t = typeNameOfUrl(String(obj(d.typed_config)['@type'] ?? ''));
+      if (!RESOURCE_DETECTORS.has(t)) errors.push(`${cPath}.resource_detectors[${i}]: resource detector '${String(d.name ?? '')}' (${t}) is not supported (the environment and static_config detectors are)`);
+    });
+    return;
+  }
+  errors.push(`${path}: tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (envoy.tracers.zipkin and envoy.tracers.opentelemetry are)`);
 }
 
 function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[]): void {

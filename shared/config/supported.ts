@@ -18,6 +18,10 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   ],
   'envoy.config.trace.v3.Tracing': ['http'],
   'envoy.config.trace.v3.Tracing.Http': ['name', 'typed_config'],
+  'envoy.config.trace.v3.OpenTelemetryConfig': ['grpc_service', 'http_service', 'service_name', 'resource_detectors'],
+  'envoy.config.core.v3.HttpService': ['http_uri', 'request_headers_to_add'],
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig': [],
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig': ['attributes'],
   'envoy.config.trace.v3.ZipkinConfig': ['collector_cluster', 'collector_endpoint', 'trace_id_128bit', 'shared_span_context', 'collector_endpoint_version', 'collector_hostname'],
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.Tracing': [
     'client_sampling', 'random_sampling', 'overall_sampling', 'max_path_tag_length', 'custom_tags', 'provider', 'spawn_upstream_span',
@@ -225,6 +229,7 @@ const HINTS: Readonly<Record<string, string>> = {
   [`${HCM_NAME}.Tracing.verbose`]: 'span logs (verbose) are not recorded',
   'envoy.type.metadata.v3.MetadataKind.request': 'custom tags read route and cluster metadata',
   'envoy.type.metadata.v3.MetadataKind.host': 'custom tags read route and cluster metadata',
+  'envoy.config.trace.v3.OpenTelemetryConfig.sampler': 'spans are sampled by the connection manager\'s decision (and an incoming traceparent), not by a sampler extension',
   'envoy.config.trace.v3.ZipkinConfig.split_spans_for_request': 'deprecated in Envoy; spans are not split here',
   [`${HCM_NAME}.http3_protocol_options`]: 'HTTP/3 (QUIC) is not available in Node 20',
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig.propagate_response_headers': 'the response headers would go to filter state, which nothing in this proxy reads',

@@ -20,6 +20,8 @@ export interface SpanContext {
   shared?: boolean;
   /** W3C tracestate, passed on as it came. */
   traceState?: string;
+  /** A span made from a context that could not be read (an invalid traceparent): neither reported nor propagated. */
+  noop?: boolean;
 }
 
 export interface Tracer {
@@ -74,6 +76,6 @@ export class Span {
     if (this.finished) return;
     this.finished = true;
     this.durationUs = Math.max(0, nowMicros() - this.startUs);
-    if (this.context.sampled) this.tracer.report(this);
+    if (this.context.sampled && !this.context.noop) this.tracer.report(this);
   }
 }

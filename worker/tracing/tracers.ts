@@ -4,6 +4,7 @@ import { typeNameOfUrl } from '../../shared/config/wkt.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { Span, type Tracer } from './span.js';
 import { ZipkinTracer } from './zipkin.js';
+import { OpenTelemetryTracer } from './opentelemetry.js';
 
 /**
  * The worker's tracers, one per provider configuration (connection managers naming the same one
@@ -18,6 +19,7 @@ export interface TracerContext {
 }
 
 const ZIPKIN = 'envoy.config.trace.v3.ZipkinConfig';
+const OPENTELEMETRY = 'envoy.config.trace.v3.OpenTelemetryConfig';
 const tracers = new Map<string, Tracer>();
 
 /**
@@ -48,8 +50,10 @@ export function tracerFor(provider: JsonObject | undefined, ctx: TracerContext):
   if (known) return known;
   const config = obj(provider.typed_config);
   const type = typeNameOfUrl(String(config['@type'] ?? ''));
-  if (type !== ZIPKIN) throw new Error(`tracer ${String(provider.name)} (${type}) is not supported`);
-  const tracer = new ZipkinTracer(config, ctx.clusters, { serviceName: ctx.node.cluster, ip: ctx.localAddress });
+  let tracer: Tracer;
+  if (type === ZIPKIN) tracer = new ZipkinTracer(config, ctx.clusters, { serviceName: ctx.node.cluster, ip: ctx.localAddress });
+  else if (type === OPENTELEMETRY) tracer = new OpenTelemetryTracer(config, ctx.clusters);
+  else throw new Error(`tracer ${String(provider.name)} (${type}) is not supported`);
   tracers.set(key, tracer);
   return tracer;
 }

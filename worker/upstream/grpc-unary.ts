@@ -51,35 +51,43 @@ export function prepareGrpcTypes(...names: string[]): void {
 
 /** Calls `method` (`/package.Service/Method`) with `message` (canonical JSON of `requestType`); resolves with the response as canonical JSON. */
 export function grpcUnary(cluster: Cluster, method: string, requestType: string, responseType: string, message: JsonObject, timeoutMs: number): Promise<JsonObject> {
+  const request = typeOf(requestType);
+  const response = typeOf(responseType);
+  return call<JsonObject, JsonObject>(
+    cluster,
+    method,
+    (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
+    (bytes) => {
+      const decoded = new BinaryDecoder(envoySchema()).decode(response, bytes);
+      if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${decoded.errors.join('; ')}`);
+      return decoded.json;
+    },
+    message,
+    timeoutMs,
+  );
+}
+
+/** Calls `method` with a message already encoded (a schema other than Envoy's: OTLP); resolves with the response's bytes. */
+export function grpcUnaryBytes(cluster: Cluster, method: string, message: Buffer, timeoutMs: number): Promise<Buffer> {
+  return call<Buffer, Buffer>(cluster, method, (b) => b, (b) => b, message, timeoutMs);
+}
+
+function call<Rq, Rs>(cluster: Cluster, method: string, serialize: (m: Rq) => Buffer, deserialize: (b: Buffer) => Rs, message: Rq, timeoutMs: number): Promise<Rs> {
   const host = cluster.pickHost();
   if (!host) return Promise.reject(new GrpcCallError(`no healthy host in cluster '${cluster.name}'`, false));
   const client = clientFor(cluster, host.address);
-  const request = typeOf(requestType);
-  const response = typeOf(responseType);
   const started = performance.now();
   cluster.stats.rqTotal.inc();
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest<JsonObject, JsonObject>(
-      method,
-      (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
-      (bytes) => {
-        const decoded = new BinaryDecoder(envoySchema()).decode(response, bytes);
-        if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${decoded.errors.join('; ')}`);
-        return decoded.json;
-      },
-      message,
-      new Metadata(),
-      { deadline: Date.now() + timeoutMs },
-      (err, reply) => {
-        if (err || !reply) {
-          const timedOut = err?.code === GrpcStatus.DEADLINE_EXCEEDED;
-          if (timedOut) cluster.stats.rqTimeout.inc();
-          reject(new GrpcCallError(`${method} to cluster '${cluster.name}' failed: ${err?.details || err?.message || 'no response'}`, timedOut));
-          return;
-        }
-        cluster.stats.response(200, started);
-        resolve(reply);
-      },
-    );
+    client.makeUnaryRequest<Rq, Rs>(method, serialize, deserialize, message, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+      if (err || reply === undefined) {
+        const timedOut = err?.code === GrpcStatus.DEADLINE_EXCEEDED;
+        if (timedOut) cluster.stats.rqTimeout.inc();
+        reject(new GrpcCallError(`${method} to cluster '${cluster.name}' failed: ${err?.details || err?.message || 'no response'}`, timedOut));
+        return;
+      }
+      cluster.stats.response(200, started);
+      resolve(reply);
+    });
   });
 }
