@@ -236,3 +236,33 @@ describe('the tunnel example', () => {
     await waitFor('the access log lines', () => (/CONNECT admin\.internal:9901 from=127\.0\.0\.1:\d+ 200/.test(proxy.output()) && /CONNECT admin\.internal:80 from=- 200/.test(proxy.output()) ? true : undefined));
   });
 });
+
+// examples/tracing.yaml with the collector its comments start (scripts/zipkin-collector.ts), on ports known beforehand.
+describe('the tracing example', () => {
+  it('reports the three spans of one trace to the collector, joined up, as its comments say', async () => {
+    const { startZipkinCollector } = await import('../scripts/zipkin-collector.js');
+    const collector = await startZipkinCollector();
+    try {
+      const doc = onPortZero('tracing.yaml');
+      const endpoint = (name: string) => doc.static_resources.clusters.find((c: any) => c.name === name).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+      endpoint('zipkin').port_value = collector.port;
+      const shop = await closedPort();
+      doc.static_resources.listeners.find((l: any) => l.name === 'shop').address.socket_address.port_value = shop;
+      endpoint('shop').port_value = shop;
+      const proxy = await startProxy(doc, ['--concurrency', '1']);
+      assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('front')}/checkout`)).body, 'paid\n');
+      await waitFor('three spans', () => (collector.spans.length >= 3 ? true : undefined));
+      const root = collector.spans.find((s) => s.name === 'checkout')!;
+      const child = collector.spans.find((s) => s.name === 'router shop egress')!;
+      const hop = collector.spans.find((s) => s.kind === 'SERVER' && s.id === child?.id)!;
+      assert.ok(root && child && hop, JSON.stringify(collector.spans));
+      assert.equal(child.parentId, root.id);
+      assert.equal(hop.shared, true);
+      assert.equal(root.tags?.['shop.tier'], 'gold');
+      assert.equal(root.localEndpoint?.serviceName, 'shop-proxy');
+      assert.equal(await statValue(proxy, 'http.front.tracing.random_sampling'), 1);
+    } finally {
+      await collector.close();
+    }
+  });
+});

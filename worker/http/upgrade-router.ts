@@ -280,8 +280,15 @@ class UpgradeExchange implements Tunnel {
     pump(source, upstream, this.cluster.bufferLimit, { backedUp: flow.backedUp, drained: flow.drained }, down.kind === 'h1' ? countIn : undefined);
     pump(upstream, sink, this.ctx.bufferLimit, { pausedReading: flow.pausedReading, resumedReading: flow.resumedReading }, down.kind === 'body' ? undefined : countOut);
     // Either side failing takes the other with it; a side that ends ends the other (pump), and the tunnel is over when both have closed.
-    upstream.on('error', () => this.destroyDownstream());
-    sink.on('error', () => upstream.destroy());
+    // A side reset mid-tunnel is logged as Envoy logs it: UR for the upstream's, DC for the client's.
+    upstream.on('error', () => {
+      if (record) record.responseFlags |= ResponseFlag.upstreamRemoteReset;
+      this.destroyDownstream();
+    });
+    sink.on('error', () => {
+      if (record) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
+      upstream.destroy();
+    });
     let open = 2;
     const closedOne = () => {
       if (--open === 0) this.finish();
