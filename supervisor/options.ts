@@ -7,8 +7,8 @@ import { COMPONENTS, isComponent, Level, parseLevel } from '../shared/log/levels
  * The command line, Envoy's (seed §2.9): every option with its default, value checks and the
  * validation order and messages of Envoy's options parser. Differences from Envoy, on purpose:
  * `--opt=value` is accepted as well as `--opt value`; `--drain-strategy` errors show the bad
- * strategy (Envoy shows the `--mode` value there, a bug); `--socket-mode` with an abstract
- * `--socket-path` is an error (the seed says it may not be used there; Envoy ignores it).
+ * strategy (Envoy shows the `--mode` value there, a bug); `--mode init_only` is refused by name.
+ * `--socket-mode` with an abstract `--socket-path` is ignored with a warning, as Envoy ignores it.
  * One option is this proxy's own: `--hot-restart-trust-root` (Envoy trusts every local user).
  */
 
@@ -180,7 +180,9 @@ function parseError(argv0: string, argId: string, message: string): ParseOutcome
   const stderr =
     `PARSE ERROR: Argument: ${argId}\n             ${message}\n\n` +
     `Brief USAGE: \n${briefUsage(argv0)}\n\n` +
-    `For complete USAGE and HELP type: \n   ${argv0} --help\n\n`;
+    `For complete USAGE and HELP type: \n   ${argv0} --help\n\n` +
+    // Envoy then prints the exception's text: wrappers read this last line.
+    `${argId} -- ${message}\n`;
   return { kind: 'exit', code: 1, stdout: '', stderr };
 }
 
@@ -267,7 +269,8 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
     }
   }
   const mode = str('mode', 'serve');
-  if (mode !== 'serve' && mode !== 'validate') return validationError(`unknown mode '${mode}' (serve or validate)`);
+  if (mode === 'init_only') return validationError("mode 'init_only' is not supported by this proxy (serve or validate)");
+  if (mode !== 'serve' && mode !== 'validate') return validationError(`unknown mode '${mode}'`);
   const ipVersion = str('local-address-ip-version', 'v4');
   if (ipVersion !== 'v4' && ipVersion !== 'v6') return validationError(`unknown IP address version '${ipVersion}'`);
 
@@ -285,9 +288,10 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
   let socketMode = 0;
   if (values.has('socket-mode')) {
     const text = values.get('socket-mode')!;
-    if (abstractSocket) return validationError(`--socket-mode '${text}' cannot be used with the abstract --socket-path '${socketPath}'`);
-    if (!/^[0-7]{1,4}$/.test(text)) return validationError(`invalid socket-mode '${text}'`);
-    socketMode = parseInt(text, 8);
+    // As Envoy: with an abstract path the mode means nothing and is ignored (Envoy's own hot-restart test passes one).
+    if (abstractSocket) warnings.push(`--socket-mode '${text}' is ignored: the hot restart socket '${socketPath}' is abstract and has no file mode`);
+    else if (!/^[0-7]{1,4}$/.test(text)) return validationError(`invalid socket-mode '${text}'`);
+    else socketMode = parseInt(text, 8);
   } else if (!abstractSocket) {
     socketMode = 0o600;
   }

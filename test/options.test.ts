@@ -111,6 +111,8 @@ describe('command-line parsing rules', () => {
     assert.equal(out.code, 1);
     assert.match(out.stderr, /^PARSE ERROR: Argument: --bogus-flag\n {13}Couldn't find match for argument\n/);
     assert.match(out.stderr, /For complete USAGE and HELP type: \n {3}proxy --help/);
+    assert.equal(out.stderr.trimEnd().split('\n').at(-1), "--bogus-flag -- Couldn't find match for argument", "Envoy's last line: the exception text");
+    assert.equal(fail(['--concurrency', 'x']).stderr.trimEnd().split('\n').at(-1), "(--concurrency) -- Couldn't read argument value from string 'x'");
   });
 
   it('refuses a stray positional argument', () => {
@@ -140,9 +142,14 @@ describe('command-line parsing rules', () => {
     assert.match(fail(['--use-dynamic-base-id'], { RESTART_EPOCH: '2' }).stderr, /cannot use --restart-epoch=2 with --use-dynamic-base-id/);
   });
 
-  it('refuses --socket-mode with an abstract socket path', () => {
-    assert.match(fail(['--socket-mode', '644']).stderr, /cannot be used with the abstract --socket-path '@proxy_domain_socket'/);
+  it('ignores --socket-mode with an abstract socket path, with a warning, as Envoy (its hot-restart test passes one)', () => {
+    const out = parseOptions(['--socket-path', '@envoy_domain_socket', '--socket-mode', '0'], environment());
+    assert.equal(out.kind, 'run');
+    const { options, warnings } = out as Extract<ParseOutcome, { kind: 'run' }>;
+    assert.equal(options.socketMode, 0);
+    assert.match(warnings.join('\n'), /--socket-mode '0' is ignored: the hot restart socket '@envoy_domain_socket' is abstract/);
     assert.equal(run(['--socket-path', '/run/proxy/hot-restart']).socketMode, 0o600);
+    assert.match(fail(['--mode', 'init_only']).stderr, /error: mode 'init_only' is not supported by this proxy/);
   });
 
   it('checks component names and levels of --component-log-level', () => {
