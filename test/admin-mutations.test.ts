@@ -42,6 +42,7 @@ after(async () => {
 
 /** Each mutating endpoint, asked by GET with the parameters that would make it act. */
 const GETS: Record<string, string> = {
+  '/allocprofiler': '/allocprofiler?enable=y',
   '/cpuprofiler': '/cpuprofiler?enable=y',
   '/drain_listeners': '/drain_listeners',
   '/healthcheck/fail': '/healthcheck/fail',

@@ -81,6 +81,10 @@ describe('/logging', () => {
     const several = (await admin('/logging?paths=http:error,router:critical', 'POST')).body;
     assert.match(several, /^ {2}http: error$/m);
     assert.match(several, /^ {2}router: critical$/m);
+    // The seed's syntax, name=level, does the same.
+    const seed = (await admin('/logging?paths=router=debug,config=trace', 'POST')).body;
+    assert.match(seed, /^ {2}router: debug$/m);
+    assert.match(seed, /^ {2}config: trace$/m);
     const warn = await admin('/logging?level=warn', 'POST');
     assert.equal(warn.status, 400);
     assert.match(warn.body, /^error: unknown logger level\n\nusage: \/logging\?<name>=<level> \(change single level\)\n/);

@@ -107,6 +107,27 @@ describe('/heapprofiler', () => {
   });
 });
 
+describe('/allocprofiler', () => {
+  it("follows Envoy's messages, and returns the V8 allocation profiles by process when it stops", async () => {
+    assert.deepEqual([(await post('/allocprofiler?enable=n')).status, (await post('/allocprofiler?enable=n')).body], [400, 'Allocation profiler is not started']);
+    assert.equal((await post('/allocprofiler')).body, '?enable=<y|n>\n');
+    const started = await post('/allocprofiler?enable=y');
+    assert.deepEqual([started.status, started.body], [200, 'OK\n']);
+    assert.deepEqual([(await post('/allocprofiler?enable=y')).status, (await post('/allocprofiler?enable=y')).body], [400, 'Allocation profiler has already started']);
+    await traffic();
+    const stopped = await post('/allocprofiler?enable=n');
+    assert.equal(stopped.status, 200);
+    const profiles = JSON.parse(stopped.body) as Record<string, { head: { children: unknown[] }; samples: unknown[] }>;
+    assert.deepEqual(Object.keys(profiles).sort(), [...ROLES].sort());
+    assert.ok(profiles.worker_0!.head.children.length > 0, 'the worker under load allocated');
+  });
+
+  it('/memory/tcmalloc answers as an Envoy build without tcmalloc', async () => {
+    const r = await httpRequest(`http://${proxy.admin}/memory/tcmalloc`);
+    assert.deepEqual([r.status, r.body, r.headers['content-type']], [501, 'Envoy was not built with tcmalloc.\n', 'text/plain']);
+  });
+});
+
 describe('/heap_dump', () => {
   it('returns a V8 heap snapshot of worker_0 by default, or of the process asked for, and removes its file', async () => {
     for (const [query, role] of [['', 'worker_0'], ['?process=worker_1', 'worker_1'], ['?process=admin', 'admin'], ['?process=main', 'main']] as const) {

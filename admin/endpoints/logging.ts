@@ -6,7 +6,7 @@ import type { SupervisorClient } from '../supervisor-client.js';
 
 /**
  * POST /logging: list the loggers, or change levels — all (`level=`), several
- * (`paths=name:level,…`) or one (`<name>=<level>`) — in every process of the tree (the supervisor
+ * (`paths=name:level,…`, or the seed's `paths=name=level,…`) or one (`<name>=<level>`) — in every process of the tree (the supervisor
  * relays the change to the workers and to any replacement, and the answer comes once every worker
  * uses the new levels, so the next request is logged at them). Envoy's validation and texts:
  * `warn` is not a level here (only on the command line); unknown names fail the whole request.
@@ -52,8 +52,10 @@ export function loggingEndpoints(supervisor: SupervisorClient): AdminEndpoint[] 
           const pairs: [string, string][] =
             key === 'paths'
               ? value.split(',').filter((item) => item.trim() !== '').map((item) => {
+                  // Envoy's `name:level`, or the seed's `name=level`.
                   const colon = item.indexOf(':');
-                  return colon < 0 ? [item, ''] : [item.slice(0, colon), item.slice(colon + 1)];
+                  const at = colon >= 0 ? colon : item.indexOf('=');
+                  return at < 0 ? [item, ''] : [item.slice(0, at), item.slice(at + 1)];
                 })
               : [[key, value]];
           const levels: [string, number][] = [];

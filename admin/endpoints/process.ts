@@ -34,6 +34,13 @@ export function processEndpoints(state: AdminState, collector: StatsCollector): 
       },
     },
     {
+      path: '/memory/tcmalloc',
+      help: 'print TCMalloc stats',
+      mutates: false,
+      // As an Envoy build without tcmalloc answers: Node's allocator is V8's (see /memory).
+      handle: async () => ({ status: 501, contentType: 'text/plain', body: 'Envoy was not built with tcmalloc.\n' }),
+    },
+    {
       path: '/memory',
       help: 'print current allocation/heap usage',
       mutates: false,

@@ -1,4 +1,5 @@
 import { createReadStream, unlink } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CONTENTION_STATS } from '../../shared/contention.js';
 import type { ToAdmin } from '../../shared/ipc.js';
@@ -10,7 +11,7 @@ import type { AdminState } from '../state.js';
 import type { SupervisorClient } from '../supervisor-client.js';
 
 /**
- * /cpuprofiler, /heapprofiler, /heap_dump and /contention. Envoy's profilers are gperftools';
+ * /cpuprofiler, /heapprofiler, /allocprofiler, /heap_dump and /contention. Envoy's profilers are gperftools';
  * here they are V8's, in every process of the tree (shared/profiler.ts), with Envoy's
  * parameters, status codes and messages. The differences: the files are one per process, named
  * by role next to `admin.profile_path` (/heapprofiler lists them when it stops; /cpuprofiler
@@ -101,6 +102,37 @@ export function profilingEndpoints(state: AdminState, supervisor: SupervisorClie
           status: 200,
           body: `Heap profiler stopped and data written to ${written.join(', ')}. Open them in Chrome DevTools (Memory, Load profile) or https://www.speedscope.app.`,
         };
+      },
+    },
+    {
+      path: '/allocprofiler',
+      help: 'enable/disable the allocation profiler (V8 sampling heap profiler in every process; stopping it returns the profiles, by process, as JSON)',
+      mutates: true,
+      params: [{ name: 'enable', help: 'y to start, n to stop and return the profiles', choices: ['y', 'n'] }],
+      handle: async (rq): Promise<AdminResponse> => {
+        const enable = enableParam(rq);
+        if (enable === undefined) return { status: 400, body: ENABLE_USAGE };
+        // V8 has one sampling heap profiler: /heapprofiler's, which this shares.
+        if (enable) {
+          if (isProfilerRunning('heap')) return { status: 400, body: 'Allocation profiler has already started' };
+          const errors = await start('heap');
+          if (errors.length) {
+            log.error(`cannot start the allocation profiler: ${errors.join('; ')}`);
+            return { status: 500, body: 'Allocation profiler could not start' };
+          }
+          return { status: 200, body: 'OK\n' };
+        }
+        if (!isProfilerRunning('heap')) return { status: 400, body: 'Allocation profiler is not started' };
+        const profiles: Record<string, unknown> = {};
+        for (const file of files(await stop('heap'))) {
+          const role = /\.([^.]+)\.heapprofile$/.exec(file)?.[1] ?? basename(file);
+          try {
+            profiles[role] = JSON.parse(await readFile(file, 'utf8'));
+          } finally {
+            unlink(file, () => {});
+          }
+        }
+        return { status: 200, contentType: JSON_TYPE, body: JSON.stringify(profiles) };
       },
     },
     {
