@@ -70,8 +70,9 @@ const LIVE_SCRIPT = `
   var previous;
   var FILTER = '^http\\\\.[^.]+\\\\.downstream_(rq|cx)_(total|active)$';
   function text(id, value) { document.getElementById(id).textContent = value; }
+  // The proxy's traffic: the admin interface's own (http.admin.*, this page's polling among it) is left out.
   function sum(stats, suffix) {
-    return stats.filter(function (s) { return s.name.slice(-suffix.length) === suffix; })
+    return stats.filter(function (s) { return s.name.slice(-suffix.length) === suffix && s.name.indexOf('http.admin.') !== 0; })
       .reduce(function (t, s) { return t + (s.value || 0); }, 0);
   }
   function healthy(host) {

@@ -1,4 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { stats } from '../shared/stats/process.js';
+import { HttpStats } from '../shared/stats/scopes.js';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { getLogger } from '../shared/log/logger.js';
@@ -63,6 +66,31 @@ export class AdminServer {
     private readonly accessLog?: AdminAccessLog,
   ) {
     this.byPath = new Map(endpoints.map((e) => [e.path, e]));
+  }
+
+  /**
+   * The admin interface counts itself as Envoy's does: its connection manager's `http.admin.*`
+   * (requests, their classes and time) and its listener's `listener.admin.*`, in the admin
+   * process's own figures (merged into the tree's, reset by /reset_counters like any other).
+   */
+  private readonly httpStats = new HttpStats('admin');
+  private readonly listenerStats = {
+    cxTotal: stats.counter('listener.admin.downstream_cx_total'),
+    cxActive: stats.gauge('listener.admin.downstream_cx_active'),
+    cxDestroy: stats.counter('listener.admin.downstream_cx_destroy'),
+  };
+
+  private countRequest(res: ServerResponse): void {
+    const h = this.httpStats;
+    const started = performance.now();
+    h.rqTotal.inc();
+    h.rqActive.inc();
+    h.rqHttp1Total.inc();
+    res.once('close', () => {
+      h.rqActive.dec();
+      if (res.writableFinished) h.completed(res.statusCode, started);
+      else h.rqRxReset.inc();
+    });
   }
 
   /** `received.bytes` gets the request body's size, for the access log. */
@@ -148,6 +176,7 @@ export class AdminServer {
     const server = createServer((req, res) => {
       const startedAt = Date.now();
       const received = { bytes: 0 };
+      this.countRequest(res);
       this.dispatch(req, received).then(
         (r) => this.respond(req, res, r, startedAt, received.bytes),
         (err: Error) => {
@@ -162,6 +191,20 @@ export class AdminServer {
           this.respond(req, res, { status: 500, body: `${err.message}\n` }, startedAt, received.bytes);
         },
       );
+    });
+    server.on('connection', (socket: Socket) => {
+      const l = this.listenerStats;
+      const h = this.httpStats;
+      l.cxTotal.inc();
+      l.cxActive.inc();
+      h.cxTotal.inc();
+      h.cxActive.inc();
+      h.cxHttp1Total.inc();
+      socket.once('close', () => {
+        l.cxActive.dec();
+        l.cxDestroy.inc();
+        h.cxActive.dec();
+      });
     });
     this.server = server;
     return new Promise((resolve, reject) => {

@@ -88,7 +88,7 @@ describe('/stats text', () => {
 
   it('filters by RE2 regex: partial match unless anchored; usedonly; type', async () => {
     const partial = (await stats('?filter=rq_direct')).body.trim().split('\n');
-    assert.deepEqual(partial, [`http.web.rq_direct_response: ${REQUESTS / 4 + 3}`]);
+    assert.deepEqual(partial, ['http.admin.rq_direct_response: 0', `http.web.rq_direct_response: ${REQUESTS / 4 + 3}`]);
     assert.equal((await stats('?filter=^rq_direct')).body, '');
     const used = (await stats('?usedonly&filter=^http\\.web\\.downstream_rq_[0-9]xx$')).body.trim();
     assert.equal(used, `http.web.downstream_rq_2xx: ${REQUESTS + 3}`);
@@ -162,10 +162,11 @@ describe('/stats/prometheus', () => {
     const r = await httpRequest(`http://${proxy.admin}/stats/prometheus`);
     assert.equal(r.status, 200);
     const body = r.body;
-    assert.match(body, /^# TYPE envoy_http_downstream_rq_xx counter\n(envoy_http_downstream_rq_xx\{envoy_response_code_class="\d",envoy_http_conn_manager_prefix="web"\} \d+\n){5}/m);
+    // The admin interface's own connection manager (http.admin.*) is in the family too, as in Envoy.
+    assert.match(body, /^# TYPE envoy_http_downstream_rq_xx counter\n(envoy_http_downstream_rq_xx\{envoy_response_code_class="\d",envoy_http_conn_manager_prefix="admin"\} \d+\n){5}(envoy_http_downstream_rq_xx\{envoy_response_code_class="\d",envoy_http_conn_manager_prefix="web"\} \d+\n){5}/m);
     assert.match(body, /^envoy_cluster_upstream_rq\{envoy_response_code="200",envoy_cluster_name="backend"\} 30$/m);
     assert.match(body, /^envoy_server_live\{\} 1$/m);
-    assert.match(body, /^# TYPE envoy_http_downstream_rq_time histogram\nenvoy_http_downstream_rq_time_bucket\{envoy_http_conn_manager_prefix="web",le="0.5"\} \d+$/m);
+    assert.match(body, /^# TYPE envoy_http_downstream_rq_time histogram\n(?:[^\n]*envoy_http_conn_manager_prefix="admin"[^\n]*\n)*envoy_http_downstream_rq_time_bucket\{envoy_http_conn_manager_prefix="web",le="0.5"\} \d+$/m);
     assert.match(body, /^envoy_http_downstream_rq_time_bucket\{envoy_http_conn_manager_prefix="web",le="\+Inf"\} 43\nenvoy_http_downstream_rq_time_sum\{envoy_http_conn_manager_prefix="web"\} [\d.]+\nenvoy_http_downstream_rq_time_count\{envoy_http_conn_manager_prefix="web"\} 43$/m);
     const types = [...body.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     assert.equal(new Set(types).size, types.length, 'a family typed twice');
@@ -174,7 +175,7 @@ describe('/stats/prometheus', () => {
 
   it('prints summaries with histogram_buckets=summary and refuses disjoint', async () => {
     const summary = (await httpRequest(`http://${proxy.admin}/stats/prometheus?histogram_buckets=summary&filter=downstream_rq_time`)).body;
-    assert.match(summary, /^# TYPE envoy_http_downstream_rq_time summary\nenvoy_http_downstream_rq_time\{envoy_http_conn_manager_prefix="web",quantile="0"\} (nan|[\d.]+)$/m);
+    assert.match(summary, /^# TYPE envoy_http_downstream_rq_time summary\n(?:[^\n]*envoy_http_conn_manager_prefix="admin"[^\n]*\n)*envoy_http_downstream_rq_time\{envoy_http_conn_manager_prefix="web",quantile="0"\} (nan|[\d.]+)$/m);
     const disjoint = await httpRequest(`http://${proxy.admin}/stats/prometheus?histogram_buckets=disjoint`);
     assert.deepEqual([disjoint.status, disjoint.body], [400, 'unsupported prometheus histogram bucket mode']);
   });
