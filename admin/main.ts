@@ -1,3 +1,4 @@
+import { configureTags } from './render/stats-prometheus.js';
 import { writeFileSync } from 'node:fs';
 import { formatAddress, isLoopback } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
@@ -54,6 +55,11 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     bootstrap.stats_flush_on_admin === true,
   );
   collector.start();
+  // Prometheus labels: --stats-tag and stats_config's tags (see render/stats-prometheus.ts).
+  configureTags(
+    ((info.commandLineOptions.stats_tag as string[] | undefined) ?? []).map((t) => [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] as [string, string]),
+    bootstrap.stats_config as JsonObject | undefined,
+  );
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),

@@ -46,7 +46,7 @@ export function commandLineOptionsJson(o: Options): JsonObject {
     socket_path: o.socketPath,
     socket_mode: o.socketMode,
     enable_core_dump: false,
-    stats_tag: [],
+    stats_tag: o.statsTags.map(([name, value]) => `${name}:${value}`),
     skip_hot_restart_on_no_parent: false,
     skip_hot_restart_parent_stats: false,
   };

@@ -19,6 +19,8 @@ interface OptionSpec {
   short?: string;
   kind: Kind;
   help: string;
+  /** May be given more than once (--stats-tag). */
+  multi?: boolean;
 }
 
 export const DEFAULT_SOCKET_PATH = '@proxy_domain_socket';
@@ -26,6 +28,7 @@ export const DEFAULT_SOCKET_PATH = '@proxy_domain_socket';
 const LEVELS_HELP = `Log levels: [trace][debug][info][warning|warn][error][critical][off]. Default is [info]`;
 
 export const OPTION_SPECS: readonly OptionSpec[] = [
+  { name: 'stats-tag', kind: 'string', multi: true, help: 'Adds a fixed tag name:value to every statistic (a Prometheus label). May be repeated.' },
   { name: 'config-path', short: 'c', kind: 'string', help: 'Path to the bootstrap file (.json, .yaml/.yml, .pb binary proto3, .pb_text text proto3).' },
   { name: 'config-yaml', kind: 'string', help: 'Bootstrap as a YAML (or JSON) string; merged over --config-path with protobuf merge semantics.' },
   { name: 'bootstrap-version', kind: 'uint32', help: 'API version of the bootstrap (2 or 3). Unset: v2 constructs are upgraded to v3 where found.' },
@@ -112,6 +115,8 @@ export interface Options {
   socketMode: number;
   /** Root's hot-restart datagrams are taken too (the proxy's own uid always is). */
   hotRestartTrustRoot: boolean;
+  /** --stats-tag: fixed tags every statistic carries. */
+  statsTags: [string, string][];
 }
 
 export type ParseOutcome =
@@ -131,7 +136,7 @@ function valueName(kind: Kind): string {
 
 function briefUsage(argv0: string): string {
   const parts = OPTION_SPECS.filter((s) => s.name !== 'help' && s.name !== 'version').map((s) =>
-    s.kind === 'switch' ? `[--${s.name}]` : `[${s.short ? `-${s.short}` : `--${s.name}`} ${valueName(s.kind)}]`,
+    s.kind === 'switch' ? `[--${s.name}]` : `[${s.short ? `-${s.short}` : `--${s.name}`} ${valueName(s.kind)}]${s.multi ? ' ...' : ''}`,
   );
   const prefix = `   ${argv0}  `;
   const lines: string[] = [];
@@ -218,6 +223,7 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
   const { tokens } = parseArgs({ args, options: config, strict: false, tokens: true, allowPositionals: true });
 
   const values = new Map<string, string>();
+  const multiValues = new Map<string, string[]>();
   const switches = new Set<string>();
   for (const token of tokens) {
     if (token.kind === 'option-terminator') break;
@@ -235,6 +241,10 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
       continue;
     }
     if (token.value === undefined) return parseError(argv0, argId(spec), 'Missing a value for this argument!');
+    if (spec.multi) {
+      multiValues.set(spec.name, [...(multiValues.get(spec.name) ?? []), token.value]);
+      continue;
+    }
     if (values.has(spec.name)) return parseError(argv0, argId(spec), 'Argument already set!');
     if (spec.kind === 'uint32' && parseUint32(token.value) === undefined) {
       return parseError(argv0, argId(spec), `Couldn't read argument value from string '${token.value}'`);
@@ -303,6 +313,17 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
     // Envoy prints this to stderr without a newline; wrapper scripts compare it verbatim.
     return { kind: 'exit', code: 0, stdout: '', stderr: environment.hotRestartVersion(disableHotRestart) };
   }
+  // --stats-tag name:value, as Envoy checks it: the name alphanumeric, the value non-empty and without '.'.
+  const statsTags: [string, string][] = [];
+  for (const arg of multiValues.get('stats-tag') ?? []) {
+    const colon = arg.indexOf(':');
+    if (colon < 0) return validationError(`misformatted stats-tag '${arg}'`);
+    const [name, value] = [arg.slice(0, colon), arg.slice(colon + 1)];
+    if (!/^[a-zA-Z0-9]+$/.test(name)) return validationError(`misformatted stats-tag '${arg}' contains invalid char in '${name}'`);
+    if (value === '' || value.includes('.')) return validationError(`misformatted stats-tag '${arg}' contains invalid char in '${value}'`);
+    statsTags.push([name, value]);
+  }
+
 
   let prefixWithLocation = false;
   if (values.has('log-format-prefix-with-location')) {
@@ -364,6 +385,7 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
       socketPath,
       socketMode,
       hotRestartTrustRoot: switches.has('hot-restart-trust-root'),
+      statsTags,
     },
   };
 }

@@ -48,3 +48,27 @@ describe('admin traffic', () => {
     assert.equal(await stat('http.admin.downstream_rq_4xx', '&usedonly'), '0');
   });
 });
+
+describe('tags (Prometheus labels)', () => {
+  it('carry --stats-tag and stats_config fixed tags first, then regex extractors, and no default extractor with use_all_default_tags: false', async () => {
+    const tagged = await startProxy(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        stats_config: {
+          use_all_default_tags: false,
+          stats_tags: [
+            { tag_name: 'team', fixed_value: 'edge' },
+            { tag_name: 'my_cluster', regex: '^cluster\\.((.+?)\\.)' },
+          ],
+        },
+        static_resources: { listeners: [], clusters: [{ name: 'backend', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 1 } } } }] }] } }] },
+      },
+      ['--concurrency', '1', '--stats-tag', 'region:eu1'],
+    );
+    const body = (await httpRequest(`http://${tagged.admin}/stats/prometheus`)).body;
+    assert.match(body, /^envoy_cluster_upstream_rq_total\{region="eu1",team="edge",my_cluster="backend"\} 0$/m);
+    assert.match(body, /^envoy_http_admin_downstream_rq_total\{region="eu1",team="edge"\} \d+$/m, 'no default extractor took the prefix out');
+    const info = JSON.parse((await httpRequest(`http://${tagged.admin}/server_info`)).body) as { command_line_options: { stats_tag: string[] } };
+    assert.deepEqual(info.command_line_options.stats_tag, ['region:eu1']);
+  });
+});

@@ -73,6 +73,7 @@ const ROWS: Row[] = [
   { option: 'socket-path', field: 'socketPath', default: DEFAULT_SOCKET_PATH, valid: [['--socket-path', '/run/proxy/hot-restart'], '/run/proxy/hot-restart'], invalid: [['--socket-path'], 'Missing a value'] },
   { option: 'socket-mode', field: 'socketMode', default: 0, valid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '644'], 0o644], invalid: [['--socket-path', '/run/proxy/hot-restart', '--socket-mode', '999'], "error: invalid socket-mode '999'"] },
   { option: 'hot-restart-trust-root', field: 'hotRestartTrustRoot', default: false, valid: [['--hot-restart-trust-root'], true], invalid: [['--hot-restart-trust-root=yes'], 'does not take a value'] },
+  { option: 'stats-tag', field: 'statsTags', default: [], valid: [['--stats-tag', 'zone:z1'], [['zone', 'z1']]], invalid: [['--stats-tag', 'zone'], "error: misformatted stats-tag 'zone'"] },
 ];
 
 describe('startup options', () => {
@@ -150,6 +151,14 @@ describe('command-line parsing rules', () => {
     assert.match(warnings.join('\n'), /--socket-mode '0' is ignored: the hot restart socket '@envoy_domain_socket' is abstract/);
     assert.equal(run(['--socket-path', '/run/proxy/hot-restart']).socketMode, 0o600);
     assert.match(fail(['--mode', 'init_only']).stderr, /error: mode 'init_only' is not supported by this proxy/);
+  });
+
+  it("takes --stats-tag name:value, repeated, with Envoy's checks and messages", () => {
+    assert.deepEqual(run(['--stats-tag', 'foo:bar', '--stats-tag', 'a1:b:c']).statsTags, [['foo', 'bar'], ['a1', 'b:c']]);
+    assert.match(fail(['--stats-tag', 'nocolon']).stderr, /^error: misformatted stats-tag 'nocolon'\n$/);
+    assert.match(fail(['--stats-tag', 'f_o:bar']).stderr, /^error: misformatted stats-tag 'f_o:bar' contains invalid char in 'f_o'\n$/);
+    assert.match(fail(['--stats-tag', 'foo:b.ar']).stderr, /^error: misformatted stats-tag 'foo:b\.ar' contains invalid char in 'b\.ar'\n$/);
+    assert.match(fail(['--stats-tag', 'foo:']).stderr, /^error: misformatted stats-tag 'foo:' contains invalid char in ''\n$/);
   });
 
   it('checks component names and levels of --component-log-level', () => {

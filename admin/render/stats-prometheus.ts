@@ -3,6 +3,9 @@ import type { MergedStats } from '../../shared/stats/merged.js';
 import { isHiddenStat } from '../../shared/stats/scopes.js';
 import { histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
+import { RE2JS } from 're2js';
+import { list } from '../../shared/config/access.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
 
 /**
  * /stats/prometheus: text exposition 0.0.4 as Envoy writes it. Tags are extracted from the stat
@@ -35,14 +38,45 @@ interface Tagged {
   tags: [string, string][];
 }
 
+/** A custom extractor from stats_config.stats_tags (an RE2 regex; its first group is removed, its second, or else its first, is the value). */
+interface CustomExtractor {
+  tag: string;
+  regex: RE2JS;
+}
+
+/**
+ * What tags every statistic gets, as Envoy's tag producer: the fixed ones first (`--stats-tag`,
+ * then stats_config.stats_tags with fixed_value), then the configured regex extractors, then
+ * Envoy's default ones unless `use_all_default_tags` is false.
+ */
+let tagConfig: { fixed: [string, string][]; custom: CustomExtractor[]; defaults: boolean } = { fixed: [], custom: [], defaults: true };
+
+export function configureTags(commandLineTags: [string, string][], statsConfig: JsonObject | undefined): void {
+  const fixed = [...commandLineTags];
+  const custom: CustomExtractor[] = [];
+  for (const t of list(statsConfig?.stats_tags)) {
+    if (typeof t.fixed_value === 'string') fixed.push([String(t.tag_name), t.fixed_value]);
+    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: RE2JS.compile(t.regex) });
+  }
+  tagConfig = { fixed, custom, defaults: statsConfig?.use_all_default_tags !== false };
+  taggedCache.clear();
+}
+
 const taggedCache = new Map<string, Tagged>();
 
 export function extractTags(name: string): Tagged {
   let cached = taggedCache.get(name);
   if (cached) return cached;
   let extracted = name;
-  const tags: [string, string][] = [];
-  for (const { tag, regex } of EXTRACTORS) {
+  const tags: [string, string][] = [...tagConfig.fixed];
+  for (const { tag, regex } of tagConfig.custom) {
+    const m = regex.matcher(extracted);
+    if (!m.find() || m.groupCount() < 1 || m.group(1) === null) continue;
+    const value = m.groupCount() >= 2 && m.group(2) !== null ? m.group(2)! : m.group(1)!;
+    tags.push([tag, value]);
+    extracted = extracted.slice(0, m.start(1)) + extracted.slice(m.end(1));
+  }
+  for (const { tag, regex } of tagConfig.defaults ? EXTRACTORS : []) {
     const m = regex.exec(extracted);
     if (!m || m[1] === undefined || m[2] === undefined) continue;
     if (tag === 'envoy.listener_address' && m[2] === 'admin') continue;

@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { compileAccessLogFilter } from '../access-log/filter.js';
@@ -494,6 +495,25 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   checkDynamicResources(bootstrap, clusterNames, errors);
   const tracing = obj(bootstrap.tracing);
   if (tracing.http !== undefined) checkTracingProvider(obj(tracing.http), 'tracing.http', clusterNames, errors);
+  checkStatsTags(obj(bootstrap.stats_config), errors);
+}
+
+/** stats_config.stats_tags: a name once; a regex that RE2 compiles, with a group to take out of the name. */
+function checkStatsTags(statsConfig: Obj, errors: string[]): void {
+  const names = new Set<string>();
+  list(statsConfig.stats_tags).forEach((t, i) => {
+    const path = `stats_config.stats_tags[${i}]`;
+    const name = String(t.tag_name ?? '');
+    if (names.has(name)) errors.push(`${path}.tag_name: Tag name '${name}' specified twice.`);
+    names.add(name);
+    if (typeof t.regex === 'string') {
+      try {
+        if (RE2JS.compile(t.regex).groupCount() < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
+      } catch (err) {
+        errors.push(`${path}.regex: ${(err as Error).message}`);
+      }
+    }
+  });
 }
 
 /**
