@@ -73,7 +73,7 @@ export class AdminServer {
    * (requests, their classes and time) and its listener's `listener.admin.*`, in the admin
    * process's own figures (merged into the tree's, reset by /reset_counters like any other).
    */
-  private readonly httpStats = new HttpStats('admin');
+  private readonly httpStats = new HttpStats('admin', 'listener.admin.');
   private readonly listenerStats = {
     cxTotal: stats.counter('listener.admin.downstream_cx_total'),
     cxActive: stats.gauge('listener.admin.downstream_cx_active'),

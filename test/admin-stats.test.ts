@@ -36,6 +36,9 @@ describe('admin traffic', () => {
     assert.ok(Number(await stat('http.admin.downstream_rq_total')) >= 4);
     assert.ok(Number(await stat('http.admin.downstream_rq_2xx')) >= 3);
     assert.equal(await stat('http.admin.downstream_rq_4xx'), '1');
+    assert.equal(await stat('listener.admin.http.admin.downstream_rq_4xx'), '1', "the connection manager's figures on its listener");
+    const prometheus = (await httpRequest(`http://${proxy.admin}/stats/prometheus`)).body;
+    assert.match(prometheus, /^envoy_listener_admin_http_downstream_rq_xx\{envoy_response_code_class="4",envoy_http_conn_manager_prefix="admin"\} 1$/m, "as a real Envoy's admin shows it");
     assert.ok(Number(await stat('http.admin.downstream_cx_total')) >= 4);
     assert.ok(Number(await stat('listener.admin.downstream_cx_total')) >= 4);
     assert.match(String(await stat('http.admin.downstream_rq_time')), /^P0\(/, "Envoy's ten quantiles once requests are recorded");

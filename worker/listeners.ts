@@ -97,7 +97,7 @@ export class ServedListener {
       const context = resource.tls[key];
       const drain = ctx.drain.child();
       const filter: TerminalFilter =
-        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters, bufferLimitOf(config)) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection, bufferLimit: bufferLimitOf(config) });
+        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters, bufferLimitOf(config)) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection, bufferLimit: bufferLimitOf(config), listenerStatPrefix: prefix });
       return {
         json,
         match: chainMatchOf(chain),

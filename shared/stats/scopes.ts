@@ -81,9 +81,18 @@ export class HttpStats {
   readonly cxMaxDurationReached: Counter;
   readonly cxMaxRequestsReached: Counter;
   readonly rqMaxDurationReached: Counter;
+  /** listener.<address>.http.<prefix>.downstream_rq_<class> and _completed: the connection manager's figures on its listener. */
+  private readonly listenerRqClass: Counter[] | undefined;
+  private readonly listenerRqCompleted: Counter | undefined;
 
-  constructor(statPrefix: string) {
+  /** `listenerPrefix`: the listener's stat prefix (`listener.127.0.0.1_10000.`), for Envoy's per-listener figures. */
+  constructor(statPrefix: string, listenerPrefix?: string) {
     const p = `http.${statPrefix}.`;
+    if (listenerPrefix !== undefined) {
+      const lp = `${listenerPrefix}http.${statPrefix}.`;
+      this.listenerRqClass = [1, 1, 2, 3, 4, 5].map((d) => stats.counter(`${lp}downstream_rq_${d}xx`));
+      this.listenerRqCompleted = stats.counter(`${lp}downstream_rq_completed`);
+    }
     this.cxTotal = stats.counter(`${p}downstream_cx_total`);
     this.cxActive = stats.gauge(`${p}downstream_cx_active`);
     this.cxHttp1Total = stats.counter(`${p}downstream_cx_http1_total`);
@@ -115,8 +124,13 @@ export class HttpStats {
   /** A response went out: its class counter, completion, and the time since the request began. */
   completed(status: number, startedMs: number): void {
     const d = Math.floor(status / 100);
-    (this.rqClass[d >= 1 && d <= 5 ? d : 5] as Counter).inc();
+    const klass = d >= 1 && d <= 5 ? d : 5;
+    (this.rqClass[klass] as Counter).inc();
     this.rqCompleted.inc();
+    if (this.listenerRqClass) {
+      (this.listenerRqClass[klass] as Counter).inc();
+      this.listenerRqCompleted!.inc();
+    }
     this.rqTime.record(Math.round(performance.now() - startedMs));
   }
 }

@@ -58,6 +58,8 @@ export interface ConnectionManagerContext {
   bufferLimit?: number;
   /** The bootstrap's tracing.http: the tracer of a connection manager whose tracing names none. */
   bootstrapTracing?: JsonObject;
+  /** The listener's stat prefix (`listener.<address>.`), for Envoy's per-listener figures of a connection manager. */
+  listenerStatPrefix?: string;
 }
 
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -156,7 +158,7 @@ export class HttpConnectionManager {
     this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
-    this.stats = new HttpStats(String(config.stat_prefix));
+    this.stats = new HttpStats(String(config.stat_prefix), ctx.listenerStatPrefix);
     this.drainTimeoutMs = typeof config.drain_timeout === 'string' ? durationMs(config.drain_timeout) : 5000;
     this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, this.drainTimeoutMs);
     const h1 = obj(config.http_protocol_options);
