@@ -1,3 +1,4 @@
+import { StatsdSinks } from './statsd-sinks.js';
 import { configureTags } from './render/stats-prometheus.js';
 import { writeFileSync } from 'node:fs';
 import { formatAddress, isLoopback } from '../shared/address.js';
@@ -54,6 +55,9 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     typeof bootstrap.stats_flush_interval === 'string' ? durationMs(bootstrap.stats_flush_interval) : 5000,
     bootstrap.stats_flush_on_admin === true,
   );
+  // statsd and DogStatsD sinks: the whole tree's figures, sent at each flush.
+  const sinks = new StatsdSinks(bootstrap);
+  if (!sinks.empty) collector.onFlush(() => sinks.flush(collector!.merged));
   collector.start();
   // Prometheus labels: --stats-tag and stats_config's tags (see render/stats-prometheus.ts).
   configureTags(

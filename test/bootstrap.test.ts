@@ -287,10 +287,10 @@ describe('extensions', () => {
     const d = minimalBootstrap() as Record<string, any>;
     // A type of Envoy's API (so the schema knows it) that this proxy does not implement.
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.unshift({
-      name: 'statsd', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink' },
+      name: 'stats', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsConfig' },
     });
     const errors = errorsOf({ configPath: tmp.file('x.yaml', yamlOf(d)) });
-    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.config\.metrics\.v3\.StatsdSink' is not implemented by this proxy/.test(e)), errors.join('\n'));
+    assert.ok(errors.some((e) => /http_filters\[0\]\.typed_config: type URL 'type\.googleapis\.com\/envoy\.config\.metrics\.v3\.StatsConfig' is not implemented by this proxy/.test(e)), errors.join('\n'));
   });
 
   it('refuse a type URL that is not in the schema at all', () => {
@@ -349,12 +349,12 @@ describe('whole-bootstrap checks', () => {
 
   it('refuse every field of Envoy\'s API that the proxy does not implement, rather than ignore it', () => {
     const d = minimalBootstrap() as Record<string, any>;
-    d.stats_config = { use_all_default_tags: true };
+    d.enable_dispatcher_stats = true;
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via = 'proxy';
     d.static_resources.clusters[0].respect_dns_ttl = true;
     const errors = errorsOf({ configPath: tmp.file('unsupported.yaml', yamlOf(d)) });
     assert.deepEqual(errors.sort(), [
-      "stats_config: field 'stats_config' of envoy.config.bootstrap.v3.Bootstrap is not supported by this proxy",
+      "enable_dispatcher_stats: field 'enable_dispatcher_stats' of envoy.config.bootstrap.v3.Bootstrap is not supported by this proxy",
       "static_resources.clusters[0].respect_dns_ttl: field 'respect_dns_ttl' of envoy.config.cluster.v3.Cluster is not supported by this proxy",
       "static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via: field 'via' of envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager is not supported by this proxy",
     ].sort());
@@ -404,9 +404,11 @@ describe('stats sinks', () => {
   refuses('refuse', [
     ['two Hystrix sinks', (d) => (d.stats_sinks = [{ name: 'a', typed_config: { '@type': HYSTRIX } }, { name: 'b', typed_config: { '@type': HYSTRIX } }]),
       /^stats_sinks\[1\]: only a single HystrixSink may be configured$/],
-    ['a sink this proxy does not implement, by name', (d) => (d.stats_sinks = [{ name: 'envoy.stat_sinks.statsd' }]), /^stats_sinks\[0\]: unknown stats sink 'envoy\.stat_sinks\.statsd'/],
-    ['a sink this proxy does not implement, by type', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink' } }]),
-      /stats_sinks\[0\]\.typed_config: type URL .*StatsdSink' is not implemented by this proxy/],
+    ['a sink this proxy does not implement, by name', (d) => (d.stats_sinks = [{ name: 'envoy.stat_sinks.metrics_service' }]), /^stats_sinks\[0\]: unknown stats sink 'envoy\.stat_sinks\.metrics_service'/],
+    ['a sink this proxy does not implement, by type', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsConfig' } }]),
+      /stats_sinks\[0\]\.typed_config: type URL .*StatsConfig' is not implemented by this proxy/],
+    ['statsd over TCP', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink', tcp_cluster_name: 'c' } }]),
+      /tcp_cluster_name: field 'tcp_cluster_name' of envoy\.config\.metrics\.v3\.StatsdSink is not supported by this proxy \(statsd over TCP is not supported; give address \(UDP\)\)/],
     ['a filter given as a stats sink', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
       /^stats_sinks\[0\]: 'envoy\.filters\.http\.router' is not a stats sink$/],
   ]);

@@ -264,6 +264,20 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: ['envoy.listener.tls_inspector'],
   },
   {
+    // Statistics pushed over UDP at each flush, in statsd's line format (see admin/statsd-sinks.ts).
+    name: 'envoy.stat_sinks.statsd',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.StatsdSink',
+    deprecatedNames: ['envoy.statsd'],
+  },
+  {
+    // The same with DogStatsD's tags.
+    name: 'envoy.stat_sinks.dog_statsd',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.DogStatsdSink',
+    deprecatedNames: ['envoy.dog_statsd'],
+  },
+  {
     // Serves /dashboard_event_stream (Envoy's /hystrix_event_stream).
     name: 'envoy.stat_sinks.hystrix',
     category: 'envoy.stats_sinks',

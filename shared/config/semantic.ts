@@ -571,10 +571,16 @@ function checkStatsSinks(bootstrap: Obj, errors: string[]): void {
   list(bootstrap.stats_sinks).forEach((sink, i) => {
     const ext = filterExtension(sink);
     if (!ext) {
-      if (sink.typed_config === undefined) errors.push(`stats_sinks[${i}]: unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix)`);
+      if (sink.typed_config === undefined) errors.push(`stats_sinks[${i}]: unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix, envoy.stat_sinks.statsd, envoy.stat_sinks.dog_statsd)`);
       return;
     }
     if (ext.category !== 'envoy.stats_sinks') errors.push(`stats_sinks[${i}]: '${ext.name}' is not a stats sink`);
-    else if (++hystrix > 1) errors.push(`stats_sinks[${i}]: only a single HystrixSink may be configured`);
+    else if (ext.name === 'envoy.stat_sinks.hystrix') {
+      if (++hystrix > 1) errors.push(`stats_sinks[${i}]: only a single HystrixSink may be configured`);
+    } else {
+      const address = obj(sink.typed_config).address;
+      if (address === undefined) errors.push(`stats_sinks[${i}].typed_config.address: ${ext.name} needs the UDP address to send to`);
+      else checkLiteralAddress(address, `stats_sinks[${i}].typed_config.address`, errors, true);
+    }
   });
 }
