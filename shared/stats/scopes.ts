@@ -150,6 +150,15 @@ export class ClusterStats {
   readonly rqRetrySuccess: Counter;
   readonly cxConnectFail: Counter;
   readonly cxDestroyRemote: Counter;
+  /** upstream_cx_connect_ms / _length_ms histograms, and what each connection spoke and carried. */
+  readonly cxConnectMs: Histogram;
+  readonly cxLengthMs: Histogram;
+  readonly cxHttp1Total: Counter;
+  readonly cxHttp2Total: Counter;
+  readonly cxDestroy: Counter;
+  readonly cxRxBytes: Counter;
+  readonly cxTxBytes: Counter;
+  readonly cxConnectTimeout: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
   /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
@@ -176,6 +185,14 @@ export class ClusterStats {
       resumedReading: stats.counter(`${p}upstream_flow_control_resumed_reading_total`),
     };
     this.cxConnectFail = stats.counter(`${p}upstream_cx_connect_fail`);
+    this.cxConnectMs = stats.histogram(`${p}upstream_cx_connect_ms`);
+    this.cxLengthMs = stats.histogram(`${p}upstream_cx_length_ms`);
+    this.cxHttp1Total = stats.counter(`${p}upstream_cx_http1_total`);
+    this.cxHttp2Total = stats.counter(`${p}upstream_cx_http2_total`);
+    this.cxDestroy = stats.counter(`${p}upstream_cx_destroy`);
+    this.cxRxBytes = stats.counter(`${p}upstream_cx_rx_bytes_total`);
+    this.cxTxBytes = stats.counter(`${p}upstream_cx_tx_bytes_total`);
+    this.cxConnectTimeout = stats.counter(`${p}upstream_cx_connect_timeout`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
     this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);
     this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);

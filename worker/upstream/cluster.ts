@@ -10,7 +10,7 @@ import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
 import { OutcomeRecorder } from './outcomes.js';
 import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/breaker-counts.js';
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
-import { H2Connection, type ConnectionObserver } from './h2.js';
+import { H2Connection, type ConnectionClosed, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import type { TlsContext } from '../../shared/tls/context.js';
 import { clusterHttp2Options, clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
@@ -68,18 +68,30 @@ export class Host implements ConnectionObserver {
     return this.hostStats;
   }
 
-  /** An upstream connection opened (or failed to): per-host and cluster figures. */
-  connectionOpened(): void {
+  /** An upstream connection opened: per-host and cluster figures (its connect time and protocol when known). */
+  connectionOpened(info?: ConnectionOpened): void {
     this.cluster.noteTraffic();
     this.stats.cxTotal.inc();
     this.stats.cxActive.inc();
-    this.cluster.stats.cxTotal.inc();
-    this.cluster.stats.cxActive.inc();
+    const cs = this.cluster.stats;
+    cs.cxTotal.inc();
+    cs.cxActive.inc();
+    if (info) {
+      cs.cxConnectMs.record(Math.round(info.connectMs));
+      if (info.protocol) (info.protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
+    }
   }
 
-  connectionClosed(): void {
+  connectionClosed(info?: ConnectionClosed): void {
     this.stats.cxActive.dec();
-    this.cluster.stats.cxActive.dec();
+    const cs = this.cluster.stats;
+    cs.cxActive.dec();
+    cs.cxDestroy.inc();
+    if (info) {
+      cs.cxLengthMs.record(Math.round(info.lengthMs));
+      cs.cxRxBytes.inc(info.rxBytes);
+      cs.cxTxBytes.inc(info.txBytes);
+    }
   }
 
   /** An upstream outcome, for the outlier detector (if the cluster has one). */
@@ -87,8 +99,9 @@ export class Host implements ConnectionObserver {
     this.cluster.outcomes?.record(this.info.address, kind);
   }
 
-  connectionFailed(): void {
+  connectionFailed(timedOut = false): void {
     this.stats.cxConnectFail.inc();
+    if (timedOut) this.cluster.stats.cxConnectTimeout.inc();
   }
 
   /** The keep-alive pool to this host at a priority, created on first use. */
@@ -109,13 +122,13 @@ export class Host implements ConnectionObserver {
       },
       {
         connectionStarted: () => breaker.acquire('cx'),
-        connectionOpened: () => this.connectionOpened(),
-        connectionClosed: () => {
-          this.connectionClosed();
+        connectionOpened: (info) => this.connectionOpened(info),
+        connectionClosed: (info) => {
+          this.connectionClosed(info);
           breaker.release('cx');
         },
-        connectionFailed: () => {
-          this.connectionFailed();
+        connectionFailed: (timedOut) => {
+          this.connectionFailed(timedOut);
           breaker.release('cx');
         },
       },

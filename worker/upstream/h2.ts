@@ -34,13 +34,27 @@ function connectError(err: Error, sessionError: Error | undefined): Error {
   return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === 'UND_ERR_CONNECT_TIMEOUT' ? code : 'ECONNREFUSED' });
 }
 
-/** Told of each session's life, for the connection figures. */
+/** An upstream connection established: how long it took, and what it speaks. */
+export interface ConnectionOpened {
+  connectMs: number;
+  protocol?: 'http1' | 'http2';
+}
+
+/** An upstream connection closed: how long it lived, and the bytes it carried. */
+export interface ConnectionClosed {
+  lengthMs: number;
+  rxBytes: number;
+  txBytes: number;
+}
+
+/** Told of each connection's life, for the connection figures. */
 export interface ConnectionObserver {
   /** A connection is being attempted (it counts against max_connections from here; optional). */
   connectionStarted?(): void;
-  connectionOpened(): void;
-  connectionClosed(): void;
-  connectionFailed(): void;
+  connectionOpened(info?: ConnectionOpened): void;
+  connectionClosed(info?: ConnectionClosed): void;
+  /** It never connected; `timedOut` when connect_timeout passed. */
+  connectionFailed(timedOut?: boolean): void;
 }
 
 /** One session to the host, with the streams it carries now. */
@@ -79,6 +93,8 @@ export class H2Connection {
     const entry: Session = { session, connected: false, error: undefined, active: 0 };
     this.sessions.push(entry);
     this.observer.connectionStarted?.();
+    const started = performance.now();
+    let openedAt = 0;
     const timer = setTimeout(() => {
       if (!entry.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);
@@ -86,7 +102,8 @@ export class H2Connection {
     session.once('connect', () => {
       tls?.outcome(null);
       entry.connected = true;
-      this.observer.connectionOpened();
+      openedAt = performance.now();
+      this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2' });
       clearTimeout(timer);
       if (tuning?.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
       if (tuning?.keepalive) stopKeepalive = this.keepAlive(session, tuning.keepalive);
@@ -98,8 +115,9 @@ export class H2Connection {
     session.once('close', () => {
       clearTimeout(timer);
       stopKeepalive?.();
-      if (entry.connected) this.observer.connectionClosed();
-      else this.observer.connectionFailed();
+      const socket = session.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
+      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0 });
+      else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_CONNECT_TIMEOUT');
       const i = this.sessions.indexOf(entry);
       if (i >= 0) this.sessions.splice(i, 1);
     });

@@ -24,11 +24,13 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   let connected = false;
   let failed = false;
+  const started = performance.now();
+  let openedAt = 0;
   const fail = (err: Error & { code?: string }) => {
     if (connected || failed) return;
     failed = true;
     tls?.outcome(err);
-    host.connectionFailed();
+    host.connectionFailed(err.code === 'UND_ERR_CONNECT_TIMEOUT');
     cluster.stats.cxConnectFail.inc();
     host.outcome('G');
     events.failed(err);
@@ -38,7 +40,8 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     tls?.outcome(null);
     connected = true;
     socket.setTimeout(0);
-    host.connectionOpened();
+    openedAt = performance.now();
+    host.connectionOpened({ connectMs: openedAt - started });
     host.outcome('S');
     events.connected();
   });
@@ -47,7 +50,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
   });
   socket.on('error', (err) => fail(err));
   socket.once('close', () => {
-    if (connected) host.connectionClosed();
+    if (connected) host.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten });
     events.closed(connected);
   });
   return socket;

@@ -95,14 +95,21 @@ export class Http1Pool {
       connect: (options, callback) => {
         this.connections++;
         this.breaker.acquire('cx');
+        const started = performance.now();
         connector(options, (err, socket) => {
           tls?.outcome(err);
           if (err || !socket) {
+            this.observer.connectionFailed((err as NodeJS.ErrnoException | null)?.code === 'UND_ERR_CONNECT_TIMEOUT');
             this.lost();
             callback(err ?? new Error('no socket'), null);
             return;
           }
-          socket.once('close', () => this.lost());
+          const openedAt = performance.now();
+          this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http1' });
+          socket.once('close', () => {
+            this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten });
+            this.lost();
+          });
           callback(null, socket);
         });
       },
@@ -115,9 +122,6 @@ export class Http1Pool {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
-    pool.on('connect', () => this.observer.connectionOpened());
-    pool.on('disconnect', () => this.observer.connectionClosed());
-    pool.on('connectionError', () => this.observer.connectionFailed());
     this.pool = pool;
     return pool;
   }
