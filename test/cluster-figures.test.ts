@@ -46,6 +46,25 @@ const stat = async (name: string): Promise<string | undefined> => {
   return /: (.*)$/m.exec(body)?.[1];
 };
 
+describe("a connection manager's connection figures", () => {
+  it("record each downstream connection's codec, end, length and bytes as Envoy's", async () => {
+    const socket = connect(proxy.ports.get('web')!, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d));
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    await once(socket, 'close');
+    assert.match(answer, /^HTTP\/1\.1 200/);
+    await waitFor('the connection counted closed', async () => ((await stat('http.web.downstream_cx_destroy')) === '1' ? true : undefined));
+    assert.equal(await stat('http.web.downstream_cx_destroy_local'), '1', 'the proxy ended it (connection: close)');
+    assert.equal(await stat('http.web.downstream_cx_http1_active'), '0');
+    assert.ok(Number(await stat('http.web.downstream_cx_rx_bytes_total')) > 0);
+    assert.ok(Number(await stat('http.web.downstream_cx_tx_bytes_total')) > answer.length - 1);
+    assert.match(String(await stat('http.web.downstream_cx_length_ms')), /^P0\(/);
+    assert.equal(await stat('http.web.tracing.not_traceable'), '0', "the tracing figures are there without tracing, as Envoy's");
+  });
+});
+
 describe("a cluster's connection figures", () => {
   it('are there before any connection: the histograms print No recorded values', async () => {
     assert.equal(await stat('cluster.idle.upstream_cx_length_ms'), 'No recorded values');
@@ -54,7 +73,7 @@ describe("a cluster's connection figures", () => {
 
   it('record the connect time and the protocol of HTTP/1.1 connections', async () => {
     assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/`)).status, 200);
-    assert.equal(await stat('cluster.app.upstream_cx_http1_total'), '1');
+    assert.ok(Number(await stat('cluster.app.upstream_cx_http1_total')) >= 1);
     assert.match(String(await stat('cluster.app.upstream_cx_connect_ms')), /^P0\(/);
   });
 

@@ -93,7 +93,14 @@ describe('/stats text', () => {
     const used = (await stats('?usedonly&filter=^http\\.web\\.downstream_rq_[0-9]xx$')).body.trim();
     assert.equal(used, `http.web.downstream_rq_2xx: ${REQUESTS + 3}`);
     const gauges = (await stats('?type=Gauges&filter=^http\\.web\\.')).body.trim().split('\n');
-    assert.deepEqual(gauges, ['http.web.downstream_cx_active: 0', 'http.web.downstream_cx_upgrades_active: 0', 'http.web.downstream_rq_active: 0']);
+    assert.deepEqual(gauges, [
+      'http.web.downstream_cx_active: 0',
+      'http.web.downstream_cx_http1_active: 0',
+      'http.web.downstream_cx_http2_active: 0',
+      'http.web.downstream_cx_ssl_active: 0',
+      'http.web.downstream_cx_upgrades_active: 0',
+      'http.web.downstream_rq_active: 0',
+    ]);
   });
 
   it('shows histogram buckets, cumulative and disjoint', async () => {

@@ -81,6 +81,20 @@ export class HttpStats {
   readonly cxMaxDurationReached: Counter;
   readonly cxMaxRequestsReached: Counter;
   readonly rqMaxDurationReached: Counter;
+  /** Connections' ends, lengths and bytes; TLS and per-codec connections open now. */
+  readonly cxDestroy: Counter;
+  readonly cxDestroyLocal: Counter;
+  readonly cxDestroyRemote: Counter;
+  readonly cxLengthMs: Histogram;
+  readonly cxRxBytes: Counter;
+  readonly cxTxBytes: Counter;
+  readonly cxSslTotal: Counter;
+  readonly cxSslActive: Gauge;
+  readonly cxHttp1Active: Gauge;
+  readonly cxHttp2Active: Gauge;
+  /** stream_idle_timeout and request_timeout answered (408). */
+  readonly rqIdleTimeout: Counter;
+  readonly rqTimeout: Counter;
   /** listener.<address>.http.<prefix>.downstream_rq_<class> and _completed: the connection manager's figures on its listener. */
   private readonly listenerRqClass: Counter[] | undefined;
   private readonly listenerRqCompleted: Counter | undefined;
@@ -119,6 +133,44 @@ export class HttpStats {
     this.cxMaxDurationReached = stats.counter(`${p}downstream_cx_max_duration_reached`);
     this.cxMaxRequestsReached = stats.counter(`${p}downstream_cx_max_requests_reached`);
     this.rqMaxDurationReached = stats.counter(`${p}downstream_rq_max_duration_reached`);
+    this.cxDestroy = stats.counter(`${p}downstream_cx_destroy`);
+    this.cxDestroyLocal = stats.counter(`${p}downstream_cx_destroy_local`);
+    this.cxDestroyRemote = stats.counter(`${p}downstream_cx_destroy_remote`);
+    this.cxLengthMs = stats.histogram(`${p}downstream_cx_length_ms`);
+    this.cxRxBytes = stats.counter(`${p}downstream_cx_rx_bytes_total`);
+    this.cxTxBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
+    this.cxSslTotal = stats.counter(`${p}downstream_cx_ssl_total`);
+    this.cxSslActive = stats.gauge(`${p}downstream_cx_ssl_active`);
+    this.cxHttp1Active = stats.gauge(`${p}downstream_cx_http1_active`);
+    this.cxHttp2Active = stats.gauge(`${p}downstream_cx_http2_active`);
+    this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);
+    this.rqTimeout = stats.counter(`${p}downstream_rq_timeout`);
+  }
+
+  /**
+   * A downstream connection: counted open (and as TLS), then at its end Envoy's figures: who ended
+   * it (the peer's FIN first: remote), how long it lived and what it carried.
+   */
+  connection(socket: import('node:net').Socket): void {
+    const started = performance.now();
+    const tls = (socket as { encrypted?: boolean }).encrypted === true;
+    this.cxTotal.inc();
+    this.cxActive.inc();
+    if (tls) {
+      this.cxSslTotal.inc();
+      this.cxSslActive.inc();
+    }
+    let remote = false;
+    socket.once('end', () => (remote = true));
+    socket.once('close', () => {
+      this.cxActive.dec();
+      if (tls) this.cxSslActive.dec();
+      this.cxDestroy.inc();
+      (remote ? this.cxDestroyRemote : this.cxDestroyLocal).inc();
+      this.cxLengthMs.record(Math.round(performance.now() - started));
+      this.cxRxBytes.inc(socket.bytesRead);
+      this.cxTxBytes.inc(socket.bytesWritten);
+    });
   }
 
   /** A response went out: its class counter, completion, and the time since the request began. */

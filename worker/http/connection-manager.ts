@@ -28,6 +28,7 @@ import { runFilterChain, type FilterExchange } from './filters/run.js';
 import type { HttpFilterFactory } from './filters/http-filter.js';
 import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
 import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
+import { TracingStats } from '../tracing/sampling.js';
 import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
@@ -182,6 +183,8 @@ export class HttpConnectionManager {
     this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], filterContext);
     this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
     const router = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === ROUTER_TYPE || f.name === 'envoy.filters.http.router');
+    // Envoy's connection manager has its tracing figures whether it traces or not.
+    const tracingStats = new TracingStats(String(config.stat_prefix));
     this.tracing =
       config.tracing !== undefined
         ? new HttpTracing(
@@ -189,6 +192,7 @@ export class HttpConnectionManager {
             ctx.bootstrapTracing,
             { clusters: ctx.clusters, node: ctx.node, localAddress: this.localAddress, statPrefix: String(config.stat_prefix), egress: ctx.trafficDirection === 'OUTBOUND', startChildSpan: obj(router?.typed_config).start_child_span === true },
             ctx.clusters,
+            tracingStats,
           )
         : undefined;
     this.prepare();
@@ -219,6 +223,7 @@ export class HttpConnectionManager {
       // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
       const [status, reason] =
         err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+      if (status === 408) this.stats.rqTimeout.inc();
       if (status === 400) this.stats.cxProtocolError.inc();
       if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       else socket.destroy();
@@ -236,9 +241,14 @@ export class HttpConnectionManager {
         if (err.code?.startsWith('ERR_HTTP2')) this.stats.cxProtocolError.inc();
       });
       this.stats.cxHttp2Total.inc();
+      this.stats.cxHttp2Active.inc();
+      session.once('close', () => this.stats.cxHttp2Active.dec());
     });
     h1.on('connection', (socket: Socket) => {
-      if (!this.reparsed.has(socket)) this.stats.cxHttp1Total.inc();
+      if (this.reparsed.has(socket)) return;
+      this.stats.cxHttp1Total.inc();
+      this.stats.cxHttp1Active.inc();
+      socket.once('close', () => this.stats.cxHttp1Active.dec());
     });
     // Upgrades and CONNECT leave Node's parsers here; see upgradeHttp1() and connectHttp2().
     h1.on('upgrade', upgradeHandler);
@@ -266,10 +276,8 @@ export class HttpConnectionManager {
   accept(socket: Socket, alpn?: string | false | null): void {
     this.sockets.add(socket);
     this.limits?.connectionOpened(socket);
-    this.stats.cxTotal.inc();
-    this.stats.cxActive.inc();
+    this.stats.connection(socket);
     socket.once('close', () => {
-      this.stats.cxActive.dec();
       this.sockets.delete(socket);
       if (this.sockets.size === 0) this.allClosed?.();
     });
@@ -439,6 +447,7 @@ export class HttpConnectionManager {
       }
       if (idle || res.writableEnded) return;
       idle = true;
+      stats.rqIdleTimeout.inc();
       if (record) {
         record.responseFlags |= ResponseFlag.streamIdleTimeout;
         record.responseCodeDetails = 'stream_idle_timeout';

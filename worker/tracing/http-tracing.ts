@@ -4,7 +4,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { responseFlagsText } from '../../shared/access-log/entry.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from '../http/exchange-record.js';
-import { decideTrace, samplingOfFractions, samplingOfPercents, TracingStats, type Sampling, type TraceReason } from './sampling.js';
+import { decideTrace, samplingOfFractions, samplingOfPercents, type Sampling, type TraceReason, type TracingStats } from './sampling.js';
 import type { Span, Tracer } from './span.js';
 import { tracerFor, type TracerContext } from './tracers.js';
 
@@ -95,7 +95,6 @@ export class HttpTracing {
   private readonly maxPathTagLength: number;
   private readonly customTags: CustomTag[];
   private readonly childSpans: boolean;
-  readonly stats: TracingStats;
 
   constructor(
     config: JsonObject,
@@ -103,6 +102,8 @@ export class HttpTracing {
     bootstrapProvider: JsonObject | undefined,
     private readonly ctx: TracingContext,
     private readonly clusters: ClusterManager,
+    /** http.<prefix>.tracing.*: the connection manager's (which has them with or without tracing, as Envoy's). */
+    readonly stats: TracingStats,
   ) {
     const provider = config.provider !== undefined ? obj(config.provider) : bootstrapProvider;
     this.tracer = tracerFor(provider, ctx);
@@ -110,7 +111,6 @@ export class HttpTracing {
     this.maxPathTagLength = config.max_path_tag_length === undefined ? 256 : Number(config.max_path_tag_length);
     this.customTags = compileCustomTags(config.custom_tags);
     this.childSpans = ctx.startChildSpan || config.spawn_upstream_span === true;
-    this.stats = new TracingStats(ctx.statPrefix);
   }
 
   /**
