@@ -1,3 +1,4 @@
+import { stats } from '../shared/stats/process.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
@@ -173,6 +174,10 @@ export async function main(args: string[] = process.argv.slice(2), io: MainIo = 
     return 1;
   }
   for (const w of loaded.warnings) log.warn(w);
+  // runtime.deprecated_feature_use: each deprecated field the configuration uses, as Envoy counts them.
+  const deprecatedUses = loaded.warnings.filter((w) => w.includes(': using deprecated option ')).length;
+  stats.counter('runtime.deprecated_feature_use').inc(deprecatedUses);
+  stats.gauge('runtime.deprecated_feature_seen_since_process_start', 'local').set(deprecatedUses);
 
   if (options.mode === 'validate') {
     io.stdout(`configuration '${options.configPath}' OK\n`);

@@ -1,3 +1,4 @@
+import { getFips } from 'node:crypto';
 import type { ServerState } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
@@ -39,6 +40,11 @@ export class ServerStats {
     stats.gauge('server.version', 'local').set(parseInt(version.slice(0, 6), 16) || 0);
     stats.counter('server.static_unknown_fields').inc(staticUnknownFields);
     stats.counter('server.dynamic_unknown_fields');
+    // A release build's: assertions and ENVOY_BUG are not compiled in here either (they stay 0).
+    stats.counter('server.debug_assertion_failures');
+    stats.counter('server.envoy_bug_failures');
+    stats.counter('server.envoy_notifications');
+    stats.gauge('server.compilation_settings.fips_mode', 'local').set(getFips() === 1 ? 1 : 0);
   }
 
   get hotRestartGeneration(): number {

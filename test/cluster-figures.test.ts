@@ -62,6 +62,10 @@ describe("a connection manager's connection figures", () => {
     assert.ok(Number(await stat('http.web.downstream_cx_tx_bytes_total')) > answer.length - 1);
     assert.match(String(await stat('http.web.downstream_cx_length_ms')), /^P0\(/);
     assert.equal(await stat('http.web.tracing.not_traceable'), '0', "the tracing figures are there without tracing, as Envoy's");
+    const listener = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body) as { listener_statuses: { name: string; local_address: { socket_address: { port_value: number } } }[] };
+    const port = listener.listener_statuses.find((l) => l.name === 'web')!.local_address.socket_address.port_value;
+    assert.match(String(await stat(`listener.127.0.0.1_${port}.downstream_cx_length_ms`)), /^P0\(/, "the listener's connection length too");
+    assert.equal(await stat('server.debug_assertion_failures'), '0', "a release build's");
   });
 });
 

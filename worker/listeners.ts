@@ -134,7 +134,8 @@ export class ServedListener {
   /** A connection its listening socket accepted (paused). */
   onConnection(raw: Socket): void {
     this.stats.opened();
-    raw.once('close', () => this.stats.closed());
+    const started = performance.now();
+    raw.once('close', () => this.stats.closed(performance.now() - started));
     raw.on('error', () => raw.destroy());
     if (!this.inspect) {
       this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });
@@ -148,6 +149,14 @@ export class ServedListener {
   /** Envoy's tls_inspector: reads until the ClientHello is whole (or the bytes say plaintext), then puts them back. */
   private readClientHello(raw: Socket, done: (hello: ClientHello) => void): void {
     let data: Buffer = Buffer.alloc(0);
+    const pre = this.stats.preCxActive;
+    pre.inc();
+    let inspecting = true;
+    const inspected = () => {
+      if (inspecting) pre.dec();
+      inspecting = false;
+    };
+    raw.once('close', inspected);
     const timer = setTimeout(() => {
       this.inspectTimeout.inc();
       raw.destroy();
@@ -159,6 +168,7 @@ export class ServedListener {
       raw.off('data', onData);
       raw.off('end', onEnd);
       clearTimeout(timer);
+      inspected();
       raw.pause();
       raw.unshift(data);
       done(parsed.hello);

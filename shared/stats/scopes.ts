@@ -22,7 +22,13 @@ export class ListenerStats {
   /** server.total_connections: every worker's open downstream connections, added up by the admin process. */
   private readonly serverConnections: Gauge;
 
+  readonly cxLengthMs: Histogram;
+  /** Connections the listener filters (TLS inspector) hold before a filter chain has them. */
+  readonly preCxActive: Gauge;
+
   constructor(prefix: string, workerIndex?: number) {
+    this.cxLengthMs = stats.histogram(`${prefix}downstream_cx_length_ms`);
+    this.preCxActive = stats.gauge(`${prefix}downstream_pre_cx_active`);
     this.cxTotal = stats.counter(`${prefix}downstream_cx_total`);
     this.cxActive = stats.gauge(`${prefix}downstream_cx_active`);
     this.cxDestroy = stats.counter(`${prefix}downstream_cx_destroy`);
@@ -41,11 +47,13 @@ export class ListenerStats {
     this.serverConnections.inc();
   }
 
-  closed(): void {
+  /** `lengthMs`: how long the connection lived (downstream_cx_length_ms). */
+  closed(lengthMs: number): void {
     this.cxActive.dec();
     this.workerCxActive?.dec();
     this.cxDestroy.inc();
     this.serverConnections.dec();
+    this.cxLengthMs.record(Math.round(lengthMs));
   }
 }
 
