@@ -79,6 +79,8 @@ describe("a cluster's connection figures", () => {
     assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/`)).status, 200);
     assert.ok(Number(await stat('cluster.app.upstream_cx_http1_total')) >= 1);
     assert.match(String(await stat('cluster.app.upstream_cx_connect_ms')), /^P0\(/);
+    assert.ok(Number(await stat('cluster.app.upstream_rq_pending_total')) >= 1, 'each request waited for its connection');
+    assert.equal(await stat('cluster.app.upstream_rq_pending_active'), '0');
   });
 
   it("record a connection's length, its bytes and its end when it closes", async () => {

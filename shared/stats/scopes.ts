@@ -219,6 +219,13 @@ export class ClusterStats {
   readonly cxRxBytes: Counter;
   readonly cxTxBytes: Counter;
   readonly cxConnectTimeout: Counter;
+  /** Requests waiting for a connection (pending), cancelled while waiting, reset by either side, refused a retry past the limit. */
+  readonly rqPendingTotal: Counter;
+  readonly rqPendingActive: Gauge;
+  readonly rqCancelled: Counter;
+  readonly rqRxReset: Counter;
+  readonly rqTxReset: Counter;
+  readonly rqRetryLimitExceeded: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
   /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
@@ -253,6 +260,12 @@ export class ClusterStats {
     this.cxRxBytes = stats.counter(`${p}upstream_cx_rx_bytes_total`);
     this.cxTxBytes = stats.counter(`${p}upstream_cx_tx_bytes_total`);
     this.cxConnectTimeout = stats.counter(`${p}upstream_cx_connect_timeout`);
+    this.rqPendingTotal = stats.counter(`${p}upstream_rq_pending_total`);
+    this.rqPendingActive = stats.gauge(`${p}upstream_rq_pending_active`);
+    this.rqCancelled = stats.counter(`${p}upstream_rq_cancelled`);
+    this.rqRxReset = stats.counter(`${p}upstream_rq_rx_reset`);
+    this.rqTxReset = stats.counter(`${p}upstream_rq_tx_reset`);
+    this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
     this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);
     this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);

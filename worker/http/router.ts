@@ -225,6 +225,8 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.pendingHeld = true;
+    this.cluster.stats.rqPendingTotal.inc();
+    this.cluster.stats.rqPendingActive.inc();
     this.host = host;
     const record = this.ctx.record;
     if (record) {
@@ -338,6 +340,10 @@ class Exchange implements Dispatcher.DispatchHandler {
    * a retry must not overlap a try that may yet start.
    */
   private abort(reason: Error): void {
+    const cs = this.cluster.stats;
+    // Envoy's upstream_rq_cancelled: the client left before the request had a connection; tx_reset: a request under way that this side reset.
+    if (reason === ABORT.client && this.pendingHeld) cs.rqCancelled.inc();
+    else if (this.controller) cs.rqTxReset.inc();
     if (this.controller) this.controller.abort(reason);
     else if (this.pool?.cancel(this)) this.tryFailed(reason);
     else if (this.host && reason !== ABORT.perTry) this.tryFailed(reason);
@@ -365,7 +371,10 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.lastHost?.stats.rqTimeout.inc();
     }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
-    else cs.cxDestroyRemote.inc();
+    else {
+      cs.cxDestroyRemote.inc();
+      cs.rqRxReset.inc();
+    }
     const record = this.ctx.record;
     if (this.res.headersSent) {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
@@ -393,7 +402,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /** A retry is due: allowed while retries are left and the breaker's max_retries is not reached. */
   private admitRetry(): boolean {
-    if (this.retriesLeft <= 0) return false;
+    if (this.retriesLeft <= 0) {
+      this.cluster.stats.rqRetryLimitExceeded.inc();
+      return false;
+    }
     if (!this.breaker.tryAcquire('retry')) {
       this.breaker.overflow.retry.inc();
       return false;
@@ -405,6 +417,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private releasePending(): void {
     if (!this.pendingHeld) return;
     this.pendingHeld = false;
+    this.cluster.stats.rqPendingActive.dec();
     this.breaker.release('pending');
   }
 
