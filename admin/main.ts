@@ -1,3 +1,4 @@
+import { statsMatcher } from './stats-matcher.js';
 import { StatsdSinks } from './statsd-sinks.js';
 import { configureTags } from './render/stats-prometheus.js';
 import { writeFileSync } from 'node:fs';
@@ -59,6 +60,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   const sinks = new StatsdSinks(bootstrap);
   if (!sinks.empty) collector.onFlush(() => sinks.flush(collector!.merged));
   collector.start();
+  collector.merged.setMatcher(statsMatcher(bootstrap.stats_config as JsonObject | undefined));
   // Prometheus labels: --stats-tag and stats_config's tags (see render/stats-prometheus.ts).
   configureTags(
     ((info.commandLineOptions.stats_tag as string[] | undefined) ?? []).map((t) => [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] as [string, string]),

@@ -75,3 +75,24 @@ describe('tags (Prometheus labels)', () => {
     assert.deepEqual(info.command_line_options.stats_tag, ['region:eu1']);
   });
 });
+
+describe('stats_config.stats_matcher', () => {
+  const bootstrap = (statsMatcher: object) => ({
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    stats_config: { stats_matcher: statsMatcher },
+    static_resources: { listeners: [], clusters: [{ name: 'backend', type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: 'backend', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 1 } } } }] }] } }] },
+  });
+  const names = async (p: RunningProxy) => (await httpRequest(`http://${p.admin}/stats`)).body.split('\n').filter(Boolean).map((l) => l.slice(0, l.indexOf(':')));
+
+  it('leaves out what an exclusion list matches, keeps only what an inclusion list matches, and everything with reject_all', async () => {
+    const excluding = await startProxy(bootstrap({ exclusion_list: { patterns: [{ prefix: 'cluster.' }] } }), ['--concurrency', '1']);
+    const excluded = await names(excluding);
+    assert.ok(excluded.some((n) => n.startsWith('server.')) && !excluded.some((n) => n.startsWith('cluster.')), 'no cluster.* statistic');
+    const including = await startProxy(bootstrap({ inclusion_list: { patterns: [{ prefix: 'cluster.backend.' }, { exact: 'server.live' }] } }), ['--concurrency', '1']);
+    const included = await names(including);
+    assert.ok(included.length > 1 && included.every((n) => n.startsWith('cluster.backend.') || n === 'server.live'), included.join(', '));
+    const rejecting = await startProxy(bootstrap({ reject_all: true }), ['--concurrency', '1']);
+    assert.deepEqual(await names(rejecting), []);
+    assert.match((await httpRequest(`http://${rejecting.admin}/clusters`)).body, /^backend::127\.0\.0\.1:1::cx_active::0$/m, '/clusters keeps its per-host figures');
+  });
+});

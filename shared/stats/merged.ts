@@ -33,6 +33,25 @@ export class MergedStats {
   /** The most recent names looked up (at most RECENT_LOOKUPS, least recently seen dropped first). */
   readonly recentLookups = new Map<string, number>();
 
+  /**
+   * stats_config.stats_matcher: whether a name is kept (Envoy does not instantiate the others, so
+   * they appear nowhere: /stats, Prometheus, sinks). Decided once per name.
+   */
+  private matcher: ((name: string) => boolean) | undefined;
+  private readonly kept = new Map<string, boolean>();
+
+  setMatcher(keep: ((name: string) => boolean) | undefined): void {
+    this.matcher = keep;
+    this.kept.clear();
+  }
+
+  private rejects(name: string): boolean {
+    if (!this.matcher) return false;
+    let keep = this.kept.get(name);
+    if (keep === undefined) this.kept.set(name, (keep = this.matcher(name)));
+    return !keep;
+  }
+
   apply(source: string, delta: StatsDelta): void {
     this.lookupTotal += delta.lookups;
     if (this.lookupTracking) {
@@ -44,6 +63,7 @@ export class MergedStats {
       while (this.recentLookups.size > RECENT_LOOKUPS) this.recentLookups.delete(this.recentLookups.keys().next().value!);
     }
     for (const [name, d] of delta.counters) {
+      if (this.rejects(name)) continue;
       let c = this.counters.get(name);
       if (!c) {
         this.counters.set(name, (c = { value: 0, used: false }));
@@ -53,6 +73,7 @@ export class MergedStats {
       if (d > 0) c.used = true;
     }
     for (const [name, value, used, mode] of delta.gauges) {
+      if (this.rejects(name)) continue;
       let g = this.gauges.get(name);
       if (!g) {
         this.gauges.set(name, (g = { bySource: new Map(), used: false, local: mode === 'local' }));
@@ -62,6 +83,7 @@ export class MergedStats {
       if (used) g.used = true;
     }
     for (const [name, bins] of delta.histograms) {
+      if (this.rejects(name)) continue;
       let h = this.histograms.get(name);
       if (!h) {
         this.histograms.set(name, (h = { cumulative: new Map(), interval: new Map(), current: new Map(), used: false }));
@@ -74,6 +96,7 @@ export class MergedStats {
       }
     }
     for (const [name, value, used] of delta.textReadouts) {
+      if (this.rejects(name)) continue;
       let t = this.textReadouts.get(name);
       if (!t) {
         this.textReadouts.set(name, (t = { value: '', used: false }));
