@@ -1,3 +1,4 @@
+import { configureHistogramBuckets } from './render/histogram-view.js';
 import { statsMatcher } from './stats-matcher.js';
 import { StatsdSinks } from './statsd-sinks.js';
 import { configureTags } from './render/stats-prometheus.js';
@@ -61,6 +62,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   if (!sinks.empty) collector.onFlush(() => sinks.flush(collector!.merged));
   collector.start();
   collector.merged.setMatcher(statsMatcher(bootstrap.stats_config as JsonObject | undefined));
+  configureHistogramBuckets(bootstrap.stats_config as JsonObject | undefined);
   // Prometheus labels: --stats-tag and stats_config's tags (see render/stats-prometheus.ts).
   configureTags(
     ((info.commandLineOptions.stats_tag as string[] | undefined) ?? []).map((t) => [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] as [string, string]),

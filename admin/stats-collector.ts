@@ -58,12 +58,16 @@ export class StatsCollector {
     this.flushListeners.push(listener);
   }
 
-  /** Turns recording of stat-name lookups on or off in every process of the tree. */
-  trackLookups(on: boolean): void {
+  /**
+   * Turns recording of stat-name lookups on or off in every process of the tree; resolves once
+   * every process has (a collection sent after the order reaches each process after it).
+   */
+  async trackLookups(on: boolean): Promise<void> {
     this.merged.lookupTracking = on;
     if (!on) this.merged.recentLookups.clear();
     stats.trackLookups(on);
     this.send({ type: 'stats_lookups', tracking: on });
+    await this.collect(false);
   }
 
   /** Every used counter's total, the admin process's own included: the tree's history, for a hot-restart child. */

@@ -96,3 +96,25 @@ describe('stats_config.stats_matcher', () => {
     assert.match((await httpRequest(`http://${rejecting.admin}/clusters`)).body, /^backend::127\.0\.0\.1:1::cx_active::0$/m, '/clusters keeps its per-host figures');
   });
 });
+
+describe('stats_config.histogram_bucket_settings', () => {
+  it('gives the histograms it matches their own bucket bounds, in the text, JSON and Prometheus views', async () => {
+    const p = await startProxy(
+      {
+        stats_flush_on_admin: true,
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        stats_config: { histogram_bucket_settings: [{ match: { prefix: 'http.admin.downstream_rq_time' }, buckets: [100, 1, 10] }] },
+        static_resources: { listeners: [], clusters: [] },
+      },
+      ['--concurrency', '1'],
+    );
+    await httpRequest(`http://${p.admin}/ready`);
+    const text = (await httpRequest(`http://${p.admin}/stats?filter=^http\\.admin\\.downstream_rq_time$&histogram_buckets=cumulative`)).body;
+    assert.match(text, /^http\.admin\.downstream_rq_time: B1\(\d+,\d+\) B10\(\d+,\d+\) B100\(\d+,\d+\)$/m);
+    const prometheus = (await httpRequest(`http://${p.admin}/stats/prometheus?filter=downstream_rq_time`)).body;
+    const les = [...prometheus.matchAll(/^envoy_http_downstream_rq_time_bucket\{envoy_http_conn_manager_prefix="admin",le="([^"]+)"\}/gm)].map((m) => m[1]);
+    assert.deepEqual(les, ['1', '10', '100', '+Inf']);
+    const other = (await httpRequest(`http://${p.admin}/stats?filter=^server\\.initialization_time_ms$&histogram_buckets=cumulative`)).body;
+    assert.equal(other.trim().split(' ').length - 1, 19, 'the others keep the default 19');
+  });
+});

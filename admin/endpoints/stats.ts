@@ -90,8 +90,8 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
       path: '/stats/recentlookups/enable',
       help: 'enable recording of reset stat-name lookup names',
       mutates: true,
-      handle: () => {
-        collector.trackLookups(true);
+      handle: async () => {
+        await collector.trackLookups(true);
         return { status: 200, body: 'OK\n' };
       },
     },
@@ -99,8 +99,8 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
       path: '/stats/recentlookups/disable',
       help: 'disable recording of reset stat-name lookup names',
       mutates: true,
-      handle: () => {
-        collector.trackLookups(false);
+      handle: async () => {
+        await collector.trackLookups(false);
         return { status: 200, body: 'OK\n' };
       },
     },

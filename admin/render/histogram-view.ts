@@ -1,5 +1,8 @@
 import { binBounds, countBelow, DEFAULT_BUCKETS, quantiles, SUPPORTED_QUANTILES, type Bins } from '../../shared/stats/histogram.js';
 import type { MergedHistogram } from '../../shared/stats/merged.js';
+import { list, obj } from '../../shared/config/access.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { compileStringMatcher } from '../../shared/matchers.js';
 
 /** What every renderer needs of a histogram: quantiles, buckets and bins for the interval and cumulative parts. */
 
@@ -11,6 +14,25 @@ export interface Bucket {
   upperBound: number;
   interval: number;
   cumulative: number;
+}
+
+/**
+ * stats_config.histogram_bucket_settings: the bucket bounds of the histograms each setting's
+ * matcher matches (the first that matches), else Envoy's default ones.
+ */
+let bucketSettings: { match: (name: string) => boolean; buckets: number[] }[] = [];
+
+export function configureHistogramBuckets(statsConfig: JsonObject | undefined): void {
+  bucketSettings = list(statsConfig?.histogram_bucket_settings).map((b) => ({
+    match: compileStringMatcher(obj(b.match)),
+    buckets: [...new Set((b.buckets as number[] | undefined) ?? [])].sort((x, y) => x - y),
+  }));
+}
+
+/** The bucket bounds of the histogram `name`. */
+export function bucketsFor(name: string): readonly number[] {
+  for (const b of bucketSettings) if (b.match(name)) return b.buckets;
+  return DEFAULT_BUCKETS;
 }
 
 /** Counts per bucket bound: each bucket counts everything at or below its bound, or (disjoint) only what is above the previous bound. */

@@ -1,7 +1,7 @@
 import { SUPPORTED_QUANTILES } from '../../shared/stats/histogram.js';
 import type { MergedStats } from '../../shared/stats/merged.js';
 import type { HistogramMode, Selection } from '../stats-view.js';
-import { binList, histogramBuckets, histogramQuantiles } from './histogram-view.js';
+import { binList, bucketsFor, histogramBuckets, histogramQuantiles } from './histogram-view.js';
 
 /** /stats?format=json: Envoy's compact layout, `{"stats":[…]}`, NaN as null, as chunks of about 64 KiB. */
 
@@ -22,7 +22,7 @@ function histogramsElement(merged: MergedStats, names: string[], mode: Histogram
     case 'disjoint':
       return names.map((name) => ({
         name,
-        buckets: histogramBuckets(merged.histograms.get(name)!, mode === 'disjoint').map((b) => ({ upper_bound: b.upperBound, interval: b.interval, cumulative: b.cumulative })),
+        buckets: histogramBuckets(merged.histograms.get(name)!, mode === 'disjoint', bucketsFor(name)).map((b) => ({ upper_bound: b.upperBound, interval: b.interval, cumulative: b.cumulative })),
       }));
     case 'detailed':
       return {

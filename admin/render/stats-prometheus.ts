@@ -1,7 +1,7 @@
 import { approximateSum, DEFAULT_BUCKETS, SUPPORTED_QUANTILES, sampleCount, quantiles } from '../../shared/stats/histogram.js';
 import type { MergedStats } from '../../shared/stats/merged.js';
 import { isHiddenStat } from '../../shared/stats/scopes.js';
-import { histogramBuckets } from './histogram-view.js';
+import { bucketsFor, histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 import { RE2JS } from 're2js';
 import { list } from '../../shared/config/access.js';
@@ -205,7 +205,7 @@ export function* renderPrometheus(merged: MergedStats, options: PrometheusOption
   if (out) yield out;
 }
 
-const LE = DEFAULT_BUCKETS.map(formatG32);
+const DEFAULT_LE = DEFAULT_BUCKETS.map(formatG32);
 const QUANTILE_LABELS = SUPPORTED_QUANTILES.map(String);
 
 function histogramLines(merged: MergedStats, m: Member, summaries: boolean): string {
@@ -218,8 +218,10 @@ function histogramLines(merged: MergedStats, m: Member, summaries: boolean): str
     for (let i = 0; i < qs.length; i++) out += `${family}{${prefix}quantile="${QUANTILE_LABELS[i]}"} ${formatG32(qs[i]!)}\n`;
     return `${out}${family}_sum{${m.labels}} ${formatG32(approximateSum(h.interval))}\n${family}_count{${m.labels}} ${sampleCount(h.interval)}\n`;
   }
-  const buckets = h.cumulative.size ? histogramBuckets(h, false) : undefined;
-  for (let i = 0; i < LE.length; i++) out += `${family}_bucket{${prefix}le="${LE[i]}"} ${buckets ? buckets[i]!.cumulative : 0}\n`;
+  const bounds = bucketsFor(m.name);
+  const le = bounds === DEFAULT_BUCKETS ? DEFAULT_LE : bounds.map(formatG32);
+  const buckets = h.cumulative.size ? histogramBuckets(h, false, bounds) : undefined;
+  for (let i = 0; i < le.length; i++) out += `${family}_bucket{${prefix}le="${le[i]}"} ${buckets ? buckets[i]!.cumulative : 0}\n`;
   const total = buckets ? sampleCount(h.cumulative) : 0;
   return `${out}${family}_bucket{${prefix}le="+Inf"} ${total}\n${family}_sum{${m.labels}} ${buckets ? formatG32(approximateSum(h.cumulative)) : '0'}\n${family}_count{${m.labels}} ${total}\n`;
 }

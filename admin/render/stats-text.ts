@@ -1,7 +1,7 @@
 import { SUPPORTED_QUANTILES } from '../../shared/stats/histogram.js';
 import type { MergedStats } from '../../shared/stats/merged.js';
 import type { HistogramMode, Selection } from '../stats-view.js';
-import { binList, histogramBuckets, histogramQuantiles } from './histogram-view.js';
+import { binList, bucketsFor, histogramBuckets, histogramQuantiles } from './histogram-view.js';
 import { formatDouble, formatG, percentLabel } from './numbers.js';
 
 /** /stats in Envoy's text layout, as chunks of about 64 KiB. */
@@ -21,7 +21,7 @@ function histogramText(merged: MergedStats, name: string, mode: HistogramMode): 
       return `${name}: ${summaryLine(merged, name)}\n`;
     case 'cumulative':
     case 'disjoint':
-      return `${name}: ${histogramBuckets(h, mode === 'disjoint').map((b) => `B${formatG(b.upperBound)}(${b.interval},${b.cumulative})`).join(' ')}\n`;
+      return `${name}: ${histogramBuckets(h, mode === 'disjoint', bucketsFor(name)).map((b) => `B${formatG(b.upperBound)}(${b.interval},${b.cumulative})`).join(' ')}\n`;
     case 'detailed': {
       const bins = (list: ReturnType<typeof binList>) => list.map((b) => `${b.lower},${b.width}:${b.count}`).join(', ');
       return `${name}:\n  totals=${bins(binList(h.cumulative))}\n  intervals=${bins(binList(h.interval))}\n  summary=${summaryLine(merged, name)}\n`;
