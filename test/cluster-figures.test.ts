@@ -70,6 +70,11 @@ describe("a connection manager's connection figures", () => {
 });
 
 describe("a cluster's connection figures", () => {
+  it('count the membership as Envoy does: one change for the first hosts, the highest weight', async () => {
+    assert.equal(await stat('cluster.app.membership_change'), '1');
+    assert.equal(await stat('cluster.app.max_host_weight'), '1');
+  });
+
   it('are there before any connection: the histograms print No recorded values', async () => {
     assert.equal(await stat('cluster.idle.upstream_cx_length_ms'), 'No recorded values');
     assert.equal(await stat('cluster.idle.upstream_cx_connect_ms'), 'No recorded values');

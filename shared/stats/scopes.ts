@@ -298,11 +298,16 @@ export class MembershipStats {
   readonly healthy: Gauge;
   readonly degraded: Gauge;
   readonly excluded: Gauge;
+  /** membership_change: hosts added or removed; max_host_weight. */
+  readonly change: Counter;
+  readonly maxHostWeight: Gauge;
   /** The hosts, as JSON, for /clusters: a hidden text readout `_hosts.<cluster>`. */
   readonly hosts: TextReadout;
 
   constructor(name: string) {
     const p = `cluster.${name}.`;
+    this.change = stats.counter(`${p}membership_change`);
+    this.maxHostWeight = stats.gauge(`${p}max_host_weight`, 'local');
     this.total = stats.gauge(`${p}membership_total`, 'local');
     this.healthy = stats.gauge(`${p}membership_healthy`, 'local');
     this.degraded = stats.gauge(`${p}membership_degraded`, 'local');

@@ -1,3 +1,4 @@
+import { stats } from '../../shared/stats/process.js';
 import { lookup } from 'node:dns/promises';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -12,6 +13,9 @@ import { ClusterHealthChecker } from './health-checker.js';
 import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { OutcomeRuns } from '../../shared/upstream/outcomes.js';
+
+
+const clusterUpdated = stats.counter('cluster_manager.cluster_updated');
 
 /**
  * Every cluster's hosts for the whole tree, as Envoy's main thread keeps them: STATIC as
@@ -30,6 +34,7 @@ export class ClusterMembership {
   private readonly type: string;
   private endpoints: EndpointConfig[];
   private hostList: UpstreamHost[] = [];
+  private everSet = false;
   private readonly stats: MembershipStats;
   private refreshTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -68,7 +73,15 @@ export class ClusterMembership {
   }
 
   private set hosts(hosts: UpstreamHost[]) {
+    // Hosts added or removed (not a health change) are a membership change, and a cluster update (cluster_manager.cluster_updated).
+    if (this.hostList.map((h) => h.address).join(',') !== hosts.map((h) => h.address).join(',')) {
+      this.stats.change.inc();
+      // The cluster's first hosts are its creation, not an update.
+      if (this.everSet) clusterUpdated.inc();
+    }
+    this.everSet = true;
     this.hostList = hosts;
+    this.stats.maxHostWeight.set(hosts.reduce((m, h) => Math.max(m, h.weight), 0));
     this.stats.total.set(hosts.length);
     this.stats.healthy.set(hosts.filter((h) => !isExcluded(h.healthFlags) && coarseHealth(h.healthFlags) === 'healthy').length);
     this.stats.degraded.set(hosts.filter((h) => !isExcluded(h.healthFlags) && coarseHealth(h.healthFlags) === 'degraded').length);
