@@ -6,6 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { formatAddress, isLoopback } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
+import { list } from '../shared/config/access.js';
+import { compileStringMatcher } from '../shared/matchers.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
 import { applyProfilerOrder } from '../shared/profiler.js';
@@ -80,7 +82,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   // A replacement admin process joins the profiling in progress.
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');
   const admin = context.bootstrap.admin as JsonObject;
-  server = new AdminServer(endpoints, AdminAccessLog.from(admin));
+  server = new AdminServer(endpoints, AdminAccessLog.from(admin), list(admin.allow_paths).map((m) => compileStringMatcher(m)));
   const sa = (admin.address as JsonObject).socket_address as JsonObject;
   const host = String(sa.address);
   const requested = Number(sa.port_value ?? 0);

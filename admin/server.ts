@@ -12,8 +12,8 @@ import { helpText } from './help.js';
 /**
  * The admin HTTP server: exact, case-sensitive dispatch on the normalised path; mutating
  * endpoints answer only POST (the seed: any other method gets 400 and changes nothing, where
- * Envoy answers 405); unknown paths get 404 with the help text; every response carries Envoy's
- * default headers.
+ * Envoy answers 405); unknown paths get 404 with the help text; with `admin.allow_paths`, a path
+ * none of its matchers takes gets 403 first; every response carries Envoy's default headers.
  */
 
 const log = getLogger('admin', import.meta.url);
@@ -64,6 +64,8 @@ export class AdminServer {
   constructor(
     readonly endpoints: AdminEndpoint[],
     private readonly accessLog?: AdminAccessLog,
+    /** `admin.allow_paths`: when any, a request's whole path, query included, must match one. */
+    private readonly allowPaths: readonly ((path: string) => boolean)[] = [],
   ) {
     this.byPath = new Map(endpoints.map((e) => [e.path, e]));
   }
@@ -98,6 +100,10 @@ export class AdminServer {
     const body = await readBody(req);
     received.bytes = Buffer.byteLength(body);
     const url = req.url ?? '/';
+    // Envoy checks the allow-list before looking the handler up: an unknown path outside it is 403, not 404.
+    if (this.allowPaths.length > 0 && !this.allowPaths.some((allowed) => allowed(url))) {
+      return { status: 403, body: `request to path ${url} not allowed` };
+    }
     const q = url.indexOf('?');
     const path = normalisePath(q < 0 ? url : url.slice(0, q));
     const endpoint = this.byPath.get(path);

@@ -69,8 +69,17 @@ export const schemaFiles = [
   'envoy/service/discovery/v3/discovery.proto',
 ];
 
+/**
+ * Fields Envoy added after the API release @grpc/grpc-js-xds bundles, that this proxy reads:
+ * [message, field, number, type, rule]. Numbers are Envoy's, so binary bootstraps decode too.
+ * `Admin.allow_paths` (Envoy 1.37) takes the message's next free number, 7.
+ */
+const ADDED_FIELDS: [message: string, field: string, id: number, type: string, rule?: string][] = [
+  ['envoy.config.bootstrap.v3.Admin', 'allow_paths', 7, '.envoy.type.matcher.v3.StringMatcher', 'repeated'],
+];
+
 const cacheFile = join(distDir, 'envoy-schema.json');
-const cacheKey = `${xdsVersion}:${schemaFiles.join(',')}`;
+const cacheKey = `${xdsVersion}:${schemaFiles.join(',')}:${ADDED_FIELDS.map((f) => f.join('/')).join(',')}`;
 
 export function loadSchemaFromProtos(): protobuf.Root {
   const root = new protobuf.Root();
@@ -88,6 +97,11 @@ export function loadSchemaFromProtos(): protobuf.Root {
   };
   root.loadSync(schemaFiles, { keepCase: true });
   root.resolveAll();
+  for (const [message, name, id, type, rule] of ADDED_FIELDS) {
+    const field = new protobuf.Field(name, id, type, rule);
+    root.lookupType(message).add(field);
+    field.resolve();
+  }
   return root;
 }
 

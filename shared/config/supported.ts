@@ -59,7 +59,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
   'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
   'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
-  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path'],
+  'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path', 'allow_paths'],
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
     'listener_filters', 'udp_listener_config', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options', 'enable_reuse_port', 'reuse_port',
