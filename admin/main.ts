@@ -34,6 +34,8 @@ import { AdminServer } from './server.js';
 import { StatsCollector } from './stats-collector.js';
 import { durationMs } from '../shared/config/wkt.js';
 import { AdminState } from './state.js';
+import { trafficEndpoints } from './endpoints/traffic.js';
+import { TrafficHistory } from './traffic-history.js';
 
 /**
  * The admin process's lifecycle: on `init`, bind `admin.address`, write --admin-address-path,
@@ -62,6 +64,9 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   // statsd and DogStatsD sinks: the whole tree's figures, sent at each flush.
   const sinks = new StatsdSinks(bootstrap);
   if (!sinks.empty) collector.onFlush(() => sinks.flush(collector!.merged));
+  // The home page's plots: a point at each flush.
+  const history = new TrafficHistory(collector.merged, collector.flushIntervalMs);
+  collector.onFlush(() => history.sample());
   collector.start();
   collector.merged.setMatcher(statsMatcher(bootstrap.stats_config as JsonObject | undefined));
   configureHistogramBuckets(bootstrap.stats_config as JsonObject | undefined);
@@ -74,7 +79,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
-    ...certsEndpoints(state), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));
+    ...certsEndpoints(state), ...trafficEndpoints(history, collector), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));
   const taps = tapEndpoints(bootstrap, supervisor, (m) => sendToParent<FromAdmin>(m));
   tap = taps.tap;
   endpoints.push(...taps.endpoints);

@@ -10,8 +10,9 @@ import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
  * The admin home page in a real browser (Debian's chromium, driven by playwright-core): what a
- * person sees: the live figures filling in and following the traffic, the endpoints as links
- * and forms, and a POST form changing the server (health checks failed, then restored).
+ * person sees: the live figures filling in and following the traffic, the plots moving with it
+ * (a screenshot is saved; HOME_PAGE_SCREENSHOT=<file> keeps it), the endpoints as links and
+ * forms, and a POST form changing the server (health checks failed, then restored).
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -27,6 +28,8 @@ before(async () => {
   upstream = await startUpstream('A');
   const d = minimalBootstrap() as Record<string, any>;
   d.admin.address.socket_address.port_value = 0;
+  // A point on the plots at every flush: a quarter second, so they move within the test.
+  d.stats_flush_interval = '0.25s';
   d.static_resources.listeners[0].address.socket_address.port_value = 0;
   d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = upstream.port;
   proxy = await startProxy(d, ['--concurrency', '2']);
@@ -58,6 +61,41 @@ describe('the admin home page in a browser', { skip }, () => {
     assert.ok(Number(await figure('live-connections')) >= 1);
     assert.equal(await figure('live-requests-active'), '0');
     assert.match(await figure('live-rps'), /^\d+\.\d$/);
+  });
+
+  it('plots the last minutes, the plots move with the traffic, and the hot-restart phase shows', async () => {
+    await page.goto(`http://${proxy.admin}/`);
+    await page.locator('#live-restart', { hasText: 'Hot restart: Epoch 0, live' }).waitFor();
+    const points = (id: string) => page.locator(`#${id}`).getAttribute('points');
+    // Two flushes make a rate: the request-rate line has points (at 0 before any traffic).
+    const before = await waitFor('the request-rate line', async () => ((await points('plot-rps-line0'))?.split(' ').length ?? 0) >= 2 && (await points('plot-rps-line0')));
+    const url = `http://127.0.0.1:${proxy.ports.get('ingress')}/`;
+    // Traffic until the page's latest rate is above zero (each probe sends a batch).
+    await waitFor('the plotted request rate to rise', async () => {
+      await Promise.all(Array.from({ length: 20 }, () => httpRequest(url)));
+      return Number(await figure('plot-rps-now0')) > 0 || undefined;
+    });
+    assert.notEqual(await points('plot-rps-line0'), before, 'the line moved');
+    assert.ok(((await points('plot-latency-line0')) ?? '').length > 0, 'p50 plotted');
+    assert.ok(((await points('plot-latency-line1')) ?? '').length > 0, 'p99 plotted');
+    assert.match(await figure('plot-latency-now1'), /^\d+(\.\d)?$/);
+    assert.match(await figure('plot-connections-now0'), /^\d+$/);
+    assert.equal(await figure('plot-5xx-now0'), '0.0');
+    assert.match(await figure('plot-rps-span'), /^last \d+ min$/);
+    // The y axis's top is a round number at least the largest value plotted.
+    assert.ok(Number(await figure('plot-rps-max')) >= Number(await figure('plot-rps-now0')));
+    // The y values are inside the 90-unit-high box.
+    for (const xy of ((await points('plot-rps-line0')) ?? '').split(' ')) {
+      const [x, y] = xy.split(',').map(Number);
+      assert.ok(x! >= 0 && x! <= 300 && y! >= 0 && y! <= 90, xy);
+    }
+    const tmp = tempDir();
+    try {
+      const shot = await page.screenshot({ path: process.env.HOME_PAGE_SCREENSHOT ?? join(tmp.dir, 'home.png') });
+      assert.equal(shot.subarray(1, 4).toString(), 'PNG');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('links every endpoint, with POST forms for the mutating ones', async () => {

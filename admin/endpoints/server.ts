@@ -2,7 +2,8 @@ import { semanticVersion } from '../../shared/version.js';
 import { extensionsForNode } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { JSON_TYPE, protoJson, TEXT, type AdminEndpoint } from '../endpoint.js';
-import { helpText, homePage } from '../help.js';
+import { helpText } from '../help.js';
+import { homePage } from '../render/home-page.js';
 import type { AdminState } from '../state.js';
 
 /** Server lifecycle and information: /, /help, /ready, /server_info, /quitquitquit. */
