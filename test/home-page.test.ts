@@ -131,6 +131,27 @@ describe('the admin home page in a browser', { skip }, () => {
   });
 });
 
+describe('the home page during a hot restart', { skip }, () => {
+  it("shows the new epoch's phase and the parent's terminate deadline, highlighted", async () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.admin.address.socket_address.port_value = 0;
+    d.static_resources.listeners[0].address.socket_address.port_value = 0;
+    d.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = upstream.port;
+    const common = ['--socket-path', `@proxy_home_page_test_${process.pid}`, '--concurrency', '1', '--parent-shutdown-time-s', '30'];
+    const e0 = await startProxy(d, common);
+    const e1 = await startProxy(d, [...common, '--base-id', String(e0.baseId), '--restart-epoch', '1']);
+    try {
+      await page.goto(`http://${e1.admin}/`);
+      const restart = page.locator('#live-restart');
+      await restart.filter({ hasText: /^Hot restart: Epoch 1, live; parent draining, terminated in \d+ s \(at .+\)$/ }).waitFor();
+      assert.equal(await restart.getAttribute('class'), 'draining');
+    } finally {
+      await e1.stop();
+      await e0.stop();
+    }
+  });
+});
+
 describe('the home page\'s dynamic resources', { skip }, () => {
   it('lists each resource from dynamic configuration with its version and state, and a refusal in red with why', async () => {
     const tmp = tempDir();
