@@ -13,7 +13,7 @@ const log = getLogger('main', import.meta.url);
  *
  * - **Workers.** Each worker's event loop sends a heartbeat every tick; the supervisor checks them
  *   every tick. A worker silent past `miss_timeout` (200 ms by default) counts once in
- *   `server.watchdog_miss` and `workers.watchdog_miss`, past `megamiss_timeout` (1 s) in
+ *   `server.watchdog_miss` and `server.workers.watchdog_miss`, past `megamiss_timeout` (1 s) in
  *   `…watchdog_mega_miss`. Past `kill_timeout` it is killed and replaced (Envoy kills itself; a
  *   tree replaces the worker and keeps its sockets). When at least max(2, `multikill_threshold` %
  *   of the workers) are silent past `multikill_timeout`, every one of them is replaced.
@@ -67,8 +67,8 @@ class Alerts {
   private readonly miss: Counter[];
   private readonly mega: Counter[];
   constructor(scope: string) {
-    this.miss = [stats.counter('server.watchdog_miss'), stats.counter(`${scope}.watchdog_miss`)];
-    this.mega = [stats.counter('server.watchdog_mega_miss'), stats.counter(`${scope}.watchdog_mega_miss`)];
+    this.miss = [stats.counter('server.watchdog_miss'), stats.counter(`server.${scope}.watchdog_miss`)];
+    this.mega = [stats.counter('server.watchdog_mega_miss'), stats.counter(`server.${scope}.watchdog_mega_miss`)];
   }
 
   /** A loop `lateMs` behind: counted once per episode in each family. */

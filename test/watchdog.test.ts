@@ -42,20 +42,20 @@ describe('the worker watchdog', () => {
     });
     await waitFor('the replacement serving', async () => ((await httpRequest(`${url}/`).catch(() => undefined))?.body === 'turning' ? true : undefined));
     assert.ok((await statValue(proxy, 'server.watchdog_miss')) >= 1);
-    assert.ok((await statValue(proxy, 'workers.watchdog_mega_miss')) >= 1);
+    assert.ok((await statValue(proxy, 'server.workers.watchdog_mega_miss')) >= 1);
     assert.match(proxy.output(), /worker_0's event loop has not turned for \d+ ms \(kill_timeout 1000 ms\): killing it/);
   });
 });
 
 describe('the main thread watchdog', () => {
-  it("counts the supervisor's own stalls (main_thread.watchdog_miss)", async () => {
+  it("counts the supervisor's own stalls (server.main_thread.watchdog_miss)", async () => {
     const bootstrap = filterBootstrap('main', [], [{ match: { prefix: '/' }, direct_response: { status: 200 } }], 1, {}, {
       watchdogs: { main_thread_watchdog: { miss_timeout: '0.1s', megamiss_timeout: '0.2s' } },
     });
     const proxy = await startProxy(bootstrap, ['--concurrency', '1']);
     await stallProcess(proxy.pid, 400);
-    await waitFor('the stall counted', async () => ((await statValue(proxy, 'main_thread.watchdog_mega_miss')) >= 1 ? true : undefined));
-    assert.ok((await statValue(proxy, 'main_thread.watchdog_miss')) >= 1);
+    await waitFor('the stall counted', async () => ((await statValue(proxy, 'server.main_thread.watchdog_mega_miss')) >= 1 ? true : undefined));
+    assert.ok((await statValue(proxy, 'server.main_thread.watchdog_miss')) >= 1);
   });
 
   it('refuses watchdog and watchdogs together, and watchdog actions, by name', async () => {

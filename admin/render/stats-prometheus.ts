@@ -90,6 +90,12 @@ export function extractTags(name: string): Tagged {
 }
 
 const sanitize = (s: string) => s.replace(/[^a-zA-Z0-9_]/g, '_');
+const familyName = (extracted: string) => `envoy_${sanitize(extracted)}`;
+
+/** The Prometheus metric family a statistic is listed under: its tag-extracted name, sanitised, prefixed `envoy_`. */
+export function prometheusName(name: string): string {
+  return familyName(extractTags(name).extracted);
+}
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
 function labels(tags: [string, string][], extra: [string, string][] = []): string {
@@ -139,7 +145,7 @@ function buildFamilies(names: Iterable<string>): Family[] {
   for (const name of names) {
     if (isHiddenStat(name)) continue; // per-host figures never reach Prometheus
     const { extracted, tags } = extractTags(name);
-    const family = `envoy_${sanitize(extracted)}`;
+    const family = familyName(extracted);
     let f = byFamily.get(family);
     if (!f) byFamily.set(family, (f = { extracted: extracted.split('.'), members: [] }));
     f.members.push({ member: { name, family, labels: labels(tags), tags }, segments: name.split('.') });
