@@ -62,6 +62,30 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
 /** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
 export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & { workerIndex?: number };
 
+/** `tls_inspector.*` (Envoy roots them there, for every listener), made when a listener first inspects. */
+let inspector: { count(hello: ClientHello, bytes: number): void } | undefined;
+
+function inspectorStats(): NonNullable<typeof inspector> {
+  if (inspector) return inspector;
+  const c = (name: string) => stats.counter(`tls_inspector.${name}`);
+  const [tooLarge, tlsFound, tlsNotFound, alpnFound, alpnNotFound, sniFound, sniNotFound] = ['client_hello_too_large', 'tls_found', 'tls_not_found', 'alpn_found', 'alpn_not_found', 'sni_found', 'sni_not_found'].map(c) as Counter[];
+  const bytesProcessed = stats.histogram('tls_inspector.bytes_processed');
+  inspector = {
+    count(hello, bytes) {
+      bytesProcessed.record(bytes);
+      if (hello.tooLarge) tooLarge!.inc();
+      if (!hello.tls) {
+        tlsNotFound!.inc();
+        return;
+      }
+      tlsFound!.inc();
+      (hello.alpn.length > 0 ? alpnFound : alpnNotFound)!.inc();
+      (hello.serverName !== undefined ? sniFound : sniNotFound)!.inc();
+    },
+  };
+  return inspector;
+}
+
 export class ServedListener {
   private readonly chains: Chain[];
   private readonly defaultChain: Chain | undefined;
@@ -146,7 +170,7 @@ export class ServedListener {
     );
   }
 
-  /** Envoy's tls_inspector: reads until the ClientHello is whole (or the bytes say plaintext), then puts them back. */
+  /** Envoy's tls_inspector: reads until the ClientHello is whole (or the bytes say plaintext), then puts them back, counting what it found. */
   private readClientHello(raw: Socket, done: (hello: ClientHello) => void): void {
     let data: Buffer = Buffer.alloc(0);
     const pre = this.stats.preCxActive;
@@ -171,6 +195,7 @@ export class ServedListener {
       inspected();
       raw.pause();
       raw.unshift(data);
+      inspectorStats().count(parsed.hello, data.length);
       done(parsed.hello);
     };
     const onEnd = () => {

@@ -74,6 +74,9 @@ export class HttpStats {
   readonly noRoute: Counter;
   readonly noCluster: Counter;
   readonly rqDirectResponse: Counter;
+  /** The router's own: requests it routed to a cluster, and upstream resets after the response began. */
+  readonly rqRouted: Counter;
+  readonly rqResetAfterResponseStarted: Counter;
   readonly rqRedirect: Counter;
   /** downstream_rq_ws_on_non_ws_route: an upgrade (WebSocket…) refused on a route that does not allow it. */
   readonly rqWsOnNonWsRoute: Counter;
@@ -129,6 +132,8 @@ export class HttpStats {
     this.noRoute = stats.counter(`${p}no_route`);
     this.noCluster = stats.counter(`${p}no_cluster`);
     this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
+    this.rqRouted = stats.counter(`${p}rq_total`);
+    this.rqResetAfterResponseStarted = stats.counter(`${p}rq_reset_after_downstream_response_started`);
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
     this.rqWsOnNonWsRoute = stats.counter(`${p}downstream_rq_ws_on_non_ws_route`);
     this.cxUpgradesTotal = stats.counter(`${p}downstream_cx_upgrades_total`);
@@ -194,6 +199,8 @@ export class HttpStats {
     this.rqTime.record(Math.round(performance.now() - startedMs));
   }
 }
+
+const NOT_SPLIT = { internal: false, canary: false, retry: false };
 
 /** `cluster.<name>.*`: upstream connections and requests. */
 export class ClusterStats {
@@ -271,10 +278,39 @@ export class ClusterStats {
     this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);
   }
 
-  /** An upstream response: upstream_rq_<code>, its class, completion and time. */
-  response(status: number, startedMs: number): void {
+  /**
+   * An upstream response: upstream_rq_<code>, its class, completion and time; as Envoy's router
+   * charges it, also under `internal.` (the request carried `x-envoy-internal: true`) or
+   * `external.`, under `canary.` when the upstream said `x-envoy-upstream-canary: true`, and the
+   * codes of a retried try under `retry.`.
+   */
+  response(status: number, startedMs: number, kind: { internal: boolean; canary: boolean; retry: boolean } = NOT_SPLIT): void {
     this.charge(status);
-    this.rqTime.record(Math.round(performance.now() - startedMs));
+    const ms = Math.round(performance.now() - startedMs);
+    this.rqTime.record(ms);
+    if (kind === NOT_SPLIT) return;
+    this.chargeScoped(kind.internal ? 'internal.' : 'external.', status, ms);
+    if (kind.canary) this.chargeScoped('canary.', status, ms);
+    if (kind.retry) this.chargeScoped('retry.', status, undefined);
+  }
+
+  private readonly scoped = new Map<string, Counter | Histogram>();
+
+  private scopedStat<T extends Counter | Histogram>(name: string, make: (full: string) => T): T {
+    let s = this.scoped.get(name);
+    if (!s) this.scoped.set(name, (s = make(`${this.prefix}${name}`)));
+    return s as T;
+  }
+
+  /** `<scope>upstream_rq_<code>` and its class; with a time, also `_completed` and `upstream_rq_time` (retry. has neither). */
+  private chargeScoped(scope: string, status: number, ms: number | undefined): void {
+    const counter = (n: string) => this.scopedStat(n, (full) => stats.counter(full));
+    const d = Math.floor(status / 100);
+    counter(`${scope}upstream_rq_${status}`).inc();
+    counter(`${scope}upstream_rq_${d >= 1 && d <= 5 ? d : 5}xx`).inc();
+    if (ms === undefined) return;
+    counter(`${scope}upstream_rq_completed`).inc();
+    this.scopedStat(`${scope}upstream_rq_time`, (full) => stats.histogram(full)).record(ms);
   }
 
   /** A response counted as the cluster's without its timing (upstream_rq_<code>, its class, completion): ext_authz's denials. */

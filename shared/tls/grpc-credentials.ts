@@ -40,7 +40,7 @@ class ClusterTlsCredentials extends ChannelCredentials {
       connect: (socket: Socket) =>
         new Promise((resolve, reject) => {
           const secured: TLSSocket = connect({ ...tls.options, socket }, () => {
-            tls.outcome(null);
+            tls.outcome(null, secured);
             resolve({ socket: secured, secure: true });
           });
           secured.once('error', (err) => {

@@ -1,3 +1,4 @@
+import type { TLSSocket } from 'node:tls';
 import { stats } from '../stats/process.js';
 import type { Counter } from '../stats/store.js';
 
@@ -9,6 +10,7 @@ export interface SslStats {
   failVerifyNoCert: Counter;
   failVerifyError: Counter;
   failVerifySan: Counter;
+  sessionReused: Counter;
 }
 
 export function sslStats(prefix: string): SslStats {
@@ -20,5 +22,25 @@ export function sslStats(prefix: string): SslStats {
     failVerifyNoCert: stats.counter(`${p}fail_verify_no_cert`),
     failVerifyError: stats.counter(`${p}fail_verify_error`),
     failVerifySan: stats.counter(`${p}fail_verify_san`),
+    sessionReused: stats.counter(`${p}session_reused`),
   };
+}
+
+/** OpenSSL's names for the groups BoringSSL (Envoy) calls otherwise. */
+const CURVE_NAMES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
+
+/**
+ * After a handshake, as Envoy counts it: `ssl.versions.<version>`, `ssl.ciphers.<cipher>`, a
+ * resumed session, and (on a connection this proxy opened: Node reports the key exchange only
+ * to the client side) `ssl.curves.<curve>`.
+ */
+export function countHandshake(prefix: string, ssl: SslStats, socket: TLSSocket): void {
+  ssl.handshake.inc();
+  const version = socket.getProtocol();
+  if (version) stats.counter(`${prefix}ssl.versions.${version}`).inc();
+  const cipher = socket.getCipher()?.name;
+  if (cipher) stats.counter(`${prefix}ssl.ciphers.${cipher}`).inc();
+  if (socket.isSessionReused()) ssl.sessionReused.inc();
+  const curve = (socket.getEphemeralKeyInfo() as { name?: unknown } | null)?.name;
+  if (typeof curve === 'string') stats.counter(`${prefix}ssl.curves.${CURVE_NAMES[curve] ?? curve}`).inc();
 }

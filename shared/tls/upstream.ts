@@ -1,7 +1,7 @@
-import { createSecureContext, type ConnectionOptions, type PeerCertificate } from 'node:tls';
+import { createSecureContext, type ConnectionOptions, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { secureContextOptions, type TlsContext } from './context.js';
 import { compileSanMatchers } from './san.js';
-import { sslStats, type SslStats } from './ssl-stats.js';
+import { countHandshake, sslStats, type SslStats } from './ssl-stats.js';
 
 /**
  * A cluster's UpstreamTlsContext, as node:tls options for every connection to its hosts (HTTP/1.1
@@ -14,10 +14,12 @@ import { sslStats, type SslStats } from './ssl-stats.js';
 export class UpstreamTls {
   readonly options: ConnectionOptions;
   readonly stats: SslStats;
+  private readonly statPrefix: string;
 
   constructor(context: TlsContext, clusterName: string, http2: boolean) {
     const verifySan = compileSanMatchers(context.sanMatchers);
-    this.stats = sslStats(`cluster.${clusterName}.`);
+    this.statPrefix = `cluster.${clusterName}.`;
+    this.stats = sslStats(this.statPrefix);
     this.options = {
       secureContext: createSecureContext(secureContextOptions(context)),
       ...(context.sni ? { servername: context.sni } : {}),
@@ -32,10 +34,12 @@ export class UpstreamTls {
     };
   }
 
-  /** A connection attempt ended: a handshake, or (for a TLS failure) a connection error. */
-  outcome(err: (Error & { code?: string }) | null | undefined): void {
-    if (!err) this.stats.handshake.inc();
-    else if (isTlsError(err)) {
+  /** A connection attempt ended: a handshake (with its socket), or (for a TLS failure) a connection error. */
+  outcome(err: (Error & { code?: string }) | null | undefined, socket?: TLSSocket): void {
+    if (!err) {
+      if (socket) countHandshake(this.statPrefix, this.stats, socket);
+      else this.stats.handshake.inc();
+    } else if (isTlsError(err)) {
       this.stats.connectionError.inc();
       if (/CERT|VERIFY|SELF_SIGNED|ISSUER/.test(err.code ?? '')) this.stats.failVerifyError.inc();
     }

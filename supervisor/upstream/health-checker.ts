@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -267,7 +267,7 @@ class Session {
         tls?.outcome(err);
         finish('network');
       });
-      if (tls) rq.on('socket', (s) => s.connecting && s.once('secureConnect', () => tls.outcome(null)));
+      if (tls) rq.on('socket', (s) => s.connecting && s.once('secureConnect', () => tls.outcome(null, s as TLSSocket)));
       rq.end();
     });
   }
@@ -292,7 +292,7 @@ class Session {
       socket = tls ? tlsConnect({ ...target, ...tls.options }) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
-        tls?.outcome(null);
+        tls?.outcome(null, socket as TLSSocket);
         if (send) socket!.write(send.bytes);
         if (receive.length === 0) finish('success');
       });

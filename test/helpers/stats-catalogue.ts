@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttp } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { connect as h2connect } from 'node:http2';
 import { createSocket } from 'node:dgram';
@@ -71,6 +72,14 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
     res.end('tls upstream');
   });
   await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+  // An upstream that says it is a canary (x-envoy-upstream-canary), for the router's canary.* codes.
+  const canary = createHttp((req, res) => {
+    req.resume();
+    res.setHeader('x-envoy-upstream-canary', 'true');
+    res.end('canary');
+  });
+  await new Promise<void>((r) => canary.listen(0, '127.0.0.1', r));
+  const canaryPort = (canary.address() as AddressInfo).port;
   const httpsPort = (https.address() as AddressInfo).port;
   const udpEcho = createSocket('udp4');
   udpEcho.on('message', (m, r) => udpEcho.send(m, r.port, r.address));
@@ -108,6 +117,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
   const routes = [
     { match: { prefix: '/h2' }, route: { cluster: 'backend_h2' } },
     { match: { prefix: '/tls' }, route: { cluster: 'backend_tls' } },
+    { match: { prefix: '/canary' }, route: { cluster: 'canary' } },
     { match: { prefix: '/ring' }, route: { cluster: 'ring', hash_policy: [{ header: { header_name: 'x-user' } }] } },
     { match: { prefix: '/maglev' }, route: { cluster: 'maglev', hash_policy: [{ header: { header_name: 'x-user' } }] } },
     { match: { prefix: '/' }, route: { cluster: 'backend', retry_policy: { retry_on: '5xx', num_retries: 1 } } },
@@ -149,6 +159,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
         }),
         cluster('backend_h2', h2.port, { typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http2_protocol_options: {} } } } }),
         cluster('backend_tls', httpsPort, { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': UPSTREAM_TLS_TYPE, sni: 'localhost', common_tls_context: { validation_context: { trusted_ca: { filename: pki.caPath } } } } } }),
+        cluster('canary', canaryPort),
         cluster('ring', upstream.port, { lb_policy: 'RING_HASH' }),
         cluster('maglev', upstream.port, { lb_policy: 'MAGLEV' }),
         cluster('datagrams', udpPort),
@@ -160,7 +171,11 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
 
   // Traffic through every part.
   const base = `http://127.0.0.1:${port('http')}`;
-  for (const path of ['/', '/h2', '/tls', '/ring', '/maglev', '/']) await httpRequest(`${base}${path}`, { headers: { 'x-user': 'u1', 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' } });
+  for (const path of ['/', '/h2', '/tls', '/ring', '/maglev', '/canary', '/flaky?key=catalogue&fail=1']) {
+    await httpRequest(`${base}${path}`, { headers: { 'x-user': 'u1', 'user-agent': 'Mozilla/5.0 (iOS 17.0; iPhone)' } });
+  }
+  // An internal request (x-envoy-internal: true), for the router's internal.* codes.
+  await httpRequest(`${base}/`, { headers: { 'x-envoy-internal': 'true' } });
   await httpRequest(`http://127.0.0.1:${port('from_file')}/`);
   const h2session = h2connect(base);
   await new Promise<void>((resolve, reject) => {
@@ -213,6 +228,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
     let name = e.name.replaceAll('<stat_prefix>', prefixOf[e.subsystem] ?? 'ingress').replaceAll('<name>', clusterOf[e.subsystem] ?? 'backend');
     if (e.subsystem === 'load_balancer' && name.includes('ring_hash_lb.')) name = name.replace('cluster.backend.', 'cluster.ring.');
     if (e.subsystem === 'load_balancer' && name.includes('maglev_lb.')) name = name.replace('cluster.backend.', 'cluster.maglev.');
+    if (e.subsystem === 'router' && name.includes('.canary.')) name = name.replace('cluster.backend.', 'cluster.canary.');
     if (e.subsystem === 'http_conn_man' || e.subsystem === 'router') name = name.replace(`listener.127.0.0.1_${port('https')}`, `listener.127.0.0.1_${port('http')}`);
     for (const [k, v] of substitutions) name = name.replaceAll(k, v);
     return name;
@@ -226,6 +242,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
       await upstream.close();
       await h2.close();
       await new Promise((r) => https.close(r));
+      await new Promise((r) => canary.close(r));
       udpEcho.close();
       pki.remove();
       tmp.cleanup();

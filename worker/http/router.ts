@@ -271,7 +271,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    this.cluster.stats.response(statusCode, this.tryStarted);
+    this.cluster.stats.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     this.host?.outcome(outcomeOfStatus(statusCode));
     const policy = this.action.retry;
@@ -378,6 +378,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const record = this.ctx.record;
     if (this.res.headersSent) {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
+      this.ctx.stats.rqResetAfterResponseStarted.inc();
       if (record) {
         record.responseFlags |= ResponseFlag.upstreamRemoteReset;
         record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';
@@ -494,6 +495,7 @@ export function routedCluster(res: ServerResponse, action: ForwardAction, ctx: F
 export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
   const cluster = routedCluster(res, action, ctx);
   if (!cluster) return;
+  ctx.stats.rqRouted.inc();
   const length = req.headers['content-length'];
   // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
   const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);

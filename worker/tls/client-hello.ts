@@ -9,6 +9,8 @@ export interface ClientHello {
   tls: boolean;
   serverName: string | undefined;
   alpn: string[];
+  /** The ClientHello ran past MAX_HELLO_BYTES (tls_inspector.client_hello_too_large). */
+  tooLarge?: true;
 }
 
 export const MAX_HELLO_BYTES = 64 * 1024;
@@ -23,6 +25,7 @@ export type HelloParse = { done: true; hello: ClientHello } | { done: false };
 const PLAINTEXT: HelloParse = { done: true, hello: { tls: false, serverName: undefined, alpn: [] } };
 /** A TLS record that is not a ClientHello, or a malformed one: TLS without SNI or ALPN (the handshake itself will fail or succeed). */
 const TLS_UNKNOWN: HelloParse = { done: true, hello: { tls: true, serverName: undefined, alpn: [] } };
+const TOO_LARGE: HelloParse = { done: true, hello: { tls: true, serverName: undefined, alpn: [], tooLarge: true } };
 
 export function parseClientHello(data: Buffer): HelloParse {
   if (data.length === 0) return { done: false };
@@ -43,13 +46,13 @@ export function parseClientHello(data: Buffer): HelloParse {
       const head = Buffer.concat(parts);
       if (head[0] !== HANDSHAKE_CLIENT_HELLO) return TLS_UNKNOWN;
       needed = 4 + head.readUIntBE(1, 3);
-      if (needed > MAX_HELLO_BYTES) return TLS_UNKNOWN;
+      if (needed > MAX_HELLO_BYTES) return TOO_LARGE;
     }
     if (needed >= 0 && have >= needed) return { done: true, hello: readHello(Buffer.concat(parts).subarray(4, needed)) };
     if (end > data.length) break;
     offset = end;
   }
-  return data.length >= MAX_HELLO_BYTES ? TLS_UNKNOWN : { done: false };
+  return data.length >= MAX_HELLO_BYTES ? TOO_LARGE : { done: false };
 }
 
 function readHello(body: Buffer): ClientHello {

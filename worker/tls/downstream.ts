@@ -3,15 +3,7 @@ import { createServer as createTlsServer, type Server as TlsServer, type TLSSock
 import { stats } from '../../shared/stats/process.js';
 import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
 import { compileSanMatchers } from '../../shared/tls/san.js';
-import { sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
-
-/** After a handshake: `ssl.versions.<version>` and `ssl.ciphers.<cipher>`, as Envoy counts them. */
-function countNegotiated(prefix: string, socket: TLSSocket): void {
-  const version = socket.getProtocol();
-  if (version) stats.counter(`${prefix}ssl.versions.${version}`).inc();
-  const cipher = socket.getCipher()?.name;
-  if (cipher) stats.counter(`${prefix}ssl.ciphers.${cipher}`).inc();
-}
+import { countHandshake, sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
 
 /**
  * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the
@@ -46,8 +38,7 @@ export class DownstreamTls {
         socket.destroy();
         return;
       }
-      this.stats.handshake.inc();
-      countNegotiated(this.statPrefix, socket);
+      countHandshake(this.statPrefix, this.stats, socket);
       ready(socket);
     });
     this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {

@@ -1,3 +1,4 @@
+import type { TLSSocket } from 'node:tls';
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -100,7 +101,7 @@ export class H2Connection {
     }, this.target.connectTimeoutMs);
     let stopKeepalive: (() => void) | undefined;
     session.once('connect', () => {
-      tls?.outcome(null);
+      tls?.outcome(null, session.socket as TLSSocket);
       entry.connected = true;
       openedAt = performance.now();
       this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2' });

@@ -1,3 +1,5 @@
+import { stats } from '../../shared/stats/process.js';
+import type { Gauge } from '../../shared/stats/store.js';
 import { xxHash64 } from './hashing.js';
 import type { Balanced } from './load-balancer.js';
 
@@ -30,11 +32,12 @@ abstract class Cached<H extends HashedHost, T> implements HashBalancer<H> {
 
   pick(hosts: readonly H[], hash: bigint | undefined): H | undefined {
     if (hosts.length === 0) return undefined;
-    if (hosts.length === 1) return hosts[0];
+    // Built for one host too: its size figures are Envoy's whatever the host count.
     if (this.builtFrom !== hosts) {
       this.built = this.build(hosts);
       this.builtFrom = hosts;
     }
+    if (hosts.length === 1) return hosts[0];
     return this.lookup(this.built!, hash ?? randomHash());
   }
 
@@ -42,12 +45,31 @@ abstract class Cached<H extends HashedHost, T> implements HashBalancer<H> {
   protected abstract lookup(built: T, hash: bigint): H | undefined;
 }
 
+/** Fewest and most entries any one host has. */
+function perHostRange<H>(entries: readonly H[]): { min: number; max: number } {
+  const counts = new Map<H, number>();
+  for (const h of entries) counts.set(h, (counts.get(h) ?? 0) + 1);
+  const values = [...counts.values()];
+  return { min: Math.min(...values), max: Math.max(...values) };
+}
+
+/** A worker's copy of a figure every worker computes alike: the tree reports one value, not their sum. */
+const sameInEveryWorker = (name: string) => stats.gauge(name, 'local');
+
 export class RingHash<H extends HashedHost> extends Cached<H, { hashes: BigUint64Array; hosts: H[] }> {
+  /** `cluster.<name>.ring_hash_lb.size`, `min_hashes_per_host`, `max_hashes_per_host`, with a stat prefix. */
+  private readonly gauges: { size: Gauge; min: Gauge; max: Gauge } | undefined;
+
   constructor(
     private readonly minRingSize = 1024,
     private readonly maxRingSize = 8 * 1024 * 1024,
+    statPrefix?: string,
   ) {
     super();
+    if (statPrefix !== undefined) {
+      const p = `${statPrefix}ring_hash_lb.`;
+      this.gauges = { size: sameInEveryWorker(`${p}size`), min: sameInEveryWorker(`${p}min_hashes_per_host`), max: sameInEveryWorker(`${p}max_hashes_per_host`) };
+    }
   }
 
   protected build(hosts: readonly H[]): { hashes: BigUint64Array; hosts: H[] } {
@@ -63,7 +85,14 @@ export class RingHash<H extends HashedHost> extends Cached<H, { hashes: BigUint6
       for (let n = 0; current < target; n++, current++) entries.push({ hash: xxHash64(`${host.address}_${n}`), host });
     });
     entries.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
-    return { hashes: BigUint64Array.from(entries.map((e) => e.hash)), hosts: entries.map((e) => e.host) };
+    const ring = { hashes: BigUint64Array.from(entries.map((e) => e.hash)), hosts: entries.map((e) => e.host) };
+    if (this.gauges) {
+      const { min, max } = perHostRange(ring.hosts);
+      this.gauges.size.set(ring.hosts.length);
+      this.gauges.min.set(min);
+      this.gauges.max.set(max);
+    }
+    return ring;
   }
 
   protected lookup(ring: { hashes: BigUint64Array; hosts: H[] }, hash: bigint): H | undefined {
@@ -80,8 +109,15 @@ export class RingHash<H extends HashedHost> extends Cached<H, { hashes: BigUint6
 }
 
 export class Maglev<H extends HashedHost> extends Cached<H, H[]> {
-  constructor(private readonly tableSize = 65537) {
+  /** `cluster.<name>.maglev_lb.min_entries_per_host`, `max_entries_per_host`, with a stat prefix. */
+  private readonly gauges: { min: Gauge; max: Gauge } | undefined;
+
+  constructor(
+    private readonly tableSize = 65537,
+    statPrefix?: string,
+  ) {
     super();
+    if (statPrefix !== undefined) this.gauges = { min: sameInEveryWorker(`${statPrefix}maglev_lb.min_entries_per_host`), max: sameInEveryWorker(`${statPrefix}maglev_lb.max_entries_per_host`) };
   }
 
   protected build(hosts: readonly H[]): H[] {
@@ -111,6 +147,11 @@ export class Maglev<H extends HashedHost> extends Cached<H, H[]> {
         if (++filled === this.tableSize) break;
       }
     }
+    if (this.gauges) {
+      const { min, max } = perHostRange(table);
+      this.gauges.min.set(min);
+      this.gauges.max.set(max);
+    }
     return table as H[];
   }
 
@@ -120,14 +161,15 @@ export class Maglev<H extends HashedHost> extends Cached<H, H[]> {
 }
 
 /** The consistent-hash balancer a cluster's lb_policy asks for, if any. */
-export function hashBalancerFor<H extends HashedHost>(policy: string, cluster: { ring_hash_lb_config?: unknown; maglev_lb_config?: unknown }): HashBalancer<H> | undefined {
+export function hashBalancerFor<H extends HashedHost>(policy: string, cluster: { name?: unknown; ring_hash_lb_config?: unknown; maglev_lb_config?: unknown }): HashBalancer<H> | undefined {
+  const statPrefix = typeof cluster.name === 'string' ? `cluster.${cluster.name}.` : undefined;
   if (policy === 'RING_HASH') {
     const c = (cluster.ring_hash_lb_config ?? {}) as { minimum_ring_size?: unknown; maximum_ring_size?: unknown };
-    return new RingHash<H>(c.minimum_ring_size !== undefined ? Number(c.minimum_ring_size) : 1024, c.maximum_ring_size !== undefined ? Number(c.maximum_ring_size) : 8 * 1024 * 1024);
+    return new RingHash<H>(c.minimum_ring_size !== undefined ? Number(c.minimum_ring_size) : 1024, c.maximum_ring_size !== undefined ? Number(c.maximum_ring_size) : 8 * 1024 * 1024, statPrefix);
   }
   if (policy === 'MAGLEV') {
     const c = (cluster.maglev_lb_config ?? {}) as { table_size?: unknown };
-    return new Maglev<H>(c.table_size !== undefined ? Number(c.table_size) : 65537);
+    return new Maglev<H>(c.table_size !== undefined ? Number(c.table_size) : 65537, statPrefix);
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Host } from './cluster.js';
 
 /**
@@ -37,7 +37,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     socket.destroy();
   };
   socket.once(tls ? 'secureConnect' : 'connect', () => {
-    tls?.outcome(null);
+    tls?.outcome(null, socket as TLSSocket);
     connected = true;
     socket.setTimeout(0);
     openedAt = performance.now();

@@ -1,3 +1,4 @@
+import type { TLSSocket } from 'node:tls';
 import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
@@ -97,7 +98,7 @@ export class Http1Pool {
         this.breaker.acquire('cx');
         const started = performance.now();
         connector(options, (err, socket) => {
-          tls?.outcome(err);
+          tls?.outcome(err, err ? undefined : (socket as TLSSocket));
           if (err || !socket) {
             this.observer.connectionFailed((err as NodeJS.ErrnoException | null)?.code === 'UND_ERR_CONNECT_TIMEOUT');
             this.lost();
