@@ -1,4 +1,5 @@
 import { stats } from '../shared/stats/process.js';
+import { initHashing } from '../shared/hashing.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
@@ -93,8 +94,9 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
       return 1;
     }
   }
-  // The parent lets go of the admin interface first, then hands over each listener's socket.
-  const parent = await epoch?.parent.shutdownAdmin();
+  // The parent lets go of the admin interface first, then hands over each listener's socket;
+  // meanwhile the hash xDS version gauges use (Envoy's xxHash64) gets ready.
+  const [parent] = await Promise.all([epoch?.parent.shutdownAdmin(), initHashing()]);
   const sockets = new ListenSockets(options.concurrency, epoch?.parent.inherit);
   const buckets = new BucketRegion();
   const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);

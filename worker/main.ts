@@ -15,7 +15,7 @@ import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
-import { initHashing } from './upstream/hashing.js';
+import { initHashing } from '../shared/hashing.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts

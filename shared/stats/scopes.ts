@@ -339,6 +339,12 @@ export class MembershipStats {
   readonly maxHostWeight: Gauge;
   /** The hosts, as JSON, for /clusters: a hidden text readout `_hosts.<cluster>`. */
   readonly hosts: TextReadout;
+  /**
+   * Membership updates (a DNS resolution, an EDS assignment), as Envoy's cluster counts them:
+   * attempts, successes, failures, empty ones, ones that changed no host, how long each took;
+   * and whether the cluster is warming (1) or not.
+   */
+  readonly update: { attempt: Counter; success: Counter; failure: Counter; empty: Counter; noRebuild: Counter; durationMs: Histogram; warming: Gauge };
 
   constructor(name: string) {
     const p = `cluster.${name}.`;
@@ -349,6 +355,18 @@ export class MembershipStats {
     this.degraded = stats.gauge(`${p}membership_degraded`, 'local');
     this.excluded = stats.gauge(`${p}membership_excluded`, 'local');
     this.hosts = stats.textReadout(`${HOSTS_READOUT_PREFIX}${name}`);
+    this.update = {
+      attempt: stats.counter(`${p}update_attempt`),
+      success: stats.counter(`${p}update_success`),
+      failure: stats.counter(`${p}update_failure`),
+      empty: stats.counter(`${p}update_empty`),
+      noRebuild: stats.counter(`${p}update_no_rebuild`),
+      durationMs: stats.histogram(`${p}update_duration`),
+      warming: stats.gauge(`${p}warming_state`, 'local'),
+    };
+    // An EDS cluster's subscription sets these too (supervisor/xds/subscription-stats.ts); every cluster has them, as in Envoy.
+    stats.counter(`${p}config_reload`);
+    stats.gauge(`${p}version`, 'local');
   }
 }
 

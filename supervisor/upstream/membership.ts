@@ -109,14 +109,21 @@ export class ClusterMembership {
    * load_assignment, EDS health status included); a host that stays keeps its health flags.
    */
   assign(assignment: JsonObject): void {
+    const started = performance.now();
     this.assigned();
     this.endpoints = endpointsOf({ load_assignment: assignment });
-    this.hosts = this.endpoints.map((e) => {
+    const next = this.endpoints.map((e) => {
       const known = this.hostList.find((h) => h.ip === e.hostname && h.port === e.port);
       // Active health checking's and outlier detection's flags stay; the EDS status is the new one.
       const kept = known ? known.healthFlags & ~edsHealthFlags(known.edsHealthStatus) : this.newHostFlags;
       return upstreamHost(e, e.hostname, false, kept);
     });
+    // The subscription counts the attempt and its success; the membership, what it changed.
+    const u = this.stats.update;
+    if (next.length === 0) u.empty.inc();
+    if (sameHosts(next, this.hostList)) u.noRebuild.inc();
+    this.hosts = next;
+    u.durationMs.record(Math.round(performance.now() - started));
   }
 
   /**
@@ -137,6 +144,10 @@ export class ClusterMembership {
   }
 
   private async resolve(): Promise<void> {
+    const u = this.stats.update;
+    const started = performance.now();
+    u.attempt.inc();
+    let failed = false;
     const family = this.config.dns_lookup_family === 'V4_ONLY' ? 4 : this.config.dns_lookup_family === 'V6_ONLY' ? 6 : 0;
     const next: UpstreamHost[] = [];
     for (const e of this.endpoints) {
@@ -149,13 +160,17 @@ export class ClusterMembership {
           next.push(known.find((h) => h.ip === a.address) ?? upstreamHost(e, a.address, true, this.newHostFlags));
         }
       } catch (err) {
+        failed = true;
         log.warn(`cluster '${this.name}': DNS resolution of '${e.hostname}' failed: ${(err as Error).message}; keeping ${known.length} known address(es)`);
         next.push(...known);
       }
     }
     if (this.closed) return;
+    (failed ? u.failure : u.success).inc();
     const same = next.length === this.hostList.length && next.every((h, i) => h === this.hostList[i]);
-    if (!same) this.hosts = next;
+    if (same) u.noRebuild.inc();
+    else this.hosts = next;
+    u.durationMs.record(Math.round(performance.now() - started));
   }
 
   /**
@@ -164,6 +179,15 @@ export class ClusterMembership {
    * DNS answer, and a first round of health checks.
    */
   async warm(edsTimeoutMs: number | undefined): Promise<void> {
+    this.stats.update.warming.set(1);
+    try {
+      await this.warmUp(edsTimeoutMs);
+    } finally {
+      this.stats.update.warming.set(0);
+    }
+  }
+
+  private async warmUp(edsTimeoutMs: number | undefined): Promise<void> {
     if (this.type === 'EDS') {
       let timer: NodeJS.Timeout | undefined;
       const timeout = edsTimeoutMs === undefined ? undefined : new Promise<void>((resolve) => (timer = setTimeout(resolve, edsTimeoutMs)));
@@ -179,6 +203,11 @@ export class ClusterMembership {
     this.checker?.stop();
     this.detector?.stop();
   }
+}
+
+/** The same hosts at the same addresses (flags aside). */
+function sameHosts(a: readonly UpstreamHost[], b: readonly UpstreamHost[]): boolean {
+  return a.length === b.length && a.every((h, i) => h.address === b[i]!.address);
 }
 
 export class UpstreamMembership {

@@ -235,7 +235,7 @@ export class ConfigSources {
       if (file) {
         if (this.edsFiles.has(file.path)) continue;
         this.edsFiles.add(file.path);
-        this.initialFetches.push(this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`), (_version, resources) => this.applyEds(resources, false)));
+        this.initialFetches.push(this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`, false), (_version, resources) => this.applyEds(resources, false)));
         continue;
       }
       const stream = this.streamFor(eds.source, EDS_METHOD);
@@ -271,7 +271,7 @@ export class ConfigSources {
       const service = typeof any.cluster_name === 'string' ? any.cluster_name : `resources[${i}]`;
       const targets = serving.get(service) ?? [];
       const warming = warmingIndex.get(service) ?? [];
-      if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`).update('', () => (checked.message ? [] : checked.errors));
+      if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`, false).update('', () => (checked.message ? [] : checked.errors));
       if (!checked.message) {
         errors.push(`endpoints '${service}': ${checked.errors.join('; ')}`);
         continue;

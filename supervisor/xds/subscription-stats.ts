@@ -1,9 +1,14 @@
+import { xxHash64 } from '../../shared/hashing.js';
 import { stats } from '../../shared/stats/process.js';
+import type { Counter, Gauge } from '../../shared/stats/store.js';
 
 /**
  * A subscription's figures, named as Envoy names them under its prefix (e.g.
  * `cluster_manager.cds.`): every update is an attempt, then a success (with its version and
- * time), a rejection (resources refused: a NACK), or a failure (nothing could be read).
+ * time), a rejection (resources refused: a NACK), or a failure (nothing could be read). An
+ * accepted update with another version than the last is a config reload (`config_reload`, and for
+ * CDS, LDS and RDS its time, `config_reload_time_ms`); `version` is Envoy's xxHash64 of the
+ * version_info (a gauge: above 2^53 it is the nearest double).
  */
 export class SubscriptionStats {
   private readonly attempts;
@@ -13,8 +18,16 @@ export class SubscriptionStats {
   private readonly initFetchTimeouts;
   private readonly updateTime;
   private readonly versionText;
+  private readonly configReload: Counter;
+  private readonly configReloadTime: Gauge | undefined;
+  private readonly version: Gauge;
+  private lastVersion: string | undefined;
 
-  constructor(readonly prefix: string) {
+  constructor(
+    readonly prefix: string,
+    /** config_reload_time_ms: CDS, LDS and RDS have it, an EDS cluster not. */
+    reloadTime = true,
+  ) {
     this.attempts = stats.counter(`${prefix}update_attempt`);
     this.successes = stats.counter(`${prefix}update_success`);
     this.rejections = stats.counter(`${prefix}update_rejected`);
@@ -22,6 +35,9 @@ export class SubscriptionStats {
     this.initFetchTimeouts = stats.counter(`${prefix}init_fetch_timeout`);
     this.updateTime = stats.gauge(`${prefix}update_time`, 'local');
     this.versionText = stats.textReadout(`${prefix}version_text`);
+    this.configReload = stats.counter(`${prefix}config_reload`);
+    this.configReloadTime = reloadTime ? stats.gauge(`${prefix}config_reload_time_ms`, 'local') : undefined;
+    this.version = stats.gauge(`${prefix}version`, 'local');
   }
 
   /** Applies an update through `apply` and counts its outcome; returns the refusals (a promise when `apply` gives one). */
@@ -39,8 +55,15 @@ export class SubscriptionStats {
       return errors;
     }
     this.successes.inc();
-    this.updateTime.set(Date.now());
+    const now = Date.now();
+    this.updateTime.set(now);
     this.versionText.set(versionInfo);
+    this.version.set(Number(xxHash64(versionInfo)));
+    if (versionInfo !== this.lastVersion) {
+      this.lastVersion = versionInfo;
+      this.configReload.inc();
+      this.configReloadTime?.set(now);
+    }
     return errors;
   }
 

@@ -2,7 +2,7 @@ import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { compileRegexSubstitution, queryParameterValue, type RequestView } from '../../shared/matchers.js';
-import { xxHash64 } from '../upstream/hashing.js';
+import { xxHash64 } from '../../shared/hashing.js';
 
 /**
  * A route's hash_policy, as Envoy's: each policy that finds its value adds its xxHash64 to the

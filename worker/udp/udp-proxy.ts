@@ -9,7 +9,7 @@ import { durationMs } from '../../shared/config/wkt.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter, Gauge } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
-import { xxHash64 } from '../upstream/hashing.js';
+import { xxHash64 } from '../../shared/hashing.js';
 
 /**
  * The UDP proxy (envoy.filters.udp_listener.udp_proxy) of one UDP listener in one worker. A

@@ -1,6 +1,6 @@
 import { stats } from '../../shared/stats/process.js';
 import type { Gauge } from '../../shared/stats/store.js';
-import { xxHash64 } from './hashing.js';
+import { xxHash64 } from '../../shared/hashing.js';
 import type { Balanced } from './load-balancer.js';
 
 /**

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { tempDir } from './helpers/cli.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { startUpstream, type Upstream } from './helpers/upstream.js';
+
+/**
+ * Some of Envoy's standard figures move when what they count happens (the catalogue test only
+ * finds them): a DNS cluster's update_* at each resolution, CDS's config_reload and version at a
+ * new version, the router's internal/external split, the ring's size, the TLS inspector's finds.
+ */
+
+const tmp = tempDir();
+let proxy: RunningProxy;
+let upstream: Upstream;
+const cdsPath = join(tmp.dir, 'cds.json');
+// Written aside and moved into place, as Envoy's file subscriptions expect (a move is what they watch).
+const cds = (version: string) => {
+  writeFileSync(`${cdsPath}.next`, JSON.stringify({ version_info: version, resources: [{ '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...staticCluster('discovered', upstream.port) }] }));
+  renameSync(`${cdsPath}.next`, cdsPath);
+};
+
+before(async () => {
+  upstream = await startUpstream('figures');
+  cds('v1');
+  const hcm = {
+    name: 'hcm',
+    typed_config: {
+      '@type': HCM_TYPE,
+      stat_prefix: 'web',
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
+        { match: { prefix: '/ring' }, route: { cluster: 'ring' } },
+        { match: { prefix: '/' }, route: { cluster: 'dns' } },
+      ] }] },
+      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+    },
+  };
+  proxy = await startProxy(
+    {
+      stats_flush_on_admin: true,
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      dynamic_resources: { cds_config: { path_config_source: { path: cdsPath }, resource_api_version: 'V3' } },
+      static_resources: {
+        listeners: [{
+          name: 'web',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          listener_filters: [{ name: 'envoy.filters.listener.tls_inspector', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector' } }],
+          filter_chains: [{ filter_chain_match: { transport_protocol: 'raw_buffer' }, filters: [hcm] }],
+        }],
+        clusters: [
+          { ...staticCluster('dns', upstream.port), type: 'STRICT_DNS', dns_refresh_rate: '0.1s', dns_lookup_family: 'V4_ONLY', load_assignment: { cluster_name: 'dns', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'localhost', port_value: upstream.port } } } }] }] } },
+          { ...staticCluster('ring', [upstream.port]), lb_policy: 'RING_HASH' },
+        ],
+      },
+    },
+    ['--concurrency', '1'],
+  );
+});
+
+after(async () => {
+  await stopAllProxies();
+  await upstream.close();
+  tmp.cleanup();
+});
+
+const stat = async (name: string): Promise<number> => {
+  const body = (await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent(`^${name.replace(/\./g, '\\.')}$`)}`)).body;
+  return Number(/: (.*)$/m.exec(body)?.[1]);
+};
+
+describe("Envoy's standard figures, moving", () => {
+  it("counts a DNS cluster's resolutions as updates: attempts, successes, and the ones that changed no host", async () => {
+    const first = await stat('cluster.dns.update_attempt');
+    await waitFor('three more resolutions', async () => ((await stat('cluster.dns.update_attempt')) >= first + 3 ? true : undefined));
+    assert.ok((await stat('cluster.dns.update_success')) >= first + 2);
+    assert.ok((await stat('cluster.dns.update_no_rebuild')) >= 2, 'localhost keeps its address');
+    assert.equal(await stat('cluster.dns.update_failure'), 0);
+    assert.equal(await stat('cluster.dns.warming_state'), 0);
+  });
+
+  it("counts a new CDS version as a config reload, with its time and Envoy's version hash", async () => {
+    assert.equal(await stat('cluster_manager.cds.config_reload'), 1);
+    const version = await stat('cluster_manager.cds.version');
+    assert.ok(version > 0);
+    const reloadedAt = await stat('cluster_manager.cds.config_reload_time_ms');
+    assert.ok(Math.abs(reloadedAt - Date.now()) < 600_000, 'a time in ms since the epoch');
+    cds('v2');
+    await waitFor('the new version applied', async () => ((await stat('cluster_manager.cds.config_reload')) === 2 ? true : undefined));
+    assert.notEqual(await stat('cluster_manager.cds.version'), version);
+    assert.ok((await stat('cluster_manager.cds.config_reload_time_ms')) >= reloadedAt);
+  });
+
+  it("splits the router's response codes into internal and external, and counts what it routed", async () => {
+    const url = `http://127.0.0.1:${proxy.ports.get('web')}/`;
+    const routed = await stat('http.web.rq_total');
+    await httpRequest(url);
+    await httpRequest(url, { headers: { 'x-envoy-internal': 'true' } });
+    await httpRequest(url, { headers: { 'x-envoy-internal': 'true' } });
+    assert.equal(await stat('cluster.dns.internal.upstream_rq_200'), 2);
+    assert.equal(await stat('cluster.dns.internal.upstream_rq_2xx'), 2);
+    assert.equal(await stat('cluster.dns.external.upstream_rq_completed'), 1);
+    assert.equal(await stat('http.web.rq_total'), routed + 3);
+  });
+
+  it('publishes the ring of a RING_HASH cluster, and counts what the TLS inspector found', async () => {
+    await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/ring`);
+    assert.equal(await stat('cluster.ring.ring_hash_lb.size'), 1024, "Envoy's minimum ring size, all for the one host");
+    assert.equal(await stat('cluster.ring.ring_hash_lb.min_hashes_per_host'), 1024);
+    assert.equal(await stat('cluster.ring.ring_hash_lb.max_hashes_per_host'), 1024);
+    assert.ok((await stat('tls_inspector.tls_not_found')) >= 1);
+    assert.equal(await stat('tls_inspector.tls_found'), 0);
+  });
+});
