@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { stats } from '../shared/stats/process.js';
-import { HttpStats } from '../shared/stats/scopes.js';
+import { HttpStats } from '../shared/stats/http-stats.js';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import { getLogger } from '../shared/log/logger.js';

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { renameSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
@@ -103,6 +105,21 @@ describe("Envoy's standard figures, moving", () => {
     assert.equal(await stat('cluster.dns.internal.upstream_rq_2xx'), 2);
     assert.equal(await stat('cluster.dns.external.upstream_rq_completed'), 1);
     assert.equal(await stat('http.web.rq_total'), routed + 3);
+  });
+
+  it('counts a connection the client closed with a request in flight, and per user agent', async () => {
+    const socket = connect(proxy.ports.get('web')!, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('GET /hold?key=gone HTTP/1.1\r\nhost: x\r\nuser-agent: App/1.0 (iOS 17.1)\r\n\r\n');
+    await waitFor('the request held upstream', () => (upstream.held('gone') === 1 ? true : undefined));
+    socket.end();
+    await waitFor('the connection counted', async () => ((await stat('http.web.downstream_cx_destroy_remote_active_rq')) === 1 ? true : undefined));
+    assert.equal(await stat('http.web.downstream_cx_destroy_active_rq'), 1);
+    assert.equal(await stat('http.web.downstream_cx_destroy_local_active_rq'), 0);
+    assert.equal(await stat('http.web.user_agent.ios.downstream_cx_total'), 1);
+    assert.equal(await stat('http.web.user_agent.ios.downstream_rq_total'), 1);
+    assert.equal(await stat('http.web.user_agent.ios.downstream_cx_destroy_remote_active_rq'), 1);
+    upstream.release('gone');
   });
 
   it('publishes the ring of a RING_HASH cluster, and counts what the TLS inspector found', async () => {

@@ -6,7 +6,7 @@ import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { stats } from '../../shared/stats/process.js';
-import type { HttpStats } from '../../shared/stats/scopes.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { drainHttp2Session } from './http2-drain.js';

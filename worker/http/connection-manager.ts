@@ -8,7 +8,7 @@ import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
-import { HttpStats } from '../../shared/stats/scopes.js';
+import { HttpStats } from '../../shared/stats/http-stats.js';
 import type { TrafficDirection } from '../../shared/config/resources.js';
 import type { DrainOrder } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
@@ -390,11 +390,13 @@ export class HttpConnectionManager {
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
+    const requestEnded = stats.request(req.socket, headers['user-agent']);
     let resetBeforeResponse = false;
     const guard = http1 ? undefined : this.guards.get((req as unknown as { stream: { session: Http2Session } }).stream.session);
     if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
     res.once('close', () => {
       stats.rqActive.dec();
+      requestEnded();
       guard?.streamClosed(resetBeforeResponse, performance.now() - started);
       // A tunnel's stream completes when it closes, with the status that opened it (101, or 200 to an HTTP/2 client).
       const tunnel = upgrade?.tunnel !== undefined;

@@ -2,7 +2,7 @@ import type { Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { runtimeValue } from '../../shared/runtime.js';
 import { stats } from '../../shared/stats/process.js';
-import type { HttpStats } from '../../shared/stats/scopes.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
 
 /**
  * What keeps one downstream HTTP/2 connection from being held or abused, as Envoy's connection

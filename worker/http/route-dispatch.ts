@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
 import { getLogger } from '../../shared/log/logger.js';
-import type { HttpStats } from '../../shared/stats/scopes.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import { requestEntry, type HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';

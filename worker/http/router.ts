@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
-import type { HttpStats } from '../../shared/stats/scopes.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
