@@ -46,7 +46,8 @@ let echoPort: number;
 let refusing: number;
 const closers: (() => void)[] = [];
 
-const HC = { timeout: '0.5s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 2, healthy_threshold: 2 };
+// A generous timeout: a check that times out on a loaded machine would fail a host the test expects healthy.
+const HC = { timeout: '5s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 2, healthy_threshold: 2 };
 
 function cluster(name: string, ports: number[], hc: object): object {
   return { ...staticCluster(name, ports), health_checks: [{ ...HC, ...hc }] };

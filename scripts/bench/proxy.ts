@@ -11,9 +11,12 @@
 // BENCH_ONLY=outlier, tls, tracing, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
 // PAIRED=1 loads both sides of each comparison at once (see compare); ROUNDS=n rounds (default 3);
 // PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
+// BASELINE_REF=<git ref> measures this tree's proxy against the same bench bootstrap served by the
+// proxy built from that commit (a git worktree in a temporary directory, sharing node_modules),
+// in the same run: the cost or gain of everything between them (BENCH_ONLY=baseline: only that).
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +228,17 @@ function measure(label: string, url: string, pid: number, warmup = true, close =
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The proxy as built at `ref`: a git worktree in the bench's temporary directory, sharing this tree's node_modules, built. */
+function buildBaseline(ref: string): string {
+  const tree = join(dir, 'baseline');
+  const add = spawnSync('git', ['worktree', 'add', '--detach', tree, ref], { cwd: root, encoding: 'utf8' });
+  if (add.status !== 0) throw new Error(`BASELINE_REF=${ref}: git worktree add failed: ${add.stderr.trim()}`);
+  symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'));
+  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: tree, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`BASELINE_REF=${ref}: the build failed: ${build.stderr.trim()}`);
+  return tree;
+}
+
 try {
   const upstream = await startPrintingPort([join(root, 'scripts/bench/upstream.mjs')]);
   const bootstrap = {
@@ -283,9 +297,9 @@ try {
   const profileDir = join(dir, 'profiles');
   // Forked children inherit the supervisor's execArgv, so profiling flags reach every process.
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const startProxy = async (name: string, env: NodeJS.ProcessEnv, config = 'bootstrap.json') => {
+  const startProxy = async (name: string, env: NodeJS.ProcessEnv, config = 'bootstrap.json', tree = root) => {
     const adminFile = join(dir, `${name}.admin`);
-    const child = spawn(process.execPath, [...profiling, join(root, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning'], {
+    const child = spawn(process.execPath, [...profiling, join(tree, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning'], {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, ...env },
     });
@@ -339,6 +353,19 @@ try {
     };
     const plain = { url: `http://127.0.0.1:${port}/`, pid: proxy.pid! };
     const only = process.env.BENCH_ONLY;
+    // This tree against an earlier commit's build, on the same bootstrap.
+    const baselineRef = process.env.BASELINE_REF;
+    if (baselineRef && (!only || only === 'baseline')) {
+      const tree = buildBaseline(baselineRef);
+      try {
+        const earlier = await startProxy('baseline', {}, 'bootstrap.json', tree);
+        await compare(`this tree against ${baselineRef}`, ['this tree'.padEnd(12), baselineRef.slice(0, 12).padEnd(12)], plain, { url: `http://127.0.0.1:${earlier.port}/`, pid: earlier.child.pid! });
+        earlier.child.kill('SIGTERM');
+        await new Promise((r) => earlier.child.once('exit', r));
+      } finally {
+        spawnSync('git', ['worktree', 'remove', '--force', tree], { cwd: root, stdio: 'ignore' });
+      }
+    }
     // The cost of outlier detection: every response recorded and sent to the supervisor in batches.
     if (!only || only === 'outlier') {
       const detected = await startProxy('outlier', {}, 'bootstrap-outlier.json');
