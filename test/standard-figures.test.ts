@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -38,6 +38,7 @@ before(async () => {
         { match: { prefix: '/' }, route: { cluster: 'dns' } },
       ] }] },
       http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+      access_log: [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(tmp.dir, 'access.log') } }],
     },
   };
   proxy = await startProxy(
@@ -58,7 +59,8 @@ before(async () => {
         ],
       },
     },
-    ['--concurrency', '1'],
+    // Access-log files flushed every 100 ms (Envoy's --file-flush-interval-msec).
+    ['--concurrency', '1', '--file-flush-interval-msec', '100'],
   );
 });
 
@@ -120,6 +122,17 @@ describe("Envoy's standard figures, moving", () => {
     assert.equal(await stat('http.web.user_agent.ios.downstream_rq_total'), 1);
     assert.equal(await stat('http.web.user_agent.ios.downstream_cx_destroy_remote_active_rq'), 1);
     upstream.release('gone');
+  });
+
+  it("counts the access log's writes as Envoy's file writer does (filesystem.*)", async () => {
+    const buffered = await stat('filesystem.write_buffered');
+    for (let i = 0; i < 3; i++) await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/`);
+    assert.equal(await stat('filesystem.write_buffered'), buffered + 3, 'a line each');
+    await waitFor('the timer to flush them', async () => ((await stat('filesystem.write_total_buffered')) === 0 ? true : undefined));
+    assert.ok((await stat('filesystem.flushed_by_timer')) >= 1);
+    assert.ok((await stat('filesystem.write_completed')) >= 1);
+    assert.equal(await stat('filesystem.write_failed'), 0);
+    assert.equal(readFileSync(join(tmp.dir, 'access.log'), 'utf8').split('\n').filter(Boolean).length >= 3, true);
   });
 
   it('publishes the ring of a RING_HASH cluster, and counts what the TLS inspector found', async () => {

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../paths.js';
 import { compileFormat, DEFAULT_LOG_FORMAT, type CompiledFormat, type LogRecord } from './format.js';
 import { COMPONENTS, Level, levelName, type Component, type LevelName } from './levels.js';
-import { LogSink } from './sink.js';
+import { stats } from '../stats/process.js';
+import { LogSink, type SinkFigures } from './sink.js';
 
 /**
  * The process's log registry, Envoy style: one logger per component (`main`, `upstream`, …)
@@ -124,6 +125,8 @@ export function applyLogLevelChange(change: { kind: 'all'; level: number } | { k
 
 /** Access-log files, one writer per path in a process (Envoy's access log manager shares them too). */
 const accessLogFiles = new Map<string, LogSink>();
+/** Their `filesystem.*` figures, shared as Envoy's are. */
+let fileFigures: SinkFigures | undefined;
 
 /**
  * The buffered writer of an access log: a file path, or '' with fd 1 or 2 for the stdout and
@@ -134,7 +137,15 @@ export function accessLogSink(path: string, stdFd: 1 | 2 = 1): LogSink {
   const key = path || `fd:${stdFd}`;
   let sink = accessLogFiles.get(key);
   if (!sink) {
-    sink = new LogSink(path, registry.flushIntervalMs, stdFd);
+    fileFigures ??= {
+      writeBuffered: stats.counter('filesystem.write_buffered'),
+      writeCompleted: stats.counter('filesystem.write_completed'),
+      writeFailed: stats.counter('filesystem.write_failed'),
+      flushedByTimer: stats.counter('filesystem.flushed_by_timer'),
+      reopenFailed: stats.counter('filesystem.reopen_failed'),
+      totalBuffered: stats.gauge('filesystem.write_total_buffered'),
+    };
+    sink = new LogSink(path, registry.flushIntervalMs, stdFd, fileFigures);
     accessLogFiles.set(key, sink);
   }
   return sink;

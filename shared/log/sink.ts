@@ -1,4 +1,20 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type { Counter, Gauge } from '../stats/store.js';
+
+/**
+ * Envoy's `filesystem.*` figures of its access-log files: lines taken into the buffer, writes
+ * done and failed, flushes the timer made, reopens that failed, and the bytes buffered now. With
+ * them, a failed write or reopen is counted and logging goes on (Envoy's file writer does not
+ * stop the proxy); without them (the proxy's own log) it throws as before.
+ */
+export interface SinkFigures {
+  writeBuffered: Counter;
+  writeCompleted: Counter;
+  writeFailed: Counter;
+  flushedByTimer: Counter;
+  reopenFailed: Counter;
+  totalBuffered: Gauge;
+}
 
 /**
  * Where log lines go: stderr (the default) or `--log-path`. Lines are buffered in an array and
@@ -25,10 +41,14 @@ export class LogSink {
     readonly path: string,
     private readonly flushIntervalMs: number,
     private readonly stdFd = 2,
+    private readonly figures?: SinkFigures,
   ) {
     this.fd = path ? openSync(path, 'a') : stdFd;
     if (path && flushIntervalMs > 0) {
-      this.timer = setInterval(() => this.flush(), flushIntervalMs);
+      this.timer = setInterval(() => {
+        if (this.lines.length > 0) this.figures?.flushedByTimer.inc();
+        this.flush();
+      }, flushIntervalMs);
       this.timer.unref();
     }
   }
@@ -36,6 +56,10 @@ export class LogSink {
   write(line: string, urgent: boolean): void {
     this.lines.push(line);
     this.bytes += line.length;
+    if (this.figures) {
+      this.figures.writeBuffered.inc();
+      this.figures.totalBuffered.inc(line.length);
+    }
     if (urgent || this.bytes >= FLUSH_BYTES) {
       this.flush();
     } else if (!this.path && !this.scheduled) {
@@ -48,15 +72,33 @@ export class LogSink {
     this.scheduled = false;
     if (this.lines.length === 0) return;
     const data = Buffer.from(this.lines.join(''));
+    const figures = this.figures;
+    figures?.totalBuffered.dec(this.bytes);
     this.lines = [];
     this.bytes = 0;
-    writeFully(this.fd, data);
+    if (!figures) {
+      writeFully(this.fd, data);
+      return;
+    }
+    try {
+      writeFully(this.fd, data);
+      figures.writeCompleted.inc();
+    } catch {
+      figures.writeFailed.inc();
+    }
   }
 
   reopen(): void {
     this.flush();
     if (!this.path) return;
-    const fd = openSync(this.path, 'a');
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'a');
+    } catch (err) {
+      if (!this.figures) throw err;
+      this.figures.reopenFailed.inc(); // the file stays open where it was
+      return;
+    }
     closeSync(this.fd);
     this.fd = fd;
   }

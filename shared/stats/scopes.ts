@@ -59,6 +59,29 @@ export class ListenerStats {
 
 const NOT_SPLIT = { internal: false, canary: false, retry: false };
 
+/** A cluster's response codes under one scope (`cluster.<name>.external.` …). */
+class ScopedCodes {
+  private readonly byCode = new Map<number, [code: Counter, klass: Counter]>();
+  private completed: Counter | undefined;
+  private time: Histogram | undefined;
+
+  constructor(private readonly prefix: string) {}
+
+  charge(status: number, ms: number | undefined): void {
+    let c = this.byCode.get(status);
+    if (!c) {
+      const d = Math.floor(status / 100);
+      c = [stats.counter(`${this.prefix}upstream_rq_${status}`), stats.counter(`${this.prefix}upstream_rq_${d >= 1 && d <= 5 ? d : 5}xx`)];
+      this.byCode.set(status, c);
+    }
+    c[0].inc();
+    c[1].inc();
+    if (ms === undefined) return;
+    (this.completed ??= stats.counter(`${this.prefix}upstream_rq_completed`)).inc();
+    (this.time ??= stats.histogram(`${this.prefix}upstream_rq_time`)).record(ms);
+  }
+}
+
 /** `cluster.<name>.*`: upstream connections and requests. */
 export class ClusterStats {
   readonly cxTotal: Counter;
@@ -151,23 +174,14 @@ export class ClusterStats {
     if (kind.retry) this.chargeScoped('retry.', status, undefined);
   }
 
-  private readonly scoped = new Map<string, Counter | Histogram>();
-
-  private scopedStat<T extends Counter | Histogram>(name: string, make: (full: string) => T): T {
-    let s = this.scoped.get(name);
-    if (!s) this.scoped.set(name, (s = make(`${this.prefix}${name}`)));
-    return s as T;
-  }
+  /** The split figures by scope, each made at its first use; codes by number, so a response builds no name. */
+  private readonly scopes = new Map<string, ScopedCodes>();
 
   /** `<scope>upstream_rq_<code>` and its class; with a time, also `_completed` and `upstream_rq_time` (retry. has neither). */
   private chargeScoped(scope: string, status: number, ms: number | undefined): void {
-    const counter = (n: string) => this.scopedStat(n, (full) => stats.counter(full));
-    const d = Math.floor(status / 100);
-    counter(`${scope}upstream_rq_${status}`).inc();
-    counter(`${scope}upstream_rq_${d >= 1 && d <= 5 ? d : 5}xx`).inc();
-    if (ms === undefined) return;
-    counter(`${scope}upstream_rq_completed`).inc();
-    this.scopedStat(`${scope}upstream_rq_time`, (full) => stats.histogram(full)).record(ms);
+    let s = this.scopes.get(scope);
+    if (!s) this.scopes.set(scope, (s = new ScopedCodes(`${this.prefix}${scope}`)));
+    s.charge(status, ms);
   }
 
   /** A response counted as the cluster's without its timing (upstream_rq_<code>, its class, completion): ext_authz's denials. */
