@@ -62,6 +62,13 @@ export class HttpStats {
   readonly cxDestroyActiveRq: Counter;
   readonly cxDestroyLocalActiveRq: Counter;
   readonly cxDestroyRemoteActiveRq: Counter;
+  /**
+   * Streams this side reset (the router cutting a response short when its upstream reset),
+   * responses finished before their request had, and connections closed for idle_timeout.
+   */
+  readonly rqTxReset: Counter;
+  readonly rqResponseBeforeRqComplete: Counter;
+  readonly cxIdleTimeout: Counter;
   /** stream_idle_timeout and request_timeout answered (408). */
   readonly rqIdleTimeout: Counter;
   readonly rqTimeout: Counter;
@@ -122,6 +129,9 @@ export class HttpStats {
     this.cxDestroyLocalActiveRq = stats.counter(`${p}downstream_cx_destroy_local_active_rq`);
     this.cxDestroyRemoteActiveRq = stats.counter(`${p}downstream_cx_destroy_remote_active_rq`);
     this.prefix = p;
+    this.rqTxReset = stats.counter(`${p}downstream_rq_tx_reset`);
+    this.rqResponseBeforeRqComplete = stats.counter(`${p}downstream_rq_response_before_rq_complete`);
+    this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);
     this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);
     this.rqTimeout = stats.counter(`${p}downstream_rq_timeout`);
   }
@@ -179,6 +189,12 @@ export class HttpStats {
     requests.userAgent?.rqTotal.inc();
     requests.active++;
     return () => requests.active--;
+  }
+
+  /** An HTTP/1 connection's socket timed out (Node's keep-alive timer, set to idle_timeout): idle if no request is in flight. */
+  socketTimedOut(socket: Socket): void {
+    const requests = (socket as unknown as Record<symbol, ConnectionRequests | undefined>)[CONNECTION_REQUESTS];
+    if (requests && requests.active === 0) this.cxIdleTimeout.inc();
   }
 
   private userAgentStats(type: string): { cxTotal: Counter; rqTotal: Counter; cxDestroyRemoteActiveRq: Counter } {

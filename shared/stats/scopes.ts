@@ -96,7 +96,14 @@ export class ClusterStats {
   readonly rqRetry: Counter;
   readonly rqRetrySuccess: Counter;
   readonly cxConnectFail: Counter;
+  /** Who ended an upstream connection (upstream_cx_destroy_local / _remote), and the ones that ended with a request on them. */
+  readonly cxDestroyLocal: Counter;
   readonly cxDestroyRemote: Counter;
+  readonly cxDestroyWithActiveRq: Counter;
+  readonly cxDestroyLocalWithActiveRq: Counter;
+  readonly cxDestroyRemoteWithActiveRq: Counter;
+  /** An HTTP/1 upstream said `connection: close` (upstream_cx_close_notify). */
+  readonly cxCloseNotify: Counter;
   /** upstream_cx_connect_ms / _length_ms histograms, and what each connection spoke and carried. */
   readonly cxConnectMs: Histogram;
   readonly cxLengthMs: Histogram;
@@ -153,7 +160,12 @@ export class ClusterStats {
     this.rqRxReset = stats.counter(`${p}upstream_rq_rx_reset`);
     this.rqTxReset = stats.counter(`${p}upstream_rq_tx_reset`);
     this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
-    this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
+    this.cxDestroyLocal = stats.counter(`${p}upstream_cx_destroy_local`);
+    this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote`);
+    this.cxDestroyWithActiveRq = stats.counter(`${p}upstream_cx_destroy_with_active_rq`);
+    this.cxDestroyLocalWithActiveRq = stats.counter(`${p}upstream_cx_destroy_local_with_active_rq`);
+    this.cxDestroyRemoteWithActiveRq = stats.counter(`${p}upstream_cx_destroy_remote_with_active_rq`);
+    this.cxCloseNotify = stats.counter(`${p}upstream_cx_close_notify`);
     this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);
     this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);
   }

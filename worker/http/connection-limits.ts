@@ -1,4 +1,5 @@
 import type { UpgradeRequest } from './upgrade-router.js';
+import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2constants, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -54,9 +55,9 @@ export class ConnectionLimits {
     /** drain_timeout, for HTTP/2's two-step GOAWAY (see drainHttp2Session). */
     private readonly drainTimeoutMs: number,
   ) {
-    const codecs = (name: string): [Counter, Counter] => [stats.counter(`http1.${name}`), stats.counter(`http2.${name}`)];
-    if (underscores === 'REJECT_REQUEST') this.rejected = codecs('requests_rejected_with_underscores_in_headers');
-    if (underscores === 'DROP_HEADER') this.dropped = codecs('dropped_headers_with_underscores');
+    const [h1, h2] = [http1CodecStats(), http2CodecStats()];
+    if (underscores === 'REJECT_REQUEST') this.rejected = [h1.requestsRejectedWithUnderscores, h2.requestsRejectedWithUnderscores];
+    if (underscores === 'DROP_HEADER') this.dropped = [h1.droppedHeadersWithUnderscores, h2.droppedHeadersWithUnderscores];
   }
 
   /** The limits `common` sets, or none (then the connection manager skips all of this). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { createServer as createHttp1Server, ServerResponse, type IncomingMessage, type Server as Http1Server } from 'node:http';
-import { createServer as createHttp2Server, type Http2Server, type Http2Session } from 'node:http2';
+import { createServer as createHttp2Server, type Http2Server, type Http2Session, type Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
@@ -231,6 +232,8 @@ export class HttpConnectionManager {
     const tuning = http2Tuning(this.config.http2_protocol_options);
     const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
     h2.on('session', (session: Http2Session) => {
+      const codec = http2CodecStats();
+      session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
       this.sessions.add(session);
       this.limits?.http2Session(this.h2Socket!, session);
       if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
@@ -246,6 +249,8 @@ export class HttpConnectionManager {
     });
     h1.on('connection', (socket: Socket) => {
       if (this.reparsed.has(socket)) return;
+      http1CodecStats();
+      socket.on('timeout', () => this.stats.socketTimedOut(socket));
       this.stats.cxHttp1Total.inc();
       this.stats.cxHttp1Active.inc();
       socket.once('close', () => this.stats.cxHttp1Active.dec());
@@ -394,6 +399,9 @@ export class HttpConnectionManager {
     let resetBeforeResponse = false;
     const guard = http1 ? undefined : this.guards.get((req as unknown as { stream: { session: Http2Session } }).stream.session);
     if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
+    res.once('finish', () => {
+      if (!req.complete) stats.rqResponseBeforeRqComplete.inc();
+    });
     res.once('close', () => {
       stats.rqActive.dec();
       requestEnded();

@@ -271,7 +271,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    this.cluster.stats.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
+    const cs = this.cluster.stats;
+    cs.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
+    if (headers.connection === 'close') cs.cxCloseNotify.inc();
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     this.host?.outcome(outcomeOfStatus(statusCode));
     const policy = this.action.retry;
@@ -343,7 +345,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     const cs = this.cluster.stats;
     // Envoy's upstream_rq_cancelled: the client left before the request had a connection; tx_reset: a request under way that this side reset.
     if (reason === ABORT.client && this.pendingHeld) cs.rqCancelled.inc();
-    else if (this.controller) cs.rqTxReset.inc();
+    else if (this.controller) {
+      cs.rqTxReset.inc();
+      // An HTTP/1 connection cannot carry on after a request it abandoned: this side closes it.
+      if (!this.cluster.http2) {
+        cs.cxDestroyLocalWithActiveRq.inc();
+        cs.cxDestroyWithActiveRq.inc();
+      }
+    }
     if (this.controller) this.controller.abort(reason);
     else if (this.pool?.cancel(this)) this.tryFailed(reason);
     else if (this.host && reason !== ABORT.perTry) this.tryFailed(reason);
@@ -372,13 +381,15 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
     else {
-      cs.cxDestroyRemote.inc();
+      cs.cxDestroyRemoteWithActiveRq.inc();
+      cs.cxDestroyWithActiveRq.inc();
       cs.rqRxReset.inc();
     }
     const record = this.ctx.record;
     if (this.res.headersSent) {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
       this.ctx.stats.rqResetAfterResponseStarted.inc();
+      this.ctx.stats.rqTxReset.inc();
       if (record) {
         record.responseFlags |= ResponseFlag.upstreamRemoteReset;
         record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';

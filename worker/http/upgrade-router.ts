@@ -355,7 +355,10 @@ class UpgradeExchange implements Tunnel {
     } else if (failure === 'timeout') {
       cs.rqTimeout.inc();
       this.host.stats.rqTimeout.inc();
-    } else cs.cxDestroyRemote.inc();
+    } else {
+      cs.cxDestroyRemoteWithActiveRq.inc();
+      cs.cxDestroyWithActiveRq.inc();
+    }
     if (!counted) this.host.outcome('G');
     const kind = failure === 'per_try_timeout' ? 'timeout' : failure;
     const record = this.ctx.record;

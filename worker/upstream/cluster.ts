@@ -1,4 +1,5 @@
 import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
+import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -79,6 +80,7 @@ export class Host implements ConnectionObserver {
     if (info) {
       cs.cxConnectMs.record(Math.round(info.connectMs));
       if (info.protocol) (info.protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
+      if (info.protocol === 'http1') http1CodecStats(`cluster.${this.cluster.name}.`);
     }
   }
 
@@ -88,6 +90,7 @@ export class Host implements ConnectionObserver {
     cs.cxActive.dec();
     cs.cxDestroy.inc();
     if (info) {
+      (info.remote ? cs.cxDestroyRemote : cs.cxDestroyLocal).inc();
       cs.cxLengthMs.record(Math.round(info.lengthMs));
       cs.cxRxBytes.inc(info.rxBytes);
       cs.cxTxBytes.inc(info.txBytes);
@@ -119,6 +122,7 @@ export class Host implements ConnectionObserver {
         connectTimeoutMs: this.cluster.connectTimeoutMs,
         ...(this.cluster.tls ? { tls: this.cluster.tls } : {}),
         ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
+        codec: http2CodecStats(`cluster.${this.cluster.name}.`),
       },
       {
         connectionStarted: () => breaker.acquire('cx'),

@@ -1,4 +1,5 @@
 import type { TLSSocket } from 'node:tls';
+import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -24,6 +25,8 @@ export interface H2Target {
   tuning?: Http2Tuning;
   /** A keepalive PING went unanswered (cluster.<name>.http2.keepalive_timeout). */
   onKeepaliveTimeout?: () => void;
+  /** The cluster's HTTP/2 codec figures (cluster.<name>.http2.*). */
+  codec?: Http2CodecStats;
 }
 
 /**
@@ -46,6 +49,8 @@ export interface ConnectionClosed {
   lengthMs: number;
   rxBytes: number;
   txBytes: number;
+  /** The upstream ended it (its FIN, or for HTTP/2 its GOAWAY), not this side. */
+  remote: boolean;
 }
 
 /** Told of each connection's life, for the connection figures. */
@@ -113,11 +118,14 @@ export class H2Connection {
       if (!entry.connected) tls?.outcome(err);
       entry.error = err; // reported through each stream
     });
+    let remote = false;
+    session.once('goaway', () => (remote = true));
+    session.once('connect', () => session.socket?.once('end', () => (remote = true)));
     session.once('close', () => {
       clearTimeout(timer);
       stopKeepalive?.();
       const socket = session.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
-      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0 });
+      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote });
       else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_CONNECT_TIMEOUT');
       const i = this.sessions.indexOf(entry);
       if (i >= 0) this.sessions.splice(i, 1);
@@ -188,6 +196,7 @@ export class H2Connection {
         controller.aborted = true;
         controller.reason = reason;
         finished = true;
+        resetHere?.();
         stream.close(constants.NGHTTP2_CANCEL);
         handler.onResponseError?.(controller as unknown as Dispatcher.DispatchController, reason);
       },
@@ -202,6 +211,7 @@ export class H2Connection {
     };
     const ctl = controller as unknown as Dispatcher.DispatchController;
     stream = session.request(out, { endStream: body === null });
+    const resetHere = this.target.codec ? followHttp2Stream(this.target.codec, stream, 'here') : undefined;
     entry.active++;
     stream.once('close', () => entry.active--);
     handler.onRequestStart?.(ctl, {});
@@ -244,6 +254,7 @@ export class H2Connection {
     const entry = this.pick();
     const wasConnected = entry.connected;
     const stream = entry.session.request(headers, { endStream: false });
+    if (this.target.codec) followHttp2Stream(this.target.codec, stream, 'here');
     entry.active++;
     stream.once('close', () => entry.active--);
     const failure = (err?: Error) => {
@@ -254,6 +265,10 @@ export class H2Connection {
   }
 
   close(): void {
-    for (const s of this.sessions) s.session.close();
+    for (const s of this.sessions) {
+      if (s.session.closed || s.session.destroyed) continue;
+      s.session.close(); // a GOAWAY
+      this.target.codec?.goawaySent.inc();
+    }
   }
 }

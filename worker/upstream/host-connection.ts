@@ -49,8 +49,10 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     if (!connected) fail(Object.assign(new Error(`connect to ${host.address} timed out`), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
   });
   socket.on('error', (err) => fail(err));
+  let remote = false;
+  socket.once('end', () => (remote = true));
   socket.once('close', () => {
-    if (connected) host.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten });
+    if (connected) host.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote });
     events.closed(connected);
   });
   return socket;

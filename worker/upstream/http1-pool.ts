@@ -107,8 +107,10 @@ export class Http1Pool {
           }
           const openedAt = performance.now();
           this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http1' });
+          let remote = false;
+          socket.once('end', () => (remote = true));
           socket.once('close', () => {
-            this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten });
+            this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote });
             this.lost();
           });
           callback(null, socket);
