@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { connect as h2connect, constants as h2constants } from 'node:http2';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -133,6 +134,28 @@ describe("Envoy's standard figures, moving", () => {
     assert.ok((await stat('filesystem.write_completed')) >= 1);
     assert.equal(await stat('filesystem.write_failed'), 0);
     assert.equal(readFileSync(join(tmp.dir, 'access.log'), 'utf8').split('\n').filter(Boolean).length >= 3, true);
+  });
+
+  it("counts HTTP/2 streams, their trailers and the client's resets in Envoy's codec figures (http2.*)", async () => {
+    const session = h2connect(`http://127.0.0.1:${proxy.ports.get('web')}`);
+    const [trailers, resets] = [await stat('http2.trailers'), await stat('http2.rx_reset')];
+    await new Promise<void>((resolve, reject) => {
+      const rq = session.request({ ':method': 'POST', ':path': '/echo' }, { waitForTrailers: true });
+      rq.on('wantTrailers', () => rq.sendTrailers({ 'x-checksum': 'abc' }));
+      rq.on('response', () => rq.resume());
+      rq.once('end', resolve).once('error', reject);
+      rq.end('body');
+    });
+    const held = session.request({ ':path': '/hold?key=h2' });
+    held.on('error', () => {});
+    await waitFor('the stream held upstream', () => (upstream.held('h2') === 1 ? true : undefined));
+    assert.equal(await stat('http2.streams_active'), 1);
+    held.close(h2constants.NGHTTP2_CANCEL);
+    await waitFor('the reset counted', async () => ((await stat('http2.rx_reset')) === resets + 1 ? true : undefined));
+    assert.equal(await stat('http2.trailers'), trailers + 1);
+    assert.equal(await stat('http2.streams_active'), 0);
+    session.close();
+    upstream.release('h2');
   });
 
   it('publishes the ring of a RING_HASH cluster, and counts what the TLS inspector found', async () => {
