@@ -3,7 +3,7 @@ import { stats } from './process.js';
 import type { Counter, Gauge, Histogram } from './store.js';
 
 /** A downstream connection's requests in flight, and its user-agent figures once its first request named one. */
-interface ConnectionRequests {
+export interface ConnectionRequests {
   active: number;
   /** Its first request came: the user agent is decided. */
   seen: boolean;
@@ -171,13 +171,14 @@ export class HttpStats {
 
   /**
    * A request on a connection counted by connection() (`socket`: the request's, which for HTTP/2
-   * reads through to the session's): in flight until `done`. As Envoy's user-agent figures, a
+   * reads through to the session's): in flight until the caller takes one off `active` of what
+   * this returns (no closure per request). As Envoy's user-agent figures, a
    * connection whose first request says iOS or Android counts under `user_agent.ios.` /
    * `user_agent.android.` (the connection once, each request).
    */
-  request(socket: unknown, userAgent: string | string[] | undefined): () => void {
+  request(socket: unknown, userAgent: string | string[] | undefined): ConnectionRequests | undefined {
     const requests = (socket as Record<symbol, ConnectionRequests | undefined> | undefined)?.[CONNECTION_REQUESTS];
-    if (!requests) return () => {};
+    if (!requests) return undefined;
     if (!requests.seen && typeof userAgent === 'string') {
       const type = userAgent.includes('iOS') ? 'ios' : userAgent.includes('android') ? 'android' : undefined;
       if (type) {
@@ -188,7 +189,7 @@ export class HttpStats {
     requests.seen = true;
     requests.userAgent?.rqTotal.inc();
     requests.active++;
-    return () => requests.active--;
+    return requests;
   }
 
   /** An HTTP/1 connection's socket timed out (Node's keep-alive timer, set to idle_timeout): idle if no request is in flight. */

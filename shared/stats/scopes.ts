@@ -57,8 +57,6 @@ export class ListenerStats {
   }
 }
 
-const NOT_SPLIT = { internal: false, canary: false, retry: false };
-
 /** A cluster's response codes under one scope (`cluster.<name>.external.` …). */
 class ScopedCodes {
   private readonly byCode = new Map<number, [code: Counter, klass: Counter]>();
@@ -176,14 +174,14 @@ export class ClusterStats {
    * `external.`, under `canary.` when the upstream said `x-envoy-upstream-canary: true`, and the
    * codes of a retried try under `retry.`.
    */
-  response(status: number, startedMs: number, kind: { internal: boolean; canary: boolean; retry: boolean } = NOT_SPLIT): void {
+  response(status: number, startedMs: number, split?: { internal: boolean; canary: boolean; retry: boolean }): void {
     this.charge(status);
     const ms = Math.round(performance.now() - startedMs);
     this.rqTime.record(ms);
-    if (kind === NOT_SPLIT) return;
-    this.chargeScoped(kind.internal ? 'internal.' : 'external.', status, ms);
-    if (kind.canary) this.chargeScoped('canary.', status, ms);
-    if (kind.retry) this.chargeScoped('retry.', status, undefined);
+    if (!split) return;
+    this.chargeScoped(split.internal ? 'internal.' : 'external.', status, ms);
+    if (split.canary) this.chargeScoped('canary.', status, ms);
+    if (split.retry) this.chargeScoped('retry.', status, undefined);
   }
 
   /** The split figures by scope, each made at its first use; codes by number, so a response builds no name. */

@@ -395,16 +395,14 @@ export class HttpConnectionManager {
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
-    const requestEnded = stats.request(req.socket, headers['user-agent']);
+    const connectionRequests = stats.request(req.socket, headers['user-agent']);
     let resetBeforeResponse = false;
     const guard = http1 ? undefined : this.guards.get((req as unknown as { stream: { session: Http2Session } }).stream.session);
     if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
-    res.once('finish', () => {
-      if (!req.complete) stats.rqResponseBeforeRqComplete.inc();
-    });
     res.once('close', () => {
       stats.rqActive.dec();
-      requestEnded();
+      if (connectionRequests) connectionRequests.active--;
+      if (res.writableFinished && !req.complete) stats.rqResponseBeforeRqComplete.inc();
       guard?.streamClosed(resetBeforeResponse, performance.now() - started);
       // A tunnel's stream completes when it closes, with the status that opened it (101, or 200 to an HTTP/2 client).
       const tunnel = upgrade?.tunnel !== undefined;
