@@ -39,24 +39,35 @@ function flattenStruct(value: unknown, prefix: string, out: Map<string, string>)
   out.set(prefix, typeof value === 'string' ? value : JSON.stringify(value));
 }
 
-function readDiskLayer(dir: string, prefix: string, out: Map<string, string>): void {
+/**
+ * Reads a disk layer's tree into `out`; returns the errors met (a directory or file that exists
+ * but cannot be read). A layer that is absent, or a file that vanished between readdir and read
+ * (an operator swapping the tree), is not an error: the next reload sees the new tree.
+ */
+function readDiskLayer(dir: string, prefix: string, out: Map<string, string>): string[] {
+  const errors: string[] = [];
+  const failed = (path: string, err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') errors.push(`${path}: ${(err as Error).message}`);
+  };
   let entries: string[];
   try {
     entries = readdirSync(dir);
-  } catch {
-    return;
+  } catch (err) {
+    failed(dir, err);
+    return errors;
   }
   for (const name of entries) {
     if (name.startsWith('.')) continue;
     const path = join(dir, name);
     const key = prefix ? `${prefix}.${name}` : name;
     try {
-      if (statSync(path).isDirectory()) readDiskLayer(path, key, out);
+      if (statSync(path).isDirectory()) errors.push(...readDiskLayer(path, key, out));
       else out.set(key, readFileSync(path, 'utf8').trim());
-    } catch {
-      // vanished between readdir and read: the next reload sees the new tree
+    } catch (err) {
+      failed(path, err);
     }
   }
+  return errors;
 }
 
 export class RuntimeLayers {
@@ -65,6 +76,7 @@ export class RuntimeLayers {
   private readonly layersGauge = stats.gauge('runtime.num_layers', 'local');
   private readonly overridesGauge = stats.gauge('runtime.admin_overrides_active', 'local');
   private readonly loadSuccess = stats.counter('runtime.load_success');
+  private readonly loadError = stats.counter('runtime.load_error');
   private readonly watched: string[] = [];
 
   constructor(
@@ -106,15 +118,22 @@ export class RuntimeLayers {
     this.updateGauges();
   }
 
+  /** Reloads the disk layers: a load with an unreadable file or directory is a load error (runtime.load_error), else a success. */
   private reloadDisk(): void {
+    const errors: string[] = [];
     for (const layer of this.layers) {
       if (layer.kind !== 'disk') continue;
       const values = new Map<string, string>();
-      readDiskLayer(join(layer.root, layer.subdirectory), '', values);
+      errors.push(...readDiskLayer(join(layer.root, layer.subdirectory), '', values));
       layer.values = values;
       log.debug(`runtime: disk layer '${layer.name}' loaded ${values.size} key(s)`);
     }
-    this.loadSuccess.inc();
+    if (errors.length === 0) {
+      this.loadSuccess.inc();
+      return;
+    }
+    this.loadError.inc();
+    log.warn(`runtime: ${errors.length} unreadable entr${errors.length === 1 ? 'y' : 'ies'} in the disk layers (${errors.slice(0, 3).join('; ')}); the readable keys are loaded`);
   }
 
   /** POST /runtime_modify: set (or, with an empty value, delete) admin overrides. */

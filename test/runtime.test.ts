@@ -86,6 +86,17 @@ describe('layered runtime', () => {
     symlinkSync(v2, `${root}.new`);
     renameSync(`${root}.new`, root);
     await waitFor('the disk layer to reload', async () => ((await runtime()).entries['feature.ratio']?.final_value === '90' ? true : undefined));
+    const stat = async (name: string) => Number(/: (\d+)$/m.exec((await httpRequest(`${admin}/stats?filter=^runtime\\.${name}$`)).body)?.[1]);
+    assert.equal(await stat('load_error'), 0);
+    // A tree with an entry that cannot be read (a symlink loop): a load error, the readable keys still loaded.
+    const v3 = join(tmp.dir, 'v3');
+    mkdirSync(join(v3, 'app', 'feature'), { recursive: true });
+    writeFileSync(join(v3, 'app', 'feature', 'ratio'), '95');
+    symlinkSync('loop', join(v3, 'app', 'loop'));
+    symlinkSync(v3, `${root}.new`);
+    renameSync(`${root}.new`, root);
+    await waitFor('the disk layer to reload', async () => ((await runtime()).entries['feature.ratio']?.final_value === '95' ? true : undefined));
+    assert.equal(await stat('load_error'), 1);
     await proxy.stop();
   });
 

@@ -138,6 +138,9 @@ describe("Envoy's standard figures, moving", () => {
 
   it("counts HTTP/2 streams, their trailers and the client's resets in Envoy's codec figures (http2.*)", async () => {
     const session = h2connect(`http://127.0.0.1:${proxy.ports.get('web')}`);
+    // The codec's figures are made with its first connection: read them once the session is up.
+    await new Promise<void>((resolve, reject) => session.once('remoteSettings', () => resolve()).once('error', reject));
+    await waitFor('the codec figures', async () => (Number.isNaN(await stat('http2.trailers')) ? undefined : true));
     const [trailers, resets] = [await stat('http2.trailers'), await stat('http2.rx_reset')];
     await new Promise<void>((resolve, reject) => {
       const rq = session.request({ ':method': 'POST', ':path': '/echo' }, { waitForTrailers: true });
@@ -165,5 +168,12 @@ describe("Envoy's standard figures, moving", () => {
     assert.equal(await stat('cluster.ring.ring_hash_lb.max_hashes_per_host'), 1024);
     assert.ok((await stat('tls_inspector.tls_not_found')) >= 1);
     assert.equal(await stat('tls_inspector.tls_found'), 0);
+    // A client that connects and leaves before saying anything: closed while the inspector waited.
+    const listener = `listener.127.0.0.1_${proxy.ports.get('web')}.`;
+    const silent = connect(proxy.ports.get('web')!, '127.0.0.1');
+    await once(silent, 'connect');
+    silent.end();
+    await waitFor('the close counted', async () => ((await stat(`${listener}downstream_listener_filter_remote_close`)) === 1 ? true : undefined));
+    assert.equal(await stat(`${listener}downstream_listener_filter_error`), 0);
   });
 });

@@ -191,6 +191,7 @@ export class ServedListener {
       if (!parsed.done) return;
       raw.off('data', onData);
       raw.off('end', onEnd);
+      raw.off('error', onError);
       clearTimeout(timer);
       inspected();
       raw.pause();
@@ -200,10 +201,15 @@ export class ServedListener {
     };
     const onEnd = () => {
       clearTimeout(timer);
+      this.stats.listenerFilterRemoteClose.inc();
       raw.destroy();
+    };
+    const onError = () => {
+      if (inspecting) this.stats.listenerFilterError.inc();
     };
     raw.on('data', onData);
     raw.once('end', onEnd);
+    raw.once('error', onError);
     raw.resume();
   }
 

@@ -23,10 +23,14 @@ export class ListenerStats {
   private readonly serverConnections: Gauge;
 
   readonly cxLengthMs: Histogram;
-  /** Connections the listener filters (TLS inspector) hold before a filter chain has them. */
+  /** Connections the listener filters (TLS inspector) hold before a filter chain has them; ones the peer closed, or that failed, meanwhile. */
   readonly preCxActive: Gauge;
+  readonly listenerFilterRemoteClose: Counter;
+  readonly listenerFilterError: Counter;
 
   constructor(prefix: string, workerIndex?: number) {
+    this.listenerFilterRemoteClose = stats.counter(`${prefix}downstream_listener_filter_remote_close`);
+    this.listenerFilterError = stats.counter(`${prefix}downstream_listener_filter_error`);
     this.cxLengthMs = stats.histogram(`${prefix}downstream_cx_length_ms`);
     this.preCxActive = stats.gauge(`${prefix}downstream_pre_cx_active`);
     this.cxTotal = stats.counter(`${prefix}downstream_cx_total`);
