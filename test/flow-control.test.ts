@@ -67,6 +67,8 @@ describe('per_connection_buffer_limit_bytes', () => {
     await waitFor('the upstream connection to back up', async () => ((await statValue(proxy, 'cluster.sink.upstream_flow_control_backed_up_total')) >= 1 ? true : undefined));
     assert.ok(client.writableLength > 0, 'the client still has bytes the proxy has not read');
     assert.ok((await statValue(proxy, 'tcp.tcp.downstream_flow_control_paused_reading_total')) >= 1);
+    // What the proxy holds for the upstream that does not read, as Envoy's gauge shows it.
+    assert.ok((await statValue(proxy, 'cluster.sink.upstream_cx_tx_bytes_buffered')) > 0);
     received = readAll(upstreamSocket!);
     upstreamSocket!.resume();
     const got = await withDeadline('every byte upstream', received);
@@ -87,6 +89,8 @@ describe('per_connection_buffer_limit_bytes', () => {
     const client = connect({ port: proxy.ports.get('tcp')!, host: '127.0.0.1' });
     client.pause();
     await waitFor('the upstream\'s reading to pause', async () => ((await statValue(proxy, 'cluster.sink.upstream_flow_control_paused_reading_total')) >= 1 ? true : undefined));
+    // What the proxy holds for the client that does not read, as Envoy's gauge shows it.
+    assert.ok((await statValue(proxy, 'tcp.tcp.downstream_cx_tx_bytes_buffered')) > 0);
     const got = await withDeadline('every byte downstream', readAll(client.resume()));
     assert.equal(got.length, SIZE);
     assert.equal(sha(got), sha(payload));

@@ -110,6 +110,17 @@ describe("Envoy's standard figures, moving", () => {
     assert.equal(await stat('http.web.rq_total'), routed + 3);
   });
 
+  it('answers a path that is not relative with 404, counted as Envoy counts it', async () => {
+    const socket = connect(proxy.ports.get('web')!, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d));
+    socket.write('OPTIONS * HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    await once(socket, 'close');
+    assert.match(answer, /^HTTP\/1\.1 404 /);
+    assert.equal(await stat('http.web.downstream_rq_non_relative_path'), 1);
+  });
+
   it('counts a connection the client closed with a request in flight, and per user agent', async () => {
     const socket = connect(proxy.ports.get('web')!, '127.0.0.1');
     await once(socket, 'connect');

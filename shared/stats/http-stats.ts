@@ -67,6 +67,10 @@ export class HttpStats {
    * responses finished before their request had, and connections closed for idle_timeout.
    */
   readonly rqTxReset: Counter;
+  /** Requests whose path is not relative (answered 404). */
+  readonly rqNonRelativePath: Counter;
+  /** Requests refused 413 for a body over a buffer limit (the buffer filter counts them here). */
+  readonly rqTooLarge: Counter;
   readonly rqResponseBeforeRqComplete: Counter;
   readonly cxIdleTimeout: Counter;
   /** stream_idle_timeout and request_timeout answered (408). */
@@ -130,6 +134,8 @@ export class HttpStats {
     this.cxDestroyRemoteActiveRq = stats.counter(`${p}downstream_cx_destroy_remote_active_rq`);
     this.prefix = p;
     this.rqTxReset = stats.counter(`${p}downstream_rq_tx_reset`);
+    this.rqTooLarge = stats.counter(`${p}downstream_rq_too_large`);
+    this.rqNonRelativePath = stats.counter(`${p}downstream_rq_non_relative_path`);
     this.rqResponseBeforeRqComplete = stats.counter(`${p}downstream_rq_response_before_rq_complete`);
     this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);
     this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);

@@ -167,7 +167,18 @@ export class StatsStore {
     for (const stat of this.stats.values()) if (stat instanceof Gauge) stat.touch();
   }
 
+  private readonly samplers = new Set<() => void>();
+
+  /**
+   * `sample` runs before each delta is taken: for gauges of a state that is read rather than
+   * followed (bytes buffered in sockets now), so that each collection reports them current.
+   */
+  sampleBeforeDelta(sample: () => void): void {
+    this.samplers.add(sample);
+  }
+
   takeDelta(): StatsDelta {
+    for (const sample of this.samplers) sample();
     const delta: StatsDelta = { lookups: this.lookups, recentLookups: [...this.recent], counters: [], gauges: [], histograms: [], textReadouts: [] };
     this.lookups = 0;
     this.recent = new Map();

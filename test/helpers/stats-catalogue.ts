@@ -10,6 +10,7 @@ import { DOWNSTREAM_TLS_TYPE, makePki, UPSTREAM_TLS_TYPE } from './certs.js';
 import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './bootstraps.js';
 import { repoRoot, tempDir } from './cli.js';
 import { httpRequest, startProxy, type RunningProxy } from './proxy.js';
+import { CLUSTER_URL, ROUTE_URL, TestControlPlane } from './control-plane.js';
 import { startH2Upstream, startUpstream } from './upstream.js';
 
 /**
@@ -17,8 +18,8 @@ import { startH2Upstream, startUpstream } from './upstream.js';
  * configuration uses every subsystem the catalogue covers that this proxy implements: HTTP over
  * plaintext and TLS (with the TLS inspector), HTTP/1.1 and HTTP/2 both sides, a health-checked,
  * outlier-detected cluster with circuit breakers and retries, ring-hash and Maglev clusters, a TLS
- * upstream, a TCP proxy, a UDP proxy, clusters and listeners from files (CDS, LDS), routes from
- * a file (RDS), a file access log and runtime layers. After some traffic, every entry is one of:
+ * upstream, a TCP proxy, a UDP proxy, clusters and routes from a control plane over ADS (CDS,
+ * RDS), listeners from a file (LDS), a file access log and runtime layers. After some traffic, every entry is one of:
  * - `refused`: it needs a feature this proxy refuses by name, so no configuration it accepts has it;
  * - `cannot`: it cannot apply to a tree of Node processes (the reason says why);
  * - `gap`: it applies, and this proxy does not serve it yet (the reason says what is missing);
@@ -87,18 +88,18 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
   const udpPort = (udpEcho.address() as AddressInfo).port;
 
   const accessLog = join(tmp.dir, 'access.log');
-  const cdsPath = join(tmp.dir, 'cds.json');
   const ldsPath = join(tmp.dir, 'lds.json');
-  const rdsPath = join(tmp.dir, 'rds.json');
-  writeFileSync(cdsPath, JSON.stringify({ version_info: 'c1', resources: [{ '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...cluster('discovered', upstream.port) }] }));
-  writeFileSync(rdsPath, JSON.stringify({ version_info: 'r1', resources: [{ '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', name: 'file_routes', virtual_hosts: [vhost([{ match: { prefix: '/' }, route: { cluster: 'discovered' } }])] }] }));
+  // Clusters and routes from a control plane over ADS (gRPC); listeners from a file.
+  const controlPlane = await TestControlPlane.start();
+  controlPlane.set(CLUSTER_URL, 'c1', [{ '@type': CLUSTER_URL, ...cluster('discovered', upstream.port) }]);
+  controlPlane.set(ROUTE_URL, 'r1', [{ '@type': ROUTE_URL, name: 'file_routes', virtual_hosts: [vhost([{ match: { prefix: '/' }, route: { cluster: 'discovered' } }])] }]);
   writeFileSync(ldsPath, JSON.stringify({
     version_info: 'l1',
     resources: [{
       '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener',
       name: 'from_file',
       address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-      filter_chains: [{ filters: [{ name: 'hcm', typed_config: { '@type': HCM_TYPE, stat_prefix: 'dynamic', rds: { route_config_name: 'file_routes', config_source: { path_config_source: { path: rdsPath }, resource_api_version: 'V3' } }, http_filters: router } }] }],
+      filter_chains: [{ filters: [{ name: 'hcm', typed_config: { '@type': HCM_TYPE, stat_prefix: 'dynamic', rds: { route_config_name: 'file_routes', config_source: { ads: {}, resource_api_version: 'V3' } }, http_filters: router } }] }],
     }],
   }));
 
@@ -128,7 +129,8 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
     stats_flush_on_admin: true,
     layered_runtime: { layers: [{ name: 'static', static_layer: { 'some.key': 1 } }, { name: 'admin', admin_layer: {} }] },
     dynamic_resources: {
-      cds_config: { path_config_source: { path: cdsPath }, resource_api_version: 'V3' },
+      ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+      cds_config: { ads: {}, resource_api_version: 'V3' },
       lds_config: { path_config_source: { path: ldsPath }, resource_api_version: 'V3' },
     },
     static_resources: {
@@ -163,6 +165,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
         cluster('ring', upstream.port, { lb_policy: 'RING_HASH' }),
         cluster('maglev', upstream.port, { lb_policy: 'MAGLEV' }),
         cluster('datagrams', udpPort),
+        cluster('xds', controlPlane.port),
       ],
     },
   };
@@ -243,6 +246,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
       await h2.close();
       await new Promise((r) => https.close(r));
       await new Promise((r) => canary.close(r));
+      controlPlane.stop();
       udpEcho.close();
       pki.remove();
       tmp.cleanup();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { createServer as createHttp1Server, ServerResponse, type IncomingMessage, type Server as Http1Server } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2Session, type Http2Stream } from 'node:http2';
@@ -98,6 +99,8 @@ export class HttpConnectionManager {
   private readonly localAddress: string;
   private readonly servers: (Http1Server | Http2Server)[] = [];
   private readonly sockets = new Set<Socket>();
+  /** downstream_cx_rx/tx_bytes_buffered: what `sockets` hold, summed at each collection. */
+  private readonly stopBufferedBytes: () => void;
   private readonly sessions = new Set<Http2Session>();
   private readonly guards = new WeakMap<Http2Session, Http2SessionGuard>();
   /** The socket being handed to HTTP/2, while its session is made. */
@@ -161,6 +164,8 @@ export class HttpConnectionManager {
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.stats = new HttpStats(String(config.stat_prefix), ctx.listenerStatPrefix);
+    const p = `http.${String(config.stat_prefix)}.`;
+    this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.sockets);
     this.drainTimeoutMs = typeof config.drain_timeout === 'string' ? durationMs(config.drain_timeout) : 5000;
     this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, this.drainTimeoutMs);
     const h1 = obj(config.http_protocol_options);
@@ -432,6 +437,14 @@ export class HttpConnectionManager {
       sendLocalReply(res, 400, '', reply);
       return;
     }
+    if (!connect && path.charCodeAt(0) !== 47 /* '/' */) {
+      // As Envoy's connection manager: a path that is not relative (`OPTIONS *`; Node's parser
+      // refuses `GET foo` itself, and an absolute-form target has become relative above) is a 404.
+      stats.rqNonRelativePath.inc();
+      if (record) record.responseCodeDetails = 'absolute_path_rejected';
+      sendLocalReply(res, 404, '', reply);
+      return;
+    }
     if (http10 && !this.acceptHttp10) {
       // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
       stats.cxProtocolError.inc();
@@ -608,12 +621,16 @@ export class HttpConnectionManager {
    * has stopped accepting.
    */
   close(): Promise<void> {
+    this.stopBufferedBytes();
     clearInterval(this.keepAliveTimer);
     clearTimeout(this.tunnelDeadline);
     this.tunnelsEnded = true;
     for (const tunnel of this.tunnels) tunnel.close();
     for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
-    for (const session of this.sessions) session.close();
+    for (const session of this.sessions) {
+      session.close(); // a GOAWAY
+      http2CodecStats().goawaySent.inc();
+    }
     if (this.sockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => (this.allClosed = resolve));
   }

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import type { Duplex } from 'node:stream';
 import { connectionEntry, ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
@@ -26,6 +27,8 @@ type Obj = JsonObject;
 export class TcpProxy {
   private readonly idleMs: number;
   private readonly sockets = new Set<Socket>();
+  /** The downstream connections alone (`sockets` has their upstreams too). */
+  private readonly downstreams = new Set<Socket>();
   private readonly cxTotal: Counter;
   private readonly noRoute: Counter;
   private readonly idleTimeout: Counter;
@@ -36,6 +39,8 @@ export class TcpProxy {
   private readonly accessLogs: AccessLogs | undefined;
   /** tunneling_config: connections carried in an HTTP request (CONNECT or POST) to the host. */
   private readonly tunneling: TunnelingConfig | undefined;
+  /** downstream_cx_rx/tx_bytes_buffered: what the downstream sockets hold, summed at each collection. */
+  private readonly stopBufferedBytes: () => void;
 
   /** `listenerBufferLimit`: the listener's per_connection_buffer_limit_bytes, for what the downstream may hold unwritten. */
   constructor(
@@ -54,6 +59,7 @@ export class TcpProxy {
     this.resumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.tunneling = TunnelingConfig.from(config.tunneling_config);
+    this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.downstreams);
   }
 
   private pickCluster(): Cluster | undefined {
@@ -108,6 +114,7 @@ export class TcpProxy {
     host.tcpConnections++;
     downstream.pause();
     this.sockets.add(downstream);
+    this.downstreams.add(downstream);
     host.activeRequests++;
     let connected = false;
     const upstream = connectToHost(host, {
@@ -125,6 +132,7 @@ export class TcpProxy {
         host.tcpConnections--;
         downstream.end();
         this.sockets.delete(downstream);
+        this.downstreams.delete(downstream);
         this.sockets.delete(upstream);
         host.activeRequests--;
       },
@@ -172,6 +180,7 @@ export class TcpProxy {
     }
     downstream.pause();
     this.sockets.add(downstream);
+    this.downstreams.add(downstream);
     host.activeRequests++;
     // The tunnel's request, in the cluster's and host's request figures (as Envoy's connection pool counts it).
     const cs = host.cluster.stats;
@@ -188,6 +197,7 @@ export class TcpProxy {
       cs.rqActive.dec();
       host.stats.rqActive.dec();
       this.sockets.delete(downstream);
+      this.downstreams.delete(downstream);
     };
     let upstream: Duplex | undefined;
     const pending = this.tunneling!.open(host, entry ?? connectionEntry(downstream, host.cluster.name, host.address), {
@@ -221,6 +231,7 @@ export class TcpProxy {
 
   /** Nothing to wind down: a TCP connection has no request boundary, so the listener waits for each to close. */
   close(): Promise<void> {
+    this.stopBufferedBytes();
     return Promise.resolve();
   }
 }

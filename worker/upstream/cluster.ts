@@ -1,4 +1,5 @@
 import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
+import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -81,6 +82,7 @@ export class Host implements ConnectionObserver {
       cs.cxConnectMs.record(Math.round(info.connectMs));
       if (info.protocol) (info.protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
       if (info.protocol === 'http1') http1CodecStats(`cluster.${this.cluster.name}.`);
+      if (info.socket) this.cluster.openSockets.add(info.socket);
     }
   }
 
@@ -91,6 +93,7 @@ export class Host implements ConnectionObserver {
     cs.cxDestroy.inc();
     if (info) {
       (info.remote ? cs.cxDestroyRemote : cs.cxDestroyLocal).inc();
+      if (info.socket) this.cluster.openSockets.delete(info.socket);
       cs.cxLengthMs.record(Math.round(info.lengthMs));
       cs.cxRxBytes.inc(info.rxBytes);
       cs.cxTxBytes.inc(info.txBytes);
@@ -162,6 +165,9 @@ export class Cluster {
   /** The cluster's transport socket, when it is TLS. */
   readonly tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
+  /** Its upstream connections' sockets, for upstream_cx_rx/tx_bytes_buffered (summed at each collection). */
+  readonly openSockets = new Set<NonNullable<ConnectionOpened['socket']>>();
+  private readonly stopBufferedBytes: () => void;
   private hostList: Host[] = [];
   /** The hosts by priority, and each priority's share (see PrioritySet). */
   private readonly priorities: PrioritySet<Host>;
@@ -184,6 +190,7 @@ export class Cluster {
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
     this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
     this.stats = clusterStats(this.name);
+    this.stopBufferedBytes = bufferedBytesGauges(`cluster.${this.name}.upstream_cx_rx_bytes_buffered`, `cluster.${this.name}.upstream_cx_tx_bytes_buffered`, this.openSockets);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     // common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off).
     const panicThreshold = panic === undefined ? 50 : Math.round(Number(obj(panic).value ?? 0));
@@ -239,6 +246,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     await Promise.all(this.hostList.map((h) => h.close()));
+    this.stopBufferedBytes();
   }
 }
 

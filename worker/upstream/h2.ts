@@ -42,6 +42,8 @@ function connectError(err: Error, sessionError: Error | undefined): Error {
 export interface ConnectionOpened {
   connectMs: number;
   protocol?: 'http1' | 'http2';
+  /** The connection's socket, for the bytes it holds (upstream_cx_rx/tx_bytes_buffered). */
+  socket?: { readonly readableLength: number; readonly writableLength: number };
 }
 
 /** An upstream connection closed: how long it lived, and the bytes it carried. */
@@ -51,6 +53,7 @@ export interface ConnectionClosed {
   txBytes: number;
   /** The upstream ended it (its FIN, or for HTTP/2 its GOAWAY), not this side. */
   remote: boolean;
+  socket?: ConnectionOpened['socket'];
 }
 
 /** Told of each connection's life, for the connection figures. */
@@ -109,7 +112,7 @@ export class H2Connection {
       tls?.outcome(null, session.socket as TLSSocket);
       entry.connected = true;
       openedAt = performance.now();
-      this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2' });
+      this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket: session.socket });
       clearTimeout(timer);
       if (tuning?.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
       if (tuning?.keepalive) stopKeepalive = this.keepAlive(session, tuning.keepalive);
@@ -125,7 +128,7 @@ export class H2Connection {
       clearTimeout(timer);
       stopKeepalive?.();
       const socket = session.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
-      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote });
+      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote, socket: session.socket });
       else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_CONNECT_TIMEOUT');
       const i = this.sessions.indexOf(entry);
       if (i >= 0) this.sessions.splice(i, 1);

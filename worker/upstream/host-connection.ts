@@ -41,7 +41,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     connected = true;
     socket.setTimeout(0);
     openedAt = performance.now();
-    host.connectionOpened({ connectMs: openedAt - started });
+    host.connectionOpened({ connectMs: openedAt - started, socket });
     host.outcome('S');
     events.connected();
   });
@@ -52,7 +52,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
   let remote = false;
   socket.once('end', () => (remote = true));
   socket.once('close', () => {
-    if (connected) host.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote });
+    if (connected) host.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote, socket });
     events.closed(connected);
   });
   return socket;

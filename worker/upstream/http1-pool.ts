@@ -106,11 +106,11 @@ export class Http1Pool {
             return;
           }
           const openedAt = performance.now();
-          this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http1' });
+          this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http1', socket });
           let remote = false;
           socket.once('end', () => (remote = true));
           socket.once('close', () => {
-            this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote });
+            this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket.bytesRead, txBytes: socket.bytesWritten, remote, socket });
             this.lost();
           });
           callback(null, socket);
