@@ -3,7 +3,7 @@ import { connect as h2connect } from 'node:http2';
 import { connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { closedPort, startEcho, startH2Upstream, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -170,9 +170,18 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     });
   }
 
-  it('retries 5xx responses per the retry policy', async () => {
+  it('retries 5xx responses per the retry policy, each after Envoy\'s back-off', async () => {
+    const retries = await statValue(proxy, 'cluster.a.upstream_rq_retry');
+    const backoffs = await statValue(proxy, 'cluster.a.upstream_rq_retry_backoff_exponential');
     const r = await httpRequest(`${base()}/retry/flaky?key=r1&fail=2`);
     assert.deepEqual([r.status, r.body], [200, 'A recovered after 2']);
+    assert.equal(await statValue(proxy, 'cluster.a.upstream_rq_retry'), retries + 2);
+    assert.equal(await statValue(proxy, 'cluster.a.upstream_rq_retry_backoff_exponential'), backoffs + 2);
+    // A body too long to keep for a retry streams once: the retry is abandoned, as Envoy counts it.
+    const abandoned = await statValue(proxy, 'cluster.a.retry_or_shadow_abandoned');
+    const big = await httpRequest(`${base()}/retry/echo`, { method: 'POST', body: Buffer.alloc(70_000, 'x') });
+    assert.equal(big.status, 200);
+    assert.equal(await statValue(proxy, 'cluster.a.retry_or_shadow_abandoned'), abandoned + 1);
     const noRetry = await httpRequest(`${base()}/noretry/flaky?key=r2&fail=1`);
     assert.deepEqual([noRetry.status, noRetry.body], [503, 'flaky']);
   });

@@ -122,6 +122,10 @@ export class ClusterStats {
   readonly rqRxReset: Counter;
   readonly rqTxReset: Counter;
   readonly rqRetryLimitExceeded: Counter;
+  /** Retries that waited Envoy's default exponential back-off. */
+  readonly rqRetryBackoffExponential: Counter;
+  /** Retries given up, and mirror copies dropped, for a body too long to keep (worker/http/mirror.ts counts the copies). */
+  readonly retryOrShadowAbandoned: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
   /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
@@ -162,6 +166,8 @@ export class ClusterStats {
     this.rqRxReset = stats.counter(`${p}upstream_rq_rx_reset`);
     this.rqTxReset = stats.counter(`${p}upstream_rq_tx_reset`);
     this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
+    this.rqRetryBackoffExponential = stats.counter(`${p}upstream_rq_retry_backoff_exponential`);
+    this.retryOrShadowAbandoned = stats.counter(`${p}retry_or_shadow_abandoned`);
     this.cxDestroyLocal = stats.counter(`${p}upstream_cx_destroy_local`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote`);
     this.cxDestroyWithActiveRq = stats.counter(`${p}upstream_cx_destroy_with_active_rq`);

@@ -32,6 +32,9 @@ import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
 const log = getLogger('router', import.meta.url);
 
 const RETRY_BUFFER_LIMIT = 64 * 1024;
+/** Envoy's default retry back-off (RetryPolicy.retry_back_off unset): 25 ms base, ten times that at most. */
+const RETRY_BACKOFF_BASE_MS = 25;
+const RETRY_BACKOFF_MAX_MS = 250;
 
 export interface ForwardContext {
   /** The connection manager's figures (no_cluster). */
@@ -166,6 +169,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   private discarding = false;
   private timer: NodeJS.Timeout | undefined;
   private perTryTimer: NodeJS.Timeout | undefined;
+  /** Waiting before a retry (Envoy's back-off), and which step of it the next wait takes. */
+  private backoffTimer: NodeJS.Timeout | undefined;
+  private backoffStep = 1;
   private done = false;
   private readonly started = performance.now();
   private tryStarted = 0;
@@ -342,6 +348,13 @@ class Exchange implements Dispatcher.DispatchHandler {
    * a retry must not overlap a try that may yet start.
    */
   private abort(reason: Error): void {
+    if (this.backoffTimer) {
+      // Between two tries: nothing is in flight upstream; the exchange ends as that try's failure would.
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = undefined;
+      this.tryFailed(reason);
+      return;
+    }
     const cs = this.cluster.stats;
     // Envoy's upstream_rq_cancelled: the client left before the request had a connection; tx_reset: a request under way that this side reset.
     if (reason === ABORT.client && this.pendingHeld) cs.rqCancelled.inc();
@@ -444,13 +457,26 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.localReply(LocalReply.overflow);
   }
 
+  /**
+   * The next try, after Envoy's default back-off: jittered exponential, a random wait below
+   * 25 ms, then 75, 175 …, never above 250 ms (upstream_rq_retry_backoff_exponential). A timeout
+   * or the client leaving meanwhile ends the exchange (see abort()).
+   */
   private retry(): void {
     this.tryHoldsRetry = this.retryToken;
     this.retryToken = false;
     this.retriesLeft--;
     this.retried = true;
-    this.cluster.stats.rqRetry.inc();
-    this.start();
+    const cs = this.cluster.stats;
+    cs.rqRetry.inc();
+    cs.rqRetryBackoffExponential.inc();
+    const ceiling = (2 ** this.backoffStep - 1) * RETRY_BACKOFF_BASE_MS;
+    if (ceiling <= RETRY_BACKOFF_MAX_MS) this.backoffStep++;
+    const delay = Math.min(Math.floor(Math.random() * ceiling), RETRY_BACKOFF_MAX_MS);
+    this.backoffTimer = setTimeout(() => {
+      this.backoffTimer = undefined;
+      this.start();
+    }, delay);
   }
 
   private endTry(): void {
@@ -520,7 +546,9 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
         return; // the client went away while sending its body
       }
     } else {
+      // Too long (or of unknown length) to keep for a retry: it streams once, as Envoy abandons the retry.
       retries = 0;
+      cluster.stats.retryOrShadowAbandoned.inc();
     }
   }
   new Exchange(req, res, action, cluster, ctx, body, retries).begin();
