@@ -46,6 +46,7 @@ before(async () => {
     {
       stats_flush_on_admin: true,
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
       dynamic_resources: { cds_config: { path_config_source: { path: cdsPath }, resource_api_version: 'V3' } },
       static_resources: {
         listeners: [{
@@ -186,5 +187,16 @@ describe("Envoy's standard figures, moving", () => {
     silent.end();
     await waitFor('the close counted', async () => ((await stat(`${listener}downstream_listener_filter_remote_close`)) === 1 ? true : undefined));
     assert.equal(await stat(`${listener}downstream_listener_filter_error`), 0);
+  });
+
+  it("answers 503 for a cluster in maintenance mode (the runtime's upstream.maintenance_mode.<cluster>), counted", async () => {
+    const url = `http://127.0.0.1:${proxy.ports.get('web')}/`;
+    const set = (value: string) => httpRequest(`http://${proxy.admin}/runtime_modify?upstream.maintenance_mode.dns=${value}`, { method: 'POST' });
+    assert.equal((await set('100')).status, 200);
+    const r = await httpRequest(url);
+    assert.deepEqual([r.status, r.body], [503, 'maintenance mode']);
+    assert.equal(await stat('cluster.dns.upstream_rq_maintenance_mode'), 1);
+    assert.equal((await set('')).status, 200);
+    assert.equal((await httpRequest(url)).status, 200);
   });
 });

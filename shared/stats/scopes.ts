@@ -126,6 +126,8 @@ export class ClusterStats {
   readonly rqRetryBackoffExponential: Counter;
   /** Retries given up, and mirror copies dropped, for a body too long to keep (worker/http/mirror.ts counts the copies). */
   readonly retryOrShadowAbandoned: Counter;
+  /** Requests answered 503 for the cluster's maintenance mode (runtime upstream.maintenance_mode.<name>). */
+  readonly rqMaintenanceMode: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
   /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
@@ -168,6 +170,7 @@ export class ClusterStats {
     this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
     this.rqRetryBackoffExponential = stats.counter(`${p}upstream_rq_retry_backoff_exponential`);
     this.retryOrShadowAbandoned = stats.counter(`${p}retry_or_shadow_abandoned`);
+    this.rqMaintenanceMode = stats.counter(`${p}upstream_rq_maintenance_mode`);
     this.cxDestroyLocal = stats.counter(`${p}upstream_cx_destroy_local`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote`);
     this.cxDestroyWithActiveRq = stats.counter(`${p}upstream_cx_destroy_with_active_rq`);

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { featureEnabled } from '../../shared/runtime.js';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
@@ -533,6 +534,17 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
   const cluster = routedCluster(res, action, ctx);
   if (!cluster) return;
   ctx.stats.rqRouted.inc();
+  // Envoy's maintenance mode: the runtime's upstream.maintenance_mode.<cluster> percent of requests get an immediate 503.
+  if (featureEnabled(`upstream.maintenance_mode.${cluster.name}`, 0)) {
+    cluster.stats.rqMaintenanceMode.inc();
+    cluster.stats.charge(503);
+    if (ctx.record) {
+      ctx.record.responseFlags |= ResponseFlag.upstreamOverflow;
+      ctx.record.responseCodeDetails = 'maintenance_mode';
+    }
+    sendLocalReply(res, 503, 'maintenance mode', ctx.reply);
+    return;
+  }
   const length = req.headers['content-length'];
   // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
   const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);
