@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect as h2connect, constants as h2constants } from 'node:http2';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
@@ -26,8 +26,13 @@ const cds = (version: string) => {
   renameSync(`${cdsPath}.next`, cdsPath);
 };
 
+/** An upstream that answers anything with bytes that are not HTTP. */
+let garbage: NetServer;
+
 before(async () => {
   upstream = await startUpstream('figures');
+  garbage = createNetServer((s) => s.once('data', () => s.end('NOT HTTP AT ALL\r\n\r\n')));
+  await new Promise<void>((r) => garbage.listen(0, '127.0.0.1', r));
   cds('v1');
   const hcm = {
     name: 'hcm',
@@ -36,6 +41,7 @@ before(async () => {
       stat_prefix: 'web',
       route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [
         { match: { prefix: '/ring' }, route: { cluster: 'ring' } },
+        { match: { prefix: '/garbage' }, route: { cluster: 'garbage' } },
         { match: { prefix: '/' }, route: { cluster: 'dns' } },
       ] }] },
       http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
@@ -58,6 +64,7 @@ before(async () => {
         clusters: [
           { ...staticCluster('dns', upstream.port), type: 'STRICT_DNS', dns_refresh_rate: '0.1s', dns_lookup_family: 'V4_ONLY', load_assignment: { cluster_name: 'dns', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'localhost', port_value: upstream.port } } } }] }] } },
           { ...staticCluster('ring', [upstream.port]), lb_policy: 'RING_HASH' },
+          staticCluster('garbage', (garbage.address() as AddressInfo).port),
         ],
       },
     },
@@ -68,6 +75,7 @@ before(async () => {
 
 after(async () => {
   await stopAllProxies();
+  garbage.close();
   await upstream.close();
   tmp.cleanup();
 });
@@ -198,5 +206,11 @@ describe("Envoy's standard figures, moving", () => {
     assert.equal(await stat('cluster.dns.upstream_rq_maintenance_mode'), 1);
     assert.equal((await set('')).status, 200);
     assert.equal((await httpRequest(url)).status, 200);
+  });
+
+  it('counts an upstream whose answer is not HTTP as a protocol error', async () => {
+    const r = await httpRequest(`http://127.0.0.1:${proxy.ports.get('web')}/garbage`);
+    assert.equal(r.status, 503);
+    assert.equal(await stat('cluster.garbage.upstream_cx_protocol_error'), 1);
   });
 });

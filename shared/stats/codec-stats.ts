@@ -21,8 +21,11 @@ export interface Http2CodecStats extends Http1CodecStats {
   trailers: Counter;
   goawaySent: Counter;
   keepaliveTimeout: Counter;
+  /** Streams reset with REFUSED_STREAM (a peer over its concurrency limit, or draining). */
+  streamRefusedErrors: Counter;
 }
 
+const REFUSED_STREAM = 7; // RFC 9113 §7
 const http1 = new Map<string, Http1CodecStats>();
 const http2 = new Map<string, Http2CodecStats>();
 
@@ -49,6 +52,7 @@ export function http2CodecStats(prefix = ''): Http2CodecStats {
       trailers: stats.counter(`${p}trailers`),
       goawaySent: stats.counter(`${p}goaway_sent`),
       keepaliveTimeout: stats.counter(`${p}keepalive_timeout`),
+      streamRefusedErrors: stats.counter(`${p}stream_refused_errors`),
     };
     http2.set(prefix, s);
   }
@@ -71,6 +75,7 @@ export function followHttp2Stream(codec: Http2CodecStats, stream: import('node:h
   stream.once('close', () => {
     codec.streamsActive.dec();
     const code = stream.rstCode ?? 0;
+    if (code === REFUSED_STREAM) codec.streamRefusedErrors.inc();
     if (opened === 'here') {
       if (resetHere) codec.txReset.inc();
       else if (code !== 0) codec.rxReset.inc();

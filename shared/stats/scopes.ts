@@ -126,6 +126,8 @@ export class ClusterStats {
   readonly rqRetryBackoffExponential: Counter;
   /** Retries given up, and mirror copies dropped, for a body too long to keep (worker/http/mirror.ts counts the copies). */
   readonly retryOrShadowAbandoned: Counter;
+  /** Upstream connections whose bytes were not valid HTTP (upstream_cx_protocol_error). */
+  readonly cxProtocolError: Counter;
   /** Requests answered 503 for the cluster's maintenance mode (runtime upstream.maintenance_mode.<name>). */
   readonly rqMaintenanceMode: Counter;
   readonly lbHealthyPanic: Counter;
@@ -171,6 +173,7 @@ export class ClusterStats {
     this.rqRetryBackoffExponential = stats.counter(`${p}upstream_rq_retry_backoff_exponential`);
     this.retryOrShadowAbandoned = stats.counter(`${p}retry_or_shadow_abandoned`);
     this.rqMaintenanceMode = stats.counter(`${p}upstream_rq_maintenance_mode`);
+    this.cxProtocolError = stats.counter(`${p}upstream_cx_protocol_error`);
     this.cxDestroyLocal = stats.counter(`${p}upstream_cx_destroy_local`);
     this.cxDestroyRemote = stats.counter(`${p}upstream_cx_destroy_remote`);
     this.cxDestroyWithActiveRq = stats.counter(`${p}upstream_cx_destroy_with_active_rq`);

@@ -398,6 +398,8 @@ class Exchange implements Dispatcher.DispatchHandler {
       cs.cxDestroyRemoteWithActiveRq.inc();
       cs.cxDestroyWithActiveRq.inc();
       cs.rqRxReset.inc();
+      // The upstream's bytes were not HTTP (undici's parser: HTTPParserError; node:http2: a protocol error).
+      if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
     }
     const record = this.ctx.record;
     if (this.res.headersSent) {
