@@ -50,6 +50,11 @@ describe("Envoy's standard statistics", () => {
     assert.deepEqual(wrong, []);
   });
 
+  it("keeps the control plane's identifier from its responses (control_plane.identifier)", async () => {
+    const body = (await httpRequest(`http://${run.proxy.admin}/stats?filter=^control_plane\\.identifier$`)).body;
+    assert.equal(body.trim(), 'control_plane.identifier: "catalogue-control-plane"');
+  });
+
   it('serves no name marked as a gap (remove the mark when a name is added)', () => {
     const served = catalogue.filter((e) => e.gap).map((e) => run.instantiate(e)).filter((n) => Object.values(run.served).some((s) => s.has(n)));
     assert.deepEqual(served, []);

@@ -88,6 +88,8 @@ export class GrpcXdsStream {
   private readonly connected = stats.gauge('control_plane.connected_state', 'local');
   private readonly rateLimitEnforced = stats.counter('control_plane.rate_limit_enforced');
   private readonly pendingGauge = stats.gauge('control_plane.pending_requests', 'local');
+  /** The control plane's identifier, from the last response that gave one (DiscoveryResponse.control_plane). */
+  private readonly identifier = stats.textReadout('control_plane.identifier');
   /** Requests held back by rate_limit_settings, in order. */
   private readonly pending: JsonObject[] = [];
   private tokens: number;
@@ -257,6 +259,8 @@ export class GrpcXdsStream {
   }
 
   private async onResponse(m: JsonObject, stream: ClientDuplexStream<JsonObject, JsonObject>): Promise<void> {
+    const identifier = (m.control_plane as JsonObject | undefined)?.identifier;
+    if (typeof identifier === 'string' && identifier) this.identifier.set(identifier);
     this.connected.set(1);
     this.backoffMs = BASE_BACKOFF_MS;
     const typeUrl = String(m.type_url ?? '');

@@ -35,6 +35,8 @@ export class TestControlPlane {
   private readonly streams = new Set<{ stream: Stream; types: Set<string>; delta: boolean; sent: Map<string, Set<string>> }>();
   private server: Server | undefined;
   private nonce = 0;
+  /** Sent as each state-of-the-world response's control_plane.identifier, when set. */
+  identifier: string | undefined;
   port = 0;
 
   /** Plaintext unless given (ServerCredentials.createSsl for a control plane behind TLS). */
@@ -95,7 +97,7 @@ export class TestControlPlane {
     if (!current) return;
     const nonce = String(++this.nonce);
     if (!entry.delta) {
-      entry.stream.write({ version_info: current.version, resources: current.resources, type_url: type, nonce });
+      entry.stream.write({ version_info: current.version, resources: current.resources, type_url: type, nonce, ...(this.identifier ? { control_plane: { identifier: this.identifier } } : {}) });
       return;
     }
     const nameOf = (r: JsonObject) => String(r.name ?? r.cluster_name ?? '');

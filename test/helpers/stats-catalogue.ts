@@ -91,6 +91,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
   const ldsPath = join(tmp.dir, 'lds.json');
   // Clusters and routes from a control plane over ADS (gRPC); listeners from a file.
   const controlPlane = await TestControlPlane.start();
+  controlPlane.identifier = 'catalogue-control-plane';
   controlPlane.set(CLUSTER_URL, 'c1', [{ '@type': CLUSTER_URL, ...cluster('discovered', upstream.port) }]);
   controlPlane.set(ROUTE_URL, 'r1', [{ '@type': ROUTE_URL, name: 'file_routes', virtual_hosts: [vhost([{ match: { prefix: '/' }, route: { cluster: 'discovered' } }])] }]);
   writeFileSync(ldsPath, JSON.stringify({
