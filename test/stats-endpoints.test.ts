@@ -97,7 +97,9 @@ describe('/stats text', () => {
       'http.web.downstream_cx_active: 0',
       'http.web.downstream_cx_http1_active: 0',
       'http.web.downstream_cx_http2_active: 0',
+      'http.web.downstream_cx_rx_bytes_buffered: 0',
       'http.web.downstream_cx_ssl_active: 0',
+      'http.web.downstream_cx_tx_bytes_buffered: 0',
       'http.web.downstream_cx_upgrades_active: 0',
       'http.web.downstream_rq_active: 0',
     ]);
