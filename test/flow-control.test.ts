@@ -29,7 +29,7 @@ function listen<S extends Server | HttpServer>(server: S): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 }
 
-function tcpBootstrap(upstreamPort: number): object {
+function tcpBootstrap(upstreamPort: number, clusterLimit = LIMIT): object {
   return {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
@@ -39,7 +39,7 @@ function tcpBootstrap(upstreamPort: number): object {
         per_connection_buffer_limit_bytes: LIMIT,
         filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'sink' } }] }],
       }],
-      clusters: [{ ...staticCluster('sink', upstreamPort), per_connection_buffer_limit_bytes: LIMIT }],
+      clusters: [{ ...staticCluster('sink', upstreamPort), per_connection_buffer_limit_bytes: clusterLimit }],
     },
   };
 }
@@ -77,6 +77,30 @@ describe('per_connection_buffer_limit_bytes', () => {
     assert.ok((await statValue(proxy, 'cluster.sink.upstream_flow_control_drained_total')) >= 1);
     assert.ok((await statValue(proxy, 'tcp.tcp.downstream_flow_control_resumed_reading_total')) >= 1);
     client.destroy();
+  });
+
+  it('TCP proxy: a client that leaves with bytes still on their way upstream has them flushed first (upstream_flush_*)', async () => {
+    let upstreamSocket: Socket | undefined;
+    const port = await listen(createServer({ pauseOnConnect: true }, (s) => {
+      upstreamSocket = s;
+    }));
+    // The cluster's limit is above the payload: the client's side keeps being read (a paused socket would not see the reset until it reads again).
+    const proxy = await startProxy(tcpBootstrap(port, 2 * SIZE), ['--concurrency', '1']);
+    const payload = randomBytes(SIZE);
+    const client = connect(proxy.ports.get('tcp')!, '127.0.0.1');
+    client.on('error', () => {});
+    client.write(payload);
+    await waitFor('bytes held for the upstream', async () => ((await statValue(proxy, 'cluster.sink.upstream_cx_tx_bytes_buffered')) > 0 ? true : undefined));
+    client.resetAndDestroy(); // gone, with a reset
+    await waitFor('the flush counted', async () => ((await statValue(proxy, 'tcp.tcp.upstream_flush_active')) === 1 ? true : undefined));
+    assert.equal(await statValue(proxy, 'tcp.tcp.upstream_flush_total'), 1);
+    // The upstream reads again: what the proxy held goes out, then the upstream connection closes.
+    const received = readAll(upstreamSocket!);
+    upstreamSocket!.resume();
+    const got = await withDeadline('the flushed bytes upstream', received);
+    assert.ok(got.length > 0 && got.length <= SIZE);
+    assert.deepEqual(got, payload.subarray(0, got.length), 'a prefix of what the client sent, in order');
+    await waitFor('the flush to end', async () => ((await statValue(proxy, 'tcp.tcp.upstream_flush_active')) === 0 ? true : undefined));
   });
 
   it('TCP proxy: a client that does not read pauses the upstream\'s side; reading again gets every byte', async () => {

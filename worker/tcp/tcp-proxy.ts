@@ -7,7 +7,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
-import type { Counter } from '../../shared/stats/store.js';
+import type { Counter, Gauge } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import { TunnelingConfig } from './http-tunnel.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
@@ -36,6 +36,9 @@ export class TcpProxy {
   private readonly txBytes: Counter;
   private readonly pausedReading: Counter;
   private readonly resumedReading: Counter;
+  /** Connections whose client left with bytes still to write upstream (flushed, then closed). */
+  private readonly upstreamFlushTotal: Counter;
+  private readonly upstreamFlushActive: Gauge;
   private readonly accessLogs: AccessLogs | undefined;
   /** tunneling_config: connections carried in an HTTP request (CONNECT or POST) to the host. */
   private readonly tunneling: TunnelingConfig | undefined;
@@ -57,6 +60,8 @@ export class TcpProxy {
     this.txBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
     this.pausedReading = stats.counter(`${p}downstream_flow_control_paused_reading_total`);
     this.resumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
+    this.upstreamFlushTotal = stats.counter(`${p}upstream_flush_total`);
+    this.upstreamFlushActive = stats.gauge(`${p}upstream_flush_active`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.tunneling = TunnelingConfig.from(config.tunneling_config);
     this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.downstreams);
@@ -150,8 +155,17 @@ export class TcpProxy {
       downstream.destroy();
     });
     upstream.on('error', () => downstream.destroy());
-    downstream.on('error', () => upstream.destroy());
-    downstream.once('close', () => upstream.end());
+    // A client that resets or fails: its 'close' follows, and the upstream gets what the proxy holds before it closes (as Envoy's FlushWrite).
+    downstream.on('error', () => {});
+    downstream.once('close', () => {
+      // The client is gone with bytes still on their way upstream: they are flushed before the upstream closes, as Envoy's upstream_flush.
+      if (!upstream.destroyed && upstream.writableLength > 0) {
+        this.upstreamFlushTotal.inc();
+        this.upstreamFlushActive.inc();
+        upstream.once('close', () => this.upstreamFlushActive.dec());
+      }
+      upstream.end();
+    });
   }
 
   /** The connection's bytes both ways, once its upstream side is there: the idle timeout, and each side's buffer limit holding back the other side's reading (Envoy's flow control). */
