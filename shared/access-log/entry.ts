@@ -71,6 +71,8 @@ export const ResponseFlag = {
   downstreamProtocolError: bit('DPE'),
   /** max_stream_duration was reached. */
   durationTimeout: bit('DT'),
+  /** The cluster's max_stream_duration cut the upstream try. */
+  upstreamMaxStreamDurationReached: bit('UMSDR'),
   /** The fault filter delayed the request / aborted it. */
   delayInjected: bit('DI'),
   faultInjected: bit('FI'),

@@ -270,6 +270,11 @@ export function bootstrapWarnings(bootstrap: Obj): string[] {
       });
     });
   });
+  list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
+    if (obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS] !== undefined && c.common_http_protocol_options !== undefined) {
+      out.push(`static_resources.clusters[${i}].common_http_protocol_options is not used, as in Envoy: typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"] takes its place (move the settings to its common_http_protocol_options)`);
+    }
+  });
   return out;
 }
 
@@ -431,6 +436,14 @@ export function checkCluster(c: Obj, path: string, errors: string[]): void {
   const h1 = obj(obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http_protocol_options);
   for (const field of Object.keys(h1)) {
     errors.push(`${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http_protocol_options.${field}: not applied to upstream connections by this proxy (it is on a connection manager's http_protocol_options)`);
+  }
+  const extensionCommon = obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).common_http_protocol_options);
+  const commonPath = obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS] !== undefined
+    ? `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].common_http_protocol_options`
+    : `${path}.common_http_protocol_options`;
+  for (const field of ['max_headers_count', 'headers_with_underscores_action']) {
+    const common = obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS] !== undefined ? extensionCommon : obj(c.common_http_protocol_options);
+    if (common[field] !== undefined) errors.push(`${commonPath}.${field}: not applied to upstream responses by this proxy (it is on a connection manager's common_http_protocol_options)`);
   }
   const h2 = clusterHttp2Options(c);
   if (h2) {

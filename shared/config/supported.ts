@@ -166,7 +166,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
     'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
     'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config', 'ring_hash_lb_config', 'maglev_lb_config',
-    'per_connection_buffer_limit_bytes',
+    'per_connection_buffer_limit_bytes', 'common_http_protocol_options', 'max_requests_per_connection',
   ],
   'envoy.config.cluster.v3.Cluster.RingHashLbConfig': ['minimum_ring_size', 'maximum_ring_size', 'hash_function'],
   'envoy.config.cluster.v3.Cluster.MaglevLbConfig': ['table_size'],
@@ -189,7 +189,7 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.core.v3.HealthCheck.Payload': ['text', 'binary'],
   'envoy.config.cluster.v3.Cluster.CommonLbConfig': ['healthy_panic_threshold', 'locality_weighted_lb_config'],
   'envoy.config.cluster.v3.Cluster.CommonLbConfig.LocalityWeightedLbConfig': [],
-  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config'],
+  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config', 'common_http_protocol_options'],
   'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
   'envoy.config.core.v3.Http1ProtocolOptions': ['accept_http_10', 'default_host_for_http_10', 'enable_trailers'],
   'envoy.config.core.v3.Http2ProtocolOptions': [

@@ -132,6 +132,14 @@ export class ClusterStats {
   readonly rqMaintenanceMode: Counter;
   readonly lbHealthyPanic: Counter;
   readonly cxNoneHealthy: Counter;
+  /** Upstream connections ended by the cluster's common_http_protocol_options: idle_timeout, max_connection_duration, max_requests_per_connection. */
+  readonly cxIdleTimeout: Counter;
+  readonly cxMaxDurationReached: Counter;
+  readonly cxMaxRequests: Counter;
+  /** Tries cut by the cluster's max_stream_duration. */
+  readonly rqMaxDurationReached: Counter;
+  /** How many requests each upstream connection carried, recorded when it closes. */
+  readonly rqPerCx: Histogram;
   /** upstream_flow_control_*: an upstream connection's buffer past its limit (backed up, drained), and its reading paused for a downstream that is. */
   readonly flow: { backedUp: Counter; drained: Counter; pausedReading: Counter; resumedReading: Counter };
   private readonly byCode = new Map<number, Counter>();
@@ -182,6 +190,11 @@ export class ClusterStats {
     this.cxCloseNotify = stats.counter(`${p}upstream_cx_close_notify`);
     this.lbHealthyPanic = stats.counter(`${p}lb_healthy_panic`);
     this.cxNoneHealthy = stats.counter(`${p}upstream_cx_none_healthy`);
+    this.cxIdleTimeout = stats.counter(`${p}upstream_cx_idle_timeout`);
+    this.cxMaxDurationReached = stats.counter(`${p}upstream_cx_max_duration_reached`);
+    this.cxMaxRequests = stats.counter(`${p}upstream_cx_max_requests`);
+    this.rqMaxDurationReached = stats.counter(`${p}upstream_rq_max_duration_reached`);
+    this.rqPerCx = stats.histogram(`${p}upstream_rq_per_cx`);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
+import { durationMs } from '../config/wkt.js';
 
 export const UPSTREAM_HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
@@ -14,4 +15,38 @@ export function clusterHttp2Options(config: JsonObject): JsonObject | undefined 
   const explicit = obj(obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options;
   const options = explicit ?? config.http2_protocol_options;
   return options === undefined ? undefined : obj(options);
+}
+
+/**
+ * How long an upstream HTTP connection lives and what it carries (Envoy's HttpProtocolOptions
+ * `common_http_protocol_options` for a cluster): closed after `idleMs` without a request (Envoy's
+ * upstream default is one hour; 0 never), drained after `maxRequests` requests or `maxConnectionMs`
+ * (0: no limit), and each request's try cut after `maxStreamMs` (0: no limit).
+ */
+export interface UpstreamConnectionLimits {
+  idleMs: number;
+  maxRequests: number;
+  maxConnectionMs: number;
+  maxStreamMs: number;
+}
+
+const UPSTREAM_IDLE_DEFAULT_MS = 3_600_000;
+
+/**
+ * The cluster's common HTTP protocol options: from its HttpProtocolOptions extension, or the
+ * deprecated Cluster fields (`common_http_protocol_options`, `max_requests_per_connection`) that
+ * older bootstraps use.
+ */
+export function clusterConnectionLimits(config: JsonObject): UpstreamConnectionLimits {
+  const extension = obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS];
+  // As Envoy: with the extension there, the deprecated common_http_protocol_options is not read (the load warns).
+  const common = obj(extension !== undefined ? obj(extension).common_http_protocol_options : config.common_http_protocol_options);
+  const ms = (v: unknown, otherwise: number) => (typeof v === 'string' ? durationMs(v) : otherwise);
+  const maxRequests = common.max_requests_per_connection ?? config.max_requests_per_connection;
+  return {
+    idleMs: ms(common.idle_timeout, UPSTREAM_IDLE_DEFAULT_MS),
+    maxRequests: maxRequests === undefined ? 0 : Number(maxRequests),
+    maxConnectionMs: ms(common.max_connection_duration, 0),
+    maxStreamMs: ms(common.max_stream_duration, 0),
+  };
 }

@@ -18,6 +18,9 @@ export const LocalReply = {
   connectFailure: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection failure' },
   connectionTermination: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection termination' },
   upstreamTimeout: { status: 504, body: 'upstream request timeout' },
+  /** The cluster's max_stream_duration: 504 once the client's request was whole, else 408 (as Envoy's maybeRequestTimeoutCode). */
+  upstreamMaxStreamDuration: { status: 504, body: 'upstream max stream duration reached' },
+  upstreamMaxStreamDurationIncomplete: { status: 408, body: 'upstream max stream duration reached' },
   overflow: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: overflow' },
   streamIdleTimeout: { status: 408, body: 'stream timeout' },
   tooManyHeaders: { status: 431, body: '' },

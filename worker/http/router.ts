@@ -72,12 +72,13 @@ export interface ForwardContext {
   setCookies?: string[];
 }
 
-export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'client';
+export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'max_stream_duration' | 'client';
 
 /** Abort reasons, allocated once: aborting is control flow here, not an error report. */
 const ABORT = {
   timeout: Object.assign(new Error('route timeout'), { failure: 'timeout' as Failure }),
   perTry: Object.assign(new Error('per-try timeout'), { failure: 'per_try_timeout' as Failure }),
+  maxStream: Object.assign(new Error('upstream max stream duration reached'), { failure: 'max_stream_duration' as Failure }),
   client: Object.assign(new Error('downstream went away'), { failure: 'client' as Failure }),
 };
 
@@ -87,6 +88,7 @@ export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; det
   reset: { flag: ResponseFlag.upstreamConnectionTermination, details: 'upstream_reset_before_response_started{connection_termination}' },
   timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_response_timeout' },
   per_try_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_timeout' },
+  max_stream_duration: { flag: ResponseFlag.upstreamMaxStreamDurationReached, details: 'upstream_max_stream_duration_reached' },
 };
 
 export function classify(err: Error & { failure?: Failure; code?: string }): Failure {
@@ -105,7 +107,8 @@ function shouldRetryStatus(policy: RetryPolicy, status: number): boolean {
 function shouldRetryFailure(policy: RetryPolicy, failure: Failure): boolean {
   if (failure === 'connect') return policy.onConnectFailure;
   if (failure === 'per_try_timeout') return policy.on5xx || policy.onGatewayError || policy.onReset;
-  if (failure === 'reset') return policy.onReset;
+  // The cluster's max_stream_duration resets the try locally: retried as a reset is.
+  if (failure === 'reset' || failure === 'max_stream_duration') return policy.onReset;
   return false;
 }
 
@@ -170,6 +173,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private discarding = false;
   private timer: NodeJS.Timeout | undefined;
   private perTryTimer: NodeJS.Timeout | undefined;
+  /** The cluster's max_stream_duration, from the moment the try has its upstream stream. */
+  private streamTimer: NodeJS.Timeout | undefined;
   /** Waiting before a retry (Envoy's back-off), and which step of it the next wait takes. */
   private backoffTimer: NodeJS.Timeout | undefined;
   private backoffStep = 1;
@@ -274,7 +279,19 @@ class Exchange implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.releasePending();
     this.controller = controller;
-    if (this.done) controller.abort(ABORT.client);
+    if (this.done) {
+      controller.abort(ABORT.client);
+      return;
+    }
+    const maxStreamMs = this.cluster.limits.maxStreamMs;
+    if (maxStreamMs > 0) this.streamTimer = setTimeout(() => this.maxStreamDurationReached(), maxStreamMs);
+  }
+
+  /** The cluster's max_stream_duration: the try is reset (retried as a reset, see shouldRetryFailure). */
+  private maxStreamDurationReached(): void {
+    this.streamTimer = undefined;
+    this.cluster.stats.rqMaxDurationReached.inc();
+    this.abort(ABORT.maxStream);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -387,14 +404,16 @@ class Exchange implements Dispatcher.DispatchHandler {
     log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
     const cs = this.cluster.stats;
     // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
-    this.lastHost?.outcome('G');
+    if (failure !== 'max_stream_duration') this.lastHost?.outcome('G');
     if (failure === 'connect') cs.cxConnectFail.inc();
     else if (failure === 'timeout') {
       cs.rqTimeout.inc();
       this.lastHost?.stats.rqTimeout.inc();
     }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
-    else {
+    else if (failure === 'max_stream_duration') {
+      // counted when it fired (upstream_rq_max_duration_reached)
+    } else {
       cs.cxDestroyRemoteWithActiveRq.inc();
       cs.cxDestroyWithActiveRq.inc();
       cs.rqRxReset.inc();
@@ -406,7 +425,10 @@ class Exchange implements Dispatcher.DispatchHandler {
       // Mid-body: the client sees the stream cut short, as Envoy resets it.
       this.ctx.stats.rqResetAfterResponseStarted.inc();
       this.ctx.stats.rqTxReset.inc();
-      if (record) {
+      if (record && failure === 'max_stream_duration') {
+        record.responseFlags |= FAILURE_LOG.max_stream_duration.flag;
+        record.responseCodeDetails = FAILURE_LOG.max_stream_duration.details;
+      } else if (record) {
         record.responseFlags |= ResponseFlag.upstreamRemoteReset;
         record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';
       }
@@ -425,7 +447,22 @@ class Exchange implements Dispatcher.DispatchHandler {
       record.responseFlags |= FAILURE_LOG[failure].flag | (retriable && this.retried ? ResponseFlag.upstreamRetryLimitExceeded : 0);
       record.responseCodeDetails = FAILURE_LOG[failure].details;
     }
-    this.localReply(failure === 'connect' ? LocalReply.connectFailure : failure === 'timeout' || failure === 'per_try_timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination);
+    this.localReply(this.failureReply(failure));
+  }
+
+  /** The local reply for a try's failure, as Envoy words each. */
+  private failureReply(failure: Exclude<Failure, 'client'>): { status: number; body: string } {
+    switch (failure) {
+      case 'connect':
+        return LocalReply.connectFailure;
+      case 'timeout':
+      case 'per_try_timeout':
+        return LocalReply.upstreamTimeout;
+      case 'max_stream_duration':
+        return this.req.complete ? LocalReply.upstreamMaxStreamDuration : LocalReply.upstreamMaxStreamDurationIncomplete;
+      default:
+        return LocalReply.connectionTermination;
+    }
   }
 
   /** A retry is due: allowed while retries are left and the breaker's max_retries is not reached. */
@@ -490,6 +527,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     if (this.perTryTimer) clearTimeout(this.perTryTimer);
     this.perTryTimer = undefined;
+    if (this.streamTimer) clearTimeout(this.streamTimer);
+    this.streamTimer = undefined;
     this.pool = undefined;
     if (this.host) {
       this.host.activeRequests--;

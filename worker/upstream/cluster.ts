@@ -12,10 +12,10 @@ import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
 import { OutcomeRecorder } from './outcomes.js';
 import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/breaker-counts.js';
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
-import { H2Connection, type ConnectionClosed, type ConnectionObserver, type ConnectionOpened } from './h2.js';
+import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import type { TlsContext } from '../../shared/tls/context.js';
-import { clusterHttp2Options, clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
+import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
@@ -97,7 +97,14 @@ export class Host implements ConnectionObserver {
       cs.cxLengthMs.record(Math.round(info.lengthMs));
       cs.cxRxBytes.inc(info.rxBytes);
       cs.cxTxBytes.inc(info.txBytes);
+      if (info.requests !== undefined) cs.rqPerCx.record(info.requests);
     }
+  }
+
+  /** A connection retired by the cluster's common_http_protocol_options. */
+  limitReached(limit: ConnectionLimit): void {
+    const cs = this.cluster.stats;
+    (limit === 'idle_timeout' ? cs.cxIdleTimeout : limit === 'max_requests' ? cs.cxMaxRequests : cs.cxMaxDurationReached).inc();
   }
 
   /** An upstream outcome, for the outlier detector (if the cluster has one). */
@@ -112,7 +119,7 @@ export class Host implements ConnectionObserver {
 
   /** The keep-alive pool to this host at a priority, created on first use. */
   connectionPool(priority: BreakerPriority): Http1Pool {
-    const target = { address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
+    const target = { address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
     return (this.pools[priority] ??= new Http1Pool(target, this.cluster.breakers[priority], this));
   }
 
@@ -126,6 +133,7 @@ export class Host implements ConnectionObserver {
         ...(this.cluster.tls ? { tls: this.cluster.tls } : {}),
         ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
         codec: http2CodecStats(`cluster.${this.cluster.name}.`),
+        limits: this.cluster.limits,
       },
       {
         connectionStarted: () => breaker.acquire('cx'),
@@ -138,6 +146,7 @@ export class Host implements ConnectionObserver {
           this.connectionFailed(timedOut);
           breaker.release('cx');
         },
+        limitReached: (limit) => this.limitReached(limit),
       },
     );
     return this.h2[priority];
@@ -157,6 +166,8 @@ export class Cluster {
   readonly connectTimeoutMs: number;
   /** per_connection_buffer_limit_bytes: what an upstream connection may hold unwritten before the downstream's reading pauses. */
   readonly bufferLimit: number;
+  /** common_http_protocol_options: idle timeout, requests and lifetime per connection, and each try's max_stream_duration. */
+  readonly limits: UpstreamConnectionLimits;
   readonly http2: boolean;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
@@ -184,6 +195,7 @@ export class Cluster {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.bufferLimit = bufferLimitOf(config);
+    this.limits = clusterConnectionLimits(config);
     this.http2 = clusterSpeaksHttp2(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;

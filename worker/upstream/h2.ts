@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
@@ -5,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
 
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
@@ -27,6 +29,8 @@ export interface H2Target {
   onKeepaliveTimeout?: () => void;
   /** The cluster's HTTP/2 codec figures (cluster.<name>.http2.*). */
   codec?: Http2CodecStats;
+  /** The cluster's common_http_protocol_options: idle timeout, streams and lifetime per connection. */
+  limits?: UpstreamConnectionLimits;
 }
 
 /**
@@ -54,7 +58,12 @@ export interface ConnectionClosed {
   /** The upstream ended it (its FIN, or for HTTP/2 its GOAWAY), not this side. */
   remote: boolean;
   socket?: ConnectionOpened['socket'];
+  /** The requests (streams) it carried, when known. */
+  requests?: number;
 }
+
+/** Why this side retired a connection, from the cluster's common_http_protocol_options. */
+export type ConnectionLimit = 'idle_timeout' | 'max_connection_duration' | 'max_requests';
 
 /** Told of each connection's life, for the connection figures. */
 export interface ConnectionObserver {
@@ -64,6 +73,8 @@ export interface ConnectionObserver {
   connectionClosed(info?: ConnectionClosed): void;
   /** It never connected; `timedOut` when connect_timeout passed. */
   connectionFailed(timedOut?: boolean): void;
+  /** A connection reached one of the cluster's limits and is being closed (it finishes what it carries). */
+  limitReached?(limit: ConnectionLimit): void;
 }
 
 /** One session to the host, with the streams it carries now. */
@@ -72,6 +83,11 @@ interface Session {
   connected: boolean;
   error: Error | undefined;
   active: number;
+  /** Streams it has carried, and the idle timer while it carries none. */
+  streams: number;
+  idle: NodeJS.Timeout | undefined;
+  /** It reached a limit of the cluster's: no new stream goes on it, and it closes once its streams are done. */
+  draining: boolean;
 }
 
 /**
@@ -90,7 +106,7 @@ export class H2Connection {
   /** A session with room for one more stream, made if none has. */
   private pick(): Session {
     const limit = this.target.tuning?.settings.maxConcurrentStreams;
-    for (const s of this.sessions) if (!s.session.closed && !s.session.destroyed && (limit === undefined || s.active < limit)) return s;
+    for (const s of this.sessions) if (!s.draining && !s.session.closed && !s.session.destroyed && (limit === undefined || s.active < limit)) return s;
     return this.open();
   }
 
@@ -99,7 +115,7 @@ export class H2Connection {
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
     const session = tls ? connect(`https://${this.target.authority}`, { ...tls.options, ...options }) : connect(`http://${this.target.authority}`, options);
-    const entry: Session = { session, connected: false, error: undefined, active: 0 };
+    const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);
     this.observer.connectionStarted?.();
     const started = performance.now();
@@ -108,14 +124,21 @@ export class H2Connection {
       if (!entry.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
     }, this.target.connectTimeoutMs);
     let stopKeepalive: (() => void) | undefined;
-    session.once('connect', () => {
-      tls?.outcome(null, session.socket as TLSSocket);
+    let expiry: NodeJS.Timeout | undefined;
+    // The connection's own socket: `session.socket` is a stand-in that throws once a closing session lets the socket go.
+    let socket: Socket | undefined;
+    session.once('connect', (_session: ClientHttp2Session, connected: Socket) => {
+      socket = connected;
+      tls?.outcome(null, socket as TLSSocket);
       entry.connected = true;
       openedAt = performance.now();
-      this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket: session.socket });
+      this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket });
       clearTimeout(timer);
       if (tuning?.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
       if (tuning?.keepalive) stopKeepalive = this.keepAlive(session, tuning.keepalive);
+      const maxMs = this.target.limits?.maxConnectionMs ?? 0;
+      if (maxMs > 0) expiry = setTimeout(() => this.retire(entry, 'max_connection_duration'), maxMs).unref();
+      if (entry.active === 0) this.idleFrom(entry);
     });
     session.on('error', (err) => {
       if (!entry.connected) tls?.outcome(err);
@@ -123,17 +146,62 @@ export class H2Connection {
     });
     let remote = false;
     session.once('goaway', () => (remote = true));
-    session.once('connect', () => session.socket?.once('end', () => (remote = true)));
+    session.once('connect', () => socket?.once('end', () => (remote = true)));
     session.once('close', () => {
       clearTimeout(timer);
+      clearTimeout(expiry);
+      clearTimeout(entry.idle);
       stopKeepalive?.();
-      const socket = session.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
-      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote, socket: session.socket });
+      if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote, socket, requests: entry.streams });
       else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_CONNECT_TIMEOUT');
       const i = this.sessions.indexOf(entry);
       if (i >= 0) this.sessions.splice(i, 1);
     });
     return entry;
+  }
+
+  /**
+   * A session that reached a limit of the cluster's: no new stream goes on it (pick() passes it
+   * by), and it closes with a GOAWAY once the streams it carries are done. (Closing it at once
+   * could lose a stream just requested: node:http2 destroys a closing session that has no open
+   * stream yet.)
+   */
+  private retire(entry: Session, limit: ConnectionLimit): void {
+    if (entry.draining || entry.session.closed || entry.session.destroyed) return;
+    entry.draining = true;
+    this.observer.limitReached?.(limit);
+    if (entry.active === 0) this.goAway(entry);
+  }
+
+  private goAway(entry: Session): void {
+    if (entry.session.closed || entry.session.destroyed) return;
+    entry.session.close();
+    this.target.codec?.goawaySent.inc();
+  }
+
+  /** A session with no stream: idle_timeout retires it unless a stream comes first. */
+  private idleFrom(entry: Session): void {
+    const idleMs = this.target.limits?.idleMs ?? 0;
+    if (idleMs <= 0 || entry.session.closed || entry.session.destroyed) return;
+    clearTimeout(entry.idle);
+    entry.idle = setTimeout(() => {
+      if (entry.active === 0) this.retire(entry, 'idle_timeout');
+    }, idleMs).unref();
+  }
+
+  /** A stream on `entry`: its idle timer stops, its count goes up (max_requests_per_connection retires it at the limit), and the idle timer starts again when its last stream closes. */
+  private streamStarted(entry: Session, stream: ClientHttp2Stream): void {
+    entry.active++;
+    entry.streams++;
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
+    stream.once('close', () => {
+      if (--entry.active > 0) return;
+      if (entry.draining) this.goAway(entry);
+      else if (entry.connected) this.idleFrom(entry);
+    });
+    const max = this.target.limits?.maxRequests ?? 0;
+    if (max > 0 && entry.streams >= max) this.retire(entry, 'max_requests');
   }
 
   /** connection_keepalive: a PING every interval (± jitter); unanswered within the timeout, the connection goes. Returns the stop. */
@@ -215,8 +283,7 @@ export class H2Connection {
     const ctl = controller as unknown as Dispatcher.DispatchController;
     stream = session.request(out, { endStream: body === null });
     const resetHere = this.target.codec ? followHttp2Stream(this.target.codec, stream, 'here') : undefined;
-    entry.active++;
-    stream.once('close', () => entry.active--);
+    this.streamStarted(entry, stream);
     handler.onRequestStart?.(ctl, {});
     stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
       // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
@@ -258,8 +325,7 @@ export class H2Connection {
     const wasConnected = entry.connected;
     const stream = entry.session.request(headers, { endStream: false });
     if (this.target.codec) followHttp2Stream(this.target.codec, stream, 'here');
-    entry.active++;
-    stream.once('close', () => entry.active--);
+    this.streamStarted(entry, stream);
     const failure = (err?: Error) => {
       const reset = err ?? Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
       return wasConnected || entry.connected ? reset : connectError(reset, entry.error);
