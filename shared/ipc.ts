@@ -160,6 +160,8 @@ export type FromWorker =
   | { type: 'fatal'; index: number; error: string }
   /** The worker's first upstream connection of this cluster (health checks leave no_traffic_interval). */
   | { type: 'cluster_traffic'; cluster: string }
+  /** An upstream answered with `x-envoy-immediate-health-check-fail`: its health checker fails it now (passive failure). */
+  | { type: 'immediate_hc_fail'; cluster: string; address: string }
   /** Upstream outcomes since the last batch, for the cluster's outlier detector. */
   | { type: 'outcomes'; cluster: string; hosts: [address: string, runs: OutcomeRuns][] }
   | { type: 'stats'; index: number; id: number; delta: StatsDelta }

@@ -286,6 +286,8 @@ export class ProcessTree {
       this.membership.outcomes(m.cluster, m.hosts);
     } else if (m.type === 'cluster_traffic') {
       this.membership.trafficSeen(m.cluster);
+    } else if (m.type === 'immediate_hc_fail') {
+      this.membership.immediateHealthCheckFail(m.cluster, m.address);
     } else if (m.type === 'tap_trace') {
       this.admin?.send<ToAdmin>(m);
     } else if (m.type === 'fatal' && this.state !== 'LIVE') {

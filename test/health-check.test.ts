@@ -171,3 +171,50 @@ describe('health check configuration', () => {
     }
   });
 });
+
+describe('x-envoy-immediate-health-check-fail (passive failure)', () => {
+  it("fails a host at once when one of its answers carries it, leaving it out of rotation and of the panic arithmetic", async () => {
+    let draining = false;
+    const seen: string[] = [];
+    const upstream = (name: string) => {
+      const server = createServer((req, res) => {
+        if (req.url === '/healthz') return void res.end();
+        seen.push(name);
+        // An upstream Envoy whose health-check filter fails (it drains) says so on every answer.
+        if (name === 'a' && draining) res.setHeader('x-envoy-immediate-health-check-fail', 'true');
+        res.end(name);
+      });
+      closers.push(() => server.close());
+      return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    };
+    const [a, b] = [await upstream('a'), await upstream('b')];
+    // Checks far apart: only the first round runs during the test, so what changes is the passive failure's doing.
+    const slow = { timeout: '5s', interval: '60s', no_traffic_interval: '60s', unhealthy_threshold: 3, healthy_threshold: 1, http_health_check: { path: '/healthz' } };
+    const p = await startProxy(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: { listeners: [httpListener('web', 0, 'pair')], clusters: [{ ...staticCluster('pair', [a, b]), health_checks: [slow] }] },
+      },
+      ['--concurrency', '1'],
+    );
+    const text = async () => (await httpRequest(`http://${p.admin}/clusters`)).body;
+    await waitFor('both hosts checked healthy', async () => {
+      const t = await text();
+      return flags(t, 'pair', a) === 'healthy' && flags(t, 'pair', b) === 'healthy' ? true : undefined;
+    });
+    draining = true;
+    const url = `http://127.0.0.1:${p.ports.get('web')}/`;
+    let answer;
+    do answer = await httpRequest(url);
+    while (answer.body !== 'a');
+    assert.equal(answer.headers['x-envoy-immediate-health-check-fail'], 'true', 'passed on to the client, as Envoy does');
+    await waitFor('a failed by its own answer', async () => (flags(await text(), 'pair', a) === '/failed_active_hc/excluded_via_immediate_hc_fail' ? true : undefined));
+    assert.equal(flags(await text(), 'pair', b), 'healthy');
+    assert.equal(await statValue(p, 'cluster.pair.health_check.passive_failure'), 1);
+    assert.equal(await statValue(p, 'cluster.pair.health_check.failure'), 1, 'a passive failure is a failure');
+    assert.equal(await statValue(p, 'cluster.pair.health_check.healthy'), 1);
+    seen.length = 0;
+    for (let i = 0; i < 6; i++) await httpRequest(url);
+    assert.deepEqual([...new Set(seen)], ['b'], 'the failed host gets no more requests');
+  });
+});

@@ -16,8 +16,11 @@ import type { UpstreamHost } from '../../shared/upstream/hosts.js';
  * tree, in the supervisor as on Envoy's main thread. Each host has a session: a check every
  * `interval` (+ jitter; `unhealthy_interval` while it fails, the edge intervals right after a
  * change, `no_traffic_interval` while the cluster has carried no traffic), `timeout` per check.
- * A healthy host turns unhealthy after `unhealthy_threshold` failures in a row, an unhealthy
- * one healthy after `healthy_threshold` successes; a host's first check decides alone. Verdicts
+ * A healthy host turns unhealthy after `unhealthy_threshold` network failures (refused, reset,
+ * timed out) in a row, or at once on an answer that fails (as Envoy: the threshold is for the
+ * network); an unhealthy one healthy after `healthy_threshold` successes; a host's first check
+ * decides alone. An HTTP check that fails with `x-envoy-immediate-health-check-fail` also leaves
+ * the host out of the panic arithmetic (excluded_via_immediate_hc_fail), as does a passive failure. Verdicts
  * set FAILED_ACTIVE_HC (and ACTIVE_HC_TIMEOUT) on the membership, which every worker follows.
  *
  * HTTP: GET `path` with Host `host` (or the cluster's name) and `user-agent: Envoy/HC` over a
@@ -44,6 +47,8 @@ class HealthCheckStats {
   readonly success;
   readonly failure;
   readonly networkFailure;
+  /** Failures an upstream announced itself (x-envoy-immediate-health-check-fail on a response). */
+  readonly passiveFailure;
   readonly healthy;
 
   constructor(cluster: string) {
@@ -52,6 +57,7 @@ class HealthCheckStats {
     this.success = stats.counter(`${p}success`);
     this.failure = stats.counter(`${p}failure`);
     this.networkFailure = stats.counter(`${p}network_failure`);
+    this.passiveFailure = stats.counter(`${p}passive_failure`);
     // Reported by this supervisor only; a hot-restart parent's own are not added.
     this.healthy = stats.gauge(`${p}healthy`, 'local');
   }
@@ -126,6 +132,16 @@ export class ClusterHealthChecker {
     return Promise.all([...this.sessions.values()].map((s) => s.firstCheck)).then(() => undefined);
   }
 
+  /**
+   * A response through the proxy carried `x-envoy-immediate-health-check-fail` (an upstream
+   * Envoy's health-check filter failing, say while it drains): as Envoy's passive failure, the
+   * host is unhealthy at once, without waiting for unhealthy_threshold, and left out of load
+   * balancing and the panic arithmetic (excluded_via_immediate_hc_fail) until a check passes.
+   */
+  passiveFailure(address: string): void {
+    this.sessions.get(address)?.passiveFailure();
+  }
+
   countHealthy(): void {
     this.stats.healthy.set([...this.sessions.values()].filter((s) => s.healthy).length);
   }
@@ -169,6 +185,8 @@ class Session {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private agent: Agent | HttpsAgent | undefined;
+  /** The last HTTP check's answer carried x-envoy-immediate-health-check-fail. */
+  private immediateFailHeader = false;
   private resolveFirst!: () => void;
   readonly firstCheck = new Promise<void>((resolve) => (this.resolveFirst = resolve));
 
@@ -193,7 +211,7 @@ class Session {
       c.stats.success.inc();
       this.failures = 0;
       this.successes++;
-      c.setFlags(this.host.address, HealthFlag.ACTIVE_HC_TIMEOUT, false);
+      c.setFlags(this.host.address, HealthFlag.ACTIVE_HC_TIMEOUT | HealthFlag.EXCLUDED_VIA_IMMEDIATE_HC_FAIL, false);
       c.onPass(this.host.address);
       if (!this.healthy && (this.first || this.successes >= healthyThreshold)) {
         this.healthy = true;
@@ -205,7 +223,8 @@ class Session {
       if (outcome !== 'failure') c.stats.networkFailure.inc();
       this.successes = 0;
       this.failures++;
-      if (this.healthy && (this.first || this.failures >= unhealthyThreshold)) {
+      if (outcome === 'failure' && this.immediateFailHeader) c.setFlags(this.host.address, HealthFlag.EXCLUDED_VIA_IMMEDIATE_HC_FAIL, true);
+      if (this.healthy && (this.first || outcome === 'failure' || this.failures >= unhealthyThreshold)) {
         this.healthy = false;
         c.setFlags(this.host.address, HealthFlag.FAILED_ACTIVE_HC, true);
         log.warn(`cluster '${c.cluster}': host ${this.host.address} is now unhealthy (${outcome === 'failure' ? 'check failed' : outcome === 'timeout' ? 'check timed out' : 'connection failed'})`);
@@ -220,6 +239,21 @@ class Session {
     const pending = this.healthy ? this.failures > 0 : this.successes > 0;
     this.timer = setTimeout(() => void this.run(), c.nextDelay(this.healthy, pending));
     this.timer.unref();
+  }
+
+  /** See ClusterHealthChecker.passiveFailure. */
+  passiveFailure(): void {
+    if (this.stopped) return;
+    const c = this.checker;
+    c.stats.failure.inc();
+    c.stats.passiveFailure.inc();
+    this.successes = 0;
+    c.setFlags(this.host.address, HealthFlag.EXCLUDED_VIA_IMMEDIATE_HC_FAIL, true);
+    if (!this.healthy) return;
+    this.healthy = false;
+    c.setFlags(this.host.address, HealthFlag.FAILED_ACTIVE_HC, true);
+    log.warn(`cluster '${c.cluster}': host ${this.host.address} is now unhealthy (it answered with x-envoy-immediate-health-check-fail)`);
+    c.countHealthy();
   }
 
   private check(): Promise<Outcome> {
@@ -254,6 +288,7 @@ class Session {
           headers: { host: String(http.host || this.checker.cluster), 'user-agent': 'Envoy/HC' },
         },
         (res) => {
+          this.immediateFailHeader = res.headers['x-envoy-immediate-health-check-fail'] !== undefined;
           res.resume();
           res.on('end', () => finish(expected(res.statusCode ?? 0) ? 'success' : 'failure'));
           res.on('error', () => finish('network'));
@@ -307,7 +342,8 @@ class Session {
         }
         finish('success');
       });
-      socket.on('end', () => finish(receive.length ? 'failure' : 'success'));
+      // Closed before every payload was seen: a network failure, as Envoy's TCP checker counts a remote close.
+      socket.on('end', () => finish(receive.length ? 'network' : 'success'));
       socket.on('error', (err) => {
         tls?.outcome(err);
         finish('network');

@@ -270,6 +270,11 @@ export class UpstreamMembership {
     if (checker) checker.hadTraffic = true;
   }
 
+  /** An upstream said x-envoy-immediate-health-check-fail: the cluster's health checker (if it has one) fails the host now. */
+  immediateHealthCheckFail(cluster: string, address: string): void {
+    this.clusters.get(cluster)?.checker?.passiveFailure(address);
+  }
+
   /** A worker's outcomes batch, for the cluster's outlier detector. */
   outcomes(cluster: string, hosts: [string, OutcomeRuns][]): void {
     this.clusters.get(cluster)?.detector?.onOutcomes(hosts);

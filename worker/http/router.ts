@@ -298,6 +298,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const cs = this.cluster.stats;
     cs.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
     if (headers.connection === 'close') cs.cxCloseNotify.inc();
+    if (headers['x-envoy-immediate-health-check-fail'] !== undefined) this.host?.immediateHealthCheckFail();
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     this.host?.outcome(outcomeOfStatus(statusCode));
     const policy = this.action.retry;

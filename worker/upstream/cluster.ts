@@ -107,6 +107,20 @@ export class Host implements ConnectionObserver {
     (limit === 'idle_timeout' ? cs.cxIdleTimeout : limit === 'max_requests' ? cs.cxMaxRequests : cs.cxMaxDurationReached).inc();
   }
 
+  /** The membership this host's last x-envoy-immediate-health-check-fail was reported under (one report per membership update). */
+  private immediateFailReported: UpstreamHost | undefined;
+
+  /**
+   * The host answered with `x-envoy-immediate-health-check-fail`: the supervisor's health checker
+   * fails it (Envoy's passive failure), if the cluster has health checks. Sent without waiting,
+   * and once until the membership next changes, so a draining host's every answer is not a message.
+   */
+  immediateHealthCheckFail(): void {
+    if (!this.cluster.healthChecked || this.immediateFailReported === this.info) return;
+    this.immediateFailReported = this.info;
+    sendToParent<FromWorker>({ type: 'immediate_hc_fail', cluster: this.cluster.name, address: this.address });
+  }
+
   /** An upstream outcome, for the outlier detector (if the cluster has one). */
   outcome(kind: OutcomeKind): void {
     this.cluster.outcomes?.record(this.info.address, kind);
@@ -168,6 +182,8 @@ export class Cluster {
   readonly bufferLimit: number;
   /** common_http_protocol_options: idle timeout, requests and lifetime per connection, and each try's max_stream_duration. */
   readonly limits: UpstreamConnectionLimits;
+  /** The cluster has health_checks (an upstream's x-envoy-immediate-health-check-fail then fails its host). */
+  readonly healthChecked: boolean;
   readonly http2: boolean;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
@@ -196,6 +212,7 @@ export class Cluster {
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.bufferLimit = bufferLimitOf(config);
     this.limits = clusterConnectionLimits(config);
+    this.healthChecked = Array.isArray(config.health_checks) && config.health_checks.length > 0;
     this.http2 = clusterSpeaksHttp2(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
