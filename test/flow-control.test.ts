@@ -154,4 +154,60 @@ describe('per_connection_buffer_limit_bytes', () => {
     assert.equal(sha(body), sha(payload));
     assert.ok((await statValue(proxy, 'cluster.big.upstream_flow_control_resumed_reading_total')) >= 1);
   });
+
+  it("HTTP: a client's body to an upstream that does not read is paused (downstream_flow_control_*), and arrives whole once it reads", async () => {
+    const payload = randomBytes(SIZE);
+    let readNow: (() => void) | undefined;
+    let received: Promise<Buffer> | undefined;
+    const port = await listen(createHttpServer((req, res) => {
+      req.pause();
+      received = new Promise<Buffer>((resolve) => {
+        readNow = () => {
+          const chunks: Buffer[] = [];
+          req.on('data', (d: Buffer) => chunks.push(d)).once('end', () => {
+            res.end('got it');
+            resolve(Buffer.concat(chunks));
+          });
+          req.resume();
+        };
+      });
+    }));
+    const bootstrap = {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        listeners: [{
+          name: 'web',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [{ filters: [hcmFilter('upload', [{ match: { prefix: '/' }, route: { cluster: 'slow_reader' } }])] }],
+        }],
+        clusters: [staticCluster('slow_reader', port)],
+      },
+    };
+    const proxy = await startProxy(bootstrap, ['--concurrency', '1']);
+    const answer = new Promise<number>((resolve, reject) => {
+      const rq = request({ host: '127.0.0.1', port: proxy.ports.get('web')!, path: '/', method: 'POST', headers: { 'content-length': String(SIZE) } }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+      });
+      rq.once('error', reject);
+      rq.end(payload);
+    });
+    const flow = async () => ({
+      paused: await statValue(proxy, 'http.upload.downstream_flow_control_paused_reading_total'),
+      resumed: await statValue(proxy, 'http.upload.downstream_flow_control_resumed_reading_total'),
+    });
+    // While the kernel's buffers fill, the body pauses and resumes with each write; once they are full, it stays paused.
+    await waitFor("the client's body to be held paused", async () => {
+      const f = await flow();
+      return f.paused >= 1 && f.paused === f.resumed + 1 ? true : undefined;
+    });
+    await waitFor('the upstream to have the request', () => readNow);
+    readNow!();
+    assert.equal(await withDeadline('the answer', answer), 200);
+    const got = await withDeadline('the body upstream', received!);
+    assert.equal(got.length, SIZE);
+    assert.equal(sha(got), sha(payload));
+    const after = await flow();
+    assert.equal(after.resumed, after.paused, 'every pause was followed by a resume');
+  });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, X509Certificate } from 'node:crypto';
 import { createServer as createHttpsServer, request as httpsRequest, type RequestOptions, type Server as HttpsServer } from 'node:https';
 import { connect as h2Connect, createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
@@ -324,6 +325,21 @@ describe('/certs', () => {
 
   it('reports the days until the first certificate expires', async () => {
     assert.equal(await stat('server.days_until_first_cert_expiring'), 9);
+  });
+
+  it("publishes each certificate's expiry as Envoy names it (ssl.certificate.<name>.expiration_unix_time_seconds)", async () => {
+    const body = (await httpRequest(`http://${proxy.admin}/stats?filter=${encodeURIComponent('\\.ssl\\.certificate\\.')}`)).body;
+    const gauges = new Map(body.trim().split('\n').map((line) => line.split(': ') as [string, string]));
+    const expiry = (pem: string) => String(Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000));
+    const named = (scope: RegExp, name: string) => [...gauges].filter(([k]) => scope.test(k) && k.endsWith(`.ssl.certificate.${name}.expiration_unix_time_seconds`)).map(([, v]) => v);
+    // From a file: no inline bytes to digest (SHA-256 of nothing starts e3b0c442).
+    assert.ok(named(/^listener\./, 'unnamed_cert_e3b0c442').includes(expiry(server.cert)), body);
+    // Inline: the first 8 hex digits of its SHA-256.
+    const inlineName = `unnamed_cert_${createHash('sha256').update(other.cert).digest('hex').slice(0, 8)}`;
+    const inline = named(/^listener\./, inlineName);
+    assert.ok(inline.length > 0 && inline.every((v) => v === expiry(other.cert)), body);
+    // A cluster's CA, from a file.
+    assert.ok(named(/^cluster\./, 'unnamed_ca_cert_e3b0c442').includes(expiry(pki.ca)), body);
   });
 
   it('redacts private keys and passwords in /config_dump', async () => {

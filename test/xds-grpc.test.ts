@@ -143,6 +143,9 @@ describe('clusters from the per-type CDS service', () => {
       cp.set(CLUSTER_URL, 'late', [cluster('dynamic', a.port)]);
       await waitFor('the late cluster to serve', async () => ((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).body === 'A' ? true : undefined));
       assert.equal(cp.requests[0]!.type_url, CLUSTER_URL);
+      // A per-type stream's figures are the subscription's, as Envoy scopes them; the root's belong to ADS.
+      assert.equal(await statValue(proxy, 'cluster_manager.cds.control_plane.connected_state'), 1);
+      assert.ok(Number.isNaN(await statValue(proxy, 'control_plane.connected_state')));
       await proxy.stop();
     } finally {
       cp.stop();

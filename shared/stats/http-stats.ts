@@ -32,6 +32,9 @@ export class HttpStats {
   /** The router's own: requests it routed to a cluster, and upstream resets after the response began. */
   readonly rqRouted: Counter;
   readonly rqResetAfterResponseStarted: Counter;
+  /** A client's request body held back because its upstream connection is backed up, and let go again. */
+  readonly flowPausedReading: Counter;
+  readonly flowResumedReading: Counter;
   readonly rqRedirect: Counter;
   /** downstream_rq_ws_on_non_ws_route: an upgrade (WebSocket…) refused on a route that does not allow it. */
   readonly rqWsOnNonWsRoute: Counter;
@@ -107,6 +110,8 @@ export class HttpStats {
     this.rqDirectResponse = stats.counter(`${p}rq_direct_response`);
     this.rqRouted = stats.counter(`${p}rq_total`);
     this.rqResetAfterResponseStarted = stats.counter(`${p}rq_reset_after_downstream_response_started`);
+    this.flowPausedReading = stats.counter(`${p}downstream_flow_control_paused_reading_total`);
+    this.flowResumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
     this.rqRedirect = stats.counter(`${p}rq_redirect`);
     this.rqWsOnNonWsRoute = stats.counter(`${p}downstream_rq_ws_on_non_ws_route`);
     this.cxUpgradesTotal = stats.counter(`${p}downstream_cx_upgrades_total`);

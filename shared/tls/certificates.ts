@@ -1,4 +1,5 @@
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
+import { stats } from '../stats/process.js';
 import type { LoadedTls, PemSource, TlsContext } from './context.js';
 import { sanEntries } from './san.js';
 
@@ -73,6 +74,31 @@ export function firstCertExpiry(tls: LoadedTls): number | undefined {
     }
   }
   return first;
+}
+
+/**
+ * A certificate's name in Envoy's statistics: the SDS secret's name (this proxy refuses SDS), else
+ * `unnamed_cert_` (`unnamed_ca_cert_` for a CA) and the first 8 hex digits of the SHA-256 of the
+ * certificate given inline; a file's certificate has no inline bytes, so its digest is that of
+ * nothing (`e3b0c442`), as running Envoys name them.
+ */
+export function certificateStatName(source: PemSource, ca: boolean): string {
+  const digest = createHash('sha256').update(source.inline ? source.pem : '').digest('hex').slice(0, 8);
+  return `${ca ? 'unnamed_ca_cert_' : 'unnamed_cert_'}${digest}`;
+}
+
+/**
+ * Envoy's `<prefix>ssl.certificate.<name>.expiration_unix_time_seconds` gauges of a TLS context
+ * (a listener's or a cluster's): when each of its certificates and its CA expire. Every process
+ * that loads the context reports the same value, so the admin does not add them up.
+ */
+export function publishCertificateExpiry(prefix: string, context: TlsContext): void {
+  const publish = (source: PemSource, ca: boolean) => {
+    const seconds = Math.floor(new Date(new X509Certificate(source.pem).validTo).getTime() / 1000);
+    stats.gauge(`${prefix}ssl.certificate.${certificateStatName(source, ca)}.expiration_unix_time_seconds`, 'local').set(seconds);
+  };
+  for (const c of context.certificates) publish(c.chain, false);
+  if (context.ca) publish(context.ca, true);
 }
 
 /** Whole days left until `expiryMs` (0 once past), as Envoy counts them. */

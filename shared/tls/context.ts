@@ -18,6 +18,8 @@ export const UPSTREAM_TLS = 'envoy.extensions.transport_sockets.tls.v3.UpstreamT
 export interface PemSource {
   pem: string;
   path: string;
+  /** Given in the configuration itself (inline_string, inline_bytes), not read from a file or the environment. */
+  inline: boolean;
 }
 
 export interface TlsCertificate {
@@ -75,7 +77,7 @@ function readPem(ds: JsonObject | undefined, path: string, errors: string[], rea
       errors.push(`${path}: no data (set filename, inline_string, inline_bytes or environment_variable)`);
       return undefined;
     }
-    return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>' };
+    return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>', inline: ds.inline_string !== undefined || ds.inline_bytes !== undefined };
   } catch (err) {
     // Phrased by field: the file the field names, and why it could not be read.
     const e = err as NodeJS.ErrnoException;

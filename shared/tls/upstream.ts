@@ -1,5 +1,6 @@
 import { createSecureContext, type ConnectionOptions, type PeerCertificate, type TLSSocket } from 'node:tls';
 import { secureContextOptions, type TlsContext } from './context.js';
+import { publishCertificateExpiry } from './certificates.js';
 import { compileSanMatchers } from './san.js';
 import { countHandshake, sslStats, type SslStats } from './ssl-stats.js';
 
@@ -20,6 +21,7 @@ export class UpstreamTls {
     const verifySan = compileSanMatchers(context.sanMatchers);
     this.statPrefix = `cluster.${clusterName}.`;
     this.stats = sslStats(this.statPrefix);
+    publishCertificateExpiry(this.statPrefix, context);
     this.options = {
       secureContext: createSecureContext(secureContextOptions(context)),
       ...(context.sni ? { servername: context.sni } : {}),

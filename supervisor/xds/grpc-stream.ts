@@ -85,11 +85,11 @@ export class GrpcXdsStream {
   private backoffMs = BASE_BACKOFF_MS;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  private readonly connected = stats.gauge('control_plane.connected_state', 'local');
-  private readonly rateLimitEnforced = stats.counter('control_plane.rate_limit_enforced');
-  private readonly pendingGauge = stats.gauge('control_plane.pending_requests', 'local');
-  /** The control plane's identifier, from the last response that gave one (DiscoveryResponse.control_plane). */
-  private readonly identifier = stats.textReadout('control_plane.identifier');
+  /** `<scope>control_plane.*`: connected, requests held back by rate_limit_settings, the control plane's identifier (from the last response that gave one). */
+  private readonly connected;
+  private readonly rateLimitEnforced;
+  private readonly pendingGauge;
+  private readonly identifier;
   /** Requests held back by rate_limit_settings, in order. */
   private readonly pending: JsonObject[] = [];
   private tokens: number;
@@ -109,8 +109,17 @@ export class GrpcXdsStream {
     private readonly delta = false,
     /** rate_limit_settings: a token bucket on requests (Envoy's defaults: 100 tokens, 10 per second), or none. */
     private readonly rateLimit?: { maxTokens: number; fillRate: number },
+    /**
+     * Where its `control_plane.*` figures go, as Envoy scopes a gRPC mux's: the root for the
+     * aggregated stream, the subscription's scope for a per-type one (`cluster_manager.cds.`).
+     */
+    scope = '',
   ) {
     this.tokens = rateLimit?.maxTokens ?? 0;
+    this.connected = stats.gauge(`${scope}control_plane.connected_state`, 'local');
+    this.rateLimitEnforced = stats.counter(`${scope}control_plane.rate_limit_enforced`);
+    this.pendingGauge = stats.gauge(`${scope}control_plane.pending_requests`, 'local');
+    this.identifier = stats.textReadout(`${scope}control_plane.identifier`);
   }
 
   /**

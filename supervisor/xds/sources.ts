@@ -128,20 +128,20 @@ export class ConfigSources {
       this.refreshRds();
       return changes.rejected;
     };
-    return this.subscribeAll(ldsConfig, 'lds', 'listeners', ldsStats, LDS_METHOD, LISTENERS_URL, applyLds);
+    return this.subscribeAll(ldsConfig, 'lds', 'listeners', ldsStats, LDS_METHOD, LISTENERS_URL, applyLds, undefined, 'listener_manager.lds.');
   }
 
   /**
    * A wildcard subscription (CDS, LDS: every resource of the type, full state) from the source's
    * file or control plane; resolves at its initial fetch.
    */
-  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck?: () => Promise<void> | undefined): Promise<void> {
+  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck: (() => Promise<void> | undefined) | undefined, scope: string): Promise<void> {
     const file = pathSourceOf(source);
     if (file) {
       log.info(`${what}: reading ${things} from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
       return this.watchFile(file, counts, apply);
     }
-    const stream = this.streamFor(source, method);
+    const stream = this.streamFor(source, method, scope);
     const counted = (versionInfo: string, resources: JsonObject[]) => counts.update(versionInfo, () => apply(versionInfo, resources));
     return this.initialFetch(source, what, counts, (first) => stream.subscribe(typeUrl, counted, first, [], holdAck));
   }
@@ -218,7 +218,7 @@ export class ConfigSources {
     };
     // As Envoy's ADS: the CDS ACK waits while clusters warm.
     const holdAck = cdsConfig.ads !== undefined ? this.tree.clustersWarm : undefined;
-    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds, holdAck);
+    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds, holdAck, 'cluster_manager.cds.');
   }
 
   /**
@@ -325,8 +325,12 @@ export class ConfigSources {
     return errors;
   }
 
-  /** The stream for a gRPC source: the one aggregated stream (ADS) for `ads: {}`, else one per control plane and service. */
-  private streamFor(source: JsonObject, method: string): GrpcXdsStream {
+  /**
+   * The stream for a gRPC source: the one aggregated stream (ADS) for `ads: {}`, else one per
+   * control plane and service, its control_plane.* figures under `scope` (CDS's and LDS's, as
+   * Envoy's; the per-type EDS and RDS streams, shared here by their subscriptions, report at the root).
+   */
+  private streamFor(source: JsonObject, method: string, scope = ''): GrpcXdsStream {
     const ads = source.ads !== undefined;
     const api = ads ? obj(obj(this.bootstrap.dynamic_resources).ads_config) : obj(source.api_config_source);
     const key = ads ? 'ads' : `${method} ${JSON.stringify(api)}`;
@@ -339,7 +343,7 @@ export class ConfigSources {
         maxTokens: typeof limit.max_tokens === 'number' ? limit.max_tokens : RATE_LIMIT_MAX_TOKENS,
         fillRate: typeof limit.fill_rate === 'number' ? limit.fill_rate : RATE_LIMIT_FILL_RATE,
       };
-      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), this.credentialsFor(cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit);
+      stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), this.credentialsFor(cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit, ads ? '' : scope);
       this.streams.set(key, stream);
     }
     return stream;

@@ -605,5 +605,25 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
       cluster.stats.retryOrShadowAbandoned.inc();
     }
   }
+  if (body instanceof Readable) followBodyFlow(body, ctx.stats);
   new Exchange(req, res, action, cluster, ctx, body, retries).begin();
+}
+
+/**
+ * The connection manager's downstream_flow_control_paused/resumed_reading_total: the client's
+ * body streams upstream, and is paused whenever the upstream connection holds more than it can
+ * take (undici's and pipe()'s back-pressure pause the stream), then resumed once it drains.
+ */
+function followBodyFlow(body: Readable, stats: HttpStats): void {
+  let paused = false;
+  body.on('pause', () => {
+    if (paused || body.readableEnded) return;
+    paused = true;
+    stats.flowPausedReading.inc();
+  });
+  body.on('resume', () => {
+    if (!paused) return;
+    paused = false;
+    stats.flowResumedReading.inc();
+  });
 }

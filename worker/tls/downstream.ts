@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import { stats } from '../../shared/stats/process.js';
 import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
+import { publishCertificateExpiry } from '../../shared/tls/certificates.js';
 import { compileSanMatchers } from '../../shared/tls/san.js';
 import { countHandshake, sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
 
@@ -25,6 +26,7 @@ export class DownstreamTls {
   ) {
     this.verifySan = compileSanMatchers(context.sanMatchers);
     this.stats = sslStats(statPrefix);
+    publishCertificateExpiry(statPrefix, context);
     const verify = context.ca !== undefined;
     this.server = createTlsServer({
       ...secureContextOptions(context),
