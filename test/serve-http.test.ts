@@ -195,6 +195,8 @@ describe('HTTP connection manager over HTTP/1.1', () => {
   it('answers 503 for a connect failure and for a cluster without hosts', async () => {
     const down = await httpRequest(`${base()}/down`);
     assert.deepEqual([down.status, down.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
+    // The request waited for a connection that failed: Envoy's pool counts it as ejected from the pending queue.
+    assert.ok((await statValue(proxy, 'cluster.down.upstream_rq_pending_failure_eject')) >= 1);
     const empty = await httpRequest(`${base()}/empty`);
     assert.deepEqual([empty.status, empty.body], [503, 'no healthy upstream']);
   });

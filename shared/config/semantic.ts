@@ -394,6 +394,9 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
           if (postPath && t.use_post !== true) errors.push(`${tPath}.post_path: Can't set a post path when POST method isn't used`);
           else if (postPath && !postPath.startsWith('/')) errors.push(`${tPath}.post_path: Path must start with '/'`);
           checkHeadersToAdd(t.headers_to_add, `${tPath}.headers_to_add`, errors);
+          if (typeof config.max_connect_attempts === 'number' && config.max_connect_attempts > 1) {
+            errors.push(`${fPath}.typed_config.max_connect_attempts: more than one attempt with tunneling_config is not supported by this proxy (a tunnel is one HTTP request, not retried)`);
+          }
         }
       }
     });

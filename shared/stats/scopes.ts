@@ -136,6 +136,10 @@ export class ClusterStats {
   readonly cxIdleTimeout: Counter;
   readonly cxMaxDurationReached: Counter;
   readonly cxMaxRequests: Counter;
+  /** TCP proxy connections given up after max_connect_attempts failed connects. */
+  readonly cxConnectAttemptsExceeded: Counter;
+  /** Requests failed while waiting for a connection that could not be made (Envoy purges its pending requests). */
+  readonly rqPendingFailureEject: Counter;
   /** Tries cut by the cluster's max_stream_duration. */
   readonly rqMaxDurationReached: Counter;
   /** How many requests each upstream connection carried, recorded when it closes. */
@@ -194,6 +198,8 @@ export class ClusterStats {
     this.cxMaxDurationReached = stats.counter(`${p}upstream_cx_max_duration_reached`);
     this.cxMaxRequests = stats.counter(`${p}upstream_cx_max_requests`);
     this.rqMaxDurationReached = stats.counter(`${p}upstream_rq_max_duration_reached`);
+    this.cxConnectAttemptsExceeded = stats.counter(`${p}upstream_cx_connect_attempts_exceeded`);
+    this.rqPendingFailureEject = stats.counter(`${p}upstream_rq_pending_failure_eject`);
     this.rqPerCx = stats.histogram(`${p}upstream_rq_per_cx`);
   }
 

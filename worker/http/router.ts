@@ -406,7 +406,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     const cs = this.cluster.stats;
     // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
     if (failure !== 'max_stream_duration') this.lastHost?.outcome('G');
-    if (failure === 'connect') cs.cxConnectFail.inc();
+    if (failure === 'connect') {
+      cs.cxConnectFail.inc();
+      // The request waited for a connection that failed: Envoy's pool fails its pending requests so.
+      cs.rqPendingFailureEject.inc();
+    }
     else if (failure === 'timeout') {
       cs.rqTimeout.inc();
       this.lastHost?.stats.rqTimeout.inc();

@@ -36,6 +36,8 @@ export class TcpProxy {
   private readonly txBytes: Counter;
   private readonly pausedReading: Counter;
   private readonly resumedReading: Counter;
+  /** max_connect_attempts: connection attempts (to hosts the load balancer picks) before the client's connection is given up. */
+  private readonly maxConnectAttempts: number;
   /** Connections whose client left with bytes still to write upstream (flushed, then closed). */
   private readonly upstreamFlushTotal: Counter;
   private readonly upstreamFlushActive: Gauge;
@@ -60,6 +62,7 @@ export class TcpProxy {
     this.txBytes = stats.counter(`${p}downstream_cx_tx_bytes_total`);
     this.pausedReading = stats.counter(`${p}downstream_flow_control_paused_reading_total`);
     this.resumedReading = stats.counter(`${p}downstream_flow_control_resumed_reading_total`);
+    this.maxConnectAttempts = typeof config.max_connect_attempts === 'number' ? Math.max(1, config.max_connect_attempts) : 1;
     this.upstreamFlushTotal = stats.counter(`${p}upstream_flush_total`);
     this.upstreamFlushActive = stats.gauge(`${p}upstream_flush_active`);
     this.accessLogs = AccessLogs.from(config.access_log);
@@ -115,49 +118,21 @@ export class TcpProxy {
       downstream.destroy();
       return;
     }
-    breaker.acquire('cx');
-    host.tcpConnections++;
     downstream.pause();
     this.sockets.add(downstream);
     this.downstreams.add(downstream);
-    host.activeRequests++;
-    let connected = false;
-    const upstream = connectToHost(host, {
-      connected: () => {
-        connected = true;
-        this.join(downstream, upstream, host);
-      },
-      failed: (err) => {
-        log.debug(`tcp_proxy: connect to ${host.address} failed: ${err.message}`);
-        if (entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
-        downstream.destroy();
-      },
-      closed: () => {
-        breaker.release('cx');
-        host.tcpConnections--;
-        downstream.end();
-        this.sockets.delete(downstream);
-        this.downstreams.delete(downstream);
-        this.sockets.delete(upstream);
-        host.activeRequests--;
-      },
-    });
-    this.sockets.add(upstream);
-    // The idle timeout, once connected (before that, the socket's timeout is connect_timeout's).
-    upstream.on('timeout', () => {
-      if (!connected) return;
-      upstream.destroy();
-      downstream.destroy();
-    });
+    /** The current attempt's upstream connection (another host's after a failed attempt). */
+    const link: { upstream: Socket | undefined } = { upstream: undefined };
     downstream.on('timeout', () => {
       this.idleTimeout.inc();
-      upstream.destroy();
+      link.upstream?.destroy();
       downstream.destroy();
     });
-    upstream.on('error', () => downstream.destroy());
     // A client that resets or fails: its 'close' follows, and the upstream gets what the proxy holds before it closes (as Envoy's FlushWrite).
     downstream.on('error', () => {});
     downstream.once('close', () => {
+      const upstream = link.upstream;
+      if (!upstream) return;
       // The client is gone with bytes still on their way upstream: they are flushed before the upstream closes, as Envoy's upstream_flush.
       if (!upstream.destroyed && upstream.writableLength > 0) {
         this.upstreamFlushTotal.inc();
@@ -165,6 +140,64 @@ export class TcpProxy {
         upstream.once('close', () => this.upstreamFlushActive.dec());
       }
       upstream.end();
+    });
+    this.attempt(downstream, host, entry, link, 1);
+  }
+
+  /**
+   * One attempt at the upstream connection. A failed one is followed by another, to a host the
+   * load balancer picks again, until max_connect_attempts (default 1) have failed; then
+   * `upstream_cx_connect_attempts_exceeded` and the client's connection closes (UF), as Envoy's.
+   */
+  private attempt(downstream: Socket, host: Host, entry: AccessLogEntry | undefined, link: { upstream: Socket | undefined }, attempt: number): void {
+    const breaker = host.cluster.breakers[0];
+    breaker.acquire('cx');
+    host.tcpConnections++;
+    host.activeRequests++;
+    if (entry) {
+      entry.upstreamHost = host.address;
+      entry.attemptCount = attempt;
+    }
+    let connected = false;
+    let retried = false;
+    const upstream = connectToHost(host, {
+      connected: () => {
+        connected = true;
+        this.join(downstream, upstream, host);
+      },
+      failed: (err) => {
+        log.debug(`tcp_proxy: connect to ${host.address} failed (attempt ${attempt} of ${this.maxConnectAttempts}): ${err.message}`);
+        const next = attempt < this.maxConnectAttempts && !downstream.destroyed ? host.cluster.pickHost() : undefined;
+        if (next) {
+          retried = true;
+          this.attempt(downstream, next, entry, link, attempt + 1);
+          return;
+        }
+        host.cluster.stats.cxConnectAttemptsExceeded.inc();
+        if (entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
+        downstream.destroy();
+      },
+      closed: () => {
+        breaker.release('cx');
+        host.tcpConnections--;
+        host.activeRequests--;
+        this.sockets.delete(upstream);
+        if (retried) return; // the next attempt has the client's connection now
+        downstream.end();
+        this.sockets.delete(downstream);
+        this.downstreams.delete(downstream);
+      },
+    });
+    link.upstream = upstream;
+    this.sockets.add(upstream);
+    // The idle timeout, once connected (before that, the socket's timeout is connect_timeout's).
+    upstream.on('timeout', () => {
+      if (!connected) return;
+      upstream.destroy();
+      downstream.destroy();
+    });
+    upstream.on('error', () => {
+      if (connected) downstream.destroy();
     });
   }
 
