@@ -75,7 +75,7 @@ describe('circuit breakers', () => {
   // together for as long as the test needs, however slow the machine.
   it('admits max_requests across both workers, and answers the rest 503 overflow', async () => {
     const all = await oneByOne('/hold?key=admit', 6, async (i) =>
-      i <= 2 ? upstream.held('admit') === i : (await stat('cluster.limited.upstream_rq_pending_overflow')) === i - 2);
+      i <= 2 ? upstream.held('admit') === i : (await stat('cluster.limited.upstream_rq_active_overflow')) === i - 2);
     upstream.release('admit');
     const results = await Promise.all(all);
     const ok = results.filter((r) => r.status === 200);
@@ -83,7 +83,9 @@ describe('circuit breakers', () => {
     assert.equal(ok.length, 2, JSON.stringify(results));
     assert.equal(overflow.length, 4);
     assert.equal(overflow[0]!.body, 'upstream connect error or disconnect/reset before headers. reset reason: overflow');
-    assert.equal(await stat('cluster.limited.upstream_rq_pending_overflow'), 4);
+    // As Envoy since 1.38: a max_requests refusal is an active-request overflow, not a pending one.
+    assert.equal(await stat('cluster.limited.upstream_rq_active_overflow'), 4);
+    assert.equal(await stat('cluster.limited.upstream_rq_pending_overflow'), 0);
     // Everything was given back: the limit admits again.
     assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}/`)).status, 200);
   });
@@ -210,5 +212,23 @@ describe('max_connections in one worker', () => {
     first.write('still here');
     assert.equal(String(await new Promise((r) => first.once('data', r))), 'still here');
     first.destroy();
+  });
+});
+
+describe('skip_pending_overflow_count_on_active_rq set false', () => {
+  it('counts a max_requests refusal as a pending overflow too, as Envoy did before 1.38', async () => {
+    const closed = staticCluster('closed', upstream.port) as any;
+    closed.circuit_breakers = { thresholds: [{ max_requests: 0 }] };
+    const old = await startProxy(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        layered_runtime: { layers: [{ name: 'static', static_layer: { 'envoy.reloadable_features.skip_pending_overflow_count_on_active_rq': false } }] },
+        static_resources: { listeners: [routesListener('ingress', [{ match: { prefix: '/' }, route: { cluster: 'closed' } }])], clusters: [closed] },
+      },
+      ['--concurrency', '1'],
+    );
+    assert.equal((await httpRequest(`http://127.0.0.1:${old.ports.get('ingress')}/`)).status, 503);
+    assert.equal(await statValue(old, 'cluster.closed.upstream_rq_active_overflow'), 1);
+    assert.equal(await statValue(old, 'cluster.closed.upstream_rq_pending_overflow'), 1);
   });
 });

@@ -11,7 +11,7 @@ import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-repl
 import { applyHeaderMutations, type HeaderMutationLevel, type MutableHeaders } from '../../shared/header-mutation.js';
 import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
-import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
+import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
 import { readBody, requestHasBody } from './request-body.js';
@@ -213,7 +213,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** The first try, once the breaker admits the request (max_requests; Envoy counts a refusal as a pending overflow too). */
   begin(): void {
     if (!this.breaker.tryAcquire('rq')) {
-      this.overflow(this.breaker.overflow.pending);
+      countRequestOverflow(this.breaker.overflow);
+      this.overflow();
       return;
     }
     this.rqHeld = true;
@@ -233,7 +234,8 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     if (!this.breaker.tryAcquire('pending')) {
-      this.overflow(this.breaker.overflow.pending);
+      this.breaker.overflow.pending.inc();
+      this.overflow();
       return;
     }
     this.pendingHeld = true;
@@ -491,9 +493,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.breaker.release('pending');
   }
 
-  /** The breaker refused: 503 with Envoy's overflow reply (UO). */
-  private overflow(counter: { inc(): void }): void {
-    counter.inc();
+  /** The breaker refused (its overflow counted): 503 with Envoy's overflow reply (UO). */
+  private overflow(): void {
     const record = this.ctx.record;
     if (record) {
       record.responseFlags |= ResponseFlag.upstreamOverflow;

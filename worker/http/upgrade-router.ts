@@ -5,7 +5,7 @@ import type { Duplex, Readable, Writable } from 'node:stream';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
-import type { CircuitBreaker } from '../upstream/circuit-breaker.js';
+import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Cluster, Host } from '../upstream/cluster.js';
 import { connectToHost } from '../upstream/host-connection.js';
 import { pump } from '../tcp/flow-control.js';
@@ -79,7 +79,7 @@ export function forwardUpgrade(req: IncomingMessage, res: ServerResponse, action
     sendLocalReply(res, reply.status, reply.body, ctx.reply);
   };
   if (!breaker.tryAcquire('rq')) {
-    breaker.overflow.pending.inc();
+    countRequestOverflow(breaker.overflow);
     refuse(ResponseFlag.upstreamOverflow, 'upstream_reset_before_response_started{overflow}', LocalReply.overflow);
     return;
   }

@@ -10,6 +10,7 @@ import { stats } from '../../shared/stats/process.js';
 import type { Counter, Gauge } from '../../shared/stats/store.js';
 import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
 import { TunnelingConfig } from './http-tunnel.js';
+import { countRequestOverflow } from '../upstream/circuit-breaker.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { pump } from './flow-control.js';
 import { connectToHost } from '../upstream/host-connection.js';
@@ -220,7 +221,7 @@ export class TcpProxy {
   private tunnel(downstream: Socket, host: Host, entry: AccessLogEntry | undefined): void {
     const breaker = host.cluster.breakers[0];
     if (!breaker.tryAcquire('rq')) {
-      breaker.overflow.pending.inc();
+      countRequestOverflow(breaker.overflow);
       if (entry) entry.responseFlags |= ResponseFlag.upstreamOverflow;
       downstream.destroy();
       return;

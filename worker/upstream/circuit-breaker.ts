@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { stats } from '../../shared/stats/process.js';
+import { runtimeFeature } from '../../shared/runtime.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { BreakerCounts, BreakerPriority, BreakerResource } from '../../shared/upstream/breaker-counts.js';
 import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
@@ -14,12 +15,29 @@ import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
 export interface BreakerOverflowStats {
   cx: Counter;
   pending: Counter;
+  /** max_requests refused a request (upstream_rq_active_overflow, Envoy 1.38). */
+  active: Counter;
   retry: Counter;
 }
 
 export function overflowStats(cluster: string): BreakerOverflowStats {
   const p = `cluster.${cluster}.`;
-  return { cx: stats.counter(`${p}upstream_cx_overflow`), pending: stats.counter(`${p}upstream_rq_pending_overflow`), retry: stats.counter(`${p}upstream_rq_retry_overflow`) };
+  return {
+    cx: stats.counter(`${p}upstream_cx_overflow`),
+    pending: stats.counter(`${p}upstream_rq_pending_overflow`),
+    active: stats.counter(`${p}upstream_rq_active_overflow`),
+    retry: stats.counter(`${p}upstream_rq_retry_overflow`),
+  };
+}
+
+/**
+ * A request refused by max_requests: `upstream_rq_active_overflow`, and, as Envoy before 1.38
+ * counted it (the runtime flag envoy.reloadable_features.skip_pending_overflow_count_on_active_rq
+ * set false), also `upstream_rq_pending_overflow`.
+ */
+export function countRequestOverflow(overflow: BreakerOverflowStats): void {
+  overflow.active.inc();
+  if (!runtimeFeature('envoy.reloadable_features.skip_pending_overflow_count_on_active_rq', true)) overflow.pending.inc();
 }
 
 export class CircuitBreaker {
