@@ -249,6 +249,25 @@ describe('common_http_protocol_options limits', () => {
     assert.equal(await statOf(proxy.admin, 'http.maxdur.downstream_cx_max_duration_reached'), 1);
   });
 
+  it('soft-drains a busy HTTP/1.1 connection at max_connection_duration: closed once its request is answered', async () => {
+    upstream ??= await startUpstream('slow');
+    const config = bootstrap('softdrain', { http_filters: [ROUTER], common_http_protocol_options: { max_connection_duration: '0.2s' } }, [{ match: { prefix: '/' }, route: { cluster: 'slow', timeout: '0s' } }]);
+    (config.static_resources as { clusters: object[] }).clusters.push(staticCluster('slow', upstream.port));
+    const proxy = await startProxy(config, ['--concurrency', '1']);
+    const socket = tcpConnect(proxy.ports.get('softdrain')!, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('GET /hold?key=softdrain HTTP/1.1\r\nhost: x\r\n\r\n');
+    await waitFor('the request upstream', () => (upstream!.held('softdrain') === 1 ? true : undefined));
+    await waitFor('the connection in soft drain', async () => ((await statOf(proxy.admin, 'http.softdrain.downstream_cx_http1_soft_drain')) === 1 ? true : undefined));
+    assert.equal(await statOf(proxy.admin, 'http.softdrain.downstream_cx_max_duration_reached'), 1);
+    upstream.release('softdrain');
+    await closed;
+    assert.match(answer, /^HTTP\/1\.1 200 [^]*slow held$/);
+    await waitFor('the soft drain over', async () => ((await statOf(proxy.admin, 'http.softdrain.downstream_cx_http1_soft_drain')) === 0 ? true : undefined));
+  });
+
   it('answers a stream open past max_stream_duration 408 (DT)', async () => {
     upstream ??= await startUpstream('slow');
     const config = bootstrap('maxstream', { http_filters: [ROUTER], common_http_protocol_options: { max_stream_duration: '0.2s' } }, [{ match: { prefix: '/' }, route: { cluster: 'slow', timeout: '0s' } }]);

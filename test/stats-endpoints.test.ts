@@ -96,6 +96,7 @@ describe('/stats text', () => {
     assert.deepEqual(gauges, [
       'http.web.downstream_cx_active: 0',
       'http.web.downstream_cx_http1_active: 0',
+      'http.web.downstream_cx_http1_soft_drain: 0',
       'http.web.downstream_cx_http2_active: 0',
       'http.web.downstream_cx_rx_bytes_buffered: 0',
       'http.web.downstream_cx_ssl_active: 0',

@@ -48,6 +48,8 @@ export class HttpStats {
   readonly tooManyPrematureResets: Counter;
   /** common_http_protocol_options: max_connection_duration, max_requests_per_connection, max_stream_duration reached. */
   readonly cxMaxDurationReached: Counter;
+  /** HTTP/1 connections past max_connection_duration that still carry a request: they close once it is answered. */
+  readonly cxHttp1SoftDrain: Gauge;
   readonly cxMaxRequestsReached: Counter;
   readonly rqMaxDurationReached: Counter;
   /** Connections' ends, lengths and bytes; TLS and per-codec connections open now. */
@@ -122,6 +124,7 @@ export class HttpStats {
     this.rqRxReset = stats.counter(`${p}downstream_rq_rx_reset`);
     this.tooManyPrematureResets = stats.counter(`${p}downstream_rq_too_many_premature_resets`);
     this.cxMaxDurationReached = stats.counter(`${p}downstream_cx_max_duration_reached`);
+    this.cxHttp1SoftDrain = stats.gauge(`${p}downstream_cx_http1_soft_drain`);
     this.cxMaxRequestsReached = stats.counter(`${p}downstream_cx_max_requests_reached`);
     this.rqMaxDurationReached = stats.counter(`${p}downstream_rq_max_duration_reached`);
     this.cxDestroy = stats.counter(`${p}downstream_cx_destroy`);

@@ -95,6 +95,12 @@ export class ConnectionLimits {
     if (state.session) {
       drainHttp2Session(state.session, this.drainTimeoutMs);
     } else if (state.active === 0) state.socket.end();
+    else {
+      // Envoy's HTTP/1 soft drain: the connection closes once the requests it carries are answered.
+      const softDrain = this.httpStats.cxHttp1SoftDrain;
+      softDrain.inc();
+      state.socket.once('close', () => softDrain.dec());
+    }
   }
 
   /** A request arrived: 'stop' once it has been answered (or reset) here. */
