@@ -6,7 +6,7 @@ import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
 import { loadClusterTls } from '../shared/tls/context.js';
 import { stats } from '../shared/stats/process.js';
-import { CLUSTER_CAPACITY } from '../shared/upstream/breaker-counts.js';
+import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 
 const log = getLogger('upstream', import.meta.url);
 
@@ -175,7 +175,7 @@ export class ClusterManager {
   private slotFor(name: string): number {
     let slot = this.slots.get(name);
     if (slot === undefined) {
-      if (this.slots.size >= CLUSTER_CAPACITY) throw new Error(`more than ${CLUSTER_CAPACITY} cluster names over the tree's life: no circuit-breaker slot for '${name}'`);
+      if (this.slots.size >= CLUSTER_CAPACITY - LISTENER_CAPACITY) throw new Error(`more than ${CLUSTER_CAPACITY - LISTENER_CAPACITY} cluster names over the tree's life: no circuit-breaker slot for '${name}'`);
       slot = this.slots.size;
       this.slots.set(name, slot);
     }

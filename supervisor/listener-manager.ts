@@ -10,6 +10,7 @@ import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
+import { listenerRegionSlot } from '../shared/upstream/breaker-counts.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
@@ -103,6 +104,8 @@ export class ListenerManager {
 
   /** The token-bucket slots this manager's listeners hold (see bucketSlotsFor). */
   private readonly ownedSlots = new Set<number>();
+  /** Each listener name's connection-count slot in the breaker region, for the tree's life (see LISTENER_CAPACITY). */
+  private readonly connectionSlots = new Map<string, number>();
 
   constructor(
     private readonly sockets: ListenSockets,
@@ -126,7 +129,7 @@ export class ListenerManager {
           if (context) chainTls[key] = context;
         }
         const bucketSlots = this.bucketSlotsFor(config, name, undefined, socket.id);
-        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots });
+        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots, connectionSlot: this.connectionSlotFor(name) });
         this.added.inc();
       }
     } catch (err) {
@@ -231,14 +234,16 @@ export class ListenerManager {
         continue;
       }
       let bucketSlots: ListenerResource['bucketSlots'];
+      let connectionSlot: number;
       try {
+        connectionSlot = this.connectionSlotFor(name);
         bucketSlots = this.bucketSlotsFor(config, name, current, socket.id);
       } catch (err) {
         refuse(name, name, [(err as Error).message], config);
         continue;
       }
       this.failures.delete(name);
-      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots };
+      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots, connectionSlot };
       (current || warming ? this.modified : this.added).inc();
       if (warming) this.dropWarming(name, released, socket.id);
       // Once the workers serve, a listener whose route tables have not come yet warms until they do.
@@ -300,6 +305,15 @@ export class ListenerManager {
    * by its configuration wherever it stands, as the workers find it: worker/listeners.ts); any
    * other chain starts with full buckets of its own.
    */
+  private connectionSlotFor(name: string): number {
+    let slot = this.connectionSlots.get(name);
+    if (slot === undefined) {
+      slot = listenerRegionSlot(this.connectionSlots.size);
+      this.connectionSlots.set(name, slot);
+    }
+    return slot;
+  }
+
   private bucketSlotsFor(config: JsonObject, name: string, current: ListenerResource | undefined, socketId: number): ListenerResource['bucketSlots'] {
     const inPlace = current !== undefined && !current.stopped && current.socketId === socketId && withoutChains(current.config) === withoutChains(config);
     const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [JSON.stringify(chain), current.bucketSlots[key] ?? []]) : []);

@@ -12,6 +12,8 @@ import type { DrainOrder } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { bufferLimitOf } from '../shared/config/buffer-limit.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
+import { runtimeValue } from '../shared/runtime.js';
+import { listenerCountKey, type BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import type { Counter } from '../shared/stats/store.js';
 import { HttpConnectionManager, type ConnectionManagerContext } from './http/connection-manager.js';
 import type { DrainManager } from './drain.js';
@@ -98,6 +100,10 @@ export class ServedListener {
   private readonly inspectTimeout: Counter;
   /** A UDP listener's proxy (its udp_proxy listener filter); a UDP listener has no filter chains. */
   readonly udp: UdpProxy | undefined;
+  /** Its open connections, counted for the whole tree (every version of the listener alike), and the runtime key that may limit them. */
+  private readonly openConnections: { counts: BreakerCounts; base: number; worker: number };
+  private readonly limitKey: string;
+  private readonly cxOverflow: Counter;
 
   /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
   constructor(
@@ -136,6 +142,12 @@ export class ServedListener {
     this.inspect = this.chains.some((c) => needsInspection(c.match));
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix, ctx.workerIndex);
+    const { counts, worker } = ctx.clusters.breakers;
+    const key = listenerCountKey(resource.name);
+    counts.assign(key, resource.connectionSlot);
+    this.openConnections = { counts, worker, base: counts.base(key, 0, 'cx') };
+    this.limitKey = `envoy.resource_limits.listener.${resource.name}.connection_limit`;
+    this.cxOverflow = stats.counter(`${prefix}downstream_cx_overflow`);
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
@@ -155,8 +167,21 @@ export class ServedListener {
     return this.defaultChain ? [...this.chains, this.defaultChain] : this.chains;
   }
 
-  /** A connection its listening socket accepted (paused). */
+  /**
+   * A connection its listening socket accepted (paused). Past the runtime's
+   * `envoy.resource_limits.listener.<name>.connection_limit` (open connections of every worker),
+   * it is closed at once and counted in `downstream_cx_overflow`, as Envoy's listener does.
+   */
   onConnection(raw: Socket): void {
+    const { counts, base, worker } = this.openConnections;
+    const limit = runtimeValue(this.limitKey);
+    if (limit !== undefined && /^\d+$/.test(limit) && counts.total(base) >= Number(limit)) {
+      this.cxOverflow.inc();
+      raw.destroy();
+      return;
+    }
+    counts.add(base, worker, 1);
+    raw.once('close', () => counts.add(base, worker, -1));
     this.stats.opened();
     const started = performance.now();
     raw.once('close', () => this.stats.closed(performance.now() - started));

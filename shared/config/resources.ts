@@ -76,6 +76,8 @@ export interface ListenerResource {
   stopped: boolean;
   /** The token-bucket slots of each filter chain's local rate limits, by chain key (shared/ratelimit/bucket-slots.ts). */
   bucketSlots: Record<string, number[]>;
+  /** Where its open connections are counted for the whole tree (shared/upstream/breaker-counts.ts, listenerRegionSlot). */
+  connectionSlot: number;
 }
 
 /** A listener's filter chains with their keys (`0`, `1`, …, and `default` for the default chain). */

@@ -21,8 +21,26 @@ export const RESOURCES = ['cx', 'pending', 'rq', 'retry'] as const;
 export type BreakerResource = (typeof RESOURCES)[number];
 export type BreakerPriority = 0 | 1; // DEFAULT, HIGH
 
-/** How many distinct cluster names a tree can have over its life. */
+/** Slots in the region: cluster names from the bottom, listener names (LISTENER_CAPACITY of them) from the top. */
 export const CLUSTER_CAPACITY = 16384;
+
+/**
+ * How many distinct listener names a tree can have over its life: each counts its open
+ * connections, for the runtime's `envoy.resource_limits.listener.<name>.connection_limit`, in
+ * the DEFAULT priority's `cx` slots of one region slot, taken from the top down.
+ */
+export const LISTENER_CAPACITY = 1024;
+
+/** The region slot of the `index`-th listener name (see LISTENER_CAPACITY). */
+export function listenerRegionSlot(index: number): number {
+  if (index >= LISTENER_CAPACITY) throw new Error(`more than ${LISTENER_CAPACITY} listener names over the tree's life: no connection-count slot left`);
+  return CLUSTER_CAPACITY - 1 - index;
+}
+
+/** The name a listener's connection count goes by in the region (no cluster can be named so: it starts with a NUL). */
+export function listenerCountKey(listener: string): string {
+  return `\u0000listener:${listener}`;
+}
 
 export interface BreakerLayout {
   /** Cluster slots in the region. */

@@ -285,7 +285,7 @@ export class ClusterManager {
   constructor(
     resources: ClusterResource[],
     hosts: Record<string, UpstreamHost[]>,
-    private readonly breakers: { counts: BreakerCounts; worker: number },
+    readonly breakers: { counts: BreakerCounts; worker: number },
     private readonly tls: Record<string, TlsContext>,
   ) {
     for (const r of resources) this.upsert(r, hosts[r.name] ?? []);
