@@ -62,7 +62,8 @@ before(async () => {
       ],
       [staticCluster('echo', echo.port)],
     ),
-    ['--concurrency', '1'],
+    // Its access log is read by the tests: flushed every 50 ms rather than Envoy's default 10 s.
+    ['--concurrency', '1', '--file-flush-interval-msec', '50'],
   );
 });
 

@@ -110,7 +110,7 @@ describe('ext_authz with an HTTP authorization service', () => {
       { match: { prefix: '/open' }, route: echo, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, disabled: true } } },
       { match: { prefix: '/' }, route: echo },
     ];
-    proxy = await startProxy(authzBootstrap('guarded', filter, authzPort, routes), ['--concurrency', '1']);
+    proxy = await startProxy(authzBootstrap('guarded', filter, authzPort, routes), ['--concurrency', '1', '--file-flush-interval-msec', '50']);
   });
 
   after(() => new Promise<void>((resolve) => authz.close(() => resolve())));
@@ -195,7 +195,7 @@ describe('ext_authz with a gRPC authorization service', () => {
     const h2m = { name: 'envoy.filters.http.header_to_metadata', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config', request_rules: [{ header: 'x-version', on_header_present: { metadata_namespace: 'envoy.lb', key: 'version' } }] } };
     const routes = [{ match: { prefix: '/' }, route: echo, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { route: 'echo', level: 'route' } } } } }];
     const vhost = { typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE, check_settings: { context_extensions: { vhost: 'all', level: 'vhost' } } } } };
-    proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost, [h2m]), ['--concurrency', '1']);
+    proxy = await startProxy(authzBootstrap('grpc_guarded', filter, port, routes, vhost, [h2m]), ['--concurrency', '1', '--file-flush-interval-msec', '50']);
   });
 
   after(() => closeService());

@@ -44,7 +44,7 @@ before(async () => {
       },
     },
   ];
-  proxy = await startProxy(bootstrap, ['--concurrency', '1']);
+  proxy = await startProxy(bootstrap, ['--concurrency', '1', '--file-flush-interval-msec', '50']);
 });
 
 after(async () => {

@@ -106,7 +106,7 @@ describe('WebSocket over HTTP/1.1', () => {
   const logPath = tmp.file('ws.log', '');
   before(async () => {
     const accessLog = [{ name: 'file', typed_config: { '@type': FILE_LOG, path: logPath, log_format: { text_format_source: { inline_string: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS% rx=%BYTES_RECEIVED% tx=%BYTES_SENT% %UPSTREAM_HOST%\n' } } } }];
-    proxy = await startProxy(bootstrap([listener('ws', hcm('ws', 'echo', { access_log: accessLog }))], [staticCluster('echo', echoPort)]), ['--concurrency', '1']);
+    proxy = await startProxy(bootstrap([listener('ws', hcm('ws', 'echo', { access_log: accessLog }))], [staticCluster('echo', echoPort)]), ['--concurrency', '1', '--file-flush-interval-msec', '50']);
   });
 
   it('upgrades end to end: messages both ways, a 1 MiB binary message intact, and the upgrade figures', async () => {
