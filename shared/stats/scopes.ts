@@ -120,6 +120,8 @@ export class ClusterStats {
   readonly rqPendingActive: Gauge;
   readonly rqCancelled: Counter;
   readonly rqRxReset: Counter;
+  /** Requests the upstream reset with NO_ERROR (an HTTP/2 RST_STREAM), apart from rqRxReset's. */
+  readonly rqRxResetNoError: Counter;
   readonly rqTxReset: Counter;
   readonly rqRetryLimitExceeded: Counter;
   /** Retries that waited Envoy's default exponential back-off. */
@@ -180,6 +182,7 @@ export class ClusterStats {
     this.rqPendingActive = stats.gauge(`${p}upstream_rq_pending_active`);
     this.rqCancelled = stats.counter(`${p}upstream_rq_cancelled`);
     this.rqRxReset = stats.counter(`${p}upstream_rq_rx_reset`);
+    this.rqRxResetNoError = stats.counter(`${p}upstream_rq_rx_reset_no_error`);
     this.rqTxReset = stats.counter(`${p}upstream_rq_tx_reset`);
     this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
     this.rqRetryBackoffExponential = stats.counter(`${p}upstream_rq_retry_backoff_exponential`);

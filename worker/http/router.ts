@@ -420,6 +420,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
     else if (failure === 'max_stream_duration') {
       // counted when it fired (upstream_rq_max_duration_reached)
+    } else if ((err as { noError?: boolean }).noError) {
+      // An HTTP/2 stream the upstream reset with NO_ERROR: its connection carries on.
+      cs.rqRxResetNoError.inc();
     } else {
       cs.cxDestroyRemoteWithActiveRq.inc();
       cs.cxDestroyWithActiveRq.inc();

@@ -285,7 +285,9 @@ export class H2Connection {
     const resetHere = this.target.codec ? followHttp2Stream(this.target.codec, stream, 'here') : undefined;
     this.streamStarted(entry, stream);
     handler.onRequestStart?.(ctl, {});
+    let responded = false;
     stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
+      responded = true;
       // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
       controller.headersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
       const { ':status': status, ...rest } = h;
@@ -296,7 +298,8 @@ export class H2Connection {
     let trailers: IncomingHttpHeaders = {};
     stream.once('trailers', (t: IncomingHttpHeaders) => (trailers = t));
     stream.on('end', () => {
-      if (finished) return;
+      // node:http2 ends the stream's reading on an RST_STREAM with NO_ERROR too: without a response, that is a reset ('close' says so).
+      if (finished || !responded) return;
       finished = true;
       handler.onResponseEnd?.(ctl, trailers as never);
     });
@@ -308,7 +311,8 @@ export class H2Connection {
     stream.on('close', () => {
       if (finished) return;
       finished = true;
-      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
+      // noError: the upstream reset it with NO_ERROR (upstream_rq_rx_reset_no_error rather than _rx_reset).
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET', noError: stream.rstCode === constants.NGHTTP2_NO_ERROR && entry.connected && !session.destroyed });
       handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);
