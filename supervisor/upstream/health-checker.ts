@@ -20,8 +20,9 @@ import type { UpstreamHost } from '../../shared/upstream/hosts.js';
  * timed out) in a row, or at once on an answer that fails (as Envoy: the threshold is for the
  * network); an unhealthy one healthy after `healthy_threshold` successes; a host's first check
  * decides alone. An HTTP check that fails with `x-envoy-immediate-health-check-fail` also leaves
- * the host out of the panic arithmetic (excluded_via_immediate_hc_fail), as does a passive failure. Verdicts
- * set FAILED_ACTIVE_HC (and ACTIVE_HC_TIMEOUT) on the membership, which every worker follows.
+ * the host out of the panic arithmetic (excluded_via_immediate_hc_fail), as does a passive
+ * failure. Verdicts set FAILED_ACTIVE_HC (and ACTIVE_HC_TIMEOUT) on the membership, which every
+ * worker follows.
  *
  * HTTP: GET `path` with Host `host` (or the cluster's name) and `user-agent: Envoy/HC` over a
  * kept-alive connection; a status in `expected_statuses` (default [200, 201)) passes.
