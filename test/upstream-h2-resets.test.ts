@@ -7,7 +7,8 @@ import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy }
 /**
  * An HTTP/2 upstream that resets a stream before answering: the client gets Envoy's 503 for a
  * reset before headers (never an empty answer), and the cluster counts a reset with NO_ERROR in
- * upstream_rq_rx_reset_no_error, any other in upstream_rq_rx_reset, as Envoy's does.
+ * upstream_rq_rx_reset_no_error, any other in upstream_rq_rx_reset, as Envoy's does; the
+ * connection, which carries on, is not counted as destroyed.
  */
 
 let server: Http2Server;
@@ -56,5 +57,12 @@ describe('an HTTP/2 upstream that resets a stream before its answer', () => {
     assert.equal((await get('/error')).status, 503);
     assert.equal(await statValue(proxy, 'cluster.h2.upstream_rq_rx_reset'), 1);
     assert.equal(await statValue(proxy, 'cluster.h2.upstream_rq_rx_reset_no_error'), 1);
+  });
+
+  it('leaves the connection figures alone: a stream reset destroys no connection and breaks no protocol', async () => {
+    assert.equal(await statValue(proxy, 'cluster.h2.upstream_cx_destroy_with_active_rq'), 0);
+    assert.equal(await statValue(proxy, 'cluster.h2.upstream_cx_destroy_remote_with_active_rq'), 0);
+    assert.equal(await statValue(proxy, 'cluster.h2.upstream_cx_protocol_error'), 0);
+    assert.equal(await statValue(proxy, 'cluster.h2.upstream_cx_total'), 1, 'one connection carried every request');
   });
 });

@@ -424,11 +424,14 @@ class Exchange implements Dispatcher.DispatchHandler {
       // An HTTP/2 stream the upstream reset with NO_ERROR: its connection carries on.
       cs.rqRxResetNoError.inc();
     } else {
-      cs.cxDestroyRemoteWithActiveRq.inc();
-      cs.cxDestroyWithActiveRq.inc();
       cs.rqRxReset.inc();
-      // The upstream's bytes were not HTTP (undici's parser: HTTPParserError; node:http2: a protocol error).
-      if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
+      // An HTTP/2 stream reset alone leaves its connection up: no connection was destroyed, none failed its protocol.
+      if (!(err as { streamOnly?: boolean }).streamOnly) {
+        cs.cxDestroyRemoteWithActiveRq.inc();
+        cs.cxDestroyWithActiveRq.inc();
+        // The upstream's bytes were not HTTP (undici's parser: HTTPParserError; node:http2: a protocol error).
+        if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
+      }
     }
     const record = this.ctx.record;
     if (this.res.headersSent) {

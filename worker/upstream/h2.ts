@@ -303,16 +303,18 @@ export class H2Connection {
       finished = true;
       handler.onResponseEnd?.(ctl, trailers as never);
     });
+    // streamOnly: the stream was reset and its connection carries on (no connection was destroyed with it).
     stream.on('error', (err: Error) => {
       if (finished) return;
       finished = true;
-      handler.onResponseError?.(ctl, wasConnected || entry.connected ? err : connectError(err, entry.error));
+      handler.onResponseError?.(ctl, wasConnected || entry.connected ? Object.assign(err, { streamOnly: entry.connected && !session.destroyed }) : connectError(err, entry.error));
     });
     stream.on('close', () => {
       if (finished) return;
       finished = true;
+      const streamOnly = entry.connected && !session.destroyed;
       // noError: the upstream reset it with NO_ERROR (upstream_rq_rx_reset_no_error rather than _rx_reset).
-      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET', noError: stream.rstCode === constants.NGHTTP2_NO_ERROR && entry.connected && !session.destroyed });
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET', streamOnly, noError: streamOnly && stream.rstCode === constants.NGHTTP2_NO_ERROR });
       handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);
