@@ -1,6 +1,7 @@
 // npm run bench (proxy part): an upstream, the proxy with one worker, and load from wrk (or
-// autocannon when wrk is not installed), beside a plain Node keep-alive proxy measured in the
-// same run. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
+// autocannon when wrk is not installed), beside a plain Node keep-alive proxy and, when installed,
+// nginx with one worker and HAProxy with one thread (./peers.ts), measured in the same run, with
+// this proxy's ratios to each. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
 // proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
 // every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
 // the proxy with stats recording off (PROXY_BENCH_STATS=off), and the proxy with a file access log
@@ -20,6 +21,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startPeers } from './peers.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 10);
@@ -217,13 +219,13 @@ function runWrkAsync(url: string, seconds: number, close = false): Promise<LoadR
   });
 }
 
-function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number } {
+function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number; p99: number } {
   if (warmup) runLoad(url, WARMUP_S, close);
   const before = treeCpuTicks(pid);
   const r = runLoad(url, DURATION_S, close);
   const cpuUs = ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
   console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
-  return { rps: r.rps, cpuUs };
+  return { rps: r.rps, cpuUs, p99: r.p99 };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -314,8 +316,16 @@ try {
 
   console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
-  measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
+  const ours = measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
+  // nginx and HAProxy, when installed, in the same run: where this proxy stands on this machine.
+  const { peers, missing } = await startPeers(dir, upstream.port, children);
+  for (const peer of peers) {
+    const theirs = measure(peer.label, peer.url, peer.pid);
+    const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+    console.log(`    this proxy against ${peer.label.split(',')[0]}: ${times(ours.cpuUs, theirs.cpuUs)} its CPU per request, ${times(ours.p99, theirs.p99)} its p99, ${times(ours.rps, theirs.rps)} its throughput`);
+  }
+  for (const m of missing) console.log(`  not measured: ${m} is not installed`);
   if (!process.env.PROFILE) {
     // The cost of a feature: the plain proxy against one with the feature, both warm (the JIT needs
     // longer than one warm-up run), measured in turn and compared by their medians, since the
