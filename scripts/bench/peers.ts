@@ -97,10 +97,11 @@ function haproxyConfig(port: number, upstreamPort: number): string {
 }
 
 /**
- * Starts the peers the machine has; `missing` names the ones it does not, with the package that
- * brings each. Their processes join `children` (the bench stops them).
+ * Starts the peers the machine has, each placed by `place` (the bench's pinning); `missing` names
+ * the ones it does not, with the package that brings each. Their processes join `children` (the
+ * bench stops them).
  */
-export async function startPeers(dir: string, upstreamPort: number, children: ChildProcess[]): Promise<{ peers: Peer[]; missing: string[] }> {
+export async function startPeers(dir: string, upstreamPort: number, children: ChildProcess[], place: (command: string, args: string[]) => [string, string[]]): Promise<{ peers: Peer[]; missing: string[] }> {
   const peers: Peer[] = [];
   const missing: string[] = [];
   const nginx = versionOf('nginx', ['-v'], /nginx\/(\S+)/);
@@ -109,7 +110,7 @@ export async function startPeers(dir: string, upstreamPort: number, children: Ch
     const port = await freePort();
     const conf = join(dir, 'nginx.conf');
     writeFileSync(conf, nginxConfig(dir, port, upstreamPort));
-    const child = spawn('nginx', ['-p', dir, '-e', join(dir, 'nginx-error.log'), '-c', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(...place('nginx', ['-p', dir, '-e', join(dir, 'nginx-error.log'), '-c', conf]), { stdio: ['ignore', 'ignore', 'inherit'] });
     children.push(child);
     await listening(port, child, 'nginx');
     peers.push({ label: `nginx ${nginx}, 1 worker`, url: `http://127.0.0.1:${port}/`, pid: child.pid! });
@@ -120,7 +121,7 @@ export async function startPeers(dir: string, upstreamPort: number, children: Ch
     const port = await freePort();
     const conf = join(dir, 'haproxy.cfg');
     writeFileSync(conf, haproxyConfig(port, upstreamPort));
-    const child = spawn('haproxy', ['-db', '-f', conf], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(...place('haproxy', ['-db', '-f', conf]), { stdio: ['ignore', 'ignore', 'inherit'] });
     children.push(child);
     await listening(port, child, 'HAProxy');
     peers.push({ label: `HAProxy ${haproxy}, 1 thread`, url: `http://127.0.0.1:${port}/`, pid: child.pid! });

@@ -22,6 +22,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPeers } from './peers.js';
+import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 10);
@@ -141,8 +142,8 @@ const FILTER_BENCHES: Record<string, { filter: string; what: string; config: obj
   },
 };
 
-function startPrintingPort(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+function startPrintingPort(core: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(...pinned(core, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   children.push(child);
   return new Promise((resolve) => child.stdout!.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })));
 }
@@ -203,8 +204,8 @@ function parseWrk(out: string): LoadResult {
 }
 
 function runLoad(url: string, seconds: number, close = false): LoadResult {
-  if (useWrk) return parseWrk(spawnSync('wrk', wrkArgs(url, seconds, close), { encoding: 'utf8' }).stdout);
-  const out = spawnSync(process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), ...(close ? ['-H', 'connection=close'] : []), '-j', url], { encoding: 'utf8' }).stdout;
+  if (useWrk) return parseWrk(spawnSync(...pinned(LOAD_CORE, 'wrk', wrkArgs(url, seconds, close)), { encoding: 'utf8' }).stdout);
+  const out = spawnSync(...pinned(LOAD_CORE, process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), ...(close ? ['-H', 'connection=close'] : []), '-j', url]), { encoding: 'utf8' }).stdout;
   const r = JSON.parse(out);
   return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
@@ -212,7 +213,7 @@ function runLoad(url: string, seconds: number, close = false): LoadResult {
 /** wrk against `url` in the background, for two loads at once (PAIRED). */
 function runWrkAsync(url: string, seconds: number, close = false): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', wrkArgs(url, seconds, close), { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(...pinned(LOAD_CORE, 'wrk', wrkArgs(url, seconds, close)), { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.once('error', reject).once('exit', () => resolve(parseWrk(out)));
@@ -242,7 +243,7 @@ function buildBaseline(ref: string): string {
 }
 
 try {
-  const upstream = await startPrintingPort([join(root, 'scripts/bench/upstream.mjs')]);
+  const upstream = await startPrintingPort(LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
   const bootstrap = {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
@@ -301,7 +302,7 @@ try {
   const profiling = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const startProxy = async (name: string, env: NodeJS.ProcessEnv, config = 'bootstrap.json', tree = root) => {
     const adminFile = join(dir, `${name}.admin`);
-    const child = spawn(process.execPath, [...profiling, join(tree, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning'], {
+    const child = spawn(...pinned(PROXY_CORE, process.execPath, [...profiling, join(tree, 'bin/proxy.js'), '-c', join(dir, config), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning']), {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, ...env },
     });
@@ -312,14 +313,14 @@ try {
   };
   // PROFILE_FILTER=<a filter bench's name>: the proxy measured (and profiled) is that filter's.
   const { child: proxy, port } = await startProxy('proxy', {}, process.env.PROFILE_FILTER ? `bootstrap-${process.env.PROFILE_FILTER}.json` : 'bootstrap.json');
-  const baseline = await startPrintingPort([join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
+  const baseline = await startPrintingPort(PROXY_CORE, [join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
 
-  console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores`);
+  console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores; ${pinningSummary()}`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
   const ours = measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
   // nginx and HAProxy, when installed, in the same run: where this proxy stands on this machine.
-  const { peers, missing } = await startPeers(dir, upstream.port, children);
+  const { peers, missing } = await startPeers(dir, upstream.port, children, (command, args) => pinned(PROXY_CORE, command, args));
   for (const peer of peers) {
     const theirs = measure(peer.label, peer.url, peer.pid);
     const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
