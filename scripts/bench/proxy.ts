@@ -18,9 +18,9 @@
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchBootstrap, get, startPrintingPort, waitFor } from './harness.js';
 import { startPeers } from './peers.js';
 import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
@@ -142,35 +142,6 @@ const FILTER_BENCHES: Record<string, { filter: string; what: string; config: obj
   },
 };
 
-function startPrintingPort(core: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(...pinned(core, process.execPath, args), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  children.push(child);
-  return new Promise((resolve) => child.stdout!.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })));
-}
-
-function get(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    request(url, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve(body));
-    }).on('error', reject).end();
-  });
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch {
-      // not yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out');
-}
-
 interface LoadResult {
   requests: number;
   rps: number;
@@ -243,23 +214,8 @@ function buildBaseline(ref: string): string {
 }
 
 try {
-  const upstream = await startPrintingPort(LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
-  const bootstrap = {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-    static_resources: {
-      listeners: [{
-        name: 'bench',
-        address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-        filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-          '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          stat_prefix: 'bench',
-          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'upstream' } }] }] },
-          http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-        } }] }],
-      }],
-      clusters: [{ name: 'upstream', connect_timeout: '1s', type: 'STATIC', load_assignment: { cluster_name: 'upstream', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } } }] }] } }],
-    },
-  };
+  const upstream = await startPrintingPort(children, LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
+  const bootstrap = benchBootstrap(upstream.port);
   writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(bootstrap));
   const hcm = bootstrap.static_resources.listeners[0]!.filter_chains[0]!.filters[0]!.typed_config as Record<string, unknown>;
   hcm.access_log = [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(dir, 'access.log') } }];
@@ -313,7 +269,7 @@ try {
   };
   // PROFILE_FILTER=<a filter bench's name>: the proxy measured (and profiled) is that filter's.
   const { child: proxy, port } = await startProxy('proxy', {}, process.env.PROFILE_FILTER ? `bootstrap-${process.env.PROFILE_FILTER}.json` : 'bootstrap.json');
-  const baseline = await startPrintingPort(PROXY_CORE, [join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
+  const baseline = await startPrintingPort(children, PROXY_CORE, [join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
 
   console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores; ${pinningSummary()}`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);

@@ -1,0 +1,79 @@
+// npm run bench (memory part): the resident memory of each process of the proxy's tree
+// (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
+// default 5), and the worker's peak under LOAD_CONNECTIONS (default 1,000) keep-alive connections
+// from wrk for LOAD seconds (default 10), beside issue 18's goals. Prints figures; asserts nothing.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchBootstrap, get, startPrintingPort, waitFor } from './harness.js';
+import { LOAD_CORE, pinned, PROXY_CORE } from './pinning.js';
+
+const IDLE_S = Number(process.env.IDLE ?? 5);
+const LOAD_S = Number(process.env.LOAD ?? 10);
+const LOAD_CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 1000);
+const root = join(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
+const children: ChildProcess[] = [];
+
+/** Issue 18's goals, in MB: at idle, and a worker's under load. */
+const GOALS: Record<string, number> = { supervisor: 55, admin: 45, worker_0: 45 };
+const LOAD_GOAL_MB = 100;
+
+/** VmRSS of a process, in MB (undefined once it is gone). */
+function rssMb(pid: number): number | undefined {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The supervisor's children by the name each was forked with (`admin`, `worker_0`). */
+function roles(supervisor: number): Map<string, number> {
+  const out = new Map<string, number>([['supervisor', supervisor]]);
+  const ps = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(supervisor)], { encoding: 'utf8' }).stdout;
+  for (const line of ps.split('\n')) {
+    const m = /^\s*(\d+)\s+.*\s(\S+)$/.exec(line);
+    if (m) out.set(m[2]!, Number(m[1]));
+  }
+  return out;
+}
+
+const mb = (v: number | undefined) => (v === undefined ? '   gone' : `${v.toFixed(1).padStart(6)} MB`);
+
+try {
+  const upstream = await startPrintingPort(children, LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
+  writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(benchBootstrap(upstream.port)));
+  const adminFile = join(dir, 'admin.address');
+  const proxy = spawn(...pinned(PROXY_CORE, process.execPath, [join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'] });
+  children.push(proxy);
+  const admin = await waitFor(() => (existsSync(adminFile) ? readFileSync(adminFile, 'utf8') || undefined : undefined));
+  await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
+  const port = Number(/:(\d+)\n/.exec(await get(`http://${admin}/listeners`))![1]);
+  // One request through, so the worker has loaded what serving takes; then the tree idles.
+  await get(`http://127.0.0.1:${port}/`);
+  await new Promise((r) => setTimeout(r, IDLE_S * 1000)); // a measurement setting: how long "idle" is
+  const tree = roles(proxy.pid!);
+  console.log(`proxy memory (VmRSS) on the bench bootstrap, node ${process.version}: at idle, ${IDLE_S} s after going live`);
+  for (const [role, pid] of tree) console.log(`  ${role.padEnd(12)} ${mb(rssMb(pid))}   (goal ≤ ${GOALS[role] ?? '?'} MB)`);
+
+  if (spawnSync('wrk', ['--version']).error !== undefined) {
+    console.log('  not measured: the worker under load (wrk is not installed: apt-get install wrk)');
+  } else {
+    const worker = tree.get('worker_0')!;
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(worker) ?? 0)), 200);
+    const load = spawn(...pinned(LOAD_CORE, 'wrk', ['-t1', `-c${LOAD_CONNECTIONS}`, `-d${LOAD_S}s`, `http://127.0.0.1:${port}/`]), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    load.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await new Promise((r) => load.once('exit', r));
+    clearInterval(sampler);
+    const rps = /Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? '?';
+    console.log(`  worker_0 under ${LOAD_CONNECTIONS} keep-alive connections for ${LOAD_S} s (${rps} req/s): peak ${mb(peak)}   (goal ≤ ${LOAD_GOAL_MB} MB)`);
+  }
+} finally {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+}
