@@ -1,6 +1,7 @@
 // What the bench scripts share: the bench bootstrap (one listener, one route, one static cluster,
 // as issue 18's table was measured), starting helper processes, and polling for readiness.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { pinned } from './pinning.js';
 
@@ -53,4 +54,19 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('timed out');
+}
+
+/**
+ * Stops `children` and removes `tempDir` if the bench is interrupted (Ctrl-C, a terminal closing,
+ * `kill`) or its output goes away (piped into `head`): its `finally` would not run then, and the
+ * proxies, nginx, HAProxy and the upstream would be left running.
+ */
+export function stopChildrenOnInterrupt(children: ChildProcess[], tempDir: string): void {
+  const stop = (code: number) => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+    rmSync(tempDir, { recursive: true, force: true });
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop(130));
+  process.stdout.on('error', () => stop(141));
 }

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchBootstrap, get, startPrintingPort, waitFor } from './harness.js';
+import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { LOAD_CORE, pinned, PROXY_CORE } from './pinning.js';
 
 const IDLE_S = Number(process.env.IDLE ?? 5);
@@ -15,6 +15,7 @@ const LOAD_CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 1000);
 const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'bench-memory-'));
 const children: ChildProcess[] = [];
+stopChildrenOnInterrupt(children, dir);
 
 /** Issue 18's goals, in MB: at idle, and a worker's under load. */
 const GOALS: Record<string, number> = { supervisor: 55, admin: 45, worker_0: 45 };
@@ -66,6 +67,7 @@ try {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(worker) ?? 0)), 200);
     const load = spawn(...pinned(LOAD_CORE, 'wrk', ['-t1', `-c${LOAD_CONNECTIONS}`, `-d${LOAD_S}s`, `http://127.0.0.1:${port}/`]), { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(load);
     let out = '';
     load.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     await new Promise((r) => load.once('exit', r));

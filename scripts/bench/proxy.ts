@@ -20,7 +20,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchBootstrap, get, startPrintingPort, waitFor } from './harness.js';
+import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { startPeers } from './peers.js';
 import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
@@ -31,6 +31,7 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
 const children: ChildProcess[] = [];
+stopChildrenOnInterrupt(children, dir);
 
 /**
  * HTTP filters measured one at a time (BENCH_ONLY=<name>): each configured so that it does its
@@ -185,6 +186,7 @@ function runLoad(url: string, seconds: number, close = false): LoadResult {
 function runWrkAsync(url: string, seconds: number, close = false): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(...pinned(LOAD_CORE, 'wrk', wrkArgs(url, seconds, close)), { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.once('error', reject).once('exit', () => resolve(parseWrk(out)));

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
+import { stopChildrenOnInterrupt } from './harness.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 5);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -19,6 +20,7 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
 const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'bench-ws-'));
 const children: ChildProcess[] = [];
+stopChildrenOnInterrupt(children, dir);
 
 async function waitFile(path: string): Promise<string> {
   for (let i = 0; i < 600; i++) {
