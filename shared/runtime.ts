@@ -44,8 +44,9 @@ export function runtimeFeature(key: string, defaultValue: boolean): boolean {
 
 /** Envoy's featureEnabled(key, default): the runtime's integer percentage under `key` (else `defaultPercent`) of requests. */
 export function featureEnabled(key: string, defaultPercent: number): boolean {
-  const v = Number(runtimeValue(key));
-  const percent = runtimeValue(key) !== undefined && Number.isFinite(v) ? v : defaultPercent;
+  const raw = runtimeValue(key);
+  const v = Number(raw);
+  const percent = raw !== undefined && Number.isFinite(v) ? v : defaultPercent;
   return percent >= 100 || Math.random() * 100 < percent;
 }
 

@@ -60,7 +60,7 @@ describe("Envoy's standard statistics", () => {
     assert.deepEqual(served, []);
   });
 
-  it('lists the applicable names in /stats?format=json and /stats/prometheus too, and the Prometheus output is valid', async () => {
+  it('lists the applicable names in /stats?format=json and /stats/prometheus too, and the Prometheus output is valid', async (t) => {
     const json = JSON.parse((await httpRequest(`http://${run.proxy.admin}/stats?format=json`)).body) as { stats: { name?: string; histograms?: { computed_quantiles: { name: string }[] } }[] };
     const inJson = new Set<string>();
     for (const s of json.stats) {
@@ -80,6 +80,9 @@ describe("Envoy's standard statistics", () => {
       if (families.get(family) !== promType[e.type]) missing.push(`prometheus: ${family} (${name}) is ${families.get(family) ?? 'absent'}, not ${promType[e.type]}`);
     }
     assert.deepEqual(missing, []);
-    if (!promtoolMissing()) assert.deepEqual(promtoolFindings(prometheus), []);
+    // Without promtool (.ci/run installs it) the format check is not done, and the run says so.
+    const noPromtool = promtoolMissing();
+    if (noPromtool) t.diagnostic(`Prometheus format not checked: ${noPromtool}`);
+    else assert.deepEqual(promtoolFindings(prometheus), []);
   });
 });

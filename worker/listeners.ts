@@ -181,10 +181,12 @@ export class ServedListener {
       return;
     }
     counts.add(base, worker, 1);
-    raw.once('close', () => counts.add(base, worker, -1));
     this.stats.opened();
     const started = performance.now();
-    raw.once('close', () => this.stats.closed(performance.now() - started));
+    raw.once('close', () => {
+      counts.add(base, worker, -1);
+      this.stats.closed(performance.now() - started);
+    });
     raw.on('error', () => raw.destroy());
     if (!this.inspect) {
       this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });

@@ -210,7 +210,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     res.once('close', this.onClose);
   }
 
-  /** The first try, once the breaker admits the request (max_requests; Envoy counts a refusal as a pending overflow too). */
+  /** The first try, once the breaker admits the request (max_requests; a refusal is an active-request overflow, see countRequestOverflow). */
   begin(): void {
     if (!this.breaker.tryAcquire('rq')) {
       countRequestOverflow(this.breaker.overflow);
@@ -588,7 +588,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
   if (!cluster) return;
   ctx.stats.rqRouted.inc();
   // Envoy's maintenance mode: the runtime's upstream.maintenance_mode.<cluster> percent of requests get an immediate 503.
-  if (featureEnabled(`upstream.maintenance_mode.${cluster.name}`, 0)) {
+  if (featureEnabled(cluster.maintenanceModeKey, 0)) {
     cluster.stats.rqMaintenanceMode.inc();
     cluster.stats.charge(503);
     if (ctx.record) {

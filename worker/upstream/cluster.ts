@@ -184,6 +184,8 @@ export class Cluster {
   readonly limits: UpstreamConnectionLimits;
   /** The cluster has health_checks (an upstream's x-envoy-immediate-health-check-fail then fails its host). */
   readonly healthChecked: boolean;
+  /** The runtime key of its maintenance mode (upstream.maintenance_mode.<name>), read on every request. */
+  readonly maintenanceModeKey: string;
   readonly http2: boolean;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
@@ -213,6 +215,7 @@ export class Cluster {
     this.bufferLimit = bufferLimitOf(config);
     this.limits = clusterConnectionLimits(config);
     this.healthChecked = Array.isArray(config.health_checks) && config.health_checks.length > 0;
+    this.maintenanceModeKey = `upstream.maintenance_mode.${this.name}`;
     this.http2 = clusterSpeaksHttp2(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;

@@ -173,6 +173,7 @@ export class H2Connection {
     if (entry.active === 0) this.goAway(entry);
   }
 
+  /** Closes `entry` with a GOAWAY: the streams it carries finish, no new one starts on it. */
   private goAway(entry: Session): void {
     if (entry.session.closed || entry.session.destroyed) return;
     entry.session.close();
@@ -340,10 +341,6 @@ export class H2Connection {
   }
 
   close(): void {
-    for (const s of this.sessions) {
-      if (s.session.closed || s.session.destroyed) continue;
-      s.session.close(); // a GOAWAY
-      this.target.codec?.goawaySent.inc();
-    }
+    for (const s of this.sessions) this.goAway(s);
   }
 }
