@@ -34,4 +34,7 @@ const { readGitBuildInfo, buildInfoFile } = await import(`${root}/dist/shared/ve
 writeFileSync(buildInfoFile, JSON.stringify(readGitBuildInfo()));
 const { writeSchemaCache } = await import(`${root}/dist/shared/config/schema.js`);
 writeSchemaCache();
+const { bundleRoles } = await import('./bundle.mjs');
+const bundleMs = await bundleRoles();
+console.log(`build: dist/roles/ bundled in ${bundleMs} ms`);
 console.log(`build: dist/ ready in ${Date.now() - started} ms`);

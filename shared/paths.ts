@@ -20,5 +20,11 @@ function findPackageRoot(): string {
 export const packageRoot = findPackageRoot();
 export const distDir = join(packageRoot, 'dist');
 
+/** Defined by scripts/bundle.mjs in the bundles it builds (dist/roles/). */
+declare const __PROXY_BUNDLE__: boolean | undefined;
+
+/** True when this process runs a role's bundle from dist/roles/ (bin/role-launcher.cjs). */
+export const runningBundled = typeof __PROXY_BUNDLE__ !== 'undefined';
+
 /** True when this process runs compiled JavaScript from dist/ rather than TypeScript sources. */
-export const runningCompiled = fileURLToPath(import.meta.url).startsWith(distDir);
+export const runningCompiled = runningBundled || fileURLToPath(import.meta.url).startsWith(distDir);

@@ -3,6 +3,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
+import { mapProfileToSources } from './bundle-sources.js';
 import { getLogger } from './log/logger.js';
 
 /**
@@ -80,7 +81,7 @@ export async function applyProfilerOrder(order: ProfilerOrder, role: string): Pr
   try {
     const { profile } =
       order.kind === 'cpu' ? await s.post('Profiler.stop') : ((await s.post('HeapProfiler.stopSampling')) as { profile: unknown });
-    writeFileSync(file, JSON.stringify(profile));
+    writeFileSync(file, JSON.stringify(mapProfileToSources(profile)));
   } catch (err) {
     return { error: `${file}: ${(err as Error).message}` };
   }

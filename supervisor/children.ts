@@ -1,8 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sendTo } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
-import { runningCompiled } from '../shared/paths.js';
+import { packageRoot, runningBundled, runningCompiled } from '../shared/paths.js';
 
 /**
  * One child of the supervisor (the admin process or one worker): forked with the listening
@@ -32,9 +33,12 @@ export interface ChildOptions<In> {
   onExit?: (child: ManagedChild<In>) => void;
 }
 
-export function childEntry(role: Role): string {
+/** The script a child is forked from, and its arguments (the child's name is the last). */
+export function childCommand(role: Role, name: string): [script: string, args: string[]] {
+  // From the bundles, the launcher runs the role's bundle with its code cache (bin/role-launcher.cjs).
+  if (runningBundled) return [join(packageRoot, 'bin/role-launcher.cjs'), [role, name]];
   const ext = runningCompiled ? 'js' : 'ts';
-  return fileURLToPath(new URL(`../${role}/main.${ext}`, import.meta.url));
+  return [fileURLToPath(new URL(`../${role}/main.${ext}`, import.meta.url)), [name]];
 }
 
 export class ManagedChild<In> {
@@ -58,7 +62,7 @@ export class ManagedChild<In> {
 
   start(): void {
     this.startedAt = Date.now();
-    const child = fork(childEntry(this.options.role), [this.options.name], {
+    const child = fork(...childCommand(this.options.role, this.options.name), {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...this.options.descriptors()],
       serialization: 'advanced',
     });

@@ -40,7 +40,7 @@ function roles(pid: number): Map<string, number> {
   const out = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
   const map = new Map<string, number>();
   for (const line of out.trim().split('\n')) {
-    const m = /^\s*(\d+)\s+.*main\.js (\S+)$/.exec(line);
+    const m = /^\s*(\d+)\s+.*\s(admin|worker_\d+)$/.exec(line);
     if (m) map.set(m[2]!, Number(m[1]));
   }
   return map;

@@ -163,7 +163,7 @@ describe("Envoy's checks on UDP listeners", () => {
 function workerPidOrUndefined(supervisor: number): number | undefined {
   const out = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(supervisor)], { encoding: 'utf8' }).stdout;
   for (const line of out.trim().split('\n')) {
-    const m = /^\s*(\d+)\s+.*main\.js worker_0$/.exec(line);
+    const m = /^\s*(\d+)\s+.*\sworker_0$/.exec(line);
     if (m) return Number(m[1]);
   }
   return undefined;

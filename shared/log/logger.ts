@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleOrigin, isBundle } from '../bundle-sources.js';
 import { packageRoot } from '../paths.js';
 import { compileFormat, DEFAULT_LOG_FORMAT, type CompiledFormat, type LogRecord } from './format.js';
 import { COMPONENTS, Level, levelName, type Component, type LevelName } from './levels.js';
@@ -166,7 +167,7 @@ process.on('exit', flushLogs);
 /**
  * The caller's line and function, from a one-frame stack. The text form of the stack is parsed
  * (not V8's structured frames) because it is the form that source maps apply to, under tsx in
- * development as under `--enable-source-maps`.
+ * development as under `--enable-source-maps`; in a role's bundle, the build's line table does.
  */
 function captureCallSite(skip: (...args: never[]) => unknown): { line: number; func: string } {
   const holder: { stack?: string } = {};
@@ -175,8 +176,10 @@ function captureCallSite(skip: (...args: never[]) => unknown): { line: number; f
   Error.captureStackTrace(holder, skip);
   Error.stackTraceLimit = previousLimit;
   const frame = holder.stack?.split('\n')[1] ?? '';
-  const m = /^\s*at (?:(.*?) \()?.*:(\d+):\d+\)?$/.exec(frame);
-  return { line: m ? Number(m[2]) : 0, func: m?.[1] ?? '' };
+  const m = /^\s*at (?:(.*?) \()?(.*):(\d+):\d+\)?$/.exec(frame);
+  if (!m) return { line: 0, func: '' };
+  const line = isBundle(m[2]!) ? (bundleOrigin(m[2]!, Number(m[3]))?.line ?? 0) : Number(m[3]);
+  return { line, func: m[1] ?? '' };
 }
 
 export class Logger {

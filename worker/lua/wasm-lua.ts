@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { LuaFactory } from 'wasmoon';
 
 /**
@@ -69,7 +70,8 @@ async function loadModule(): Promise<{ runtime: LuaRuntime; api: LuaApi; factory
   let factory: LuaFactory;
   let runtime: LuaRuntime & Record<string, unknown>;
   try {
-    factory = new (await import('wasmoon')).LuaFactory();
+    // Required, not imported: a role's bundle is a script, where import() has no loader (bin/role-launcher.cjs).
+    factory = new (createRequire(import.meta.url)('wasmoon') as typeof import('wasmoon')).LuaFactory();
     runtime = (await factory.getLuaModule()).module as unknown as LuaRuntime & Record<string, unknown>;
   } finally {
     wasm.instantiate = original;

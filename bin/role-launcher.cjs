@@ -1,0 +1,52 @@
+'use strict';
+// Runs a process role's bundle (dist/roles/<role>.cjs, made by scripts/bundle.mjs) with V8's code
+// cache, so that start-up, which counts on every hot restart and every worker replacement, does
+// not parse it. `proxy` loads the supervisor through load(); the supervisor forks this file with
+// the role's name (`node role-launcher.cjs worker worker_0`); the build runs it with
+// --make-code-cache <role> to write the cache. A cache V8 rejects (another Node binary or V8
+// flags, such as --cpu-prof) only costs the parse it would have saved.
+const { readFileSync, renameSync, writeFileSync } = require('node:fs');
+const Module = require('node:module');
+const { dirname, join } = require('node:path');
+const vm = require('node:vm');
+
+const rolesDir = join(__dirname, '..', 'dist', 'roles');
+
+/** The role's module.exports, once its top level has run. */
+function load(role, makeCodeCache = false) {
+  const file = join(rolesDir, `${role}.cjs`);
+  const cacheFile = `${file}.v8cache`;
+  const source = readFileSync(file, 'utf8');
+  let cachedData;
+  if (!makeCodeCache) {
+    try {
+      cachedData = readFileSync(cacheFile);
+    } catch {
+      // no cache: compile from the source
+    }
+  }
+  // No import() in a bundle: a script has no module loader (Node 20's default-loader option for
+  // vm is experimental, warns, and is lost with a code cache); dependencies outside the bundle
+  // are required.
+  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData });
+  const module = { exports: {}, filename: file, id: file };
+  script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
+  if (makeCodeCache) {
+    // After the top level ran, the cache holds every function it compiled, not only the outermost.
+    writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
+    renameSync(`${cacheFile}.tmp`, cacheFile);
+  }
+  return module.exports;
+}
+
+module.exports = { load };
+
+if (require.main === module) {
+  if (process.argv[2] === '--make-code-cache') {
+    load(process.argv[3], true);
+    process.exit(0);
+  }
+  // A child role: argv[2] is the role; the role reads its name from argv[2] after the shift.
+  const role = process.argv.splice(2, 1)[0];
+  load(role);
+}
