@@ -14,9 +14,14 @@ import { packageRoot, runningBundled, runningCompiled } from '../shared/paths.js
 
 const log = getLogger('main', import.meta.url);
 
+/**
+ * A child that dies after running stably is replaced at once (connections wait in the kernel
+ * meanwhile: every millisecond counts); one that dies again within STABLE_AFTER_MS waits
+ * FIRST_BACKOFF_MS, then twice as long each time, up to MAX_BACKOFF_MS.
+ */
 const FIRST_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 10_000;
-/** A child that ran this long before dying is restarted at the first backoff again. */
+/** A child that ran this long before dying is restarted at once again. */
 const STABLE_AFTER_MS = 30_000;
 
 export type Role = 'admin' | 'worker';
@@ -44,7 +49,7 @@ export function childCommand(role: Role, name: string): [script: string, args: s
 export class ManagedChild<In> {
   process: ChildProcess | undefined;
   restarts = 0;
-  private backoffMs = FIRST_BACKOFF_MS;
+  private backoffMs = 0;
   private startedAt = 0;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -87,14 +92,14 @@ export class ManagedChild<In> {
       return;
     }
     const ranMs = Date.now() - this.startedAt;
-    if (ranMs > STABLE_AFTER_MS) this.backoffMs = FIRST_BACKOFF_MS;
+    if (ranMs > STABLE_AFTER_MS) this.backoffMs = 0;
     this.restarts++;
     log.error(`${this.name} (pid ${child.pid}) exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`}) after ${ranMs} ms; restarting in ${this.backoffMs} ms (restart ${this.restarts})`);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (!this.stopping) this.start();
     }, this.backoffMs);
-    this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+    this.backoffMs = Math.min(Math.max(this.backoffMs * 2, FIRST_BACKOFF_MS), MAX_BACKOFF_MS);
   }
 
   /** Sends `shutdown`, waits up to `graceMs` (plus a second) for the exit, then kills. */
