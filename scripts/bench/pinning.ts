@@ -10,9 +10,9 @@ export const LOAD_CORE = 1;
 
 export const pinning = process.env.PIN !== '0' && availableParallelism() >= 2 && spawnSync('taskset', ['--version']).error === undefined;
 
-/** `command args`, run on `core` when pinning (taskset execs it: the process keeps taskset's pid). */
+/** `command args`, run on `core` when pinning (taskset execs it: the process keeps taskset's pid); a negative core is no pinning. */
 export function pinned(core: number, command: string, args: string[]): [string, string[]] {
-  return pinning ? ['taskset', ['-c', String(core), command, ...args]] : [command, args];
+  return pinning && core >= 0 ? ['taskset', ['-c', String(core), command, ...args]] : [command, args];
 }
 
 export function pinningSummary(): string {
