@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import { jsonChunks, type Replacer } from './render/json-chunks.js';
 
 /**
  * One admin endpoint: its path, its help text, whether it mutates state (POST only), its query
@@ -56,4 +57,10 @@ export const JSON_TYPE = 'application/json';
 /** Proto JSON as Envoy prints it: 1-space indentation and a trailing newline. */
 export function protoJson(value: unknown): string {
   return JSON.stringify(value, null, 1) + '\n';
+}
+
+/** protoJson as chunks of about 64 KiB, written as the client takes them (large dumps). */
+export function* protoJsonChunks(value: unknown, replacer?: Replacer): Generator<string> {
+  yield* jsonChunks(value, replacer);
+  yield '\n';
 }

@@ -170,8 +170,12 @@ export class AdminServer {
     let bytes = 0;
     for (const chunk of chunks) {
       bytes += Buffer.byteLength(chunk);
-      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
-      else await new Promise((resolve) => setImmediate(resolve));
+      // An empty chunk is a renderer's pause (work done, nothing to write yet): yield only.
+      if (chunk && !res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+      // Yield after a drain too: a write the kernel takes at once drains on the next tick, and a
+      // fast reader then kept the loop from ever reaching other connections (/ready waited out
+      // a whole 90 MB /stats/prometheus).
+      await new Promise((resolve) => setImmediate(resolve));
       if (res.destroyed) return bytes;
     }
     await new Promise<void>((resolve) => res.end(resolve));

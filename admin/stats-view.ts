@@ -78,10 +78,19 @@ export function parseStatsParams(query: Map<string, string>, defaultFormat: Stat
 
 export interface Selection {
   textReadouts: string[];
-  /** Counters and gauges interleaved, sorted; `counter` tells which. */
-  scalars: { name: string; counter: boolean }[];
+  /**
+   * Counters and gauges interleaved, sorted; `counter` tells which. Chosen as they are rendered
+   * (hundreds of thousands at scale: a pass over them all before the first byte held the admin's
+   * event loop for hundreds of milliseconds), with a `null` after every PAUSE_EVERY names looked
+   * at: the renderer hands over what it has, so that the admin answers other requests meanwhile
+   * even when a filter keeps nothing.
+   */
+  scalars: Iterable<{ name: string; counter: boolean } | null>;
   histograms: string[];
 }
+
+/** How many names select() looks at between two pauses (see Selection.scalars). */
+const PAUSE_EVERY = 8192;
 
 function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -108,38 +117,108 @@ export class SortedNames {
 
   get(which: 'include' | 'only' | 'exclude' = 'exclude'): NameLists {
     if (this.generation !== this.merged.generation) {
-      const split = (names: Iterable<string>) => {
-        const sorted = [...names].sort(byteOrder);
-        return [sorted.filter((n) => !isHiddenStat(n)), sorted.filter(isHiddenStat), sorted] as const;
-      };
-      const t = split(this.merged.textReadouts.keys());
-      const c = split(this.merged.counters.keys());
-      const g = split(this.merged.gauges.keys());
-      const h = split(this.merged.histograms.keys());
-      this.visible = { textReadouts: t[0], counters: c[0], gauges: g[0], histograms: h[0] };
-      this.hidden = { textReadouts: t[1], counters: c[1], gauges: g[1], histograms: h[1] };
-      this.all = { textReadouts: t[2], counters: c[2], gauges: g[2], histograms: h[2] };
-      this.generation = this.merged.generation;
+      const build = this.build();
+      let step = build.next();
+      while (!step.done) step = build.next();
     }
     return which === 'exclude' ? this.visible : which === 'only' ? this.hidden : this.all;
   }
+
+  /**
+   * Sorts again if a stat was added, a little at a time, letting the admin answer other requests
+   * in between (500,000 names take half a second to sort); get() then finds the lists ready.
+   */
+  async prepare(): Promise<void> {
+    if (this.generation === this.merged.generation) return;
+    const build = this.build();
+    while (!build.next().done) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  private *build(): Generator<void, void> {
+    const generation = this.merged.generation;
+    const split = function* (names: Iterable<string>): Generator<void, readonly [string[], string[], string[]]> {
+      const sorted = yield* sortPausing([...names]);
+      return [sorted.filter((n) => !isHiddenStat(n)), sorted.filter(isHiddenStat), sorted] as const;
+    };
+    const t = yield* split(this.merged.textReadouts.keys());
+    const c = yield* split(this.merged.counters.keys());
+    const g = yield* split(this.merged.gauges.keys());
+    const h = yield* split(this.merged.histograms.keys());
+    this.visible = { textReadouts: t[0], counters: c[0], gauges: g[0], histograms: h[0] };
+    this.hidden = { textReadouts: t[1], counters: c[1], gauges: g[1], histograms: h[1] };
+    this.all = { textReadouts: t[2], counters: c[2], gauges: g[2], histograms: h[2] };
+    // Names added meanwhile leave it stale: the next get() sorts again.
+    this.generation = generation;
+  }
+}
+
+/** Names sorted (byte order) in runs of PAUSE_EVERY, then merged, pausing (yielding) between steps. */
+function* sortPausing(names: string[]): Generator<void, string[]> {
+  let runs: string[][] = [];
+  for (let i = 0; i < names.length; i += PAUSE_EVERY) {
+    runs.push(names.slice(i, i + PAUSE_EVERY).sort(byteOrder));
+    yield;
+  }
+  while (runs.length > 1) {
+    const next: string[][] = [];
+    for (let r = 0; r < runs.length; r += 2) {
+      const a = runs[r]!;
+      const b = runs[r + 1];
+      if (!b) {
+        next.push(a);
+        continue;
+      }
+      const merged: string[] = new Array(a.length + b.length);
+      let i = 0;
+      let j = 0;
+      for (let k = 0; k < merged.length; k++) {
+        merged[k] = j >= b.length || (i < a.length && a[i]! <= b[j]!) ? a[i++]! : b[j++]!;
+        if (k % (PAUSE_EVERY * 4) === 0) yield;
+      }
+      next.push(merged);
+    }
+    runs = next;
+  }
+  return runs[0] ?? [];
 }
 
 export function select(merged: MergedStats, names: SortedNames, p: StatsParams): Selection {
   const all = names.get(p.hidden);
   // usedonly before the regex, which is the costly part.
   const keep = (name: string, used: boolean) => (!p.usedOnly || used) && (!p.filter || p.filter(name));
-  const out: Selection = { textReadouts: [], scalars: [], histograms: [] };
-  if (p.type === 'All' || p.type === 'TextReadouts') out.textReadouts = all.textReadouts.filter((n) => keep(n, merged.textReadouts.get(n)!.used));
-  const counters = p.type === 'All' || p.type === 'Counters' ? all.counters.filter((n) => keep(n, merged.counters.get(n)!.used)) : [];
-  const gauges = p.type === 'All' || p.type === 'Gauges' ? all.gauges.filter((n) => keep(n, merged.gauges.get(n)!.used)) : [];
-  // merge the two sorted lists
-  let i = 0;
-  let j = 0;
-  while (i < counters.length || j < gauges.length) {
-    if (j >= gauges.length || (i < counters.length && byteOrder(counters[i]!, gauges[j]!) <= 0)) out.scalars.push({ name: counters[i++]!, counter: true });
-    else out.scalars.push({ name: gauges[j++]!, counter: false });
+  const textReadouts = p.type === 'All' || p.type === 'TextReadouts' ? all.textReadouts.filter((n) => keep(n, merged.textReadouts.get(n)!.used)) : [];
+  const histograms = p.type === 'All' || p.type === 'Histograms' ? all.histograms.filter((n) => keep(n, merged.histograms.get(n)!.used)) : [];
+  const counters = p.type === 'All' || p.type === 'Counters' ? all.counters : [];
+  const gauges = p.type === 'All' || p.type === 'Gauges' ? all.gauges : [];
+  function* scalars(): Generator<{ name: string; counter: boolean } | null> {
+    // The two sorted lists merged, each filtered on the way.
+    let i = 0;
+    let j = 0;
+    let looked = 0;
+    let counterKept = false;
+    let gaugeKept = false;
+    while (i < counters.length || j < gauges.length) {
+      if (++looked % PAUSE_EVERY === 0) yield null;
+      // Each list's next kept name, one name looked at per turn.
+      if (!counterKept && i < counters.length) {
+        if (keep(counters[i]!, merged.counters.get(counters[i]!)!.used)) counterKept = true;
+        else i++;
+        continue;
+      }
+      if (!gaugeKept && j < gauges.length) {
+        if (keep(gauges[j]!, merged.gauges.get(gauges[j]!)!.used)) gaugeKept = true;
+        else j++;
+        continue;
+      }
+      if (!counterKept && !gaugeKept) break;
+      if (counterKept && (!gaugeKept || byteOrder(counters[i]!, gauges[j]!) <= 0)) {
+        yield { name: counters[i++]!, counter: true };
+        counterKept = false;
+      } else {
+        yield { name: gauges[j++]!, counter: false };
+        gaugeKept = false;
+      }
+    }
   }
-  if (p.type === 'All' || p.type === 'Histograms') out.histograms = all.histograms.filter((n) => keep(n, merged.histograms.get(n)!.used));
-  return out;
+  return { textReadouts, scalars: { [Symbol.iterator]: scalars }, histograms };
 }

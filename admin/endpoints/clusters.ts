@@ -5,7 +5,7 @@ import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
 import { OUTLIER_READOUT_PREFIX, type OutlierReport } from '../../shared/upstream/outcomes.js';
-import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
+import { JSON_TYPE, protoJsonChunks, type AdminEndpoint } from '../endpoint.js';
 import type { StatsCollector } from '../stats-collector.js';
 import type { AdminState } from '../state.js';
 
@@ -36,9 +36,14 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
     return (GAUGES as readonly string[]).includes(stat) ? collector.merged.gaugeValue(name) : (collector.merged.counters.get(name)?.value ?? 0);
   };
 
-  const text = (): string => {
+  /** Envoy's text layout, as chunks of about 64 KiB (6,000 clusters make megabytes). */
+  function* text(): Generator<string> {
     let out = '';
     for (const { name, config: c, addedViaApi } of clusters()) {
+      if (out.length > 64 * 1024) {
+        yield out;
+        out = '';
+      }
       out += `${name}::observability_name::${name}\n`;
       const outlier = outlierOf(name);
       if (outlier) {
@@ -56,8 +61,8 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
         out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::${outlier?.hosts[h.address] ?? -1}\n${p}local_origin_success_rate::-1\n`;
       }
     }
-    return out;
-  };
+    yield out;
+  }
 
   const json = (): unknown => {
     const statuses = clusters().map(({ name, config: c, addedViaApi }) => {
@@ -105,7 +110,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
       mutates: false,
       handle: async (rq) => {
         await collector.refresh();
-        if (rq.query.get('format') === 'json') return { status: 200, contentType: JSON_TYPE, body: protoJson(json()) };
+        if (rq.query.get('format') === 'json') return { status: 200, contentType: JSON_TYPE, body: protoJsonChunks(json()) };
         return { status: 200, body: text() };
       },
     },

@@ -6,7 +6,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { filterChainsOf, type ListenerResource } from '../../shared/config/resources.js';
 import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
 import { hostHealthStatus, type UpstreamHost } from '../../shared/upstream/hosts.js';
-import { JSON_TYPE, protoJson, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
+import { JSON_TYPE, protoJsonChunks, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
 import { applyMask, FieldMaskError, maskDebugText, parseMask } from '../field-mask.js';
 import type { StatsCollector } from '../stats-collector.js';
 import type { AdminState } from '../state.js';
@@ -25,6 +25,11 @@ const PLAIN = 'text/plain';
 
 /** Fields Envoy marks sensitive (TLS private keys, passwords): every string below them is redacted. */
 const SENSITIVE = new Set(['private_key', 'password']);
+
+/** As redact() does to a whole dump, for JSON.stringify and jsonChunks: only the sensitive subtrees are copied. */
+export function redactingReplacer(key: string, value: unknown): unknown {
+  return SENSITIVE.has(key) ? redact(value, true) : value;
+}
 
 export function redact(value: unknown, inside = false): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, inside));
@@ -205,11 +210,15 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
         }
         const includeEds = rq.query.has('include_eds');
         if (includeEds) await collector.refresh();
-        const root = envoySchema();
-        const all = dumps(includeEds, keep).map(([key, dump]) => [key, redact(dump) as JsonObject] as const);
         const maskText = param('mask');
         const paths = maskText ? parseMask(maskText) : undefined;
         const resource = param('resource');
+        if (resource === undefined && !paths) {
+          // The whole dump, written as the client takes it, redacted on the way.
+          return { status: 200, contentType: JSON_TYPE, body: protoJsonChunks({ configs: dumps(includeEds, keep).map(([, dump]) => dump) }, redactingReplacer) };
+        }
+        const root = envoySchema();
+        const all = dumps(includeEds, keep).map(([key, dump]) => [key, redact(dump) as JsonObject] as const);
 
         if (resource !== undefined) {
           for (const [, dump] of all) {
@@ -223,7 +232,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
             if (elements.length === 0) return { status: 200, contentType: JSON_TYPE, body: '{}\n' };
             try {
               const configs = elements.map((e) => ({ '@type': typeUrl, ...(paths ? applyMask(elementType, e, paths, true) : e) }));
-              return { status: 200, contentType: JSON_TYPE, body: protoJson({ configs }) };
+              return { status: 200, contentType: JSON_TYPE, body: protoJsonChunks({ configs }) };
             } catch (err) {
               if (err instanceof FieldMaskError) return fail(400, `FieldMask ${maskDebugText(paths!)} could not be successfully used.`);
               throw err;
@@ -232,21 +241,20 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
           return fail(404, `${resource} not found in config dump`);
         }
 
-        let configs = all.map(([, dump]) => dump);
-        if (paths) {
-          configs = configs.flatMap((dump) => {
-            const type = root.lookupType(String(dump['@type']).slice('type.googleapis.com/'.length));
-            const { '@type': typeUrl, ...fields } = dump;
-            try {
-              return [{ '@type': typeUrl, ...applyMask(type, fields, paths, false) }];
-            } catch (err) {
-              if (err instanceof FieldMaskError) return [];
-              throw err;
-            }
-          });
-          if (configs.length === 0) return fail(400, `FieldMask ${maskText} could not be successfully applied to any configs.`);
-        }
-        return { status: 200, contentType: JSON_TYPE, body: protoJson({ configs }) };
+        // A mask over every dump (the dumps it cannot apply to are left out).
+        const mask = paths!;
+        const configs = all.flatMap(([, dump]) => {
+          const type = root.lookupType(String(dump['@type']).slice('type.googleapis.com/'.length));
+          const { '@type': typeUrl, ...fields } = dump;
+          try {
+            return [{ '@type': typeUrl, ...applyMask(type, fields, mask, false) }];
+          } catch (err) {
+            if (err instanceof FieldMaskError) return [];
+            throw err;
+          }
+        });
+        if (configs.length === 0) return fail(400, `FieldMask ${maskText} could not be successfully applied to any configs.`);
+        return { status: 200, contentType: JSON_TYPE, body: protoJsonChunks({ configs }) };
       },
     },
   ];

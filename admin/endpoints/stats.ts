@@ -1,5 +1,5 @@
 import { JSON_TYPE, TEXT, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
-import { renderPrometheus } from '../render/stats-prometheus.js';
+import { preparePrometheus, renderPrometheus } from '../render/stats-prometheus.js';
 import { renderStatsJson } from '../render/stats-json.js';
 import { renderStatsText } from '../render/stats-text.js';
 import type { StatsCollector } from '../stats-collector.js';
@@ -11,11 +11,19 @@ function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** The text layout in Envoy's HTML page, chunk by chunk (escaping is per character: chunk boundaries do not matter). */
+function* statsHtml(text: Iterable<string>): Generator<string> {
+  yield "<!DOCTYPE html>\n<html lang='en'>\n<head><title>Envoy Admin: stats</title></head>\n<body>\n<pre>";
+  for (const chunk of text) yield escapeHtml(chunk);
+  yield '</pre>\n</body>\n</html>\n';
+}
+
 export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
   const names = new SortedNames(collector.merged);
-  const prometheus = (p: StatsParams): AdminResponse => {
+  const prometheus = async (p: StatsParams): Promise<AdminResponse> => {
     const mode = p.histogramBuckets;
     if (mode === 'disjoint' || mode === 'detailed') return { status: 400, body: 'unsupported prometheus histogram bucket mode' };
+    await preparePrometheus(collector.merged);
     const summaries = mode === 'summary' || mode === 'none';
     return { status: 200, contentType: TEXT, body: renderPrometheus(collector.merged, { summaries, textReadouts: p.textReadouts, usedOnly: p.usedOnly, filter: p.filter }) };
   };
@@ -44,12 +52,10 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
         if ('status' in p) return p;
         await collector.refresh();
         if (p.format === 'prometheus') return prometheus(p);
+        await names.prepare();
         const selection = select(collector.merged, names, p);
         if (p.format === 'json') return { status: 200, contentType: JSON_TYPE, body: renderStatsJson(collector.merged, selection, p.histogramMode) };
-        if (p.format === 'html') {
-          const text = [...renderStatsText(collector.merged, selection, p.histogramMode)].join('');
-          return { status: 200, contentType: 'text/html; charset=UTF-8', body: `<!DOCTYPE html>\n<html lang='en'>\n<head><title>Envoy Admin: stats</title></head>\n<body>\n<pre>${escapeHtml(text)}</pre>\n</body>\n</html>\n` };
-        }
+        if (p.format === 'html') return { status: 200, contentType: 'text/html; charset=UTF-8', body: statsHtml(renderStatsText(collector.merged, selection, p.histogramMode)) };
         return { status: 200, contentType: TEXT, body: renderStatsText(collector.merged, selection, p.histogramMode) };
       },
     },

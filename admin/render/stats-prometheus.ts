@@ -138,11 +138,14 @@ interface FamilyIndex {
 /**
  * Families grouped and sorted once per set of stat names (rebuilt only when a stat is added):
  * grouping 100k names by their tag-extracted name and sorting them segment-wise is the costly
- * part of a render, and the same for every request.
+ * part of a render, and the same for every request. A generator that pauses (yields) every
+ * PAUSE_EVERY names, so that preparePrometheus can spread it over many turns of the event loop.
  */
-function buildFamilies(names: Iterable<string>): Family[] {
+function* groupFamilies(names: Iterable<string>): Generator<void, Family[]> {
   const byFamily = new Map<string, { extracted: string[]; members: { member: Member; segments: string[] }[] }>();
+  let seen = 0;
   for (const name of names) {
+    if (++seen % PAUSE_EVERY === 0) yield;
     if (isHiddenStat(name)) continue; // per-host figures never reach Prometheus
     const { extracted, tags } = extractTags(name);
     const family = familyName(extracted);
@@ -150,9 +153,26 @@ function buildFamilies(names: Iterable<string>): Family[] {
     if (!f) byFamily.set(family, (f = { extracted: extracted.split('.'), members: [] }));
     f.members.push({ member: { name, family, labels: labels(tags), tags }, segments: name.split('.') });
   }
-  return [...byFamily]
-    .sort((a, b) => compareSegments(a[1].extracted, b[1].extracted))
-    .map(([name, f]) => ({ name, members: f.members.sort((x, y) => compareSegments(x.segments, y.segments)).map((m) => m.member) }));
+  const families = [...byFamily].sort((a, b) => compareSegments(a[1].extracted, b[1].extracted));
+  const out: Family[] = [];
+  for (const [name, f] of families) {
+    out.push({ name, members: f.members.sort((x, y) => compareSegments(x.segments, y.segments)).map((m) => m.member) });
+    if (f.members.length > 1000) yield;
+  }
+  return out;
+}
+
+/** Names grouped by tag-extracted family between two pauses (tag extraction is regex work). */
+const PAUSE_EVERY = 4096;
+
+function* buildIndex(merged: MergedStats): Generator<void, FamilyIndex> {
+  return {
+    generation: merged.generation,
+    counters: yield* groupFamilies(merged.counters.keys()),
+    gauges: yield* groupFamilies(merged.gauges.keys()),
+    textReadouts: yield* groupFamilies(merged.textReadouts.keys()),
+    histograms: yield* groupFamilies(merged.histograms.keys()),
+  };
 }
 
 const indexes = new WeakMap<MergedStats, FamilyIndex>();
@@ -160,16 +180,32 @@ const indexes = new WeakMap<MergedStats, FamilyIndex>();
 function familyIndex(merged: MergedStats): FamilyIndex {
   let index = indexes.get(merged);
   if (!index || index.generation !== merged.generation) {
-    index = {
-      generation: merged.generation,
-      counters: buildFamilies(merged.counters.keys()),
-      gauges: buildFamilies(merged.gauges.keys()),
-      textReadouts: buildFamilies(merged.textReadouts.keys()),
-      histograms: buildFamilies(merged.histograms.keys()),
-    };
+    const build = buildIndex(merged);
+    let step = build.next();
+    while (!step.done) step = build.next();
+    index = step.value;
     indexes.set(merged, index);
   }
   return index;
+}
+
+/**
+ * Builds the family index (once per set of stat names) a little at a time, letting the admin
+ * answer other requests in between: at 500,000 stats it is seconds of work. A render after it
+ * finds the index ready; one without it builds it at once.
+ */
+export async function preparePrometheus(merged: MergedStats): Promise<void> {
+  const current = indexes.get(merged);
+  if (current && current.generation === merged.generation) return;
+  const build = buildIndex(merged);
+  for (let step = build.next(); ; step = build.next()) {
+    if (step.done) {
+      // Names added meanwhile make it stale at once; the render then rebuilds it.
+      indexes.set(merged, step.value);
+      return;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 export interface PrometheusOptions {

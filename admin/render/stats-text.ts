@@ -38,7 +38,14 @@ export function* renderStatsText(merged: MergedStats, selection: Selection, mode
       out = '';
     }
   }
-  for (const { name, counter } of selection.scalars) {
+  for (const scalar of selection.scalars) {
+    if (scalar === null) {
+      // A pause: many names looked at; the admin answers other requests before going on.
+      yield out;
+      out = '';
+      continue;
+    }
+    const { name, counter } = scalar;
     out += `${name}: ${counter ? merged.counters.get(name)!.value : merged.gaugeValue(name)}\n`;
     if (out.length > CHUNK) {
       yield out;
