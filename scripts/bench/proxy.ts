@@ -24,6 +24,7 @@ import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFo
 import { startPeers } from './peers.js';
 import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
+import { loadToolSummary, runLoad as runLoadOf, runWrkAsync as runWrkAsyncOf, useWrk, type LoadResult, type LoadShape } from './wrk.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 10);
 const WARMUP_S = Number(process.env.WARMUP ?? 3);
@@ -143,16 +144,6 @@ const FILTER_BENCHES: Record<string, { filter: string; what: string; config: obj
   },
 };
 
-interface LoadResult {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
-const useWrk = spawnSync('wrk', ['--version']).error === undefined;
-
 /** A load target: its URL and the process tree to charge; `close` makes every request open a new connection. */
 interface Target {
   url: string;
@@ -160,38 +151,9 @@ interface Target {
   close?: boolean;
 }
 
-function wrkArgs(url: string, seconds: number, close: boolean): string[] {
-  return ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...(close ? ['-H', 'Connection: close'] : []), url];
-}
-
-function parseWrk(out: string): LoadResult {
-  const ms = (label: string) => {
-    const m = new RegExp(`${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
-    if (!m) return NaN;
-    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-  };
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
-  const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) + Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((s, n) => s + Number(n), 0) ?? 0);
-  return { requests, rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0), p50: ms('50%'), p99: ms('99%'), errors };
-}
-
-function runLoad(url: string, seconds: number, close = false): LoadResult {
-  if (useWrk) return parseWrk(spawnSync(...pinned(LOAD_CORE, 'wrk', wrkArgs(url, seconds, close)), { encoding: 'utf8' }).stdout);
-  const out = spawnSync(...pinned(LOAD_CORE, process.execPath, [join(root, 'node_modules/autocannon/autocannon.js'), '-c', String(CONNECTIONS), '-d', String(seconds), ...(close ? ['-H', 'connection=close'] : []), '-j', url]), { encoding: 'utf8' }).stdout;
-  const r = JSON.parse(out);
-  return { requests: r.requests.total, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
-}
-
-/** wrk against `url` in the background, for two loads at once (PAIRED). */
-function runWrkAsync(url: string, seconds: number, close = false): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(...pinned(LOAD_CORE, 'wrk', wrkArgs(url, seconds, close)), { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.once('error', reject).once('exit', () => resolve(parseWrk(out)));
-  });
-}
+const shape = (close = false): LoadShape => ({ connections: CONNECTIONS, close, core: LOAD_CORE });
+const runLoad = (url: string, seconds: number, close = false) => runLoadOf(url, seconds, shape(close));
+const runWrkAsync = (url: string, seconds: number, close = false) => runWrkAsyncOf(url, seconds, shape(close), children);
 
 function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number; p99: number } {
   if (warmup) runLoad(url, WARMUP_S, close);
@@ -273,7 +235,7 @@ try {
   const { child: proxy, port } = await startProxy('proxy', {}, process.env.PROFILE_FILTER ? `bootstrap-${process.env.PROFILE_FILTER}.json` : 'bootstrap.json');
   const baseline = await startPrintingPort(children, PROXY_CORE, [join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
 
-  console.log(`proxy benchmark: ${useWrk ? 'wrk -t1' : 'autocannon'} -c${CONNECTIONS}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores; ${pinningSummary()}`);
+  console.log(`proxy benchmark: ${loadToolSummary(shape())}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores; ${pinningSummary()}`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
   const ours = measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
