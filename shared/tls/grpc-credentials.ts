@@ -1,8 +1,11 @@
 import { connect, type TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
-import { CallCredentials, ChannelCredentials, credentials } from '@grpc/grpc-js';
+import type { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
 import type { SecureConnector } from '@grpc/grpc-js/build/src/channel-credentials.js';
 import type { UpstreamTls } from './upstream.js';
+
+/** @grpc/grpc-js, as the caller loaded it (a worker loads it only when it calls a gRPC service). */
+export type GrpcJs = typeof import('@grpc/grpc-js');
 
 /**
  * The channel credentials of a gRPC client the proxy opens to a cluster's host (an xDS control
@@ -16,41 +19,50 @@ import type { UpstreamTls } from './upstream.js';
  * socket after node:tls has made the connection with the cluster's options, and counts the
  * outcome in the cluster's `ssl.*` statistics.
  */
-export function grpcCredentials(tls: UpstreamTls | undefined): ChannelCredentials {
-  return tls ? new ClusterTlsCredentials(tls) : credentials.createInsecure();
+export function grpcCredentials(grpc: GrpcJs, tls: UpstreamTls | undefined): ChannelCredentials {
+  return tls ? new (clusterTlsCredentials(grpc))(tls) : grpc.credentials.createInsecure();
 }
 
-class ClusterTlsCredentials extends ChannelCredentials {
-  constructor(private readonly tls: UpstreamTls) {
-    super();
-  }
+const credentialClasses = new WeakMap<GrpcJs, new (tls: UpstreamTls) => ChannelCredentials>();
 
-  _isSecure(): boolean {
-    return true;
-  }
+/** The class, made once grpc-js is loaded (it extends grpc-js's ChannelCredentials). */
+function clusterTlsCredentials(grpc: GrpcJs): new (tls: UpstreamTls) => ChannelCredentials {
+  const known = credentialClasses.get(grpc);
+  if (known) return known;
+  class ClusterTlsCredentials extends grpc.ChannelCredentials {
+    constructor(private readonly tls: UpstreamTls) {
+      super();
+    }
 
-  _equals(other: ChannelCredentials): boolean {
-    return other === this;
-  }
+    _isSecure(): boolean {
+      return true;
+    }
 
-  _createSecureConnector(_target: unknown, _options: unknown, callCredentials?: CallCredentials): SecureConnector {
-    const tls = this.tls;
-    const calls = callCredentials ?? CallCredentials.createEmpty();
-    return {
-      connect: (socket: Socket) =>
-        new Promise((resolve, reject) => {
-          const secured: TLSSocket = connect({ ...tls.options, socket }, () => {
-            tls.outcome(null, secured);
-            resolve({ socket: secured, secure: true });
-          });
-          secured.once('error', (err) => {
-            tls.outcome(err);
-            reject(err);
-          });
-        }),
-      waitForReady: () => Promise.resolve(),
-      getCallCredentials: () => calls,
-      destroy: () => undefined,
-    };
+    _equals(other: ChannelCredentials): boolean {
+      return other === this;
+    }
+
+    _createSecureConnector(_target: unknown, _options: unknown, callCredentials?: CallCredentials): SecureConnector {
+      const tls = this.tls;
+      const calls = callCredentials ?? grpc.CallCredentials.createEmpty();
+      return {
+        connect: (socket: Socket) =>
+          new Promise((resolve, reject) => {
+            const secured: TLSSocket = connect({ ...tls.options, socket }, () => {
+              tls.outcome(null, secured);
+              resolve({ socket: secured, secure: true });
+            });
+            secured.once('error', (err) => {
+              tls.outcome(err);
+              reject(err);
+            });
+          }),
+        waitForReady: () => Promise.resolve(),
+        getCallCredentials: () => calls,
+        destroy: () => undefined,
+      };
+    }
   }
+  credentialClasses.set(grpc, ClusterTlsCredentials);
+  return ClusterTlsCredentials;
 }

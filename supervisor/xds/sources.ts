@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { ChannelCredentials } from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -350,9 +350,9 @@ export class ConfigSources {
   }
 
   /** The xDS cluster's TLS transport socket, as its HTTP connections would use it (ssl.* counted under the cluster). */
-  private credentialsFor(cluster: string): ChannelCredentials {
+  private credentialsFor(cluster: string): grpc.ChannelCredentials {
     const context = this.tree.clusterTls(cluster);
-    return grpcCredentials(context && new UpstreamTls(context, cluster, true));
+    return grpcCredentials(grpc, context && new UpstreamTls(context, cluster, true));
   }
 
   close(): void {

@@ -1,10 +1,9 @@
-import { Client, Metadata, status as GrpcStatus } from '@grpc/grpc-js';
-import { fromProto3JSON } from 'proto3-json-serializer';
+import type { Client } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
-import { grpcCredentials } from '../../shared/tls/grpc-credentials.js';
+import { grpcCredentials, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import type { Cluster } from './cluster.js';
 
 /**
@@ -12,7 +11,15 @@ import type { Cluster } from './cluster.js';
  * rate-limit service): over @grpc/grpc-js to a host the cluster's load balancer picks (over the
  * cluster's TLS transport socket if it has one), one client per cluster and host address, messages
  * encoded with the tree's Envoy schema (loaded on first use, by workers that make such calls only). Counted in the cluster's figures.
+ * grpc-js and the JSON codec are loaded on the first call too: 13 MB of a worker's memory and
+ * tens of milliseconds of its start that a worker calling no gRPC service does without.
  */
+
+let libraries: Promise<{ grpc: GrpcJs; codec: typeof import('proto3-json-serializer') }> | undefined;
+
+function loadLibraries(): NonNullable<typeof libraries> {
+  return (libraries ??= Promise.all([import('@grpc/grpc-js'), import('proto3-json-serializer')]).then(([grpc, codec]) => ({ grpc, codec })));
+}
 
 export class GrpcCallError extends Error {
   override name = 'GrpcCallError';
@@ -27,12 +34,12 @@ export class GrpcCallError extends Error {
 /** By cluster name and host address; a cluster updated with another TLS context gets a new client. */
 const clients = new Map<string, { client: Client; tls: Cluster['tls'] }>();
 
-function clientFor(cluster: Cluster, address: string): Client {
+function clientFor(grpc: GrpcJs, cluster: Cluster, address: string): Client {
   const key = `${cluster.name}\0${address}`;
   const known = clients.get(key);
   if (known && known.tls === cluster.tls) return known.client;
   known?.client.close();
-  const client = new Client(address, grpcCredentials(cluster.tls));
+  const client = new grpc.Client(address, grpcCredentials(grpc, cluster.tls));
   clients.set(key, { client, tls: cluster.tls });
   return client;
 }
@@ -56,7 +63,7 @@ export function grpcUnary(cluster: Cluster, method: string, requestType: string,
   return call<JsonObject, JsonObject>(
     cluster,
     method,
-    (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
+    (m, codec) => Buffer.from(request.encode(codec.fromProto3JSON(request, m as never) as protobuf.Message).finish()),
     (bytes) => {
       const decoded = new BinaryDecoder(envoySchema()).decode(response, bytes);
       if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${decoded.errors.join('; ')}`);
@@ -72,16 +79,17 @@ export function grpcUnaryBytes(cluster: Cluster, method: string, message: Buffer
   return call<Buffer, Buffer>(cluster, method, (b) => b, (b) => b, message, timeoutMs);
 }
 
-function call<Rq, Rs>(cluster: Cluster, method: string, serialize: (m: Rq) => Buffer, deserialize: (b: Buffer) => Rs, message: Rq, timeoutMs: number): Promise<Rs> {
+async function call<Rq, Rs>(cluster: Cluster, method: string, serialize: (m: Rq, codec: typeof import('proto3-json-serializer')) => Buffer, deserialize: (b: Buffer) => Rs, message: Rq, timeoutMs: number): Promise<Rs> {
+  const { grpc, codec } = await loadLibraries();
   const host = cluster.pickHost();
-  if (!host) return Promise.reject(new GrpcCallError(`no healthy host in cluster '${cluster.name}'`, false));
-  const client = clientFor(cluster, host.address);
+  if (!host) throw new GrpcCallError(`no healthy host in cluster '${cluster.name}'`, false);
+  const client = clientFor(grpc, cluster, host.address);
   const started = performance.now();
   cluster.stats.rqTotal.inc();
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest<Rq, Rs>(method, serialize, deserialize, message, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+    client.makeUnaryRequest<Rq, Rs>(method, (m) => serialize(m, codec), deserialize, message, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
       if (err || reply === undefined) {
-        const timedOut = err?.code === GrpcStatus.DEADLINE_EXCEEDED;
+        const timedOut = err?.code === grpc.status.DEADLINE_EXCEEDED;
         if (timedOut) cluster.stats.rqTimeout.inc();
         reject(new GrpcCallError(`${method} to cluster '${cluster.name}' failed: ${err?.details || err?.message || 'no response'}`, timedOut));
         return;

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { buildConnector, Client, Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { buildConnector, Client, Pool } from './undici-parts.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
