@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { packageRoot, runningBundled } from './paths.js';
+import { packageRoot } from './paths.js';
 
 /**
  * Where a line of a role's bundle (dist/roles/<role>.cjs, made by scripts/bundle.mjs) came from:
@@ -36,7 +36,7 @@ function tableOf(bundle: string): LineTable | null {
 
 /** True for a path (or file: URL) of a role's bundle. */
 export function isBundle(file: string): boolean {
-  return runningBundled && file.endsWith('.cjs') && file.includes('/dist/roles/');
+  return file.endsWith('.cjs') && file.includes('/dist/roles/');
 }
 
 /** The source and 1-based line that `line` (1-based) of `bundle` came from. */
@@ -63,7 +63,6 @@ interface HeapNode {
  * a bundle pointing at the sources they came from (DevTools and speedscope show those files).
  */
 export function mapProfileToSources(profile: unknown): unknown {
-  if (!runningBundled) return profile;
   const mapFrame = (frame: CallFrame | undefined) => {
     if (!frame || !isBundle(frame.url)) return;
     const origin = bundleOrigin(frame.url, frame.lineNumber + 1);

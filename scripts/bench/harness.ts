@@ -32,9 +32,13 @@ export function startPrintingPort(children: ChildProcess[], core: number, args: 
   return new Promise((resolve) => child.stdout!.once('data', (d) => resolve({ child, port: Number(String(d).trim()) })));
 }
 
+/**
+ * A GET on a connection of its own: a kept-alive one can sit idle through a load run (spawnSync
+ * blocks this process meanwhile), be closed by the server, and fail as `socket hang up`.
+ */
 export function get(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    request(url, (res) => {
+    request(url, { agent: false }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
       res.on('end', () => resolve(body));

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { startPeers } from './peers.js';
 import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
+import { mapProfileToSources } from '../../shared/bundle-sources.js';
 import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
 import { loadToolSummary, runLoad as runLoadOf, runWrkAsync as runWrkAsyncOf, useWrk, type LoadResult, type LoadShape } from './wrk.js';
 
@@ -352,23 +353,24 @@ try {
     };
     // The worker's profile is the busiest one (the supervisor and admin process idle during the load).
     const profiles = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Profile);
-    const worker = profiles.sort((a, b) => busy(b) - busy(a))[0]!;
+    // Frames of a role's bundle, named by the sources they came from.
+    const worker = mapProfileToSources(profiles.sort((a, b) => busy(b) - busy(a))[0]!) as Profile;
     const self = new Map<string, number>();
     const byId = new Map(worker.nodes.map((n) => [n.id, n]));
     let total = 0;
     worker.samples.forEach((id, i) => {
       const f = byId.get(id)!.callFrame;
       if (f.functionName === '(idle)') return;
-      const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules\/|dist\/)/, '$1').replace(/^node:/, '')}:${f.lineNumber + 1}`;
+      const key = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules\/|dist\/)/, '$1').replace(`file://${root}/`, '').replace(/^node:/, '')}:${f.lineNumber + 1}`;
       self.set(key, (self.get(key) ?? 0) + worker.timeDeltas[i]!);
       total += worker.timeDeltas[i]!;
     });
     // The statistics' own share of the worker (counters, gauges, histograms and the scopes that hold them): a figure the machine's drift does not move.
     let statsTime = 0;
     worker.samples.forEach((id, i) => {
-      if (/\/dist\/shared\/stats\//.test(byId.get(id)!.callFrame.url)) statsTime += worker.timeDeltas[i]!;
+      if (/\/shared\/stats\//.test(byId.get(id)!.callFrame.url)) statsTime += worker.timeDeltas[i]!;
     });
-    console.log(`\nstatistics code (dist/shared/stats/): ${((statsTime / total) * 100).toFixed(1)}% of the worker's busy time`);
+    console.log(`\nstatistics code (shared/stats/): ${((statsTime / total) * 100).toFixed(1)}% of the worker's busy time`);
     console.log(`\nworker CPU profile (self time, top 20 of ${(total / 1000).toFixed(0)} ms busy); profiles in ${profileDir}`);
     for (const [k, v] of [...self].sort((x, y) => y[1] - x[1]).slice(0, 20)) console.log(`  ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
   }
