@@ -8,7 +8,8 @@
 // A client polls with a new connection every POLL_MS (default 2). Nothing is pinned: a starting
 // epoch has every core, as in production (PIN=1 puts the proxy on core 0 and the upstream on
 // core 1, as pinning.ts does for the throughput bench). Prints figures; asserts nothing.
-// scripts/hot-restart-load.ts measures the hand-over under load.
+// scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
+// measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -23,6 +24,7 @@ const POLL_MS = Number(process.env.POLL_MS ?? 2);
 const GOAL_MS = 150;
 const pinOn = process.env.PIN === '1' && pinning;
 const root = join(import.meta.dirname, '../..');
+const tree = process.env.PROXY_TREE ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
 const children: ChildProcess[] = [];
 stopChildrenOnInterrupt(children, dir);
@@ -71,7 +73,7 @@ function freePort(): Promise<number> {
 
 function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
-  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, process.execPath, [join(root, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
+  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, process.execPath, [join(tree, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
     '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'] });
   children.push(child);
   return child;
@@ -103,7 +105,7 @@ const summary = (xs: number[]) => {
 
 try {
   const upstream = await startPrintingPort(children, pinOn ? LOAD_CORE : -1, [join(root, 'scripts/bench/upstream.mjs')]);
-  console.log(`proxy start-up on the bench bootstrap, node ${process.version}, ${ROUNDS} rounds; ${pinOn ? pinningSummary() : 'not pinned'}`);
+  console.log(`proxy start-up on the bench bootstrap, node ${process.version}, ${ROUNDS} rounds; ${pinOn ? pinningSummary() : 'not pinned'}${tree === root ? '' : `; the proxy of ${tree}`}`);
 
   // Cold starts: each on its own port, epoch 0; then its worker is killed.
   const cold: number[] = [];
