@@ -130,13 +130,6 @@ export function writeSchemaCache(root: protobuf.Root = loadSchemaFromProtos()): 
 let cached: protobuf.Root | undefined;
 
 /**
- * Resolving all of the API's ~700 message types (field types, and the constructor protobufjs
- * generates for each) took 90 of the schema's 160 ms at start-up, and a bootstrap reaches less
- * than half of them. Here a type is resolved when it is looked up, with every type its fields
- * reach, so that whatever a looked-up type leads to is resolved as `resolveAll` left it. Every
- * way into the schema is `lookupType` (an Any's type is looked up by its URL).
- */
-/**
  * protobufjs generates each message type's constructor with `new Function` when the type is
  * resolved (a third of resolving one); this one does the same (repeated and map fields get
  * their own array and object, then the properties given are copied) without compiling code.
@@ -159,6 +152,13 @@ interface Editioned {
   _resolveFeaturesRecursive(edition: string | undefined): void;
 }
 
+/**
+ * Resolving all of the API's ~700 message types (field types, and the constructor protobufjs
+ * generates for each) took 90 of the schema's 160 ms at start-up, and a bootstrap reaches less
+ * than half of them. Here a type is resolved when it is looked up, with every type its fields
+ * reach, so that whatever a looked-up type leads to is resolved as `resolveAll` left it. Every
+ * way into the schema is `lookupType` (an Any's type is looked up by its URL).
+ */
 function resolvingOnLookup(root: protobuf.Root): protobuf.Root {
   const resolved = new WeakSet<protobuf.ReflectionObject>();
   const resolveReach = (start: protobuf.ReflectionObject) => {
