@@ -19,9 +19,14 @@ describe('JSON written in chunks (large admin responses)', () => {
 
   it('comes in pieces of about 64 KiB', () => {
     const big = { cluster_statuses: Array.from({ length: 5000 }, (_, i) => ({ name: `service_${i}`, host_statuses: [{ address: { socket_address: { address: '10.0.0.1', port_value: i } } }] })) };
-    const chunks = [...jsonChunks(big)];
-    assert.ok(chunks.length > 5, `${chunks.length} chunks`);
-    for (const c of chunks.slice(0, -1)) assert.ok(c.length > 64 * 1024 && c.length < 80 * 1024, `a chunk of ${c.length}`);
+    // As deep as /config_dump's bootstrap clusters: configs[0].bootstrap.static_resources.clusters[].
+    const deep = { configs: [{ '@type': 'b', bootstrap: { static_resources: { clusters: big.cluster_statuses } } }] };
+    for (const value of [big, deep]) {
+      const chunks = [...jsonChunks(value)];
+      assert.ok(chunks.length > 5, `${chunks.length} chunks`);
+      for (const c of chunks.slice(0, -1)) assert.ok(c.length > 64 * 1024 && c.length < 80 * 1024, `a chunk of ${c.length}`);
+      assert.equal(chunks.join(''), JSON.stringify(value, null, 1));
+    }
   });
 
   it("redacts on the way as /config_dump's redact() does to a copy", () => {

@@ -6,8 +6,12 @@
  */
 
 const CHUNK = 64 * 1024;
-/** Deep enough for configs[] → a dump → static_clusters[] → one cluster, and cluster_statuses[] → host_statuses[]. */
-const STRUCTURAL_DEPTH = 4;
+/**
+ * Deep enough to reach each element of the large arrays: /config_dump's configs[] → the bootstrap
+ * dump → bootstrap → static_resources → clusters[] → one cluster (depth 6), and /clusters'
+ * cluster_statuses[] → one cluster → host_statuses[].
+ */
+const STRUCTURAL_DEPTH = 6;
 
 export type Replacer = (this: unknown, key: string, value: unknown) => unknown;
 
