@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import * as grpc from '@grpc/grpc-js';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -13,7 +13,7 @@ import type { Options } from '../options.js';
 import type { ListenerChanges, ListenerManager } from '../listener-manager.js';
 import type { RouteManager } from '../route-manager.js';
 import { FileSubscription, pathSourceOf, type ApplyUpdate, type PathSource } from './file-subscription.js';
-import { grpcCredentials } from '../../shared/tls/grpc-credentials.js';
+import { grpcCredentials, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import type { TlsContext } from '../../shared/tls/context.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
@@ -350,9 +350,10 @@ export class ConfigSources {
   }
 
   /** The xDS cluster's TLS transport socket, as its HTTP connections would use it (ssl.* counted under the cluster). */
-  private credentialsFor(cluster: string): grpc.ChannelCredentials {
+  private credentialsFor(cluster: string): (grpc: GrpcJs) => ChannelCredentials {
     const context = this.tree.clusterTls(cluster);
-    return grpcCredentials(grpc, context && new UpstreamTls(context, cluster, true));
+    const tls = context && new UpstreamTls(context, cluster, true);
+    return (grpc) => grpcCredentials(grpc, tls);
   }
 
   close(): void {
