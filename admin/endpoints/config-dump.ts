@@ -1,13 +1,11 @@
 import { addressJson } from '../../shared/address.js';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { RE2JS } from 're2js';
-import { envoySchema } from '../../shared/config/schema.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { filterChainsOf, type ListenerResource } from '../../shared/config/resources.js';
 import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
 import { hostHealthStatus, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import { JSON_TYPE, protoJsonChunks, type AdminEndpoint, type AdminResponse } from '../endpoint.js';
-import { applyMask, FieldMaskError, maskDebugText, parseMask } from '../field-mask.js';
 import type { StatsCollector } from '../stats-collector.js';
 import type { AdminState } from '../state.js';
 import { nodeInfo } from './server.js';
@@ -211,12 +209,15 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
         const includeEds = rq.query.has('include_eds');
         if (includeEds) await collector.refresh();
         const maskText = param('mask');
-        const paths = maskText ? parseMask(maskText) : undefined;
         const resource = param('resource');
-        if (resource === undefined && !paths) {
+        if (resource === undefined && !maskText) {
           // The whole dump, written as the client takes it, redacted on the way.
           return { status: 200, contentType: JSON_TYPE, body: protoJsonChunks({ configs: dumps(includeEds, keep).map(([, dump]) => dump) }, redactingReplacer) };
         }
+        // The API schema (protobufjs) and the field masks load with the first request that needs
+        // them: the admin starts without them (9 MB of its memory).
+        const [{ envoySchema }, { applyMask, FieldMaskError, maskDebugText, parseMask }] = await Promise.all([import('../../shared/config/schema.js'), import('../field-mask.js')]);
+        const paths = maskText ? parseMask(maskText) : undefined;
         const root = envoySchema();
         const all = dumps(includeEds, keep).map(([key, dump]) => [key, redact(dump) as JsonObject] as const);
 

@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { list, obj } from '../../shared/config/access.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
-import { readMessage } from '../../shared/config/message.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { FromAdmin, ToAdmin } from '../../shared/ipc.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -64,6 +63,8 @@ export class AdminTap {
   async handle(body: string): Promise<AdminResponse> {
     if (this.attached) return bad('An attached /tap admin stream already exists. Detach it.');
     if (body.trim() === '') return bad('/tap requires a JSON/YAML body');
+    // The API schema (protobufjs, js-yaml) loads with the first request that needs it: the admin starts without it.
+    const { readMessage } = await import('../../shared/config/message.js');
     const read = readMessage('envoy.admin.v3.TapRequest', body);
     if (!read.message) return bad(read.errors.join('\n'));
     const request = read.message;
