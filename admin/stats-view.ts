@@ -2,6 +2,7 @@ import { RE2JS } from 're2js';
 import type { MergedStats } from '../shared/stats/merged.js';
 import { runtimeFeature } from '../shared/runtime.js';
 import { isHiddenStat } from '../shared/stats/scopes.js';
+import { finish, finishYielding, type Pausing } from './pausing.js';
 
 /**
  * Which stats a /stats request shows, and in what order: text readouts, then counters and
@@ -117,9 +118,7 @@ export class SortedNames {
 
   get(which: 'include' | 'only' | 'exclude' = 'exclude'): NameLists {
     if (this.generation !== this.merged.generation) {
-      const build = this.build();
-      let step = build.next();
-      while (!step.done) step = build.next();
+      finish(this.build());
     }
     return which === 'exclude' ? this.visible : which === 'only' ? this.hidden : this.all;
   }
@@ -130,13 +129,12 @@ export class SortedNames {
    */
   async prepare(): Promise<void> {
     if (this.generation === this.merged.generation) return;
-    const build = this.build();
-    while (!build.next().done) await new Promise((resolve) => setImmediate(resolve));
+    await finishYielding(this.build());
   }
 
-  private *build(): Generator<void, void> {
+  private *build(): Pausing<void> {
     const generation = this.merged.generation;
-    const split = function* (names: Iterable<string>): Generator<void, readonly [string[], string[], string[]]> {
+    const split = function* (names: Iterable<string>): Pausing<readonly [string[], string[], string[]]> {
       const sorted = yield* sortPausing([...names]);
       return [sorted.filter((n) => !isHiddenStat(n)), sorted.filter(isHiddenStat), sorted] as const;
     };
@@ -153,7 +151,7 @@ export class SortedNames {
 }
 
 /** Names sorted (byte order) in runs of PAUSE_EVERY, then merged, pausing (yielding) between steps. */
-function* sortPausing(names: string[]): Generator<void, string[]> {
+function* sortPausing(names: string[]): Pausing<string[]> {
   let runs: string[][] = [];
   for (let i = 0; i < names.length; i += PAUSE_EVERY) {
     runs.push(names.slice(i, i + PAUSE_EVERY).sort(byteOrder));

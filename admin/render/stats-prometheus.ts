@@ -3,6 +3,7 @@ import type { MergedStats } from '../../shared/stats/merged.js';
 import { isHiddenStat } from '../../shared/stats/scopes.js';
 import { bucketsFor, histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
+import { finish, finishYielding, type Pausing } from '../pausing.js';
 import { RE2JS } from 're2js';
 import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -141,7 +142,7 @@ interface FamilyIndex {
  * part of a render, and the same for every request. A generator that pauses (yields) every
  * PAUSE_EVERY names, so that preparePrometheus can spread it over many turns of the event loop.
  */
-function* groupFamilies(names: Iterable<string>): Generator<void, Family[]> {
+function* groupFamilies(names: Iterable<string>): Pausing<Family[]> {
   const byFamily = new Map<string, { extracted: string[]; members: { member: Member; segments: string[] }[] }>();
   let seen = 0;
   for (const name of names) {
@@ -165,7 +166,7 @@ function* groupFamilies(names: Iterable<string>): Generator<void, Family[]> {
 /** Names grouped by tag-extracted family between two pauses (tag extraction is regex work). */
 const PAUSE_EVERY = 4096;
 
-function* buildIndex(merged: MergedStats): Generator<void, FamilyIndex> {
+function* buildIndex(merged: MergedStats): Pausing<FamilyIndex> {
   return {
     generation: merged.generation,
     counters: yield* groupFamilies(merged.counters.keys()),
@@ -180,10 +181,7 @@ const indexes = new WeakMap<MergedStats, FamilyIndex>();
 function familyIndex(merged: MergedStats): FamilyIndex {
   let index = indexes.get(merged);
   if (!index || index.generation !== merged.generation) {
-    const build = buildIndex(merged);
-    let step = build.next();
-    while (!step.done) step = build.next();
-    index = step.value;
+    index = finish(buildIndex(merged));
     indexes.set(merged, index);
   }
   return index;
@@ -197,15 +195,8 @@ function familyIndex(merged: MergedStats): FamilyIndex {
 export async function preparePrometheus(merged: MergedStats): Promise<void> {
   const current = indexes.get(merged);
   if (current && current.generation === merged.generation) return;
-  const build = buildIndex(merged);
-  for (let step = build.next(); ; step = build.next()) {
-    if (step.done) {
-      // Names added meanwhile make it stale at once; the render then rebuilds it.
-      indexes.set(merged, step.value);
-      return;
-    }
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  // Names added meanwhile make it stale at once; the render then rebuilds it.
+  indexes.set(merged, await finishYielding(buildIndex(merged)));
 }
 
 export interface PrometheusOptions {

@@ -4,8 +4,18 @@ import type { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
 import type { SecureConnector } from '@grpc/grpc-js/build/src/channel-credentials.js';
 import type { UpstreamTls } from './upstream.js';
 
-/** @grpc/grpc-js, as the caller loaded it (a worker loads it only when it calls a gRPC service). */
+/** @grpc/grpc-js, loaded by loadGrpcJs. */
 export type GrpcJs = typeof import('@grpc/grpc-js');
+
+let loading: Promise<GrpcJs> | undefined;
+
+/**
+ * grpc-js on first use (13 MB of a process's memory, and its start): a worker loads it when it
+ * first calls a gRPC service, the supervisor when its first xDS gRPC stream opens.
+ */
+export function loadGrpcJs(): Promise<GrpcJs> {
+  return (loading ??= import('@grpc/grpc-js'));
+}
 
 /**
  * The channel credentials of a gRPC client the proxy opens to a cluster's host (an xDS control

@@ -6,7 +6,7 @@ import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
-import type { GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 
 /**
  * One xDS stream to a control plane over gRPC, state of the world (api_type GRPC): an aggregated
@@ -79,11 +79,10 @@ function messageTypes(delta: boolean) {
 }
 
 /**
- * grpc-js, loaded when the first stream opens: a supervisor with no gRPC config source never
- * loads it (13 MB of memory, and ~20 ms of every start).
+ * grpc-js once loaded, when the first stream opens: a supervisor with no gRPC config source never
+ * loads it (~20 ms of every start).
  */
 let grpcJs: GrpcJs | undefined;
-let loadingGrpcJs: Promise<GrpcJs> | undefined;
 
 export class GrpcXdsStream {
   private readonly subscriptions = new Map<string, Subscription>();
@@ -191,9 +190,11 @@ export class GrpcXdsStream {
     const grpc = grpcJs;
     if (!grpc) {
       // Subscriptions made meanwhile are asked for when the stream opens.
-      loadingGrpcJs ??= import('@grpc/grpc-js').then((m) => (grpcJs = m));
-      loadingGrpcJs.then(
-        () => this.open(),
+      loadGrpcJs().then(
+        (m) => {
+          grpcJs = m;
+          this.open();
+        },
         (err: Error) => log.error(`xDS: loading grpc-js failed: ${err.message}`),
       );
       return;

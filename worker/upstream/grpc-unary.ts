@@ -3,7 +3,7 @@ import type protobuf from 'protobufjs';
 import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
-import { grpcCredentials, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import type { Cluster } from './cluster.js';
 
 /**
@@ -18,7 +18,7 @@ import type { Cluster } from './cluster.js';
 let libraries: Promise<{ grpc: GrpcJs; codec: typeof import('proto3-json-serializer') }> | undefined;
 
 function loadLibraries(): NonNullable<typeof libraries> {
-  return (libraries ??= Promise.all([import('@grpc/grpc-js'), import('proto3-json-serializer')]).then(([grpc, codec]) => ({ grpc, codec })));
+  return (libraries ??= Promise.all([loadGrpcJs(), import('proto3-json-serializer')]).then(([grpc, codec]) => ({ grpc, codec })));
 }
 
 export class GrpcCallError extends Error {
