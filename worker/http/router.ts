@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { featureEnabled } from '../../shared/runtime.js';
 import { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
@@ -14,6 +13,7 @@ import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction, RetryPolicy } from './route-table.js';
+import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
 
@@ -24,8 +24,8 @@ import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
  * replayable body: a request body with a content-length of up to 64 KiB is buffered when a
  * retry policy exists (as Envoy buffers for retries); a larger or chunked one streams, once.
  *
- * Hot path (measured with `PROFILE=1 npm run bench`): undici's low-level dispatch API with this
- * class as the handler, so a request costs one object and its timers, with no AbortController,
+ * Hot path (measured with `PROFILE=1 npm run bench`): the upstream connection calls this class
+ * back (upstream-handler.ts), so a request costs one object and its timers, with no AbortController,
  * no Readable for the response body and no stream pipeline; headers go to writeHead as a flat
  * array, which Node writes without building a header map.
  */
@@ -94,7 +94,7 @@ export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; det
 export function classify(err: Error & { failure?: Failure; code?: string }): Failure {
   if (err.failure) return err.failure;
   const code = err.code ?? '';
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
+  if (code === CONNECT_TIMEOUT || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
   return 'reset';
 }
 
@@ -162,11 +162,11 @@ export function downstreamResponseHeaders(statusCode: number, headers: IncomingH
 }
 
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements UpstreamHandler {
   private host: Host | undefined;
   /** The host of the try that just ended (for figures recorded after it). */
   private lastHost: Host | undefined;
-  private controller: Dispatcher.DispatchController | undefined;
+  private controller: UpstreamController | undefined;
   /** The current try's HTTP/1.1 pool (where it may wait for a connection). */
   private pool: Http1Pool | undefined;
   /** The current try's response is a retriable failure: swallow its body, then try again. */
@@ -261,10 +261,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.pool = host.connectionPool(this.action.priority);
-    this.pool.dispatch(
-      { path: this.ctx.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body },
-      this,
-    );
+    this.pool.dispatch({ path: this.ctx.path, method: this.req.method ?? 'GET', headers: this.headers, body: this.body }, this);
   }
 
   /**
@@ -278,7 +275,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     return (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: UpstreamController): void {
     this.releasePending();
     this.controller = controller;
     if (this.done) {
@@ -296,7 +293,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.abort(ABORT.maxStream);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: UpstreamController, statusCode: number, headers: IncomingHttpHeaders): void {
     const cs = this.cluster.stats;
     cs.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
     if (headers.connection === 'close') cs.cxCloseNotify.inc();
@@ -316,11 +313,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       if (retriable && this.retried) record.responseFlags |= ResponseFlag.upstreamRetryLimitExceeded;
     }
     const out = downstreamResponseHeaders(statusCode, headers, this.ctx, this.started);
-    if ((controller as { headersOnly?: boolean }).headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
+    if (controller.headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
     else this.res.writeHead(statusCode, out);
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: UpstreamController, chunk: Buffer): void {
     if (this.discarding) return;
     // The client may hold the listener's per_connection_buffer_limit_bytes unwritten; a chunk past
     // that pauses the upstream until it has been written out (Envoy's flow control).
@@ -338,7 +335,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+  onResponseEnd(_controller: UpstreamController, trailers: IncomingHttpHeaders): void {
     this.endTry();
     if (this.discarding) {
       this.retry();
@@ -363,9 +360,9 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /**
    * A timeout or the client leaving ends the current try, whether it is under way, waiting in
-   * our pool for a connection, or waiting for undici to connect (which cannot be interrupted:
-   * the exchange answers now, and undici's request is aborted when it starts, see
-   * onRequestStart). A per-try timeout still waits for the connect in that last case, since
+   * our pool for a connection, or waiting for its new connection to connect (which is not
+   * interrupted: the exchange answers now, and the request is aborted when it starts, before a
+   * byte of it is written, see onRequestStart). A per-try timeout still waits for the connect in that last case, since
    * a retry must not overlap a try that may yet start.
    */
   private abort(reason: Error): void {
@@ -392,7 +389,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     else if (this.host && reason !== ABORT.perTry) this.tryFailed(reason);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_controller: UpstreamController, err: Error): void {
     this.tryFailed(err);
   }
 
@@ -429,7 +426,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       if (!(err as { streamOnly?: boolean }).streamOnly) {
         cs.cxDestroyRemoteWithActiveRq.inc();
         cs.cxDestroyWithActiveRq.inc();
-        // The upstream's bytes were not HTTP (undici's parser: HTTPParserError; node:http2: a protocol error).
+        // The upstream's bytes were not HTTP (llhttp: HTTPParserError; node:http2: a protocol error).
         if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
       }
     }
@@ -623,7 +620,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, action:
 /**
  * The connection manager's downstream_flow_control_paused/resumed_reading_total: the client's
  * body streams upstream, and is paused whenever the upstream connection holds more than it can
- * take (undici's and pipe()'s back-pressure pause the stream), then resumed once it drains.
+ * take (the upstream connection's and pipe()'s back-pressure pause the stream), then resumed once it drains.
  */
 function followBodyFlow(body: Readable, stats: HttpStats): void {
   let paused = false;

@@ -9,6 +9,7 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { Host } from '../upstream/cluster.js';
 import { connectToHost } from '../upstream/host-connection.js';
+import { CONNECT_TIMEOUT } from '../upstream/upstream-handler.js';
 
 /**
  * TcpProxy.tunneling_config: a downstream TCP connection carried inside an HTTP request to the
@@ -85,11 +86,11 @@ export class TunnelingConfig {
       });
       stream.on('error', (err: Error) => {
         const e = failure(err);
-        failed(e.message, e.code === 'ECONNREFUSED' || e.code === 'UND_ERR_CONNECT_TIMEOUT');
+        failed(e.message, e.code === 'ECONNREFUSED' || e.code === CONNECT_TIMEOUT);
       });
       stream.once('close', () => {
         const e = failure();
-        failed(e.message, e.code === 'ECONNREFUSED' || e.code === 'UND_ERR_CONNECT_TIMEOUT');
+        failed(e.message, e.code === 'ECONNREFUSED' || e.code === CONNECT_TIMEOUT);
       });
       return stream;
     }

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { UpstreamController, UpstreamHandler } from './upstream-handler.js';
 import type { Cluster } from './cluster.js';
 
 /**
@@ -47,7 +47,7 @@ export function sendToCluster(cluster: Cluster, rq: AsyncRequest): Promise<Async
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const max = rq.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    let controller: Dispatcher.DispatchController | undefined;
+    let controller: UpstreamController | undefined;
     let status = 0;
     let headers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
@@ -73,14 +73,14 @@ export function sendToCluster(cluster: Cluster, rq: AsyncRequest): Promise<Async
       controller?.abort(err);
       settle(err);
     }, rq.timeoutMs);
-    const handler: Dispatcher.DispatchHandler = {
+    const handler: UpstreamHandler = {
       onRequestStart: (c) => {
         controller = c;
         if (settled) c.abort(new Error('cancelled'));
       },
       onResponseStart: (_c, statusCode, responseHeaders) => {
         status = statusCode;
-        headers = responseHeaders as IncomingHttpHeaders;
+        headers = responseHeaders;
       },
       onResponseData: (c, chunk) => {
         size += chunk.length;
@@ -101,6 +101,6 @@ export function sendToCluster(cluster: Cluster, rq: AsyncRequest): Promise<Async
     cluster.stats.rqTotal.inc();
     cluster.stats.rqActive.inc();
     if (cluster.http2) host.h2Connection(0).request(rq.method, cluster.tls ? 'https' : 'http', rq.path, rq.headers, rq.body, handler);
-    else host.connectionPool(0).dispatch({ method: rq.method as Dispatcher.HttpMethod, path: rq.path, headers: rq.headers, body: rq.body }, handler);
+    else host.connectionPool(0).dispatch({ method: rq.method, path: rq.path, headers: rq.headers, body: rq.body }, handler);
   });
 }

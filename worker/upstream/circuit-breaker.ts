@@ -62,10 +62,6 @@ export class CircuitBreaker {
     this.limit = { cx: t.max_connections, pending: t.max_pending_requests, rq: t.max_requests, retry: t.max_retries };
   }
 
-  get maxConnections(): number {
-    return this.limit.cx;
-  }
-
   /** Whether the tree is under its limit for `resource`. */
   hasRoom(resource: BreakerResource): boolean {
     return this.counts.total(this.base[resource]) < this.limit[resource];

@@ -133,7 +133,7 @@ export class Host implements ConnectionObserver {
 
   /** The keep-alive pool to this host at a priority, created on first use. */
   connectionPool(priority: BreakerPriority): Http1Pool {
-    const target = { address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
+    const target = { ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
     return (this.pools[priority] ??= new Http1Pool(target, this.cluster.breakers[priority], this));
   }
 

@@ -3,7 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
+import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type UpstreamHandler } from './upstream-handler.js';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
@@ -11,11 +11,11 @@ import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
  * (`http2_protocol_options`, or an explicit http2 config in typed_extension_protocol_options).
- * undici 7 negotiates HTTP/2 only through TLS ALPN, so these go through node:http2: sessions per
- * host per worker (see H2Connection), re-made when they close or fail.
+ * They go through node:http2: sessions per host per worker (see H2Connection), re-made when
+ * they close or fail.
  *
- * A request is driven through the same handler callbacks as undici's dispatch API, so the
- * router does not care which protocol carries it.
+ * A request is driven through the same handler callbacks as an HTTP/1.1 connection's
+ * (upstream-handler.ts), so the router does not care which protocol carries it.
  */
 
 export interface H2Target {
@@ -35,11 +35,11 @@ export interface H2Target {
 
 /**
  * A stream on a session that never connected fails with ERR_HTTP2_STREAM_CANCEL; what the
- * router needs is the session's own failure (ECONNREFUSED, a connect timeout), as undici reports it.
+ * router needs is the session's own failure (ECONNREFUSED, a connect timeout), as an HTTP/1.1 connection reports it.
  */
 function connectError(err: Error, sessionError: Error | undefined): Error {
   const code = (sessionError as NodeJS.ErrnoException | undefined)?.code ?? 'ECONNREFUSED';
-  return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === 'UND_ERR_CONNECT_TIMEOUT' ? code : 'ECONNREFUSED' });
+  return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === CONNECT_TIMEOUT ? code : 'ECONNREFUSED' });
 }
 
 /** An upstream connection established: how long it took, and what it speaks. */
@@ -121,7 +121,7 @@ export class H2Connection {
     const started = performance.now();
     let openedAt = 0;
     const timer = setTimeout(() => {
-      if (!entry.connected) session.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+      if (!entry.connected) session.destroy(connectTimeoutError(this.target.authority));
     }, this.target.connectTimeoutMs);
     let stopKeepalive: (() => void) | undefined;
     let expiry: NodeJS.Timeout | undefined;
@@ -153,7 +153,7 @@ export class H2Connection {
       clearTimeout(entry.idle);
       stopKeepalive?.();
       if (entry.connected) this.observer.connectionClosed({ lengthMs: performance.now() - openedAt, rxBytes: socket?.bytesRead ?? 0, txBytes: socket?.bytesWritten ?? 0, remote, socket, requests: entry.streams });
-      else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_CONNECT_TIMEOUT');
+      else this.observer.connectionFailed((entry.error as NodeJS.ErrnoException | undefined)?.code === CONNECT_TIMEOUT);
       const i = this.sessions.indexOf(entry);
       if (i >= 0) this.sessions.splice(i, 1);
     });
@@ -241,8 +241,8 @@ export class H2Connection {
     };
   }
 
-  /** Sends one request; `handler` gets the response as undici's dispatch handler would. */
-  request(method: string, scheme: string, path: string, headers: string[], body: Buffer | Readable | null, handler: Dispatcher.DispatchHandler): void {
+  /** Sends one request; `handler` gets the response as upstream-handler.ts says. */
+  request(method: string, scheme: string, path: string, headers: string[], body: Buffer | Readable | null, handler: UpstreamHandler): void {
     const entry = this.pick();
     const session = entry.session;
     const wasConnected = entry.connected;
@@ -270,7 +270,7 @@ export class H2Connection {
         finished = true;
         resetHere?.();
         stream.close(constants.NGHTTP2_CANCEL);
-        handler.onResponseError?.(controller as unknown as Dispatcher.DispatchController, reason);
+        handler.onResponseError?.(controller, reason);
       },
       pause() {
         controller.paused = true;
@@ -281,18 +281,18 @@ export class H2Connection {
         stream.resume();
       },
     };
-    const ctl = controller as unknown as Dispatcher.DispatchController;
+    const ctl: UpstreamController = controller;
     stream = session.request(out, { endStream: body === null });
     const resetHere = this.target.codec ? followHttp2Stream(this.target.codec, stream, 'here') : undefined;
     this.streamStarted(entry, stream);
-    handler.onRequestStart?.(ctl, {});
+    handler.onRequestStart?.(ctl);
     let responded = false;
     stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
       responded = true;
       // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
       controller.headersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
       const { ':status': status, ...rest } = h;
-      handler.onResponseStart?.(ctl, Number(status), rest as never);
+      handler.onResponseStart?.(ctl, Number(status), rest);
     });
     stream.on('data', (chunk: Buffer) => handler.onResponseData?.(ctl, chunk));
     // A gRPC response's status comes in its trailers: they reach the handler with the end.
@@ -302,7 +302,7 @@ export class H2Connection {
       // node:http2 ends the stream's reading on an RST_STREAM with NO_ERROR too: without a response, that is a reset ('close' says so).
       if (finished || !responded) return;
       finished = true;
-      handler.onResponseEnd?.(ctl, trailers as never);
+      handler.onResponseEnd?.(ctl, trailers);
     });
     // streamOnly: the stream was reset and its connection carries on (no connection was destroyed with it).
     stream.on('error', (err: Error) => {
@@ -315,7 +315,7 @@ export class H2Connection {
       finished = true;
       const streamOnly = entry.connected && !session.destroyed;
       // noError: the upstream reset it with NO_ERROR (upstream_rq_rx_reset_no_error rather than _rx_reset).
-      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET', streamOnly, noError: streamOnly && stream.rstCode === constants.NGHTTP2_NO_ERROR });
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET', streamOnly, noError: streamOnly && stream.rstCode === constants.NGHTTP2_NO_ERROR });
       handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);
@@ -325,7 +325,7 @@ export class H2Connection {
   /**
    * A stream for a tunnel (an extended CONNECT carrying an upgrade, a CONNECT): its own headers,
    * its bytes both ways. `failure()` explains a stream that failed: the session's connect
-   * failure when it never connected (code ECONNREFUSED or UND_ERR_CONNECT_TIMEOUT), else a reset.
+   * failure when it never connected (code ECONNREFUSED or CONNECT_TIMEOUT), else a reset.
    */
   tunnel(headers: OutgoingHttpHeaders): { stream: ClientHttp2Stream; failure: (err?: Error) => Error & { code?: string } } {
     const entry = this.pick();
@@ -334,7 +334,7 @@ export class H2Connection {
     if (this.target.codec) followHttp2Stream(this.target.codec, stream, 'here');
     this.streamStarted(entry, stream);
     const failure = (err?: Error) => {
-      const reset = err ?? Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'UND_ERR_SOCKET' });
+      const reset = err ?? Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET' });
       return wasConnected || entry.connected ? reset : connectError(reset, entry.error);
     };
     return { stream, failure };

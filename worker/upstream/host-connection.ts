@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Host } from './cluster.js';
+import { CONNECT_TIMEOUT, connectTimeoutError } from './upstream-handler.js';
 
 /**
  * A connection of its own to one upstream host (TCP proxy, an upgraded HTTP/1.1 stream), over
@@ -30,7 +31,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     if (connected || failed) return;
     failed = true;
     tls?.outcome(err);
-    host.connectionFailed(err.code === 'UND_ERR_CONNECT_TIMEOUT');
+    host.connectionFailed(err.code === CONNECT_TIMEOUT);
     cluster.stats.cxConnectFail.inc();
     host.outcome('G');
     events.failed(err);
@@ -46,7 +47,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     events.connected();
   });
   socket.once('timeout', () => {
-    if (!connected) fail(Object.assign(new Error(`connect to ${host.address} timed out`), { code: 'UND_ERR_CONNECT_TIMEOUT' }));
+    if (!connected) fail(connectTimeoutError(host.address));
   });
   socket.on('error', (err) => fail(err));
   let remote = false;
