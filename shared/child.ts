@@ -13,6 +13,8 @@ import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '
  */
 
 const log = getLogger('main', import.meta.url);
+/** The child had its init (its log settings came with it). */
+let started = false;
 
 export function childRole(): string {
   return process.argv[2] ?? 'child';
@@ -21,7 +23,8 @@ export function childRole(): string {
 export function setUpChild(onStop: (graceMs: number) => void): void {
   setLogRole(childRole());
   process.on('disconnect', () => {
-    log.warn('the supervisor is gone; exiting');
+    // A spare never started (supervisor/spares.ts) has nothing to say.
+    if (started) log.warn('the supervisor is gone; exiting');
     flushLogs();
     process.exit(0);
   });
@@ -32,5 +35,6 @@ export function setUpChild(onStop: (graceMs: number) => void): void {
 }
 
 export function applyLogSettings(s: LogSettingsMessage): void {
+  started = true;
   configureLogging({ ...s, componentLevels: new Map(s.componentLevels) });
 }

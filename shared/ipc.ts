@@ -17,12 +17,6 @@ import type { TapSession } from './tap.js';
  * No process invents a message shape inline.
  */
 
-/** A listening socket a child inherited: the supervisor's socket id, and the descriptor it has in the child. */
-export interface InheritedSocket {
-  id: number;
-  childFd: number;
-}
-
 /** A listener draining after a change or removal (for /config_dump's draining_state). */
 export interface DrainingListenerView {
   resource: ListenerResource;
@@ -63,9 +57,7 @@ export interface ServerContext {
   drainingListeners: DrainingListenerView[];
   /** New listener versions waiting for their route tables (RDS) before they serve. */
   warmingListeners: ListenerResource[];
-  /** A worker's listening sockets as it inherited them at fork (filled per fork; later ones arrive on `socketChannelFd`). */
-  listenSockets: InheritedSocket[];
-  /** A worker's end of its socket channel with the supervisor (shared/socket-channel.ts); -1 for the admin process. */
+  /** A worker's end of its socket channel with the supervisor (shared/socket-channel.ts), on which its regions and listening sockets come; -1 for the admin process. */
   socketChannelFd: number;
   localAddressIpVersion: 'v4' | 'v6';
   restartEpoch: number;
@@ -90,10 +82,8 @@ export interface ServerContext {
   profilers: ProfilerKind[];
   /** Open /tap sessions (a replacement worker taps too). */
   taps: TapSession[];
-  /** The circuit-breaker counts: the layout, and the descriptor the region is inherited at. */
-  breakers: { layout: BreakerLayout; childFd: number };
-  /** The token-bucket region of local rate limits (shared/ratelimit/token-buckets.ts): the descriptor it is inherited at. */
-  buckets: { childFd: number };
+  /** The circuit-breaker counts' layout (the region comes on the socket channel as `breakers`; the token buckets' as `buckets`). */
+  breakers: { layout: BreakerLayout };
   /** How often a worker's loop sends its watchdog heartbeat (supervisor/watchdog.ts). */
   watchdogTickMs: number;
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */

@@ -6,8 +6,9 @@ import { getLogger } from '../shared/log/logger.js';
 import { packageRoot, runningBundled, runningCompiled } from '../shared/paths.js';
 
 /**
- * One child of the supervisor (the admin process or one worker): forked with the listening
- * sockets as inherited descriptors, and re-forked with backoff when it dies unexpectedly.
+ * One child of the supervisor (the admin process or one worker): forked (or taken from the
+ * spares forked at start, spares.ts) and given what it needs, and re-forked with backoff when it
+ * dies unexpectedly.
  * The listening sockets stay open in the supervisor meanwhile, so connections queue in the
  * kernel until the replacement accepts them.
  */
@@ -31,6 +32,8 @@ export interface ChildOptions<In> {
   /** `admin`, `worker_0`, … (also the child's `%t` in logs). */
   name: string;
   descriptors: () => (number | 'ignore')[];
+  /** A process forked earlier for this child, to start instead of forking one (see spares.ts); taken once. */
+  spare?: () => ChildProcess | undefined;
   onMessage: (message: In, child: ManagedChild<In>) => void;
   /** Called after every (re)start, to send the child its init message. */
   onStart: (child: ManagedChild<In>) => void;
@@ -67,10 +70,13 @@ export class ManagedChild<In> {
 
   start(): void {
     this.startedAt = Date.now();
-    const child = fork(...childCommand(this.options.role, this.options.name), {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...this.options.descriptors()],
-      serialization: 'advanced',
-    });
+    const child =
+      this.options.spare?.() ??
+      fork(...childCommand(this.options.role, this.options.name), {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...this.options.descriptors()],
+        serialization: 'advanced',
+      });
+    child.removeAllListeners('error');
     this.process = child;
     child.on('message', (m) => this.options.onMessage(m as In, this));
     // IPC write failures (a child exiting as it is written to) are not the supervisor's to die of.

@@ -8,9 +8,9 @@ import { native } from '../shared/native/index.js';
 /**
  * The listening sockets of the tree, owned by the supervisor: bound and listening (so connections
  * queue in the kernel from the first moment), but never polled or accepted here. Workers serve
- * them as inherited descriptors (or ones sent to them later, for listeners added by the listener
- * discovery service); a crashed worker's replacement inherits the same sockets, so a listener
- * never closes while the tree lives. Hot restart hands these same sockets to the next epoch.
+ * them as descriptors sent on their socket channels (worker-descriptors.ts), at their start and
+ * whenever a listener opens one later; a crashed worker's replacement gets the same sockets, so a
+ * listener never closes while the tree lives. Hot restart hands these same sockets to the next epoch.
  * A socket outlives a change of its listener when the address stays the same.
  */
 
@@ -124,7 +124,7 @@ export function socketOptionsOf(listener: JsonObject, host: string): NativeSocke
 
 export class ListenSockets {
   private nextId = 1;
-  /** Every open socket, in the order they were opened (the order children inherit them in). */
+  /** Every open socket, in the order they were opened (the order workers are sent them in). */
   readonly open = new Map<number, ListenSocket>();
 
   /**
@@ -213,20 +213,9 @@ export class ListenSockets {
     }
   }
 
-  /**
-   * The descriptors to hand worker `worker` at its fork, in order, and where each lands in it
-   * (from `firstChildFd` on); a socket with several descriptors for that worker appears once for each.
-   */
-  forChild(firstChildFd: number, worker: number): { descriptors: number[]; sockets: { id: number; childFd: number }[] } {
-    const descriptors: number[] = [];
-    const sockets: { id: number; childFd: number }[] = [];
-    for (const s of this.open.values()) {
-      for (const fd of fdsOfWorker(s, worker, this.workers)) {
-        sockets.push({ id: s.id, childFd: firstChildFd + descriptors.length });
-        descriptors.push(fd);
-      }
-    }
-    return { descriptors, sockets };
+  /** Every socket open now. */
+  openSockets(): IterableIterator<ListenSocket> {
+    return this.open.values();
   }
 
   /** The descriptors worker `worker` serves for `socket`. */

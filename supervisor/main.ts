@@ -15,6 +15,7 @@ import { ListenerManager } from './listener-manager.js';
 import { BucketRegion } from './ratelimit/bucket-region.js';
 import { parseOptions, type Options } from './options.js';
 import { sdNotify } from './sd-notify.js';
+import { discardSpareWorkers, forkSpareWorkers } from './spares.js';
 import { ProcessTree } from './tree.js';
 
 /**
@@ -169,7 +170,16 @@ export async function main(args: string[] = process.argv.slice(2), io: MainIo = 
   }
   process.on('SIGUSR1', reopenLogs);
   for (const w of parsed.warnings) log.warn(w);
+  // The workers boot while the configuration loads (see spares.ts); those not taken die with this function.
+  if (options.mode === 'serve') forkSpareWorkers(Array.from({ length: options.concurrency }, (_, i) => `worker_${i}`));
+  try {
+    return await loadAndRun(options, io);
+  } finally {
+    discardSpareWorkers();
+  }
+}
 
+async function loadAndRun(options: Options, io: MainIo): Promise<number> {
   const loaded = loadConfiguration(options);
   if (!loaded) {
     flushLogs();

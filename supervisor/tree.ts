@@ -10,6 +10,7 @@ import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
 import { ManagedChild } from './children.js';
+import { takeSpareWorker } from './spares.js';
 import { ClusterManager } from './cluster-manager.js';
 import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
@@ -128,7 +129,6 @@ export class ProcessTree {
       listenerFailures: [],
       drainingListeners: [],
       warmingListeners: [],
-      listenSockets: [],
       socketChannelFd: -1,
       localAddressIpVersion: options.localAddressIpVersion,
       restartEpoch: options.restartEpoch,
@@ -145,8 +145,7 @@ export class ProcessTree {
       profilers: [],
       taps: [],
       upstream: {},
-      breakers: { layout: { capacity: 0, workers: 0 }, childFd: -1 },
-      buckets: { childFd: WorkerDescriptors.bucketChildFd },
+      breakers: { layout: { capacity: 0, workers: 0 } },
       watchdogTickMs: this.workerWatchdog.tickMs,
       tls: loaded.tls,
     };
@@ -154,7 +153,7 @@ export class ProcessTree {
     const breakers = createBreakerRegion(options.concurrency);
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
-    this.context.breakers = { layout: breakers.counts.layout, childFd: WorkerDescriptors.breakerChildFd };
+    this.context.breakers = { layout: breakers.counts.layout };
     this.descriptors = new WorkerDescriptors(sockets, breakers.fd, this.buckets.fd);
     for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
@@ -214,6 +213,11 @@ export class ProcessTree {
         role: 'worker',
         name: `worker_${i}`,
         descriptors: () => this.descriptors.forFork(i),
+        spare: () => {
+          const spare = takeSpareWorker(`worker_${i}`);
+          if (spare) this.descriptors.adopt(i, spare.channel);
+          return spare?.process;
+        },
         onStart: (child) => {
           child.send<ToWorker>({ type: 'init', index: i, server: { ...this.context, ...this.descriptors.afterFork(i) } });
           for (const change of this.requests.logLevelChanges) child.send<ToWorker>({ type: 'log_levels', change });

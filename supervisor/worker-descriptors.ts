@@ -1,24 +1,26 @@
-import type { InheritedSocket } from '../shared/ipc.js';
+import type { ChildProcess } from 'node:child_process';
 import { SocketChannelParent } from '../shared/socket-channel.js';
 import type { ListenSocket, ListenSockets } from './listen-sockets.js';
 
 /**
- * The descriptors a worker gets: at its fork, the circuit-breaker region (fd 4), the token-bucket
- * region (fd 5), its end of a socket channel (fd 6) and its descriptors of every listening socket
- * open then (fd 7 on: with reuse_port, its own); afterwards, each socket opened later, sent on its channel. A replacement worker gets a
- * new channel.
+ * The descriptors a worker gets, all on its socket channel (shared/socket-channel.ts): at fork
+ * it inherits only its end of the channel (fd 4); at init the supervisor sends it the
+ * circuit-breaker and token-bucket regions and its descriptors of every listening socket open
+ * then (with reuse_port, its own), and afterwards each socket opened later. So a worker forked
+ * before the configuration was loaded (supervisor/spares.ts) and one forked now are given the
+ * same way. A replacement worker gets a new channel.
  */
 
-const BREAKER_CHILD_FD = 4;
-const BUCKET_CHILD_FD = 5;
-const SOCKET_CHANNEL_CHILD_FD = 6;
-const FIRST_SOCKET_CHILD_FD = 7;
+const SOCKET_CHANNEL_CHILD_FD = 4;
+
+/** A worker process forked with its channel, before it was given anything. */
+export interface BareWorker {
+  process: ChildProcess;
+  channel: SocketChannelParent;
+}
 
 export class WorkerDescriptors {
-  static readonly breakerChildFd = BREAKER_CHILD_FD;
-  static readonly bucketChildFd = BUCKET_CHILD_FD;
   private readonly channels: (SocketChannelParent | undefined)[] = [];
-  private readonly inherited: InheritedSocket[][] = [];
 
   constructor(
     private readonly sockets: ListenSockets,
@@ -26,19 +28,29 @@ export class WorkerDescriptors {
     private readonly bucketFd: number,
   ) {}
 
-  /** The stdio descriptors for forking worker `i` (after stdin, stdout, stderr and IPC). */
+  /** The descriptors for forking worker `i` (after stdin, stdout, stderr and IPC): its channel's end. */
   forFork(i: number): number[] {
     this.channels[i]?.close();
-    const channel = (this.channels[i] = new SocketChannelParent());
-    const sockets = this.sockets.forChild(FIRST_SOCKET_CHILD_FD, i);
-    this.inherited[i] = sockets.sockets;
-    return [this.breakerFd, this.bucketFd, channel.childEnd, ...sockets.descriptors];
+    return [(this.channels[i] = new SocketChannelParent()).childEnd];
   }
 
-  /** Worker `i` was forked: what its init message says it inherited (its copy of the channel end is its own now). */
-  afterFork(i: number): { listenSockets: InheritedSocket[]; socketChannelFd: number } {
-    this.channels[i]?.releaseChildEnd();
-    return { listenSockets: this.inherited[i] ?? [], socketChannelFd: SOCKET_CHANNEL_CHILD_FD };
+  /** Worker `i` is one forked earlier with its channel (its copy of the channel's end is its own already). */
+  adopt(i: number, channel: SocketChannelParent): void {
+    this.channels[i]?.close();
+    this.channels[i] = channel;
+  }
+
+  /**
+   * Worker `i` was forked (or adopted): its copy of the channel's end is its own, and the regions
+   * and every open socket go to it. Returns where its init message says its channel is.
+   */
+  afterFork(i: number): { socketChannelFd: number } {
+    const channel = this.channels[i]!;
+    channel.releaseChildEnd();
+    channel.sendRegion('breakers', this.breakerFd);
+    channel.sendRegion('buckets', this.bucketFd);
+    for (const socket of this.sockets.openSockets()) this.sendTo(channel, i, socket);
+    return { socketChannelFd: SOCKET_CHANNEL_CHILD_FD };
   }
 
   /** Worker `i` exited: its channel goes. */
@@ -47,12 +59,16 @@ export class WorkerDescriptors {
     this.channels[i] = undefined;
   }
 
-  /** A socket opened after the workers forked reaches each running worker, its descriptors for that worker (a later fork inherits them). */
+  /** A socket opened after the workers started reaches each running worker, its descriptors for that worker. */
   send(socket: ListenSocket): void {
     this.channels.forEach((channel, i) => {
-      const fds = this.sockets.ofWorker(socket, i);
-      for (const fd of fds) channel?.send(socket.id, fd, fds.length);
+      if (channel) this.sendTo(channel, i, socket);
     });
+  }
+
+  private sendTo(channel: SocketChannelParent, i: number, socket: ListenSocket): void {
+    const fds = this.sockets.ofWorker(socket, i);
+    for (const fd of fds) channel.send(socket.id, fd, fds.length);
   }
 
   closeAll(): void {

@@ -165,7 +165,7 @@ describe('the process tree', () => {
 });
 
 describe('start-up failures', () => {
-  it('an invalid bootstrap exits 1 before any socket is bound or process forked', async () => {
+  it('an invalid bootstrap exits 1 before any socket is bound or any worker starts', async () => {
     // The listener's port is taken: a proxy that bound before validating would fail on that first.
     const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
@@ -176,6 +176,8 @@ describe('start-up failures', () => {
       assert.equal(out.code, 1);
       assert.match(out.stderr, /cluster type ORIGINAL_DST is not supported/);
       assert.doesNotMatch(out.stderr, /starting epoch|cannot bind/);
+      // The workers forked while the configuration loaded (supervisor/spares.ts) go without a word.
+      assert.doesNotMatch(out.stderr, /supervisor is gone/);
     } finally {
       blocker.close();
     }

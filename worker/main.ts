@@ -45,12 +45,15 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const session of server.taps) startTap(session);
   // xxHash64 for consistent hashing (RING_HASH, MAGLEV, hash_policy): a small wasm module, ready before any request.
   await initHashing();
-  const counts = BreakerCounts.open(server.breakers.childFd, server.breakers.layout);
-  useTreeBuckets(TreeBuckets.open(server.buckets.childFd));
+  // Every descriptor comes on the socket channel (the worker may have been forked before there was any).
+  const inbox = new SocketInbox(server.socketChannelFd);
+  const [breakerFd, bucketFd] = await Promise.all([inbox.takeRegion('breakers'), inbox.takeRegion('buckets')]);
+  const counts = BreakerCounts.open(breakerFd, server.breakers.layout);
+  useTreeBuckets(TreeBuckets.open(bucketFd));
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
   for (const order of server.drains) drain.start(order);
   routeTables = new RouteTables(server.routes);
-  listeners = new ListenerSet(new SocketInbox(server.socketChannelFd, server.listenSockets), {
+  listeners = new ListenerSet(inbox, {
     drain,
     clusters,
     routeTables,

@@ -499,11 +499,20 @@ static napi_value dgram_open(napi_env env, napi_callback_info info) {
 }
 
 /* socketPair() -> [a, b]: a connected AF_UNIX datagram pair (close-on-exec, non-blocking), for a
- * parent and the child it forks: the child's end is inherited, the parent sends on its own. */
+ * parent and the child it forks: the child's end is inherited, the parent sends on its own. The
+ * child's end asks for credentials from the start (SO_PASSCRED), so that what the parent sends
+ * before the child adopts its end carries them too. */
 static napi_value socket_pair(napi_env env, napi_callback_info info) {
   (void)info;
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) return throw_errno(env, "socketpair", errno);
+  int one = 1;
+  if (setsockopt(fds[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0) {
+    int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return throw_errno(env, "setsockopt(SO_PASSCRED)", err);
+  }
   return int_pair(env, fds[0], fds[1]);
 }
 
