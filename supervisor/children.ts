@@ -49,6 +49,11 @@ export function childCommand(role: Role, name: string): [script: string, args: s
   return [fileURLToPath(new URL(`../${role}/main.${ext}`, import.meta.url)), [name]];
 }
 
+/** Forks a child of `role` with `descriptors` after stdin, stdout, stderr and the IPC channel (fd 4 on). */
+export function forkChild(role: Role, name: string, descriptors: (number | 'ignore')[]): ChildProcess {
+  return fork(...childCommand(role, name), { stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...descriptors], serialization: 'advanced' });
+}
+
 export class ManagedChild<In> {
   process: ChildProcess | undefined;
   restarts = 0;
@@ -70,12 +75,8 @@ export class ManagedChild<In> {
 
   start(): void {
     this.startedAt = Date.now();
-    const child =
-      this.options.spare?.() ??
-      fork(...childCommand(this.options.role, this.options.name), {
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...this.options.descriptors()],
-        serialization: 'advanced',
-      });
+    const child = this.options.spare?.() ?? forkChild(this.options.role, this.options.name, this.options.descriptors());
+    // A spare's own 'error' listener (spares.ts) gives way to this one.
     child.removeAllListeners('error');
     this.process = child;
     child.on('message', (m) => this.options.onMessage(m as In, this));

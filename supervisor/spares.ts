@@ -1,6 +1,5 @@
-import { fork } from 'node:child_process';
 import { SocketChannelParent } from '../shared/socket-channel.js';
-import { childCommand } from './children.js';
+import { forkChild } from './children.js';
 import type { BareWorker } from './worker-descriptors.js';
 
 /**
@@ -19,10 +18,7 @@ const spares = new Map<string, BareWorker>();
 export function forkSpareWorkers(names: string[]): void {
   for (const name of names) {
     const channel = new SocketChannelParent();
-    const process = fork(...childCommand('worker', name), {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', channel.childEnd],
-      serialization: 'advanced',
-    });
+    const process = forkChild('worker', name, [channel.childEnd]);
     channel.releaseChildEnd();
     // Until it is taken, its failures are not the supervisor's to report: a fresh fork replaces it.
     process.on('error', () => {});

@@ -182,10 +182,6 @@ export class Http1Connection {
     if (!this.current && !this.first) this.socket.destroy();
   }
 
-  get busy(): boolean {
-    return this.current !== undefined || this.first !== undefined;
-  }
-
   private opened(): void {
     this.connected = true;
     this.openedAt = performance.now();
@@ -409,6 +405,11 @@ export class Http1Connection {
   }
 
   private becameIdle(): void {
+    if (this.retiring) {
+      // Its last request (max_requests_per_connection) never went out; it takes no other.
+      this.socket.destroy();
+      return;
+    }
     if (this.socket.isPaused()) this.socket.resume();
     const idleMs = this.hintMs !== undefined && (this.target.idleMs === 0 || this.hintMs < this.target.idleMs) ? this.hintMs : this.target.idleMs;
     if (idleMs > 0) {
