@@ -137,6 +137,21 @@ test('a response read until the server closes ends with the close; one cut short
   await stop(server, sockets);
 });
 
+test("a response head up to Envoy's 80 KiB is read; a larger one fails as a protocol error", async () => {
+  const field = (kb: number) => `x-large: ${'a'.repeat(kb * 1024)}\r\n`;
+  const { server, port, sockets } = await rawServer((socket, _chunk, all) => {
+    if (!all.endsWith('\r\n\r\n')) return;
+    socket.write(`HTTP/1.1 200 OK\r\n${field(all.includes('/huge') ? 90 : 40)}content-length: 2\r\n\r\nok`);
+  });
+  const large = await exchange(connectTo(port), { path: '/large' });
+  assert.equal(large.error, undefined);
+  assert.equal((large.headers!['x-large'] as string).length, 40 * 1024);
+  const huge = await exchange(connectTo(port), { path: '/huge' });
+  assert.equal(huge.error?.name, 'HTTPParserError');
+  assert.equal(huge.error?.code, 'HPE_HEADER_OVERFLOW');
+  await stop(server, sockets);
+});
+
 test('bytes that are not HTTP fail as a protocol error', async () => {
   const { server, port, sockets } = await rawServer((socket) => socket.write('SSH-2.0-OpenSSH\r\n\r\n'));
   const out = await exchange(connectTo(port), {});

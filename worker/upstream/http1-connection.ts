@@ -43,6 +43,8 @@ export interface Http1ConnectionEvents {
 
 /** Methods whose requests carry a body by definition: without one, `content-length: 0` says so (as undici and Node's client do). */
 const EXPECTS_PAYLOAD = new Set(['POST', 'PUT', 'PATCH']);
+/** How large a response's head may be: Envoy's HTTP/1 client allows 80 KiB (Node's own default is 16 KiB); past it, a protocol error. */
+const MAX_RESPONSE_HEAD_BYTES = 80 * 1024;
 /** How much sooner than a server's `Keep-Alive: timeout` hint an idle connection is closed here, so that no request races the server's close. */
 const KEEP_ALIVE_HINT_MARGIN_MS = 1000;
 
@@ -140,7 +142,7 @@ export class Http1Connection {
     this.socket = tls ? tlsConnect({ host: target.ip, port: target.port, ...tls.options }) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const parser = new HTTPParser();
-    parser.initialize(HTTPParser.RESPONSE, {}, 0, 0);
+    parser.initialize(HTTPParser.RESPONSE, {}, MAX_RESPONSE_HEAD_BYTES, 0);
     parser[HTTPParser.kOnHeaders] = (fields: string[]) => this.fieldsArrived(fields);
     parser[HTTPParser.kOnHeadersComplete] = (_major: number, _minor: number, fields: string[] | undefined, _method: number, _url: string, status: number, message: string, _upgrade: boolean, keepAlive: boolean) =>
       this.headersComplete(fields, status, message, keepAlive);
