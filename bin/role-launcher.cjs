@@ -16,7 +16,8 @@ const rolesDir = join(__dirname, '..', 'dist', 'roles');
 function load(role, makeCodeCache = false) {
   const file = join(rolesDir, `${role}.cjs`);
   const cacheFile = `${file}.v8cache`;
-  const source = readFileSync(file, 'utf8');
+  // The build writes bundles in ASCII (scripts/bundle.mjs): latin1 reads them without decoding.
+  const source = readFileSync(file, 'latin1');
   let cachedData;
   if (!makeCodeCache) {
     try {
