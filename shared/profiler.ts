@@ -1,8 +1,8 @@
 import { closeSync, openSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import type { Session } from 'node:inspector/promises';
+import { inspectorModule, v8Module } from './builtins.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeHeapSnapshot } from 'node:v8';
 import { mapProfileToSources } from './bundle-sources.js';
 import { getLogger } from './log/logger.js';
 
@@ -42,7 +42,7 @@ const running = new Set<ProfilerKind>();
 
 function connected(): Session {
   if (!session) {
-    session = new Session();
+    session = new (inspectorModule().Session)();
     session.connect();
   }
   return session;
@@ -92,7 +92,7 @@ export async function applyProfilerOrder(order: ProfilerOrder, role: string): Pr
 /** A V8 heap snapshot of this process in a temporary file (the caller streams it and removes it). */
 export function heapSnapshotFile(role: string): ProfilerOutcome {
   try {
-    return { file: writeHeapSnapshot(join(tmpdir(), `proxy-${role}-${process.pid}-${Date.now()}.heapsnapshot`)) };
+    return { file: v8Module().writeHeapSnapshot(join(tmpdir(), `proxy-${role}-${process.pid}-${Date.now()}.heapsnapshot`)) };
   } catch (err) {
     return { error: (err as Error).message };
   }

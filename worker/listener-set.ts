@@ -1,4 +1,4 @@
-import { createSocket } from 'node:dgram';
+import { dgramModule } from '../shared/builtins.js';
 import { createServer, isIPv6, type Socket } from 'node:net';
 import type { ListenerResource } from '../shared/config/resources.js';
 import type { DrainOrder } from '../shared/ipc.js';
@@ -133,7 +133,7 @@ export class ListenerSet {
         if (listener.udp) {
           // The listener's datagrams: each goes to the socket's owner at that moment.
           const host = String(((listener.resource.config.address as { socket_address?: { address?: string } }).socket_address ?? {}).address ?? '');
-          const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4' });
+          const socket = dgramModule().createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4' });
           socket.on('message', (data, peer) => this.owners.get(id)?.onDatagram(socket, data, peer));
           socket.on('error', (err) => log.warn(`UDP listener '${listener.name}': ${err.message}`));
           servers.push(socket);

@@ -1,4 +1,5 @@
-import { createSecureContext, type SecureContextOptions } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
+import { tlsModule } from '../builtins.js';
 import { X509Certificate } from 'node:crypto';
 import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
@@ -144,7 +145,7 @@ export function loadTlsContext(
   if (errors.length > before) return undefined;
   // OpenSSL's own check: a key that does not match its certificate, a wrong password, an unknown cipher.
   try {
-    createSecureContext(secureContextOptions(context));
+    tlsModule().createSecureContext(secureContextOptions(context));
   } catch (err) {
     errors.push(`${path}: ${(err as Error).message}`);
     return undefined;

@@ -1,4 +1,5 @@
-import { connect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
+import { tlsModule } from '../builtins.js';
 import type { Socket } from 'node:net';
 import type { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
 import type { SecureConnector } from '@grpc/grpc-js/build/src/channel-credentials.js';
@@ -58,7 +59,7 @@ function clusterTlsCredentials(grpc: GrpcJs): new (tls: UpstreamTls) => ChannelC
       return {
         connect: (socket: Socket) =>
           new Promise((resolve, reject) => {
-            const secured: TLSSocket = connect({ ...tls.options, socket }, () => {
+            const secured: TLSSocket = tlsModule().connect({ ...tls.options, socket }, () => {
               tls.outcome(null, secured);
               resolve({ socket: secured, secure: true });
             });

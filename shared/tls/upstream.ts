@@ -1,4 +1,5 @@
-import { createSecureContext, type ConnectionOptions, type PeerCertificate, type TLSSocket } from 'node:tls';
+import type { ConnectionOptions, PeerCertificate, TLSSocket } from 'node:tls';
+import { tlsModule } from '../builtins.js';
 import { secureContextOptions, type TlsContext } from './context.js';
 import { publishCertificateExpiry } from './certificates.js';
 import { compileSanMatchers } from './san.js';
@@ -23,7 +24,7 @@ export class UpstreamTls {
     this.stats = sslStats(this.statPrefix);
     publishCertificateExpiry(this.statPrefix, context);
     this.options = {
-      secureContext: createSecureContext(secureContextOptions(context)),
+      secureContext: tlsModule().createSecureContext(secureContextOptions(context)),
       ...(context.sni ? { servername: context.sni } : {}),
       rejectUnauthorized: context.ca !== undefined,
       // Called only after the chain verified: the SAN matchers, or nothing (Envoy does not check host names).

@@ -1,7 +1,8 @@
 import type { UpgradeRequest } from './upgrade-router.js';
 import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { constants as h2constants, type Http2Session } from 'node:http2';
+import type { Http2Session } from 'node:http2';
+import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -160,7 +161,7 @@ export class ConnectionLimits {
         record.responseCodeDetails = http2 ? 'http2.unexpected_underscore' : 'http1.unexpected_underscore';
       }
       if (http2) {
-        (req as unknown as { stream: { close(code: number): void } }).stream.close(h2constants.NGHTTP2_PROTOCOL_ERROR);
+        (req as unknown as { stream: { close(code: number): void } }).stream.close(http2Module().constants.NGHTTP2_PROTOCOL_ERROR);
       } else {
         this.httpStats.cxProtocolError.inc();
         res.shouldKeepAlive = false;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { createServer as createHttp1Server, ServerResponse, type IncomingMessage, type Server as Http1Server } from 'node:http';
-import { createServer as createHttp2Server, type Http2Server, type Http2Session, type Http2Stream } from 'node:http2';
+import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
+import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
@@ -97,7 +98,6 @@ export class HttpConnectionManager {
   private readonly maxHeadersCount: number;
   private readonly codec: string;
   private readonly localAddress: string;
-  private readonly servers: (Http1Server | Http2Server)[] = [];
   private readonly sockets = new Set<Socket>();
   /** downstream_cx_rx/tx_bytes_buffered: what `sockets` hold, summed at each collection. */
   private readonly stopBufferedBytes: () => void;
@@ -106,7 +106,9 @@ export class HttpConnectionManager {
   /** The socket being handed to HTTP/2, while its session is made. */
   private h2Socket: Socket | undefined;
   private h1: Http1Server | undefined;
-  private h2!: Http2Server;
+  /** Made for the first HTTP/2 connection (see toHttp2()): node:http2 is loaded then, not at start. */
+  private h2: Http2Server | undefined;
+  private makeHttp2Server!: () => Http2Server;
   private keepAliveTimer: NodeJS.Timeout | undefined;
   private tunnelDeadline: NodeJS.Timeout | undefined;
   private tunnelsEnded = false;
@@ -205,7 +207,7 @@ export class HttpConnectionManager {
   }
 
   /**
-   * Builds the HTTP/1.1 and HTTP/2 servers the listener's connections are handed to (see
+   * Builds the HTTP/1.1 server, and the means to build the HTTP/2 one, that the listener's connections are handed to (see
    * accept()); they never listen themselves.
    */
   private prepare(): void {
@@ -235,23 +237,12 @@ export class HttpConnectionManager {
       else socket.destroy();
     });
     const tuning = http2Tuning(this.config.http2_protocol_options);
-    const h2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
-    h2.on('session', (session: Http2Session) => {
-      const codec = http2CodecStats();
-      session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
-      this.sessions.add(session);
-      this.limits?.http2Session(this.h2Socket!, session);
-      if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
-      this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
-      session.once('close', () => this.sessions.delete(session));
-      // nghttp2 found the peer breaking the protocol (Node then destroys the session).
-      session.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code?.startsWith('ERR_HTTP2')) this.stats.cxProtocolError.inc();
-      });
-      this.stats.cxHttp2Total.inc();
-      this.stats.cxHttp2Active.inc();
-      session.once('close', () => this.stats.cxHttp2Active.dec());
-    });
+    this.makeHttp2Server = () => {
+      const h2 = http2Module().createServer({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
+      h2.on('session', (session: Http2Session) => this.http2Session(session, tuning));
+      h2.on('connect', (req: IncomingMessage, res: ServerResponse) => this.connectHttp2(req, res, streamIdleMs));
+      return h2;
+    };
     h1.on('connection', (socket: Socket) => {
       if (this.reparsed.has(socket)) return;
       http1CodecStats();
@@ -263,10 +254,7 @@ export class HttpConnectionManager {
     // Upgrades and CONNECT leave Node's parsers here; see upgradeHttp1() and connectHttp2().
     h1.on('upgrade', upgradeHandler);
     h1.on('connect', upgradeHandler);
-    h2.on('connect', (req: IncomingMessage, res: ServerResponse) => this.connectHttp2(req, res, streamIdleMs));
-    this.servers.push(h1, h2);
     this.h1 = h1;
-    this.h2 = h2;
     this.ctx.drain.onStart((order) => {
       if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') {
         this.shortenKeepAlive(order, idleMs);
@@ -276,6 +264,24 @@ export class HttpConnectionManager {
     // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
     // requestTimeout and headersTimeout) from its 'listening' event; it never listens itself.
     h1.emit('listening');
+  }
+
+  /** An HTTP/2 connection's session, as the HTTP/2 server makes it: its figures, limits and guard. */
+  private http2Session(session: Http2Session, tuning: ReturnType<typeof http2Tuning>): void {
+    const codec = http2CodecStats();
+    session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
+    this.sessions.add(session);
+    this.limits?.http2Session(this.h2Socket!, session);
+    if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+    this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
+    session.once('close', () => this.sessions.delete(session));
+    // nghttp2 found the peer breaking the protocol (Node then destroys the session).
+    session.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code?.startsWith('ERR_HTTP2')) this.stats.cxProtocolError.inc();
+    });
+    this.stats.cxHttp2Total.inc();
+    this.stats.cxHttp2Active.inc();
+    session.once('close', () => this.stats.cxHttp2Active.dec());
   }
 
   /**
@@ -322,6 +328,7 @@ export class HttpConnectionManager {
 
   /** Hands a connection to the HTTP/2 server, whose 'session' handler (run at once) guards it. */
   private toHttp2(socket: Socket): void {
+    this.h2 ??= this.makeHttp2Server();
     this.h2Socket = socket;
     this.h2.emit('connection', socket);
     this.h2Socket = undefined;
@@ -626,7 +633,7 @@ export class HttpConnectionManager {
     clearTimeout(this.tunnelDeadline);
     this.tunnelsEnded = true;
     for (const tunnel of this.tunnels) tunnel.close();
-    for (const s of this.servers) if ('closeIdleConnections' in s) s.closeIdleConnections();
+    this.h1?.closeIdleConnections();
     for (const session of this.sessions) {
       session.close(); // a GOAWAY
       http2CodecStats().goawaySent.inc();

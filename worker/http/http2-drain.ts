@@ -1,4 +1,5 @@
-import { constants, type Http2Session } from 'node:http2';
+import type { Http2Session } from 'node:http2';
+import { http2Module } from '../../shared/builtins.js';
 import { http2CodecStats } from '../../shared/stats/codec-stats.js';
 
 /**
@@ -20,7 +21,7 @@ export function drainHttp2Session(session: Http2Session, graceMs: number): void 
     sent.inc();
     return;
   }
-  session.goaway(constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID);
+  session.goaway(http2Module().constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID);
   sent.inc();
   const timer = setTimeout(() => {
     if (session.closed || session.destroyed) return;

@@ -1,5 +1,6 @@
 import { request as http1Request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { constants as h2, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import type { OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
@@ -393,7 +394,7 @@ class UpgradeExchange implements Tunnel {
     const down = this.upgrade.downstream;
     if (down.kind === 'h1') down.socket.destroy();
     else if (down.kind === 'body') this.res.destroy();
-    else if (!down.stream.destroyed) down.stream.close(h2.NGHTTP2_CONNECT_ERROR);
+    else if (!down.stream.destroyed) down.stream.close(http2Module().constants.NGHTTP2_CONNECT_ERROR);
   }
 
   private finish(): void {

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
-import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
+import { tlsModule } from '../../shared/builtins.js';
 import { stats } from '../../shared/stats/process.js';
 import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
 import { publishCertificateExpiry } from '../../shared/tls/certificates.js';
@@ -28,7 +29,7 @@ export class DownstreamTls {
     this.stats = sslStats(statPrefix);
     publishCertificateExpiry(statPrefix, context);
     const verify = context.ca !== undefined;
-    this.server = createTlsServer({
+    this.server = tlsModule().createServer({
       ...secureContextOptions(context),
       ...(context.alpn.length ? { ALPNProtocols: context.alpn } : {}),
       // Verified here after the handshake, so that a missing certificate can be allowed and each failure counted.

@@ -1,4 +1,5 @@
-import { createSocket, type RemoteInfo, type Socket as DgramSocket } from 'node:dgram';
+import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
+import { dgramModule } from '../../shared/builtins.js';
 import { isIPv6 } from 'node:net';
 import { connectionEntry, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
@@ -127,7 +128,7 @@ class Session {
   private upstreamFor(host: Host): Upstream {
     const known = this.upstreams.get(host.address);
     if (known) return known;
-    const socket = createSocket({ type: isIPv6(host.ip) ? 'udp6' : 'udp4' });
+    const socket = dgramModule().createSocket({ type: isIPv6(host.ip) ? 'udp6' : 'udp4' });
     const up = { host, socket };
     this.upstreams.set(host.address, up);
     if (this.entry) this.entry.upstreamHost = host.address;

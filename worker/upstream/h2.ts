@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
-import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
+import { http2Module } from '../../shared/builtins.js';
 import type { Readable } from 'node:stream';
 import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type UpstreamHandler } from './upstream-handler.js';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
@@ -114,6 +115,7 @@ export class H2Connection {
     const tls = this.target.tls;
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
+    const { connect } = http2Module();
     const session = tls ? connect(`https://${this.target.authority}`, { ...tls.options, ...options }) : connect(`http://${this.target.authority}`, options);
     const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);
@@ -269,7 +271,7 @@ export class H2Connection {
         controller.reason = reason;
         finished = true;
         resetHere?.();
-        stream.close(constants.NGHTTP2_CANCEL);
+        stream.close(http2Module().constants.NGHTTP2_CANCEL);
         handler.onResponseError?.(controller, reason);
       },
       pause() {
@@ -290,7 +292,7 @@ export class H2Connection {
     stream.on('response', (h: IncomingHttpHeaders, flags: number) => {
       responded = true;
       // A response that is headers only (gRPC's trailers-only answer): the router answers it the same way.
-      controller.headersOnly = (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+      controller.headersOnly = (flags & http2Module().constants.NGHTTP2_FLAG_END_STREAM) !== 0;
       const { ':status': status, ...rest } = h;
       handler.onResponseStart?.(ctl, Number(status), rest);
     });
@@ -315,7 +317,7 @@ export class H2Connection {
       finished = true;
       const streamOnly = entry.connected && !session.destroyed;
       // noError: the upstream reset it with NO_ERROR (upstream_rq_rx_reset_no_error rather than _rx_reset).
-      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET', streamOnly, noError: streamOnly && stream.rstCode === constants.NGHTTP2_NO_ERROR });
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET', streamOnly, noError: streamOnly && stream.rstCode === http2Module().constants.NGHTTP2_NO_ERROR });
       handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
+import { tlsModule } from '../../shared/builtins.js';
 import type { Host } from './cluster.js';
 import { CONNECT_TIMEOUT, connectTimeoutError } from './upstream-handler.js';
 
@@ -21,7 +22,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
   const cluster = host.cluster;
   const tls = cluster.tls;
   const socket = tls
-    ? tlsConnect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options })
+    ? tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options })
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   let connected = false;
   let failed = false;

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
+import { tlsModule } from '../../shared/builtins.js';
 import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
@@ -139,7 +140,7 @@ export class Http1Connection {
     private readonly events: Http1ConnectionEvents,
   ) {
     const tls = target.tls;
-    this.socket = tls ? tlsConnect({ host: target.ip, port: target.port, ...tls.options }) : netConnect({ host: target.ip, port: target.port });
+    this.socket = tls ? tlsModule().connect({ host: target.ip, port: target.port, ...tls.options }) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_RESPONSE_HEAD_BYTES, 0);

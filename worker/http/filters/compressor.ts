@@ -1,5 +1,5 @@
 import type { Transform } from 'node:stream';
-import { constants, createBrotliCompress, createGzip } from 'node:zlib';
+import { zlibModule } from '../../../shared/builtins.js';
 import { obj } from '../../../shared/config/access.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../../shared/config/wkt.js';
@@ -35,6 +35,7 @@ interface Library {
 }
 
 function libraryOf(config: JsonObject): Library {
+  const { constants, createBrotliCompress, createGzip } = zlibModule();
   const typed = obj(config.typed_config);
   const c = typed;
   if (typeNameOfUrl(String(typed['@type'])) === BROTLI) {

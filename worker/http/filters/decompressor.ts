@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { constants, createBrotliDecompress, createGunzip } from 'node:zlib';
+import { zlibModule } from '../../../shared/builtins.js';
 import { obj } from '../../../shared/config/access.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../../shared/config/wkt.js';
@@ -31,6 +31,7 @@ interface Library {
 }
 
 function libraryOf(config: JsonObject): Library {
+  const { constants, createBrotliDecompress, createGunzip } = zlibModule();
   const c = obj(config.typed_config);
   const chunkSize = typeof c.chunk_size === 'number' ? c.chunk_size : 4096;
   if (typeNameOfUrl(String(c['@type'])) === BROTLI) {
