@@ -216,12 +216,19 @@ export class Http1Connection {
     for (let i = 0; i < headers.length && invalid === undefined; i += 2) {
       const k = headers[i]!;
       const v = headers[i + 1]!;
-      if (!TOKEN.test(k)) invalid = `invalid header name '${k}'`;
-      else if (INVALID_VALUE.test(v)) invalid = `invalid value of header '${k}'`;
-      else if (k.length === 14 && k.toLowerCase() === 'content-length') length = v;
+      if (!TOKEN.test(k)) {
+        invalid = `invalid header name '${k}'`;
+        continue;
+      }
+      if (INVALID_VALUE.test(v)) {
+        invalid = `invalid value of header '${k}'`;
+        continue;
+      }
+      // Only names of these lengths can be framing or connection headers: the others are not lower-cased.
+      const framing = k.length === 10 || k.length === 14 || k.length === 17 ? k.toLowerCase() : '';
+      if (framing === 'content-length') length = v;
       // The framing and the connection's fate are this side's: whatever else said so is not forwarded.
-      else if ((k.length === 10 && k.toLowerCase() === 'connection') || (k.length === 17 && k.toLowerCase() === 'transfer-encoding') || (k.length === 10 && k.toLowerCase() === 'keep-alive')) continue;
-      else head += `${k}: ${v}\r\n`;
+      else if (framing !== 'connection' && framing !== 'keep-alive' && framing !== 'transfer-encoding') head += `${k}: ${v}\r\n`;
     }
     if (invalid === undefined && Buffer.isBuffer(body) && length !== undefined && Number(length) !== body.length) invalid = 'the body is not as long as its content-length';
     if (invalid !== undefined) {
