@@ -1,6 +1,6 @@
 import type { UpgradeRequest } from './upgrade-router.js';
 import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Http2Session } from 'node:http2';
 import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
@@ -105,7 +105,7 @@ export class ConnectionLimits {
   }
 
   /** A request arrived: 'stop' once it has been answered (or reset) here. */
-  request(req: IncomingMessage, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade?: UpgradeRequest): 'continue' | 'stop' {
+  request(req: DownstreamRequest, res: DownstreamResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade?: UpgradeRequest): 'continue' | 'stop' {
     const http2 = req.httpVersionMajor === 2;
     if (this.underscores !== 'ALLOW' && this.underscoreHeaders(req, res, reply, record, http2) === 'stop') return 'stop';
     const session = http2 ? (req as unknown as { stream: { session: Http2Session } }).stream.session : undefined;
@@ -131,7 +131,7 @@ export class ConnectionLimits {
     return 'continue';
   }
 
-  private streamTooLong(res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade: UpgradeRequest | undefined): void {
+  private streamTooLong(res: DownstreamResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade: UpgradeRequest | undefined): void {
     if (res.writableEnded) return;
     this.httpStats.rqMaxDurationReached.inc();
     if (upgrade?.tunnel) {
@@ -146,7 +146,7 @@ export class ConnectionLimits {
     sendLocalReply(res, 408, 'downstream duration timeout', reply.grpc ? { ...reply, extraHeaders: { ...reply.extraHeaders, 'grpc-status': '4' } } : reply);
   }
 
-  private underscoreHeaders(req: IncomingMessage, res: ServerResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, http2: boolean): 'continue' | 'stop' {
+  private underscoreHeaders(req: DownstreamRequest, res: DownstreamResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, http2: boolean): 'continue' | 'stop' {
     const headers = req.headers;
     for (const name in headers) {
       if (name.charCodeAt(0) === 58 /* ':' */ || !name.includes('_')) continue;

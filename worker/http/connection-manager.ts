@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
-import { createServer as createHttp1Server, ServerResponse, type IncomingMessage, type Server as Http1Server } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import { Http1Server } from '../http1/server.js';
+import type { Http1Request } from '../http1/request.js';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
 import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
@@ -79,7 +82,7 @@ function serverLocalAddress(version: 'v4' | 'v6'): string {
   return version === 'v4' ? '127.0.0.1' : '::1';
 }
 
-function peerAddress(req: IncomingMessage): string | undefined {
+function peerAddress(req: DownstreamRequest): string | undefined {
   const a = req.socket.remoteAddress;
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
 }
@@ -140,8 +143,6 @@ export class HttpConnectionManager {
   private readonly upgrades: UpgradePolicy;
   /** Upgraded streams joined to their upstream, for the drain's end. */
   private readonly tunnels = new Set<Tunnel>();
-  /** Sockets handed back to the HTTP/1.1 server after an h2c offer (not new connections). */
-  private readonly reparsed = new WeakSet<Socket>();
 
   constructor(
     private readonly config: Obj,
@@ -217,43 +218,37 @@ export class HttpConnectionManager {
     const requestTimeoutMs = typeof this.config.request_timeout === 'string' ? durationMs(this.config.request_timeout) : 0;
     const headersTimeoutMs = typeof this.config.request_headers_timeout === 'string' ? durationMs(this.config.request_headers_timeout) : 0;
     const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
-    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res, streamIdleMs);
-    const upgradeHandler = (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgradeHttp1(req, socket, head, streamIdleMs);
+    const handler = (req: DownstreamRequest, res: DownstreamResponse) => this.handle(req, res, streamIdleMs);
 
-    // Node needs a positive headersTimeout no longer than requestTimeout; Envoy's
-    // request_headers_timeout defaults to none, for which the request timeout (or 60 s) stands in.
+    // Envoy's request_headers_timeout defaults to none, for which the request timeout (or 60 s)
+    // stands in, as it did when node:http's server read requests.
     const headersTimeout = Math.min(headersTimeoutMs || 60_000, requestTimeoutMs || Infinity);
-    // Node enforces requestTimeout and headersTimeout only when it checks its connections (every
-    // 30 s by default); check often enough for the configured timeouts to mean what they say.
-    const connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity) / 4)));
-    const h1 = createHttp1Server({ maxHeaderSize, requestTimeout: requestTimeoutMs, keepAliveTimeout: idleMs, headersTimeout, connectionsCheckingInterval }, handler);
-    h1.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
-      const [status, reason] =
-        err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
-      if (status === 408) this.stats.rqTimeout.inc();
-      if (status === 400) this.stats.cxProtocolError.inc();
-      if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-      else socket.destroy();
-    });
+    // Checked often enough for the configured timeouts to mean what they say.
+    const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity) / 4)));
+    const h1 = new Http1Server(
+      { maxHeaderSize, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
+      {
+        request: handler,
+        // Upgrades and CONNECT leave the parser here; see upgradeHttp1().
+        upgrade: (req, socket, head) => this.upgradeHttp1(req, socket, head, streamIdleMs),
+        clientError: (err, socket) => {
+          // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
+          const [status, reason] =
+            err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+          if (status === 408) this.stats.rqTimeout.inc();
+          if (status === 400) this.stats.cxProtocolError.inc();
+          if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+          else socket.destroy();
+        },
+      },
+    );
     const tuning = http2Tuning(this.config.http2_protocol_options);
     this.makeHttp2Server = () => {
       const h2 = http2Module().createServer({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
       h2.on('session', (session: Http2Session) => this.http2Session(session, tuning));
-      h2.on('connect', (req: IncomingMessage, res: ServerResponse) => this.connectHttp2(req, res, streamIdleMs));
+      h2.on('connect', (req: DownstreamRequest, res: DownstreamResponse) => this.connectHttp2(req, res, streamIdleMs));
       return h2;
     };
-    h1.on('connection', (socket: Socket) => {
-      if (this.reparsed.has(socket)) return;
-      http1CodecStats();
-      socket.on('timeout', () => this.stats.socketTimedOut(socket));
-      this.stats.cxHttp1Total.inc();
-      this.stats.cxHttp1Active.inc();
-      socket.once('close', () => this.stats.cxHttp1Active.dec());
-    });
-    // Upgrades and CONNECT leave Node's parsers here; see upgradeHttp1() and connectHttp2().
-    h1.on('upgrade', upgradeHandler);
-    h1.on('connect', upgradeHandler);
     this.h1 = h1;
     this.ctx.drain.onStart((order) => {
       if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') {
@@ -261,9 +256,6 @@ export class HttpConnectionManager {
         this.endTunnelsAt(order);
       }
     });
-    // Node's HTTP server tracks its connections (for closeIdleConnections, and to enforce
-    // requestTimeout and headersTimeout) from its 'listening' event; it never listens itself.
-    h1.emit('listening');
   }
 
   /** An HTTP/2 connection's session, as the HTTP/2 server makes it: its figures, limits and guard. */
@@ -298,10 +290,8 @@ export class HttpConnectionManager {
       if (this.sockets.size === 0) this.allClosed?.();
     });
     if (alpn === 'h2') this.toHttp2(socket);
-    else if (alpn === 'http/1.1' || this.codec === 'HTTP1') {
-      this.h1!.emit('connection', socket);
-      socket.resume();
-    } else this.sniff(socket, this.codec === 'HTTP2');
+    else if (alpn === 'http/1.1' || this.codec === 'HTTP1') this.toHttp1(socket);
+    else this.sniff(socket, this.codec === 'HTTP2');
   }
 
   /**
@@ -317,12 +307,20 @@ export class HttpConnectionManager {
       if (http2Only || chunk.subarray(0, 3).toString('latin1') === 'PRI') {
         // The HTTP/2 session takes the buffered preface and then reads the socket's handle itself.
         this.toHttp2(socket);
-      } else {
-        this.h1!.emit('connection', socket);
-        socket.resume();
-      }
+      } else this.toHttp1(socket);
     });
     socket.on('error', () => socket.destroy());
+    socket.resume();
+  }
+
+  /** Hands a new connection to the HTTP/1.1 server, which reads it from now. */
+  private toHttp1(socket: Socket): void {
+    http1CodecStats();
+    socket.on('timeout', () => this.stats.socketTimedOut(socket));
+    this.stats.cxHttp1Total.inc();
+    this.stats.cxHttp1Active.inc();
+    socket.once('close', () => this.stats.cxHttp1Active.dec());
+    this.h1!.connection(socket);
     socket.resume();
   }
 
@@ -340,19 +338,19 @@ export class HttpConnectionManager {
    * is not a tunnel. An h2c offer is not an upgrade here (Envoy drops the offer): the request goes
    * back to the parser as if it had come without it.
    */
-  private upgradeHttp1(req: IncomingMessage, socket: Socket, head: Buffer, streamIdleMs: number): void {
+  private upgradeHttp1(req: Http1Request, socket: Socket, head: Buffer, streamIdleMs: number): void {
     socket.pause(); // nothing reads it until the tunnel is joined
     const type = req.method === 'CONNECT' ? 'CONNECT' : upgradeTypeOf(req.headers);
     if (type === undefined) {
       socket.unshift(head);
       socket.unshift(withoutH2cOffer(req.method ?? 'GET', req.url ?? '/', req.rawHeaders));
-      this.reparsed.add(socket);
-      this.h1!.emit('connection', socket);
+      this.h1!.connection(socket);
       socket.resume();
       return;
     }
     socket.on('error', () => socket.destroy());
-    const res = new ServerResponse(req);
+    // node:http's response, written on the socket itself (it reads the request's method, version and headers).
+    const res = new ServerResponse(req as unknown as IncomingMessage);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
     res.once('finish', () => socket.end());
@@ -360,7 +358,7 @@ export class HttpConnectionManager {
   }
 
   /** An HTTP/2 CONNECT: extended (RFC 8441, `:protocol` names the upgrade, as Envoy's codec reads it), or plain. */
-  private connectHttp2(req: IncomingMessage, res: ServerResponse, streamIdleMs: number): void {
+  private connectHttp2(req: DownstreamRequest, res: DownstreamResponse, streamIdleMs: number): void {
     const stream = (res as unknown as { stream: import('node:http2').ServerHttp2Stream }).stream;
     const protocol = req.headers[':protocol'];
     if (typeof protocol === 'string') {
@@ -371,7 +369,7 @@ export class HttpConnectionManager {
     this.handle(req, res, streamIdleMs, { type: typeof protocol === 'string' ? protocol : 'CONNECT', downstream: { kind: 'h2', stream } });
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, streamIdleMs: number, upgrade?: UpgradeRequest): void {
+  private handle(req: DownstreamRequest, res: DownstreamResponse, streamIdleMs: number, upgrade?: UpgradeRequest): void {
     const stats = this.stats;
     const started = performance.now();
     const headers = req.headers;
@@ -575,7 +573,7 @@ export class HttpConnectionManager {
   }
 
   /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */
-  private closeAfterResponse(req: IncomingMessage, res: ServerResponse): void {
+  private closeAfterResponse(req: DownstreamRequest, res: DownstreamResponse): void {
     if (req.httpVersionMajor === 2) {
       const session = (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
       if (!session || session.closed) return;

@@ -1,4 +1,5 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import { addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
@@ -76,7 +77,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
   /** The response headers as written: a flat [name, value, …] array or an object. */
   private responseHeaders: readonly unknown[] | OutgoingHttpHeaders | undefined;
 
-  constructor(req: IncomingMessage, res: ServerResponse, request: RequestView) {
+  constructor(req: DownstreamRequest, res: DownstreamResponse, request: RequestView) {
     this.request = request;
     this.protocol = req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
     this.downstreamRemoteAddress = addressText(req.socket.remoteAddress, req.socket.remotePort);
@@ -98,7 +99,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
     res.writeHead = ((status: number, ...rest: unknown[]) => {
       const headers = rest[rest.length - 1];
       if (headers !== null && typeof headers === 'object') this.responseHeaders = headers as OutgoingHttpHeaders;
-      return (writeHead as (...a: unknown[]) => ServerResponse).call(res, status, ...rest);
+      return (writeHead as (...a: unknown[]) => DownstreamResponse).call(res, status, ...rest);
     }) as typeof res.writeHead;
     const write = res.write;
     res.write = ((chunk: unknown, ...rest: unknown[]) => {
@@ -112,7 +113,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
         // Nothing came from upstream: this body is the proxy's own (a local reply or a direct response).
         if (this.responseDurationMs === undefined && chunk != null) this.localReplyBody = String(chunk);
       }
-      return (end as (...a: unknown[]) => ServerResponse).call(res, chunk, ...rest);
+      return (end as (...a: unknown[]) => DownstreamResponse).call(res, chunk, ...rest);
     }) as typeof res.end;
   }
 
@@ -174,7 +175,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
   }
 
   /** The response closed (finished, or cut by either side): complete the record, and log it. */
-  finish(res: ServerResponse, logs: AccessLogs | undefined): void {
+  finish(res: DownstreamResponse, logs: AccessLogs | undefined): void {
     this.durationMs = this.elapsed();
     this.responseCode = this.upgradeStatus ?? (res.headersSent ? res.statusCode : 0);
     logs?.log(this);
@@ -185,7 +186,7 @@ export class HttpExchangeRecord implements AccessLogEntry {
  * What a request's header formats see when no exchange is recorded (no access log, tap or
  * local_reply_config): the request, its addresses and protocol, nothing of a response yet.
  */
-export function requestEntry(req: IncomingMessage, request: RequestView): AccessLogEntry {
+export function requestEntry(req: DownstreamRequest, request: RequestView): AccessLogEntry {
   return {
     startTime: Date.now(),
     protocol: req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`,

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { DownstreamResponse } from './downstream.js';
 import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { compileAccessLogFilter, type AccessLogFilter } from '../../shared/access-log/filter.js';
 import { compileSubstitutionFormat, type LogFormatter } from '../../shared/access-log/format.js';
@@ -48,7 +48,7 @@ export interface LocalReplyContext {
   grpc?: boolean;
 }
 
-export function sendLocalReply(res: ServerResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
+export function sendLocalReply(res: DownstreamResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
   if (res.headersSent) {
     // Too late for a status: the client sees the stream cut, as Envoy resets it.
     res.destroy();

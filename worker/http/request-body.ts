@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { DownstreamRequest } from './downstream.js';
 import type { Readable } from 'node:stream';
 
 /**
@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
  */
 
 /** Whether the request has a body: HTTP/2 says "none" with END_STREAM on the headers, where content-length is optional. */
-export function requestHasBody(req: IncomingMessage): boolean {
+export function requestHasBody(req: DownstreamRequest): boolean {
   const length = req.headers['content-length'];
   if (length !== undefined) return length !== '0';
   const h2Stream = (req as unknown as { stream?: { endAfterHeaders: boolean } }).stream;
@@ -15,7 +15,7 @@ export function requestHasBody(req: IncomingMessage): boolean {
 }
 
 /** The whole body; rejects if the client goes away first. */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: DownstreamRequest): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Readable } from 'node:stream';
 import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
@@ -25,8 +26,8 @@ const log = getLogger('http', import.meta.url);
 
 /** One request on its way to the route's answer (see dispatchRoute()). */
 export interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: DownstreamRequest;
+  res: DownstreamResponse;
   rq: RequestView;
   route: Route | undefined;
   /** The cluster the route sends it to (chosen once: see chooseClusterName). */
@@ -55,7 +56,7 @@ export interface DispatchContext {
 }
 
 /** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
-function hashOf(route: Route, req: IncomingMessage, rq: RequestView, useRemoteAddress: boolean): HashResult | undefined {
+function hashOf(route: Route, req: DownstreamRequest, rq: RequestView, useRemoteAddress: boolean): HashResult | undefined {
   if (!route.hashPolicy) return undefined;
   const s = req.socket;
   const peer = (s.remoteAddress ?? '').replace(/^::ffff:/, '');

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import { featureEnabled } from '../../shared/runtime.js';
 import { Readable } from 'node:stream';
 import { getLogger } from '../../shared/log/logger.js';
@@ -117,7 +118,7 @@ function shouldRetryFailure(policy: RetryPolicy, failure: Failure): boolean {
  * one HEADERS frame that ends the stream, as it came (HEADERS then an empty DATA would not be a
  * gRPC trailers-only reply).
  */
-function setHeadOnly(res: ServerResponse, status: number, flat: string[]): void {
+function setHeadOnly(res: DownstreamResponse, status: number, flat: string[]): void {
   res.statusCode = status;
   const grouped = new Map<string, string[]>();
   for (let i = 0; i < flat.length; i += 2) {
@@ -194,8 +195,8 @@ class Exchange implements UpstreamHandler {
   };
 
   constructor(
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
+    private readonly req: DownstreamRequest,
+    private readonly res: DownstreamResponse,
     private readonly action: ForwardAction,
     private readonly cluster: Cluster,
     private readonly ctx: ForwardContext,
@@ -568,7 +569,7 @@ class Exchange implements UpstreamHandler {
 }
 
 /** The cluster the request was routed to; without one (not configured, or removed), the route's cluster_not_found_response_code. */
-export function routedCluster(res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Cluster | undefined {
+export function routedCluster(res: DownstreamResponse, action: ForwardAction, ctx: ForwardContext): Cluster | undefined {
   const cluster = ctx.clusterName !== undefined ? ctx.clusters.get(ctx.clusterName) : undefined;
   if (cluster) return cluster;
   ctx.stats.noCluster.inc();
@@ -580,7 +581,7 @@ export function routedCluster(res: ServerResponse, action: ForwardAction, ctx: F
   return undefined;
 }
 
-export async function forward(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
+export async function forward(req: DownstreamRequest, res: DownstreamResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
   const cluster = routedCluster(res, action, ctx);
   if (!cluster) return;
   ctx.stats.rqRouted.inc();

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { DownstreamRequest } from './downstream.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import type { RequestView } from '../../shared/matchers.js';
@@ -27,7 +27,7 @@ export function activeTap(configId: string | undefined): CompiledTap | undefined
   return configId === undefined ? undefined : sessions.get(configId);
 }
 
-function headerList(req: IncomingMessage, rq: RequestView): [string, string][] {
+function headerList(req: DownstreamRequest, rq: RequestView): [string, string][] {
   const out: [string, string][] = [];
   if (req.httpVersionMajor !== 2) out.push([':authority', rq.authority], [':path', rq.path], [':method', rq.method], [':scheme', 'http']);
   for (const [k, v] of Object.entries(rq.headers)) {
@@ -49,7 +49,7 @@ function message(headers: [string, string][], body: BodyCapture | undefined, asS
 }
 
 /** The response closed: if the exchange matches the session, send its trace. */
-export function offerTrace(tap: CompiledTap, req: IncomingMessage, status: number, record: HttpExchangeRecord): void {
+export function offerTrace(tap: CompiledTap, req: DownstreamRequest, status: number, record: HttpExchangeRecord): void {
   if (sessions.get(tap.session.configId) !== tap) return; // the session ended meanwhile
   const responseHeaders = record.responseHeaderList(status);
   const headers: Record<string, string | string[]> = {};

@@ -1,15 +1,16 @@
-import { request as http1Request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as http1Request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { http2Module } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
-import type { Duplex, Readable, Writable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Cluster, Host } from '../upstream/cluster.js';
 import { connectToHost } from '../upstream/host-connection.js';
-import { pump } from '../tcp/flow-control.js';
+import { pump, type FlowSink } from '../tcp/flow-control.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import type { ForwardAction } from './route-table.js';
 import { classify, downstreamResponseHeaders, FAILURE_LOG, routedCluster, type Failure, type ForwardContext } from './router.js';
@@ -66,7 +67,7 @@ export interface Tunnel {
 
 const UPGRADE_HEADERS = new Set(['upgrade', 'connection']);
 
-export function forwardUpgrade(req: IncomingMessage, res: ServerResponse, action: ForwardAction, ctx: ForwardContext, upgrade: UpgradeRequest): void {
+export function forwardUpgrade(req: DownstreamRequest, res: DownstreamResponse, action: ForwardAction, ctx: ForwardContext, upgrade: UpgradeRequest): void {
   const cluster = routedCluster(res, action, ctx);
   if (!cluster) return;
   const breaker = cluster.breakers[action.priority];
@@ -112,8 +113,8 @@ class UpgradeExchange implements Tunnel {
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
   constructor(
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
+    private readonly req: DownstreamRequest,
+    private readonly res: DownstreamResponse,
     private readonly action: ForwardAction,
     private readonly cluster: Cluster,
     private readonly host: Host,
@@ -253,7 +254,7 @@ class UpgradeExchange implements Tunnel {
     const countIn = record ? (n: number) => (record.bytesReceived += n) : undefined;
     const countOut = record ? (n: number) => (record.bytesSent += n) : undefined;
     let source: Readable;
-    let sink: Writable;
+    let sink: FlowSink;
     if (down.kind === 'h1') {
       const upgrade = this.mode === 'upgrade';
       const shown = upgrade ? 101 : status;

@@ -21,6 +21,11 @@ export interface NativeParser {
   /** The end of input: completes a response read until close, or says what was cut short. */
   finish(): number | ParseError | undefined;
   close(): void;
+  /** Reads a stream handle directly (in C++, no 'data' event): kOnExecute says what each read parsed. */
+  consume(handle: object): void;
+  unconsume(): void;
+  /** The buffer being parsed when kOnExecute runs. */
+  getCurrentBuffer(): Buffer;
   [callback: number]: ((...args: never[]) => unknown) | undefined;
 }
 
@@ -33,6 +38,7 @@ interface NativeParserClass {
   readonly kOnHeadersComplete: number;
   readonly kOnBody: number;
   readonly kOnMessageComplete: number;
+  readonly kOnExecute: number;
 }
 
 const common = createRequire(import.meta.url)('_http_common') as { HTTPParser: NativeParserClass; methods: string[] };

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { responseFlagsText } from '../../shared/access-log/entry.js';
@@ -118,7 +119,7 @@ export class HttpTracing {
    * the decorator's header both ways, and the context the upstream gets. Returns what the
    * request's end calls.
    */
-  begin(req: IncomingMessage, res: ServerResponse, headers: IncomingHttpHeaders, authority: string, route: RouteTracing | undefined): RequestTrace {
+  begin(req: DownstreamRequest, res: DownstreamResponse, headers: IncomingHttpHeaders, authority: string, route: RouteTracing | undefined): RequestTrace {
     const reason: TraceReason = decideTrace(headers, route?.sampling ?? this.sampling);
     this.stats.charge(reason);
     const egress = this.ctx.egress;
@@ -175,7 +176,7 @@ export class RequestTrace {
   constructor(
     private readonly tracing: HttpTracing,
     readonly span: Span,
-    private readonly req: IncomingMessage,
+    private readonly req: DownstreamRequest,
     private readonly headers: IncomingHttpHeaders,
     private readonly route: RouteTracing | undefined,
   ) {}

@@ -3,6 +3,7 @@ import { connect as netConnect, type Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
+import { ConsumedHandle } from '../http1/consume.js';
 import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
@@ -73,10 +74,19 @@ function headersObject(flat: string[]): IncomingHttpHeaders {
   return out as IncomingHttpHeaders;
 }
 
+const KEEP_ALIVE_TIMEOUT = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i;
+/** The last hint read, and what it meant: a server sends the same one on every response. */
+let lastHint = '';
+let lastHintMs: number | undefined;
+
 /** `Keep-Alive: timeout=N`, in milliseconds, or undefined. */
 function keepAliveHintMs(value: string): number | undefined {
-  const m = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i.exec(value);
-  return m ? Number(m[1]) * 1000 : undefined;
+  if (value !== lastHint) {
+    const m = KEEP_ALIVE_TIMEOUT.exec(value);
+    lastHint = value;
+    lastHintMs = m ? Number(m[1]) * 1000 : undefined;
+  }
+  return lastHintMs;
 }
 
 /** One request on its connection; it is the controller its handler gets. */
@@ -133,6 +143,7 @@ export class Http1Connection {
   private connectError: Error | undefined;
   /** The request given to the connection while it connects. */
   private first: InFlight | undefined;
+  private readonly consumed: ConsumedHandle | undefined;
 
   constructor(
     private readonly target: Http1ConnectionTarget,
@@ -156,6 +167,8 @@ export class Http1Connection {
       this.opened();
     });
     this.socket.on('data', (chunk: Buffer) => this.received(chunk));
+    // Plaintext: the parser reads the socket's handle itself (see ../http1/consume.ts).
+    if (!tls) this.consumed = ConsumedHandle.attach(parser, this.socket, (result) => this.parsed(result));
     this.socket.once('end', () => this.ended());
     this.socket.on('error', (err) => (this.connectError ??= err));
     this.socket.once('close', () => {
@@ -325,7 +338,10 @@ export class Http1Connection {
   }
 
   private received(chunk: Buffer): void {
-    const result = this.parser.execute(chunk);
+    this.parsed(this.parser.execute(chunk));
+  }
+
+  private parsed(result: number | ParseError): void {
     if (typeof result !== 'number') this.parseFailed(result);
   }
 
@@ -474,6 +490,7 @@ export class Http1Connection {
       if (rq) this.fail(rq, closedError(this.remoteEnded ? 'upstream closed the connection before the response ended' : `upstream connection failed: ${this.connectError?.message ?? 'closed'}`));
     }
     // Freed once no callback of this turn can reach it.
+    this.consumed?.detach();
     setImmediate(() => this.parser.close());
     this.events.closed(this);
   }

@@ -1,4 +1,5 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { DownstreamResponse } from '../downstream.js';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 
@@ -15,10 +16,10 @@ export class ResponseBodyPipeline {
   private readonly counters: (((n: number) => void) | undefined)[] = [];
   private readonly write: (chunk: Buffer) => boolean;
   private readonly end: () => void;
-  private readonly writeHead: ServerResponse['writeHead'];
+  private readonly writeHead: DownstreamResponse['writeHead'];
   private held: { status: number; headers: MutableHeaders } | undefined;
 
-  constructor(private readonly res: ServerResponse) {
+  constructor(private readonly res: DownstreamResponse) {
     this.write = res.write.bind(res) as (chunk: Buffer) => boolean;
     this.end = res.end.bind(res) as () => void;
     this.writeHead = res.writeHead.bind(res);
@@ -30,7 +31,7 @@ export class ResponseBodyPipeline {
       // The writer waits for the response's 'drain': it comes when the first stage has room again.
       first.once('drain', () => res.emit('drain'));
       return false;
-    }) as ServerResponse['write'];
+    }) as DownstreamResponse['write'];
     res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
       const done = [chunk, encoding, cb].find((a) => typeof a === 'function') as (() => void) | undefined;
       if (chunk != null && typeof chunk !== 'function') {
@@ -39,7 +40,7 @@ export class ResponseBodyPipeline {
         this.stages[0]!.end(bytes, done);
       } else this.stages[0]!.end(done);
       return res;
-    }) as ServerResponse['end'];
+    }) as DownstreamResponse['end'];
     res.once('close', () => {
       for (const stage of this.stages) stage.destroy();
     });
@@ -80,7 +81,7 @@ export class ResponseBodyPipeline {
       held.status = status;
       held.headers = headersOf(rest.find((r) => r !== undefined && typeof r !== 'string'));
       return res;
-    }) as ServerResponse['writeHead'];
+    }) as DownstreamResponse['writeHead'];
     const kept: Buffer[] = [];
     let size = 0;
     this.add(

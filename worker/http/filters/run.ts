@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DownstreamRequest, DownstreamResponse } from '../downstream.js';
 import type { Readable, Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { AccessLogEntry } from '../../../shared/access-log/entry.js';
@@ -19,8 +19,8 @@ import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFil
  */
 
 export interface FilterExchange {
-  req: IncomingMessage;
-  res: ServerResponse;
+  req: DownstreamRequest;
+  res: DownstreamResponse;
   rq: RequestView;
   route: Route | undefined;
   clusterName: string | undefined;
@@ -202,7 +202,7 @@ function readWholeBody(x: FilterExchange, limit: number): Promise<Buffer | undef
   }));
 }
 
-function peerAddress(req: IncomingMessage): string {
+function peerAddress(req: DownstreamRequest): string {
   const a = req.socket.remoteAddress ?? '';
   return a.startsWith('::ffff:') ? a.slice(7) : a;
 }
@@ -215,7 +215,7 @@ function pemOf(der: Buffer): string {
  * The request's connection as filters see it. The client address is Envoy's: the peer's with
  * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
  */
-function connectionView(req: IncomingMessage, useRemoteAddress: boolean): ConnectionView {
+function connectionView(req: DownstreamRequest, useRemoteAddress: boolean): ConnectionView {
   const socket = req.socket as TLSSocket;
   const direct = peerAddress(req);
   const xff = req.headers['x-forwarded-for'];

@@ -1,0 +1,370 @@
+import type { Socket } from 'node:net';
+import { ConsumedHandle } from './consume.js';
+import { HTTPParser, METHODS, type NativeParser, type ParseError } from './llhttp.js';
+import { Http1Request, type RequestConnection } from './request.js';
+import { Http1Response, type ResponseConnection } from './response.js';
+
+/**
+ * The downstream side of HTTP/1.1 on `net` sockets with Node's own llhttp: what node:http's
+ * server did for the connection manager, for less per request (no IncomingMessage /
+ * ServerResponse stream machinery, no header copies, one write per response where node:http
+ * made a writev or two). Node's parser is the one node:http runs, strict as it is about what
+ * could smuggle a request. Kept as node:http behaved, since clients and tests see it:
+ * - requests on a connection are served one at a time, in order (pipelined ones wait, their
+ *   socket paused, as Envoy's HTTP/1 codec does rather than node:http's concurrent handlers);
+ * - `Expect: 100-continue` is answered with `100 Continue`, any other expectation with 417, and
+ *   an HTTP/1.1 request without Host with 400 (node:http's requireHostHeader);
+ * - request_headers_timeout and request_timeout are checked every `checkIntervalMs` for
+ *   connections reading a request (408 through `clientError`), as node:http checked them;
+ * - after a response, an idle connection waits `keepAliveTimeout` + 1 s (node:http's margin);
+ * - the socket's 'timeout' goes to the request being read and to the response being written,
+ *   and closes the connection when neither listens;
+ * - an Upgrade or CONNECT leaves the parser: `upgrade(req, socket, head)`.
+ */
+
+export interface Http1ServerOptions {
+  maxHeaderSize: number;
+  /** request_timeout (0: none): the whole request must have been read by then. */
+  requestTimeoutMs: number;
+  /** request_headers_timeout (0: none): the request's head must have been read by then. */
+  headersTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept (0: until the client closes it). */
+  keepAliveTimeoutMs: number;
+  /** How often the two timeouts above are checked. */
+  checkIntervalMs: number;
+}
+
+export interface Http1ServerHandlers {
+  request(req: Http1Request, res: Http1Response): void;
+  upgrade(req: Http1Request, socket: Socket, head: Buffer): void;
+  /** A request that is not HTTP/1.1 (the parser's `HPE_*` code), a head too large, or a timeout (`ERR_HTTP_REQUEST_TIMEOUT`). Nothing more is read from the socket. */
+  clientError(err: NodeJS.ErrnoException, socket: Socket): void;
+}
+
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+/** node:http keeps an idle connection this much longer than it told the client, so that the client closes first. */
+const KEEP_ALIVE_MARGIN_MS = 1000;
+const CONTINUE_LINE = 'HTTP/1.1 100 Continue\r\n\r\n';
+
+function timeoutError(): NodeJS.ErrnoException {
+  return Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+}
+
+function resetError(): NodeJS.ErrnoException {
+  return Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+}
+
+export class Http1Server {
+  /** node:http's keepAliveTimeout: changed while draining (see the connection manager's shortenKeepAlive). */
+  keepAliveTimeout: number;
+  private readonly connections = new Set<ServerConnection>();
+  private checker: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly options: Http1ServerOptions,
+    readonly handlers: Http1ServerHandlers,
+  ) {
+    this.keepAliveTimeout = options.keepAliveTimeoutMs;
+  }
+
+  /** Serves a connection: plaintext, TLS handshaken, or one handed back after an h2c offer. */
+  connection(socket: Socket): void {
+    const connection = new ServerConnection(this, socket);
+    this.connections.add(connection);
+    socket.once('close', () => {
+      this.connections.delete(connection);
+      if (this.connections.size === 0) this.stopChecking();
+    });
+    if (!this.checker && (this.options.headersTimeoutMs > 0 || this.options.requestTimeoutMs > 0)) {
+      this.checker = setInterval(() => this.checkTimeouts(), this.options.checkIntervalMs);
+      this.checker.unref();
+    }
+  }
+
+  /** Closes the connections that have no request under way (node:http's closeIdleConnections). */
+  closeIdleConnections(): void {
+    for (const connection of this.connections) if (connection.idle()) connection.socket.destroy();
+  }
+
+  private stopChecking(): void {
+    clearInterval(this.checker);
+    this.checker = undefined;
+  }
+
+  private checkTimeouts(): void {
+    const now = performance.now();
+    const { headersTimeoutMs, requestTimeoutMs } = this.options;
+    for (const connection of this.connections) connection.checkTimeout(now, headersTimeoutMs, requestTimeoutMs);
+  }
+}
+
+/** Where a connection is in reading its current request: waiting for a first byte, in the head, in the body, or between requests. */
+type ReadState = 'waiting' | 'head' | 'body' | 'idle';
+
+class ServerConnection implements RequestConnection, ResponseConnection {
+  private readonly parser: NativeParser;
+  /** Header fields and target pieces that came before the head was complete (more than 32 fields, or a head over several reads). */
+  private fields: string[] = [];
+  private url = '';
+  /** The request whose body the parser is reading. */
+  private incoming: Http1Request | undefined;
+  /** The request being answered, and the pipelined ones waiting for it. */
+  private current: { req: Http1Request; res: Http1Response } | undefined;
+  private readonly waiting: { req: Http1Request; keepAlive: boolean }[] = [];
+  private state: ReadState = 'waiting';
+  private messageStart = performance.now();
+  private pausedForQueue = false;
+  private pausedForBody = false;
+  private keepAliveTimeoutSet = false;
+  /** Nothing more is parsed: a parse error, a timeout, an upgrade, or the socket closed. */
+  private dead = false;
+  private upgraded: Http1Request | undefined;
+  private sawPreface = false;
+  /** The parser reads the socket's handle itself (see ./consume.ts), unless the socket's handle was consumed before. */
+  private readonly consumed: ConsumedHandle | undefined;
+  private readonly onData = (chunk: Buffer) => this.received(chunk);
+  private readonly onEnd = () => this.ended();
+  private readonly onClose = () => this.closed();
+  private readonly onTimeout = () => this.timedOut();
+  private readonly onDrain = () => this.current?.res.drained();
+  private readonly onError = () => {};
+
+  constructor(
+    private readonly server: Http1Server,
+    readonly socket: Socket,
+  ) {
+    socket.setNoDelay(true);
+    const parser = new HTTPParser();
+    parser.initialize(HTTPParser.REQUEST, {}, server.options.maxHeaderSize, 0);
+    parser[HTTPParser.kOnMessageBegin] = () => this.messageBegan();
+    parser[HTTPParser.kOnHeaders] = (fields: string[], url: string) => this.headersArrived(fields, url);
+    parser[HTTPParser.kOnHeadersComplete] = (major: number, minor: number, fields: string[] | undefined, method: number, url: string | undefined, _status: number, _message: string, upgrade: boolean, keepAlive: boolean) =>
+      this.headersComplete(major, minor, fields, method, url, upgrade, keepAlive);
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => this.incoming?.body(chunk);
+    parser[HTTPParser.kOnMessageComplete] = () => this.messageComplete();
+    this.parser = parser;
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('close', this.onClose);
+    socket.on('timeout', this.onTimeout);
+    socket.on('drain', this.onDrain);
+    socket.on('error', this.onError);
+    // The parser reads the socket's handle itself, as node:http's server does (see ./consume.ts).
+    this.consumed = ConsumedHandle.attach(parser, socket, (result) => this.executed(result, undefined));
+  }
+
+  get keepAliveTimeoutMs(): number {
+    return this.server.keepAliveTimeout;
+  }
+
+  idle(): boolean {
+    return this.state === 'idle' && this.current === undefined;
+  }
+
+  checkTimeout(now: number, headersTimeoutMs: number, requestTimeoutMs: number): void {
+    if (this.dead || this.state === 'idle') return;
+    const elapsed = now - this.messageStart;
+    if ((headersTimeoutMs > 0 && this.state !== 'body' && elapsed > headersTimeoutMs) || (requestTimeoutMs > 0 && elapsed > requestTimeoutMs)) this.failed(timeoutError());
+  }
+
+  readMore(): void {
+    this.pausedForBody = false;
+    if (!this.pausedForQueue && !this.dead) this.socket.resume();
+  }
+
+  readLess(): void {
+    this.pausedForBody = true;
+    this.socket.pause();
+  }
+
+  private received(chunk: Buffer): void {
+    if (this.dead) return;
+    this.executed(this.parser.execute(chunk), chunk);
+  }
+
+  /** What one read parsed: an error, an upgrade (with the bytes after its head), a preface, or requests. */
+  private executed(result: number | ParseError, chunk: Buffer | undefined): void {
+    if (this.dead) return;
+    if (typeof result !== 'number') {
+      this.failed(result);
+      return;
+    }
+    if (this.upgraded) this.upgrade(this.upgraded, (chunk ?? this.consumed!.currentBuffer()).subarray(result));
+    else if (this.sawPreface) this.socket.destroy(); // an HTTP/2 preface on a connection served as HTTP/1.1
+  }
+
+  private messageBegan(): void {
+    this.state = 'head';
+    this.messageStart = performance.now();
+  }
+
+  private headersArrived(fields: string[], url: string): void {
+    for (let i = 0; i < fields.length; i++) this.fields.push(fields[i]!);
+    this.url += url;
+  }
+
+  private headersComplete(major: number, minor: number, fields: string[] | undefined, method: number, url: string | undefined, upgrade: boolean, keepAlive: boolean): number {
+    let raw = fields;
+    if (raw === undefined || this.fields.length > 0) {
+      if (raw) this.headersArrived(raw, '');
+      raw = this.fields;
+      this.fields = [];
+    }
+    if (url === undefined) {
+      url = this.url;
+      this.url = '';
+    }
+    this.state = 'body';
+    const req = new Http1Request(this.socket, this);
+    req.httpVersionMajor = major;
+    req.httpVersionMinor = minor;
+    if (major !== 1 || minor !== 1) req.httpVersion = `${major}.${minor}`;
+    req.method = METHODS[method] ?? 'GET';
+    req.url = url;
+    req.rawHeaders = raw;
+    if (req.method === 'PRI') {
+      this.sawPreface = true;
+      return 1;
+    }
+    if (upgrade) {
+      req.upgrade = true;
+      this.upgraded = req;
+      return 2; // the parser stops after the head: what follows is the upgraded protocol's
+    }
+    this.incoming = req;
+    if (this.current) {
+      this.waiting.push({ req, keepAlive });
+      this.pausedForQueue = true;
+      this.socket.pause();
+    } else this.dispatch(req, keepAlive);
+    return 0;
+  }
+
+  private messageComplete(): void {
+    const req = this.incoming;
+    this.state = 'idle';
+    if (!req) return;
+    this.incoming = undefined;
+    if (this.fields.length > 0) {
+      req.setTrailers(this.fields);
+      this.fields = [];
+    }
+    req.ended();
+  }
+
+  private dispatch(req: Http1Request, keepAlive: boolean): void {
+    if (this.keepAliveTimeoutSet) {
+      this.socket.setTimeout(0);
+      this.keepAliveTimeoutSet = false;
+    }
+    const res = new Http1Response(req, this.socket, this, keepAlive);
+    this.current = { req, res };
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+      const headers = req.headers;
+      if (headers.host === undefined) {
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (node:http's requireHostHeader).
+        res.writeHead(400, ['Connection', 'close']);
+        res.end();
+        return;
+      }
+      const expect = headers.expect;
+      if (expect !== undefined) {
+        if (!CONTINUE.test(expect)) {
+          res.writeHead(417);
+          res.end();
+          return;
+        }
+        this.socket.write(CONTINUE_LINE, 'latin1');
+      }
+    }
+    this.server.handlers.request(req, res);
+  }
+
+  /** The current response has been written whole: the next request is served, or the connection closes or waits. */
+  finished(res: Http1Response): void {
+    const current = this.current;
+    if (!current || current.res !== res) return;
+    this.current = undefined;
+    const req = current.req;
+    if (!req.complete && !req.readableDidRead) {
+      // Answered before its body was read, and nobody reads it: the rest is read and dropped.
+      req.dumped = true;
+      this.readMore();
+    }
+    if (res.last) {
+      this.socket.destroySoon();
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) {
+      if (this.waiting.length === 0) this.unpauseQueue();
+      this.dispatch(next.req, next.keepAlive);
+      return;
+    }
+    this.unpauseQueue();
+    const keepAliveMs = this.server.keepAliveTimeout;
+    if (keepAliveMs > 0) {
+      this.socket.setTimeout(keepAliveMs + KEEP_ALIVE_MARGIN_MS);
+      this.keepAliveTimeoutSet = true;
+    }
+  }
+
+  private unpauseQueue(): void {
+    if (!this.pausedForQueue) return;
+    this.pausedForQueue = false;
+    if (!this.pausedForBody && !this.dead) this.socket.resume();
+  }
+
+  /** An Upgrade or CONNECT: the socket leaves this parser, with what followed the head. */
+  private upgrade(req: Http1Request, head: Buffer): void {
+    this.detach();
+    this.consumed?.detach();
+    this.parser.finish();
+    this.server.handlers.upgrade(req, this.socket, head);
+  }
+
+  private detach(): void {
+    this.dead = true;
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('timeout', this.onTimeout);
+    socket.off('drain', this.onDrain);
+    socket.off('error', this.onError);
+  }
+
+  /** Not HTTP/1.1, or too slow: nothing more is read; the connection manager answers (400, 408, 431) and closes. */
+  private failed(err: ParseError | NodeJS.ErrnoException): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.socket.off('data', this.onData);
+    this.server.handlers.clientError(err as NodeJS.ErrnoException, this.socket);
+  }
+
+  private ended(): void {
+    if (this.dead) return;
+    const result = this.parser.finish();
+    if (result !== undefined && typeof result !== 'number') this.failed(result);
+  }
+
+  private timedOut(): void {
+    const req = this.current?.req ?? this.incoming;
+    const reqListened = req !== undefined && !req.complete && req.emit('timeout', this.socket);
+    const resListened = this.current !== undefined && this.current.res.emit('timeout', this.socket);
+    if (!reqListened && !resListened) this.socket.destroy();
+  }
+
+  private closed(): void {
+    this.dead = true;
+    this.socket.off('close', this.onClose);
+    // The client left: requests not answered are aborted, then the response under way is over.
+    const current = this.current;
+    this.current = undefined;
+    if (current) current.req.destroy(resetError());
+    for (const { req } of this.waiting.splice(0)) req.destroy(resetError());
+    if (this.incoming && this.incoming !== current?.req) this.incoming.destroy(resetError());
+    current?.res.close();
+    this.consumed?.detach();
+    setImmediate(() => this.parser.close());
+  }
+}
