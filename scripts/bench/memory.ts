@@ -1,7 +1,11 @@
 // npm run bench (memory part): the resident memory of each process of the proxy's tree
 // (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
-// default 5), and the worker's peak under LOAD_CONNECTIONS (default 1,000) keep-alive connections
-// from wrk for LOAD seconds (default 10), beside issue 18's goals. Prints figures; asserts nothing.
+// default 5, then again once settled, after SETTLE seconds, default 20: V8 gives start-up's heap
+// pages back when a process has been quiet for a while), and the worker's peak under
+// LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 10),
+// beside issue 18's goals. Beside each figure, the process's own (anonymous) memory: the rest of
+// its RSS is Node's binary, shared by all of them; a bare Node process is shown as the floor.
+// Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +14,7 @@ import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFo
 import { LOAD_CORE, pinned, PROXY_CORE } from './pinning.js';
 
 const IDLE_S = Number(process.env.IDLE ?? 5);
+const SETTLE_S = Number(process.env.SETTLE ?? 20);
 const LOAD_S = Number(process.env.LOAD ?? 10);
 const LOAD_CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 1000);
 const root = join(import.meta.dirname, '../..');
@@ -44,6 +49,20 @@ function roles(supervisor: number): Map<string, number> {
 
 const mb = (v: number | undefined) => (v === undefined ? '   gone' : `${v.toFixed(1).padStart(6)} MB`);
 
+/** Anonymous (the process's own) resident memory, in MB: RSS less the mapped files (Node's binary and libraries). */
+function anonMb(pid: number): number | undefined {
+  try {
+    const kb = /^Anonymous:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+function printTree(tree: Map<string, number>): void {
+  for (const [role, pid] of tree) console.log(`  ${role.padEnd(12)} ${mb(rssMb(pid))}   (goal ≤ ${GOALS[role] ?? '?'} MB; its own: ${mb(anonMb(pid))})`);
+}
+
 try {
   const upstream = await startPrintingPort(children, LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
   writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(benchBootstrap(upstream.port)));
@@ -58,7 +77,15 @@ try {
   await new Promise((r) => setTimeout(r, IDLE_S * 1000)); // a measurement setting: how long "idle" is
   const tree = roles(proxy.pid!);
   console.log(`proxy memory (VmRSS) on the bench bootstrap, node ${process.version}: at idle, ${IDLE_S} s after going live`);
-  for (const [role, pid] of tree) console.log(`  ${role.padEnd(12)} ${mb(rssMb(pid))}   (goal ≤ ${GOALS[role] ?? '?'} MB)`);
+  printTree(tree);
+  // The floor: a Node process that has loaded nothing, measured in the same run.
+  const bare = spawn(...pinned(LOAD_CORE, process.execPath, ['-e', 'setInterval(() => {}, 1000)']), { stdio: 'ignore' });
+  children.push(bare);
+  await new Promise((r) => setTimeout(r, (SETTLE_S - IDLE_S) * 1000)); // a measurement setting: how long settling takes
+  console.log(`settled, ${SETTLE_S} s after going live`);
+  printTree(tree);
+  console.log(`  ${'bare node'.padEnd(12)} ${mb(rssMb(bare.pid!))}   (a Node process running nothing, the floor; its own: ${mb(anonMb(bare.pid!))})`);
+  bare.kill('SIGTERM');
 
   if (spawnSync('wrk', ['--version']).error !== undefined) {
     console.log('  not measured: the worker under load (wrk is not installed: apt-get install wrk)');
