@@ -1,4 +1,3 @@
-import { routeUpgrades } from './upgrades.js';
 import { compileRouteTracing, type RouteTracing } from '../tracing/http-tracing.js';
 import { RE2JS } from 're2js';
 import { list, obj } from '../../shared/config/access.js';
@@ -303,4 +302,11 @@ export class RouteTable {
     }
     return undefined;
   }
+}
+
+/** A route's `upgrade_configs`: whether each type (lower-cased) is enabled there. */
+export function routeUpgrades(configs: unknown): Map<string, boolean> | undefined {
+  const entries = list(configs);
+  if (!entries.length) return undefined;
+  return new Map(entries.map((c) => [String(c.upgrade_type).toLowerCase(), c.enabled !== false]));
 }

@@ -48,13 +48,6 @@ export class UpgradePolicy {
   }
 }
 
-/** A route's `upgrade_configs`: whether each type (lower-cased) is enabled there. */
-export function routeUpgrades(configs: unknown): Map<string, boolean> | undefined {
-  const entries = list(configs);
-  if (!entries.length) return undefined;
-  return new Map(entries.map((c) => [String(c.upgrade_type).toLowerCase(), c.enabled !== false]));
-}
-
 /**
  * The protocol an HTTP/1.1 request asks to upgrade to, as Envoy's codec sees one: an Upgrade
  * header named in Connection. `h2c` is not one: Envoy's codec drops that offer and serves the
