@@ -33,6 +33,8 @@ function load(role, makeCodeCache = false) {
   const module = { exports: {}, filename: file, id: file };
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
   if (makeCodeCache) {
+    // What every start runs next, run once here so that its functions are compiled (a role may export it).
+    if (typeof module.exports.warmCodeCache === 'function') module.exports.warmCodeCache();
     // After the top level ran, the cache holds every function it compiled, not only the outermost.
     writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
     renameSync(`${cacheFile}.tmp`, cacheFile);
