@@ -167,9 +167,13 @@ process.on('message', (m: ToAdmin) => {
         state.server.warmingListeners = m.warming;
       }
       break;
-    case 'hand_back_counters':
-      sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters: collector?.counterTotals() ?? [] });
+    case 'hand_back_counters': {
+      // A hot restart's child takes the admin interface over: this one stops serving (its address
+      // is free for the child once this answers), hands its counters back, and exits when told.
+      const counters = collector?.counterTotals() ?? [];
+      void (server?.close() ?? Promise.resolve()).finally(() => sendToParent<FromAdmin>({ type: 'counters', id: m.id, counters }));
       break;
+    }
     case 'runtime':
       setRuntime(m.snapshot);
       break;

@@ -338,8 +338,14 @@ export class ProcessTree {
     log.info('shutting down admin due to child startup');
     if (!admin) return;
     const counters = await this.handBacks.ask((id) => admin.send<ToAdmin>({ type: 'hand_back_counters', id }), 1000);
-    if (!counters) log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
     retained.seed(counters ?? []);
+    if (counters) {
+      // It answered once its listener was closed: the child may bind the admin address now, and
+      // need not wait for the process to exit.
+      void admin.stop(1000);
+      return;
+    }
+    log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
     await admin.stop(1000);
   }
 
