@@ -341,3 +341,29 @@ test('headers are folded as node:http folds them', async () => {
     await h.close();
   }
 });
+
+test("a stream's idle timeout (req.setTimeout) restarts with every write, and fires once they stop", async () => {
+  let written = 0;
+  let writtenAtTimeout = -1;
+  const h = await serve((req, res) => {
+    res.writeHead(200);
+    // As the connection manager does: the duration through the request, the response hears it once the request is read.
+    req.setTimeout(150);
+    res.on('timeout', () => {
+      writtenAtTimeout = written;
+      res.end('timed out');
+    });
+    // Writes every 50 ms, eight times: each restarts the 150 ms idle time.
+    const timer = setInterval(() => {
+      res.write(`${++written};`);
+      if (written === 8) clearInterval(timer);
+    }, 50);
+  });
+  try {
+    const out = await raw(h.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.equal(writtenAtTimeout, 8, 'the timeout waited for the writes to stop');
+    assert.match(out, /1;\r\n.*8;\r\n.*timed out/s);
+  } finally {
+    await h.close();
+  }
+});
