@@ -43,7 +43,7 @@ import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
- * in one worker. HTTP/1.1 through Node's llhttp server, HTTP/2 over cleartext with prior
+ * in one worker. HTTP/1.1 through ../http1's server (Node's llhttp on the socket), HTTP/2 over cleartext with prior
  * knowledge through node:http2; with `codec_type: AUTO` the first bytes of a connection decide
  * (the HTTP/2 preface starts with "PRI"). Then: header limits, request id, X-Forwarded-For,
  * the HTTP filters in order (health check, router), and Envoy's local replies.
