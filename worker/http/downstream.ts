@@ -30,7 +30,6 @@ type WriteCallback = (err?: Error | null) => void;
 
 export interface DownstreamResponse extends NodeJS.EventEmitter {
   statusCode: number;
-  statusMessage: string | undefined;
   /** HTTP/1: the connection stays open after this response (false sends `Connection: close`). */
   shouldKeepAlive: boolean;
   readonly headersSent: boolean;
@@ -41,10 +40,8 @@ export interface DownstreamResponse extends NodeJS.EventEmitter {
   writeHead(status: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
   writeHead(status: number, reason: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
   setHeader(name: string, value: OutgoingHttpHeader): this;
-  getHeader(name: string): OutgoingHttpHeader | undefined;
   getHeaders(): OutgoingHttpHeaders;
   getHeaderNames(): string[];
-  hasHeader(name: string): boolean;
   removeHeader(name: string): void;
   addTrailers(headers: OutgoingHttpHeaders | ReadonlyArray<[string, string]>): void;
   write(chunk: string | Uint8Array, callback?: WriteCallback): boolean;

@@ -110,24 +110,12 @@ export class Http1Response extends EventEmitter {
     return this.partsBytes + this.socket.writableLength;
   }
 
-  get writableHighWaterMark(): number {
-    return this.socket.writableHighWaterMark;
-  }
-
   setHeader(name: string, value: OutgoingHttpHeader): this {
     if (this.head !== undefined) throw httpError('ERR_HTTP_HEADERS_SENT', 'Cannot set headers after they are sent to the client');
     checkName(name);
     checkValue(name, value);
     (this.outHeaders ??= Object.create(null) as Record<string, [string, OutgoingHttpHeader]>)[name.toLowerCase()] = [name, value];
     return this;
-  }
-
-  getHeader(name: string): OutgoingHttpHeader | undefined {
-    return this.outHeaders?.[name.toLowerCase()]?.[1];
-  }
-
-  hasHeader(name: string): boolean {
-    return this.outHeaders?.[name.toLowerCase()] !== undefined;
   }
 
   getHeaderNames(): string[] {
@@ -380,13 +368,6 @@ export class Http1Response extends EventEmitter {
     if (this.destroyed) return this;
     this.destroyed = true;
     this.socket.destroy(error);
-    return this;
-  }
-
-  /** For a writer that waits on a socket-less response: never the case here (the socket is given at once). */
-  setTimeout(ms: number, callback?: () => void): this {
-    if (callback) this.on('timeout', callback);
-    this.socket.setTimeout(ms);
     return this;
   }
 
