@@ -1,6 +1,7 @@
 // The build `npm ci` runs (prepare) and `npm test` repeats: compile to dist/, stamp the git
 // revision, and write the resolved Envoy API descriptor so start-up reads one JSON file.
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +32,7 @@ rmSync(`${root}/dist`, { recursive: true, force: true });
 execFileSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.build.json`], { stdio: 'inherit' });
 
 const { readGitBuildInfo, buildInfoFile } = await import(`${root}/dist/shared/version.js`);
-writeFileSync(buildInfoFile, JSON.stringify(readGitBuildInfo()));
+writeFileSync(buildInfoFile, JSON.stringify({ ...readGitBuildInfo(), buildId: randomUUID() }));
 const { writeSchemaCache } = await import(`${root}/dist/shared/config/schema.js`);
 writeSchemaCache();
 const { bundleRoles } = await import('./bundle.mjs');

@@ -16,6 +16,8 @@ import { distDir, packageRoot, runningCompiled } from './paths.js';
 export interface BuildInfo {
   revision: string;
   treeStatus: 'Clean' | 'Modified';
+  /** Random, written by each build: two processes with the same one run the same code. */
+  buildId?: string;
 }
 
 const UNKNOWN_REVISION = '0'.repeat(40);
@@ -33,15 +35,18 @@ export function readGitBuildInfo(): BuildInfo {
 
 export const buildInfoFile = join(distDir, 'build-info.json');
 
+let cachedBuildInfo: BuildInfo | undefined;
+
 function buildInfo(): BuildInfo {
+  if (cachedBuildInfo) return cachedBuildInfo;
   if (runningCompiled) {
     try {
-      return JSON.parse(readFileSync(buildInfoFile, 'utf8')) as BuildInfo;
+      return (cachedBuildInfo = JSON.parse(readFileSync(buildInfoFile, 'utf8')) as BuildInfo);
     } catch {
       // fall through: a dist/ copied without its stamp
     }
   }
-  return readGitBuildInfo();
+  return (cachedBuildInfo = readGitBuildInfo());
 }
 
 export const releaseVersion: string = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')).version;
@@ -59,6 +64,14 @@ export function tlsLibrary(): string {
 }
 
 let cachedVersion: string | undefined;
+
+/**
+ * What a result computed by this code may be reused by another process for (a hot restart's
+ * configuration hand-over): the build's id, or, running from sources, this process alone.
+ */
+export function buildIdentity(): string {
+  return (runningCompiled ? buildInfo().buildId : undefined) ?? `process ${process.pid} ${performance.timeOrigin}`;
+}
 
 export function versionString(): string {
   if (cachedVersion) return cachedVersion;

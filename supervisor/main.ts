@@ -3,7 +3,7 @@ import { initHashing } from '../shared/hashing.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
-import { BootstrapError, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import { BootstrapError, bootstrapSources, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
@@ -79,21 +79,30 @@ function watchRestarter(stop: () => void): void {
   });
 }
 
-async function serve(options: Options, loaded: LoadedBootstrap): Promise<number> {
+/** This epoch's part in hot restart; null (said why) when it cannot have one. */
+function establishEpoch(options: Options): HotRestartEpoch | null {
+  try {
+    return HotRestartEpoch.establish(options, Date.now());
+  } catch (err) {
+    if (!(err instanceof HotRestartError)) throw err;
+    log.critical(err.message);
+    return null;
+  }
+}
+
+/** `established`: the epoch, when it was established before the configuration was loaded. */
+async function serve(options: Options, loaded: LoadedBootstrap, established: HotRestartEpoch | undefined): Promise<number> {
   const accessLogError = openAccessLogs(loaded.bootstrap);
   if (accessLogError) {
+    established?.close();
     log.critical(`error initializing configuration '${options.configPath}': ${accessLogError}`);
     return 1;
   }
-  let epoch: HotRestartEpoch | undefined;
-  if (!options.disableHotRestart) {
-    try {
-      epoch = HotRestartEpoch.establish(options, Date.now());
-    } catch (err) {
-      if (!(err instanceof HotRestartError)) throw err;
-      log.critical(err.message);
-      return 1;
-    }
+  let epoch = established;
+  if (!epoch && !options.disableHotRestart) {
+    const ours = establishEpoch(options);
+    if (!ours) return 1;
+    epoch = ours;
   }
   // The parent lets go of the admin interface first, then hands over each listener's socket;
   // meanwhile the hash xDS version gauges use (Envoy's xxHash64) gets ready.
@@ -112,7 +121,7 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   }
   const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options), buckets);
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
-  epoch?.attach(tree, listeners);
+  epoch?.attach(tree, listeners, loaded.handOver);
   process.removeListener('SIGUSR1', reopenLogs);
   process.on('SIGUSR1', () => void tree.reopenLogs());
   process.on('SIGHUP', () => log.info('SIGHUP ignored (as Envoy does); use a hot restart to reload'));
@@ -136,9 +145,11 @@ async function serve(options: Options, loaded: LoadedBootstrap): Promise<number>
   return code;
 }
 
-function loadConfiguration(options: Options): LoadedBootstrap | undefined {
+/** With `epoch` (a hot restart's new epoch), its parent is asked to read the sources first. */
+async function loadConfiguration(options: Options, epoch: HotRestartEpoch | undefined): Promise<LoadedBootstrap | undefined> {
   try {
-    return loadBootstrap(options);
+    const sources = bootstrapSources(options);
+    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources));
   } catch (err) {
     if (!(err instanceof BootstrapError)) {
       // A reader's bug rather than the file's fault; the configuration is still unusable. One line
@@ -209,8 +220,22 @@ export async function main(args: string[] = process.argv.slice(2), io: MainIo = 
 }
 
 async function loadAndRun(options: Options, io: MainIo): Promise<number> {
-  const loaded = loadConfiguration(options);
+  // A hot restart's new epoch is established first, so that its parent, whose API schema is
+  // loaded, can read the configuration for it (loading the schema is most of a start otherwise:
+  // hot-restart/configuration.ts). Epoch 0 has no parent to ask: it is established once its
+  // configuration is known to be good.
+  let epoch: HotRestartEpoch | undefined;
+  if (options.mode === 'serve' && !options.disableHotRestart && options.restartEpoch > 0) {
+    const established = establishEpoch(options);
+    if (!established) {
+      flushLogs();
+      return 1;
+    }
+    epoch = established;
+  }
+  const loaded = await loadConfiguration(options, epoch);
   if (!loaded) {
+    epoch?.close();
     flushLogs();
     return 1;
   }
@@ -225,7 +250,7 @@ async function loadAndRun(options: Options, io: MainIo): Promise<number> {
     flushLogs();
     return 0;
   }
-  const code = await serve(options, loaded);
+  const code = await serve(options, loaded, epoch);
   flushLogs();
   return code;
 }

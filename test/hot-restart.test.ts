@@ -157,6 +157,48 @@ describe('a new epoch that fails after taking the admin interface', () => {
   });
 });
 
+describe("a new epoch's configuration, read by its parent", () => {
+  it('is what the new epoch would have read: a changed file serves its change, a broken one is refused with the same errors', async () => {
+    const config = (answer: string) => {
+      const d = bootstrap(`${tmp.dir}/read.sock`) as any;
+      d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].direct_response.body.inline_string = answer;
+      return d;
+    };
+    const common = ['--socket-path', `@proxy_config_read_test_${process.pid}`, '--concurrency', '1', '-l', 'info'];
+    const e0 = await startProxy(config('zero'), common);
+    const identity = ['--base-id', String(e0.baseId), ...common];
+    const port = e0.ports.get('ingress')!;
+    assert.doesNotMatch(e0.output(), /configuration: /, 'epoch 0 has no parent to ask');
+
+    const e1 = await startProxy(config('one'), [...identity, '--restart-epoch', '1', '--parent-shutdown-time-s', '1']);
+    assert.match(e1.output(), /configuration: read by the parent epoch/);
+    assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'one');
+    assert.equal(await exited(e0), 0);
+
+    // A broken file: epoch 1 (whose own read was epoch 0's) reads it, and epoch 2 reports what a
+    // validation of its own reports, then leaves epoch 1 serving.
+    const broken = config('two');
+    broken.static_resources.clusters = [{ name: 'c', type: 'STATIC', connect_timeout: 'soon' }];
+    const brokenPath = tmp.file('broken-read.json', JSON.stringify(broken));
+    const validated = await runProxy(['--mode', 'validate', '-c', brokenPath]);
+    assert.equal(validated.code, 1);
+    const errorLines = (out: string) => out.split('\n').filter((l) => l.includes('error initializing configuration')).map((l) => l.slice(l.indexOf('error initializing')));
+    assert.ok(errorLines(validated.stderr).length > 0);
+    const e2 = await runProxy(['-c', brokenPath, ...identity, '--restart-epoch', '2']);
+    assert.equal(e2.code, 1);
+    assert.match(e2.stderr, /configuration: read by the parent epoch/);
+    assert.deepEqual(errorLines(e2.stderr), errorLines(validated.stderr));
+    assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'one', 'epoch 1 serves on');
+
+    // The retried epoch 2, with a good file, takes over.
+    const e2b = await startProxy(config('one'), [...identity, '--restart-epoch', '2', '--parent-shutdown-time-s', '1']);
+    assert.match(e2b.output(), /configuration: read by the parent epoch/);
+    assert.equal((await httpRequest(`http://127.0.0.1:${port}/`)).body, 'one');
+    assert.equal(await exited(e1), 0);
+    assert.equal(await e2b.stop(), 0);
+  });
+});
+
 describe('hot restart hand-over', () => {
   it('lets slow responses started on the old epoch finish there while new requests reach the new epoch', async () => {
     const { startUpstream } = await import('./helpers/upstream.js');

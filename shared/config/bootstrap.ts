@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
@@ -13,6 +14,7 @@ import { TextFormatError, TextFormatParser } from './proto-text.js';
 import { envoySchema } from './schema.js';
 import { bootstrapWarnings, checkBootstrapSemantics } from './semantic.js';
 import { upgradeV2Bootstrap } from './upgrade-v2.js';
+import { buildIdentity } from '../version.js';
 import { readDataSource } from './data-source.js';
 import { loadAllTls, type LoadedTls } from '../tls/context.js';
 
@@ -46,6 +48,51 @@ export interface LoadedBootstrap {
   warnings: string[];
   /** The TLS contexts, their certificates and keys read now (a hot restart reads them again). */
   tls: LoadedTls;
+  /** The sources and their read, for the next epoch of a hot restart. */
+  handOver: BootstrapHandOver;
+}
+
+/**
+ * The half of a load that needs the API schema: the sources parsed, upgraded, read against the
+ * schema, its constraints and the extension registry checked. It depends on nothing but the
+ * sources and the build, so another process of the same build can make it: a hot restart's
+ * parent, whose schema is loaded, reads its new epoch's sources for it (loading the schema is
+ * most of a new process's start; supervisor/hot-restart/configuration.ts). The other half, the
+ * whole-bootstrap checks (some look at the file system: paths that must exist) and the TLS
+ * material (which an operator may have rotated for this very restart), always runs in the
+ * process that will serve.
+ */
+export interface BootstrapRead {
+  /** Before --service-cluster/-node/-zone are applied. */
+  bootstrap: JsonObject;
+  warnings: string[];
+  unknownFields: UnknownFieldUse[];
+  /** What the read found wrong; the checks that follow run all the same, so that one run reports everything. */
+  errors: string[];
+  /** The paths of fields that failed to read, and of those read but refused (their errors' causes). */
+  failed: string[];
+  refusedFields: string[];
+  /** The sources could not be read at all (a file that is not YAML, say): these errors alone. */
+  refused?: string[];
+}
+
+export interface BootstrapHandOver {
+  sources: BootstrapSources;
+  read: BootstrapRead;
+  /** The read was made in another process (so this one has not loaded the schema). */
+  readElsewhere: boolean;
+}
+
+/** A load's inputs, read once: the file's bytes, and the fingerprint of everything the read depends on. */
+export interface BootstrapSources {
+  /** The options the read depends on. */
+  options: BootstrapSource;
+  file: Buffer | undefined;
+  /**
+   * SHA-256 over this build's identity, every option the read depends on, --config-yaml and the
+   * file's bytes: the same key means the same read.
+   */
+  key: Buffer;
 }
 
 export class BootstrapError extends Error {
@@ -100,12 +147,19 @@ function tooDeep(err: unknown, what: string): never {
  * file-based xDS responses both come through here.
  */
 export function readSource(path: string, root: protobuf.Root, type: protobuf.Type): Parsed {
-  let data: Buffer;
+  return parseSource(path, readWhole(path), root, type);
+}
+
+function readWhole(path: string): Buffer {
   try {
-    data = readFileSync(path);
+    return readFileSync(path);
   } catch {
     throw new BootstrapError([`unable to read file: ${path}`]);
   }
+}
+
+/** `data`, read from `path`, parsed by the format its extension names. */
+function parseSource(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type): Parsed {
   switch (bootstrapFormat(path)) {
     case 'binary': {
       let decoded: ReturnType<BinaryDecoder['decode']>;
@@ -164,13 +218,77 @@ function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: pr
   return { bootstrap: result, anys: reader.anys };
 }
 
-export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
+/** Checks the options that say where the bootstrap is, reads its file, and fingerprints the lot. */
+export function bootstrapSources(src: BootstrapSource): BootstrapSources {
   if (!src.configPath && !src.configYaml) {
     throw new BootstrapError(['At least one of --config-path or --config-yaml should be non-empty']);
   }
   if (src.bootstrapVersion !== undefined && src.bootstrapVersion !== 2 && src.bootstrapVersion !== 3) {
     throw new BootstrapError([`--bootstrap-version ${src.bootstrapVersion} is not supported (2 or 3)`]);
   }
+  if (src.bootstrapVersion === 2 && src.configPath && bootstrapFormat(src.configPath) === 'binary') {
+    throw new BootstrapError([`${src.configPath}: binary v2 bootstraps cannot be upgraded by this proxy; convert the file to v3 (or to YAML/JSON)`]);
+  }
+  return sourcesOf(src, src.configPath ? readWhole(src.configPath) : undefined);
+}
+
+/** The sources given the file's bytes (a hot restart's parent gets them from its child). */
+export function sourcesOf(src: BootstrapSource, file: Buffer | undefined): BootstrapSources {
+  const options: BootstrapSource = {
+    configPath: src.configPath,
+    configYaml: src.configYaml,
+    bootstrapVersion: src.bootstrapVersion,
+    allowUnknownStaticFields: src.allowUnknownStaticFields,
+    disableExtensions: src.disableExtensions,
+    serviceCluster: src.serviceCluster,
+    serviceNode: src.serviceNode,
+    serviceZone: src.serviceZone,
+  };
+  const hash = createHash('sha256').update(`${buildIdentity()}\0${JSON.stringify(options)}\0`);
+  if (file) hash.update(file);
+  return { options, file, key: hash.digest() };
+}
+
+/**
+ * Loads the bootstrap from `sources` (bootstrapSources). `read`, when given, is what
+ * readBootstrap made of the same sources in another process of this build (a hot restart's
+ * parent, whose schema is loaded); the result is the same as reading them here.
+ */
+export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = bootstrapSources(src), readElsewhere?: BootstrapRead): LoadedBootstrap {
+  const read = readElsewhere ?? readBootstrap(sources);
+  if (read.refused) throw new BootstrapError(read.refused);
+  const local = localChecks(read.bootstrap);
+  // What an earlier error causes is left out: an error under a field that already failed (or
+  // above it), and a route's "unknown cluster" once a cluster itself is in error.
+  const clusterInError = [...read.failed, ...read.refusedFields].some((f) => f.startsWith('static_resources.clusters['));
+  const errors = [...read.errors, ...local.errors.filter((e) => !followsFrom(e, read) && !(clusterInError && /: route: unknown (weighted |mirror )?cluster /.test(e)))];
+  if (errors.length) throw new BootstrapError(errors);
+  return {
+    bootstrap: applyNodeOverrides(read.bootstrap, src),
+    unknownFields: read.unknownFields,
+    warnings: [...read.warnings, ...bootstrapWarnings(read.bootstrap), ...unknownFieldWarnings(read.unknownFields)],
+    tls: local.tls,
+    handOver: { sources, read, readElsewhere: readElsewhere !== undefined },
+  };
+}
+
+/** A field that failed to read leaves its parents half read; a field refused was read whole. */
+function followsFrom(error: string, read: Pick<BootstrapRead, 'failed' | 'refusedFields'>): boolean {
+  const path = error.split(': ')[0]!;
+  return read.failed.some((f) => path.startsWith(f) || f.startsWith(path)) || read.refusedFields.some((f) => path.startsWith(f));
+}
+
+/** The schema-dependent half of a load (BootstrapRead): a function of the sources alone. */
+export function readBootstrap(sources: BootstrapSources): BootstrapRead {
+  try {
+    return readSources(sources.options, sources.file);
+  } catch (err) {
+    if (!(err instanceof BootstrapError)) throw err;
+    return { bootstrap: {}, warnings: [], unknownFields: [], errors: [], failed: [], refusedFields: [], refused: err.errors };
+  }
+}
+
+function readSources(src: BootstrapSource, fileBytes: Buffer | undefined): BootstrapRead {
   const root = envoySchema();
   const type = root.lookupType(BOOTSTRAP_TYPE);
   const errors: string[] = [];
@@ -180,10 +298,7 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
 
   let bootstrap: JsonObject = {};
   if (src.configPath) {
-    if (src.bootstrapVersion === 2 && bootstrapFormat(src.configPath) === 'binary') {
-      throw new BootstrapError([`${src.configPath}: binary v2 bootstraps cannot be upgraded by this proxy; convert the file to v3 (or to YAML/JSON)`]);
-    }
-    const file = normalise(readSource(src.configPath, root, type), '', src, root, type, errors, warnings, unknownFields);
+    const file = normalise(parseSource(src.configPath, fileBytes!, root, type), '', src, root, type, errors, warnings, unknownFields);
     if (file.bootstrap) bootstrap = file.bootstrap;
     anys.push(...file.anys);
   }
@@ -193,39 +308,33 @@ export function loadBootstrap(src: BootstrapSource): LoadedBootstrap {
     anys.push(...overlay.anys);
   }
   // Every stage runs, so that one run reports every problem in the file (a field that cannot be
-  // read does not hide an extension that is refused). What an earlier error causes is left out:
-  // an error under a field that already failed (or above it), and a route's "unknown cluster"
-  // once a cluster itself is in error (its name may be what failed).
+  // read does not hide an extension that is refused).
   const failed = errors.map((e) => e.replace(/^--config-yaml: /, '').split(': ')[0]!);
   const fieldErrors: string[] = [];
   checkConstraints(type, bootstrap, '', fieldErrors);
   checkSupportedFields(type, bootstrap, '', fieldErrors);
   checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), fieldErrors);
-  // A field that failed to read leaves its parents half read: nothing above it is checked. A field
-  // refused (or out of its bounds) was read whole: only what is under it would repeat it.
-  const refused: string[] = [];
-  const followsFrom = (e: string) => {
-    const path = e.split(': ')[0]!;
-    return failed.some((f) => path.startsWith(f) || f.startsWith(path)) || refused.some((f) => path.startsWith(f));
-  };
-  errors.push(...fieldErrors.filter((e) => !followsFrom(e)));
-  refused.push(...fieldErrors.map((e) => e.split(': ')[0]!));
-  const clusterInError = [...failed, ...refused].some((f) => f.startsWith('static_resources.clusters['));
-  const later: string[] = [];
-  checkBootstrapSemantics(bootstrap, later);
-  const tls = loadAllTls(bootstrap, readDataSource, later);
-  errors.push(...later.filter((e) => !followsFrom(e) && !(clusterInError && /: route: unknown (weighted |mirror )?cluster /.test(e))));
-  if (errors.length) throw new BootstrapError(errors);
-  warnings.push(...bootstrapWarnings(bootstrap));
+  errors.push(...fieldErrors.filter((e) => !followsFrom(e, { failed, refusedFields: [] })));
+  return { bootstrap, warnings, unknownFields, errors, failed, refusedFields: fieldErrors.map((e) => e.split(': ')[0]!) };
+}
 
+/** The whole-bootstrap checks (some look at the file system) and the TLS material, read now. */
+function localChecks(bootstrap: JsonObject): { errors: string[]; tls: LoadedTls } {
+  const errors: string[] = [];
+  checkBootstrapSemantics(bootstrap, errors);
+  return { errors, tls: loadAllTls(bootstrap, readDataSource, errors) };
+}
+
+function unknownFieldWarnings(unknownFields: UnknownFieldUse[]): string[] {
   const seen = new Set<string>();
+  const warnings: string[] = [];
   for (const u of unknownFields) {
     const key = `${u.typeName}.${u.field}`;
     if (seen.has(key)) continue;
     seen.add(key);
     warnings.push(`unknown field '${u.field}' in ${u.typeName} (at ${u.path}) ignored because of --allow-unknown-static-fields`);
   }
-  return { bootstrap: applyNodeOverrides(bootstrap, src), unknownFields, warnings, tls };
+  return warnings;
 }
 
 /** `--service-cluster`, `--service-node` and `--service-zone` override the bootstrap's node. */

@@ -1,14 +1,17 @@
+import type { BootstrapHandOver } from '../../shared/config/bootstrap.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import type { ListenerManager } from '../listener-manager.js';
 import { watchProcess } from '../process-watch.js';
 import type { ProcessTree } from '../tree.js';
+import { answerConfiguration, prepareForNextEpoch } from './configuration.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
 
 /**
- * Hot restart, this epoch as the parent of epoch N+1: answers its requests from the tree —
- * listening sockets by address, the admin interface (and, with it, our own parent: at most two
- * generations run), stats, drain, terminate.
+ * Hot restart, this epoch as the parent of epoch N+1: answers its requests — a read of its
+ * configuration (configuration.ts), and from the tree: listening sockets by address, the
+ * admin interface (and, with it, our own parent: at most two generations run), stats, drain,
+ * terminate.
  */
 
 const log = getLogger('main', import.meta.url);
@@ -19,6 +22,7 @@ export class ChildLink {
   private tree: ProcessTree | undefined;
   private sockets: ListenerManager | undefined;
   private stopChildWatch: (() => void) | undefined;
+  private configuration: BootstrapHandOver | undefined;
 
   constructor(
     /** Ends this epoch's own parent, if it still runs. */
@@ -26,15 +30,17 @@ export class ChildLink {
     private readonly setPhase: (phase: Phase) => void,
   ) {}
 
-  attach(tree: ProcessTree, sockets: ListenerManager): void {
+  attach(tree: ProcessTree, sockets: ListenerManager, configuration: BootstrapHandOver): void {
     this.tree = tree;
     this.sockets = sockets;
+    this.configuration = configuration;
   }
 
   /** A request from the next epoch. */
   readonly answer = async (rq: RequestMessage): Promise<{ reply?: ReplyMessage; fd?: number }> => {
     const tree = this.tree;
     if (rq.test_connection) return {};
+    if (rq.configuration) return { reply: answerConfiguration(rq.configuration, this.configuration) };
     if (rq.pass_listen_socket) {
       // Socket by socket: the next epoch asks for index 0, 1, … until there is none (one per worker with reuse_port).
       const l = this.sockets?.forHandOver(rq.pass_listen_socket.address, rq.pass_listen_socket.listener_name ?? '');
@@ -66,6 +72,11 @@ export class ChildLink {
     }
     return {};
   };
+
+  /** This epoch serves: the next one may come (configuration.ts). */
+  prepare(): void {
+    if (this.configuration) prepareForNextEpoch(this.configuration);
+  }
 
   close(): void {
     this.stopChildWatch?.();

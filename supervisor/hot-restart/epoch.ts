@@ -1,3 +1,4 @@
+import type { BootstrapHandOver } from '../../shared/config/bootstrap.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import { hotRestartVersion } from '../../shared/version.js';
@@ -17,6 +18,8 @@ import { ParentLink } from './parent-link.js';
 const log = getLogger('main', import.meta.url);
 
 type Phase = NonNullable<HotRestartStatus['phase']>;
+
+const PREPARE_DELAY_MS = 1000;
 
 export class HotRestartEpoch {
   private tree: ProcessTree | undefined;
@@ -80,9 +83,9 @@ export class HotRestartEpoch {
   }
 
   /** The tree this epoch runs: it answers the next epoch, and collects the parent's figures. */
-  attach(tree: ProcessTree, sockets: ListenerManager): void {
+  attach(tree: ProcessTree, sockets: ListenerManager, configuration: BootstrapHandOver): void {
     this.tree = tree;
-    this.child.attach(tree, sockets);
+    this.child.attach(tree, sockets, configuration);
     this.report();
     this.parent.collectInto(tree.statsRelay);
     void tree.live.then(() => {
@@ -90,6 +93,8 @@ export class HotRestartEpoch {
       this.identity.region.claimNewest();
       this.setPhase('live');
       this.parent.drainParent();
+      // Once the hand-over's tail (the parent's drain order, the admin's start) is done.
+      setTimeout(() => this.child.prepare(), PREPARE_DELAY_MS).unref();
     });
   }
 

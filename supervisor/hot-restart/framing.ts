@@ -24,12 +24,14 @@ export interface RequestMessage {
   drain_listeners?: Record<string, never>;
   terminate?: Record<string, never>;
   test_connection?: Record<string, never>;
+  configuration?: { build: string; options: string; file: Buffer };
 }
 
 export interface ReplyMessage {
   pass_listen_socket?: { fd: number };
   shutdown_admin?: { original_start_time_unix_seconds: number; original_start_time_unix_ms: number; hot_restart_generation?: number };
   stats?: { memory_allocated: number; num_connections: number; counter_deltas: Record<string, number>; gauges: Record<string, number> };
+  configuration?: { read: Buffer };
 }
 
 export interface WireMessage {

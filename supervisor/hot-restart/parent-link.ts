@@ -1,13 +1,16 @@
+import type { BootstrapRead, BootstrapSources } from '../../shared/config/bootstrap.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { HotRestartStatus } from '../../shared/ipc.js';
 import type { StatsDelta } from '../../shared/stats/store.js';
 import type { InheritSocket } from '../listen-sockets.js';
 import type { StatsRelay } from '../stats-relay.js';
+import { configurationRequest, takeConfiguration } from './configuration.js';
 import { HotRestartRpcError, type HotRestartChannel } from './protocol.js';
 
 /**
- * Hot restart, this epoch as the child of epoch N−1 (Envoy's timeline, reference §6): ask the
- * parent to shut its admin down (learning the first epoch's start time and the generation), take
+ * Hot restart, this epoch as the child of epoch N−1 (Envoy's timeline, reference §6): have the
+ * parent read the configuration (this proxy's addition, configuration.ts), ask the parent to
+ * shut its admin down (learning the first epoch's start time and the generation), take
  * every listener's socket from it by address, and once this tree serves, tell it to drain and
  * terminate it after --parent-shutdown-time-s. Until then its figures join this tree's at every
  * stats collection.
@@ -18,6 +21,7 @@ import { HotRestartRpcError, type HotRestartChannel } from './protocol.js';
  */
 
 const log = getLogger('main', import.meta.url);
+const CONFIGURATION_TIMEOUT_MS = 2000;
 const ADMIN_SHUTDOWN_TIMEOUT_MS = 3000;
 const SOCKET_TIMEOUT_MS = 2000;
 const STATS_TIMEOUT_MS = 800;
@@ -46,6 +50,25 @@ export class ParentLink {
 
   status(): Pick<HotRestartStatus, 'parent' | 'parentTerminateAtMs'> {
     return { parent: this.state, ...(this.terminateAt !== undefined ? { parentTerminateAtMs: this.terminateAt } : {}) };
+  }
+
+  /**
+   * Before this epoch loads its configuration: the parent's read of its sources
+   * (configuration.ts). Anything else (sources too large, a parent of another build, or one that
+   * does not know the request or does not answer) means reading them here.
+   */
+  async configuration(sources: BootstrapSources): Promise<BootstrapRead | undefined> {
+    const request = configurationRequest(sources);
+    if (!this.alive || !request) return undefined;
+    try {
+      const { reply } = await this.channel.request({ configuration: request }, { timeoutMs: CONFIGURATION_TIMEOUT_MS, expectReply: true });
+      const read = takeConfiguration(reply);
+      log.info(read ? 'configuration: read by the parent epoch (its API schema is loaded)' : 'configuration: the parent epoch did not read it (another build); reading it here');
+      return read;
+    } catch (err) {
+      log.info(`configuration: the parent epoch did not read it (${(err as Error).message}); reading it here`);
+      return undefined;
+    }
   }
 
   /** Before binding: the parent lets go of the admin interface. */

@@ -17,8 +17,11 @@ import { nextMessageId, seal, unseal } from './seal.js';
  * deadline: nothing a datagram says can take a socket, stop the epoch or jam the next restart.
  */
 
-/** Requests are a few hundred bytes; a reply carries the parent's stats, which can be megabytes. */
-const MAX_REQUEST_BYTES = 64 * 1024;
+/**
+ * Requests are a few hundred bytes, but for the configuration's sources (configuration.ts, at
+ * most 256 KiB); a reply carries the parent's stats, which can be megabytes.
+ */
+const MAX_REQUEST_BYTES = 512 * 1024;
 const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 /** Requests waiting for an answer; more are dropped (the next epoch sends one at a time). */
 const MAX_PENDING_REQUESTS = 8;

@@ -1,0 +1,67 @@
+import { deserialize, serialize } from 'node:v8';
+import { readBootstrap, sourcesOf, type BootstrapHandOver, type BootstrapRead, type BootstrapSource, type BootstrapSources } from '../../shared/config/bootstrap.js';
+import { getLogger } from '../../shared/log/logger.js';
+import { buildIdentity } from '../../shared/version.js';
+import type { ReplyMessage, RequestMessage } from './framing.js';
+
+/**
+ * A hot restart's configuration hand-over: the new epoch sends its bootstrap sources to its
+ * parent, which reads them (shared/config/bootstrap.ts, readBootstrap: the half of a load that
+ * needs the API schema) and sends the read back; the new epoch then runs the checks that look at
+ * the file system itself. A new process spends most of its start loading the schema (measured in
+ * scripts/bench/startup.ts); the parent has it loaded. Only a parent of the same build reads (the
+ * result must be what this epoch's own code would make of the sources), and sources the same as
+ * the parent's own are answered with the parent's read as it is.
+ *
+ * The read blocks the parent's main loop (not its workers) while it runs, so sources larger than
+ * MAX_SOURCE_BYTES are read by the new epoch itself.
+ */
+
+const log = getLogger('main', import.meta.url);
+
+/** A static bootstrap is a few kilobytes; 256 KiB reads in well under 100 ms in a warm parent. */
+export const MAX_SOURCE_BYTES = 256 * 1024;
+
+/** The request for `sources`, or undefined when they are too large to hand to the parent. */
+export function configurationRequest(sources: BootstrapSources): RequestMessage['configuration'] | undefined {
+  const size = (sources.file?.length ?? 0) + Buffer.byteLength(sources.options.configYaml);
+  if (size > MAX_SOURCE_BYTES) return undefined;
+  return { build: buildIdentity(), options: JSON.stringify(sources.options), file: sources.file ?? Buffer.alloc(0) };
+}
+
+/** The parent's answer: the read of the child's sources (its own when they are the same), or nothing. */
+export function answerConfiguration(rq: NonNullable<RequestMessage['configuration']>, own: BootstrapHandOver | undefined): ReplyMessage {
+  const nothing = { configuration: { read: Buffer.alloc(0) } };
+  if (rq.build !== buildIdentity() || rq.file.length > MAX_SOURCE_BYTES) return nothing;
+  try {
+    const options = JSON.parse(rq.options) as BootstrapSource;
+    const sources = sourcesOf(options, options.configPath ? rq.file : undefined);
+    const read = own?.sources.key.equals(sources.key) ? own.read : readBootstrap(sources);
+    return { configuration: { read: serialize(read) } };
+  } catch (err) {
+    // A reader's bug: the child reads its sources itself, and reports it.
+    log.warn(`could not read the next epoch's configuration for it: ${(err as Error).message}`);
+    return nothing;
+  }
+}
+
+/** What the child makes of the reply. */
+export function takeConfiguration(reply: ReplyMessage | undefined): BootstrapRead | undefined {
+  const read = reply?.configuration?.read;
+  return read?.length ? (deserialize(read) as BootstrapRead) : undefined;
+}
+
+/**
+ * An epoch whose configuration its parent read has not loaded the schema: once it serves, it
+ * reads its own sources again, unhurried, so that its own next epoch's read is as quick.
+ */
+export function prepareForNextEpoch(own: BootstrapHandOver): void {
+  if (!own.readElsewhere) return;
+  const started = performance.now();
+  try {
+    readBootstrap(own.sources);
+    log.debug(`configuration: read again for the next epoch in ${(performance.now() - started).toFixed(0)} ms`);
+  } catch (err) {
+    log.warn(`could not read the configuration again for the next epoch: ${(err as Error).message}`);
+  }
+}
