@@ -19,7 +19,7 @@ const log = getLogger('main', import.meta.url);
 
 type Phase = NonNullable<HotRestartStatus['phase']>;
 
-const PREPARE_DELAY_MS = 1000;
+const PREPARE_DELAY_MS = 100;
 
 export class HotRestartEpoch {
   private tree: ProcessTree | undefined;
@@ -93,7 +93,7 @@ export class HotRestartEpoch {
       this.identity.region.claimNewest();
       this.setPhase('live');
       this.parent.drainParent();
-      // Once the hand-over's tail (the parent's drain order, the admin's start) is done.
+      // Soon after (the parent's drain order goes first), before the next restart may come.
       setTimeout(() => this.child.prepare(), PREPARE_DELAY_MS).unref();
     });
   }
