@@ -2,7 +2,8 @@
 // 18's goal of 150 ms. Three figures, each over ROUNDS (default 10):
 //  - cold start: `proxy` spawned (epoch 0) to the first answered request, and to the admin's LIVE;
 //  - hot restart at idle: epoch N spawned to the first request answered by epoch N (each epoch adds
-//    an `x-epoch` response header, so the client sees which one answered);
+//    an `x-epoch` response header, so the client sees which one answered); where this machine sets
+//    NODE_EXTRA_CA_CERTS (Node parses the file before any of our code runs), again without it;
 //  - worker replacement: a worker SIGKILLed to the first request answered after it (in each cold
 //    start's tree once it is live: a worker that dies again soon after is replaced with backoff).
 // A client polls with a new connection every POLL_MS (default 2). Nothing is pinned: a starting
@@ -71,10 +72,10 @@ function freePort(): Promise<number> {
   });
 }
 
-function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
+function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
   const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, process.execPath, [join(tree, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'] });
+    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env });
   children.push(child);
   return child;
 }
@@ -131,36 +132,41 @@ try {
   console.log(`  worker SIGKILLed to first request served:       ${summary(replaced)}`);
 
   // Hot restarts at idle, one after another on the same port.
-  const port = await freePort();
-  const baseIdPath = join(dir, 'base-id');
-  let current = startEpoch(bootstrapFor(upstream.port, port, 0), 0, baseIdPath, join(dir, 'admin-0'));
-  await pollUntil(port, performance.now(), (e) => e === 0);
-  await adminLive(join(dir, 'admin-0'), 0);
-  const handOver: number[] = [];
-  for (let epoch = 1; epoch <= ROUNDS; epoch++) {
-    const config = bootstrapFor(upstream.port, port, epoch);
-    const since = performance.now();
-    const next = startEpoch(config, epoch, baseIdPath, join(dir, `admin-${epoch}`));
-    handOver.push(await pollUntil(port, since, (e) => e === epoch));
-    await adminLive(join(dir, `admin-${epoch}`), since);
-    // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
-    await new Promise<void>((r) => (current.exitCode !== null ? r() : current.once('exit', () => r())));
-    current = next;
-  }
-  console.log(`  hot restart at idle, spawn to first served:     ${summary(handOver)}`);
+  const hotRestarts = async (env: NodeJS.ProcessEnv, family: string): Promise<number[]> => {
+    const port = await freePort();
+    const baseIdPath = join(dir, `${family}-base-id`);
+    const adminFile = (epoch: number) => join(dir, `${family}-admin-${epoch}`);
+    let current = startEpoch(bootstrapFor(upstream.port, port, 0), 0, baseIdPath, adminFile(0), env);
+    await pollUntil(port, performance.now(), (e) => e === 0);
+    await adminLive(adminFile(0), 0);
+    const handOver: number[] = [];
+    for (let epoch = 1; epoch <= ROUNDS; epoch++) {
+      const config = bootstrapFor(upstream.port, port, epoch);
+      const since = performance.now();
+      const next = startEpoch(config, epoch, baseIdPath, adminFile(epoch), env);
+      handOver.push(await pollUntil(port, since, (e) => e === epoch));
+      await adminLive(adminFile(epoch), since);
+      // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
+      await new Promise<void>((r) => (current.exitCode !== null ? r() : current.once('exit', () => r())));
+      current = next;
+    }
+    await stop(current);
+    return handOver;
+  };
+  console.log(`  hot restart at idle, spawn to first served:     ${summary(await hotRestarts(process.env, 'hot'))}`);
   // What this machine's environment adds to every epoch's start, before any of the proxy's code
-  // runs (the children are forked without it: supervisor/children.ts).
+  // runs (the children are forked without it: supervisor/children.ts); a host without it starts
+  // every epoch that much sooner.
   if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+    const without = { ...process.env };
+    delete without.NODE_EXTRA_CA_CERTS;
     const boot = (env: NodeJS.ProcessEnv) => {
       const times = Array.from({ length: 5 }, () => Number(spawnSync(process.execPath, ['-p', 'performance.now()'], { env, encoding: 'utf8' }).stdout));
       return times.sort((a, b) => a - b)[2]!;
     };
-    const without = { ...process.env };
-    delete without.NODE_EXTRA_CA_CERTS;
     console.log(`  NODE_EXTRA_CA_CERTS is set here: a bare Node process reaches its first line in ${boot(process.env).toFixed(0)} ms with it, ${boot(without).toFixed(0)} ms without (medians of 5); an epoch's supervisor pays the difference`);
+    console.log(`  hot restart at idle, without NODE_EXTRA_CA_CERTS: ${summary(await hotRestarts(without, 'bare'))}`);
   }
-
-  await stop(current);
 } finally {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
