@@ -38,4 +38,12 @@ writeSchemaCache();
 const { bundleRoles } = await import('./bundle.mjs');
 const bundleMs = await bundleRoles();
 console.log(`build: dist/roles/ bundled in ${bundleMs} ms`);
+const { warmCodeCaches } = await import('./warm-code-cache.mjs');
+const warmStarted = Date.now();
+try {
+  await warmCodeCaches();
+  console.log(`build: code caches warmed by a run of the proxy in ${Date.now() - warmStarted} ms`);
+} catch (err) {
+  console.warn(`build: the code caches keep the top level only (the warm-up run failed: ${err.message})`);
+}
 console.log(`build: dist/ ready in ${Date.now() - started} ms`);
