@@ -3,24 +3,14 @@ import { after, describe, it } from 'node:test';
 import { fromProto3JSON } from 'proto3-json-serializer';
 import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource, type LoadedBootstrap } from '../shared/config/bootstrap.js';
 import { envoySchema } from '../shared/config/schema.js';
-import { HCM_TYPE, httpListener, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { bootstrapSource, HCM_TYPE, httpListener, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
 import { downstreamTls, DOWNSTREAM_TLS_TYPE, makePki, UPSTREAM_TLS_TYPE } from './helpers/certs.js';
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
 
-const source = (over: Partial<BootstrapSource>): BootstrapSource => ({
-  configPath: '',
-  configYaml: '',
-  bootstrapVersion: undefined,
-  allowUnknownStaticFields: false,
-  disableExtensions: [],
-  serviceCluster: '',
-  serviceNode: '',
-  serviceZone: '',
-  ...over,
-});
+const source = bootstrapSource;
 
 function load(over: Partial<BootstrapSource>): LoadedBootstrap {
   return loadBootstrap(source(over));

@@ -3,7 +3,7 @@ import { copyFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { BootstrapError, bootstrapSources, loadBootstrap, readBootstrap, type BootstrapSource, type LoadedBootstrap } from '../shared/config/bootstrap.js';
 import { answerConfiguration, configurationRequest, MAX_SOURCE_BYTES, takeConfiguration } from '../supervisor/hot-restart/configuration.js';
-import { minimalBootstrap } from './helpers/bootstraps.js';
+import { bootstrapSource, minimalBootstrap } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
 import { downstreamTls, makePki } from './helpers/certs.js';
 
@@ -21,17 +21,7 @@ after(() => {
   pki.remove();
 });
 
-const source = (over: Partial<BootstrapSource>): BootstrapSource => ({
-  configPath: '',
-  configYaml: '',
-  bootstrapVersion: undefined,
-  allowUnknownStaticFields: false,
-  disableExtensions: [],
-  serviceCluster: '',
-  serviceNode: '',
-  serviceZone: '',
-  ...over,
-});
+const source = bootstrapSource;
 
 type Outcome = { errors: string[] } | Pick<LoadedBootstrap, 'bootstrap' | 'warnings' | 'unknownFields' | 'tls'>;
 

@@ -1,3 +1,5 @@
+import type { BootstrapSource } from '../../shared/config/bootstrap.js';
+
 /** Small v3 bootstraps for tests, as plain canonical JSON. */
 
 export const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -68,5 +70,20 @@ export function filterBootstrap(name: string, filters: object[], routes: object[
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: { listeners: [{ name, address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [hcm] }] }], clusters: [staticCluster('backend', backendPort)] },
     ...extra,
+  };
+}
+
+/** loadBootstrap's options: none but `over` set (no file, no overrides). */
+export function bootstrapSource(over: Partial<BootstrapSource>): BootstrapSource {
+  return {
+    configPath: '',
+    configYaml: '',
+    bootstrapVersion: undefined,
+    allowUnknownStaticFields: false,
+    disableExtensions: [],
+    serviceCluster: '',
+    serviceNode: '',
+    serviceZone: '',
+    ...over,
   };
 }
