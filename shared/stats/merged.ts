@@ -22,7 +22,8 @@ export interface MergedHistogram {
 
 export class MergedStats {
   readonly counters = new Map<string, { value: number; used: boolean }>();
-  readonly gauges = new Map<string, { bySource: Map<string, number>; used: boolean; local: boolean }>();
+  /** `total`: the sum over `bySource`, kept as it changes (rendering 100,000 gauges sums none). */
+  readonly gauges = new Map<string, { bySource: Map<string, number>; total: number; used: boolean; local: boolean }>();
   readonly histograms = new Map<string, MergedHistogram>();
   readonly textReadouts = new Map<string, { value: string; used: boolean }>();
   /** Bumped when a stat is added, so sorted name lists can be cached until then. */
@@ -76,9 +77,10 @@ export class MergedStats {
       if (this.rejects(name)) continue;
       let g = this.gauges.get(name);
       if (!g) {
-        this.gauges.set(name, (g = { bySource: new Map(), used: false, local: mode === 'local' }));
+        this.gauges.set(name, (g = { bySource: new Map(), total: 0, used: false, local: mode === 'local' }));
         this.generation++;
       }
+      g.total += value - (g.bySource.get(source) ?? 0);
       g.bySource.set(source, value);
       if (used) g.used = true;
     }
@@ -111,9 +113,10 @@ export class MergedStats {
   gaugeValue(name: string): number {
     const g = this.gauges.get(name);
     if (!g) return 0;
-    let out = g.local ? -Infinity : 0;
-    for (const v of g.bySource.values()) out = g.local ? Math.max(out, v) : out + v;
-    return g.local && out === -Infinity ? 0 : out;
+    if (!g.local) return g.total;
+    let out = -Infinity;
+    for (const v of g.bySource.values()) out = Math.max(out, v);
+    return out === -Infinity ? 0 : out;
   }
 
   /** A flush completed: the samples gathered since the previous one become the interval. */
@@ -162,6 +165,9 @@ export class MergedStats {
 
   /** A process is gone for good (not replaced): its gauge contributions go with it. */
   forgetSource(source: string): void {
-    for (const g of this.gauges.values()) g.bySource.delete(source);
+    for (const g of this.gauges.values()) {
+      g.total -= g.bySource.get(source) ?? 0;
+      g.bySource.delete(source);
+    }
   }
 }
