@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import type { MergedStats } from '../shared/stats/merged.js';
+import { mergedGaugeValue, type MergedCounter, type MergedGauge, type MergedStats } from '../shared/stats/merged.js';
 import { runtimeFeature } from '../shared/runtime.js';
 import { isHiddenStat } from '../shared/stats/scopes.js';
 import { finish, finishYielding, type Pausing } from './pausing.js';
@@ -80,13 +80,13 @@ export function parseStatsParams(query: Map<string, string>, defaultFormat: Stat
 export interface Selection {
   textReadouts: string[];
   /**
-   * Counters and gauges interleaved, sorted; `counter` tells which. Chosen as they are rendered
+   * Counters and gauges interleaved, sorted, each with its value. Chosen as they are rendered
    * (hundreds of thousands at scale: a pass over them all before the first byte held the admin's
    * event loop for hundreds of milliseconds), with a `null` after every PAUSE_EVERY names looked
    * at: the renderer hands over what it has, so that the admin answers other requests meanwhile
    * even when a filter keeps nothing. The object is the same at every step: read it, do not keep it.
    */
-  scalars: Iterable<{ readonly name: string; readonly counter: boolean } | null>;
+  scalars: Iterable<{ readonly name: string; readonly value: number } | null>;
   histograms: string[];
 }
 
@@ -102,7 +102,12 @@ interface NameLists {
   counters: string[];
   gauges: string[];
   histograms: string[];
+  /** The counters' and gauges' records, in their names' order: rendering reads them without a lookup. */
+  counterStats: MergedCounter[];
+  gaugeStats: MergedGauge[];
 }
+
+const noNames = (): NameLists => ({ textReadouts: [], counters: [], gauges: [], histograms: [], counterStats: [], gaugeStats: [] });
 
 /**
  * Sorted name lists, cached until a stat is added, with the hidden ones (per-host figures,
@@ -110,9 +115,9 @@ interface NameLists {
  */
 export class SortedNames {
   private generation = -1;
-  private visible: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
-  private hidden: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
-  private all: NameLists = { textReadouts: [], counters: [], gauges: [], histograms: [] };
+  private visible = noNames();
+  private hidden = noNames();
+  private all = noNames();
 
   constructor(private readonly merged: MergedStats) {}
 
@@ -138,13 +143,26 @@ export class SortedNames {
       const sorted = yield* sortPausing([...names]);
       return [sorted.filter((n) => !isHiddenStat(n)), sorted.filter(isHiddenStat), sorted] as const;
     };
+    /** Each name's record (a stat is never removed: each name has one). */
+    const recordsOf = function* <T>(names: string[], map: Map<string, T>): Pausing<T[]> {
+      const out = new Array<T>(names.length);
+      for (let i = 0; i < names.length; i++) {
+        out[i] = map.get(names[i]!)!;
+        if (i % PAUSE_EVERY === PAUSE_EVERY - 1) yield;
+      }
+      return out;
+    };
     const t = yield* split(this.merged.textReadouts.keys());
     const c = yield* split(this.merged.counters.keys());
     const g = yield* split(this.merged.gauges.keys());
     const h = yield* split(this.merged.histograms.keys());
-    this.visible = { textReadouts: t[0], counters: c[0], gauges: g[0], histograms: h[0] };
-    this.hidden = { textReadouts: t[1], counters: c[1], gauges: g[1], histograms: h[1] };
-    this.all = { textReadouts: t[2], counters: c[2], gauges: g[2], histograms: h[2] };
+    const lists: NameLists[] = [];
+    for (const k of [0, 1, 2] as const) {
+      const counterStats = yield* recordsOf(c[k], this.merged.counters);
+      const gaugeStats = yield* recordsOf(g[k], this.merged.gauges);
+      lists.push({ textReadouts: t[k], counters: c[k], gauges: g[k], histograms: h[k], counterStats, gaugeStats });
+    }
+    [this.visible, this.hidden, this.all] = lists as [NameLists, NameLists, NameLists];
     // Names added meanwhile leave it stale: the next get() sorts again.
     this.generation = generation;
   }
@@ -188,14 +206,15 @@ export function select(merged: MergedStats, names: SortedNames, p: StatsParams):
   const histograms = p.type === 'All' || p.type === 'Histograms' ? all.histograms.filter((n) => keep(n, merged.histograms.get(n)!.used)) : [];
   const counters = p.type === 'All' || p.type === 'Counters' ? all.counters : [];
   const gauges = p.type === 'All' || p.type === 'Gauges' ? all.gauges : [];
-  // Without usedonly or a filter every name is kept: no stat is looked up to decide.
-  const everything = !p.usedOnly && !p.filter;
-  const keepCounter = (name: string) => everything || keep(name, merged.counters.get(name)!.used);
-  const keepGauge = (name: string) => everything || keep(name, merged.gauges.get(name)!.used);
-  function* scalars(): Generator<{ name: string; counter: boolean } | null> {
+  const counterStats = all.counterStats;
+  const gaugeStats = all.gaugeStats;
+  const keepCounter = (i: number) => keep(counters[i]!, counterStats[i]!.used);
+  const keepGauge = (j: number) => keep(gauges[j]!, gaugeStats[j]!.used);
+  function* scalars(): Generator<{ name: string; value: number } | null> {
     // The two sorted lists merged, each filtered on the way. One object is handed out, changed
-    // at each step (a new one per name was a tenth of /stats at 100,000 stats).
-    const step = { name: '', counter: false };
+    // at each step (a new one per name was a tenth of /stats at 100,000 stats); values are read
+    // from the records the name lists hold (a lookup by name per stat was most of the rest).
+    const step = { name: '', value: 0 };
     let i = 0;
     let j = 0;
     let looked = 0;
@@ -205,23 +224,23 @@ export function select(merged: MergedStats, names: SortedNames, p: StatsParams):
       if (++looked % PAUSE_EVERY === 0) yield null;
       // Each list's next kept name, one name looked at per turn.
       if (!counterKept && i < counters.length) {
-        if (keepCounter(counters[i]!)) counterKept = true;
+        if (keepCounter(i)) counterKept = true;
         else i++;
         continue;
       }
       if (!gaugeKept && j < gauges.length) {
-        if (keepGauge(gauges[j]!)) gaugeKept = true;
+        if (keepGauge(j)) gaugeKept = true;
         else j++;
         continue;
       }
       if (!counterKept && !gaugeKept) break;
       if (counterKept && (!gaugeKept || byteOrder(counters[i]!, gauges[j]!) <= 0)) {
-        step.name = counters[i++]!;
-        step.counter = true;
+        step.name = counters[i]!;
+        step.value = counterStats[i++]!.value;
         counterKept = false;
       } else {
-        step.name = gauges[j++]!;
-        step.counter = false;
+        step.name = gauges[j]!;
+        step.value = mergedGaugeValue(gaugeStats[j++]!);
         gaugeKept = false;
       }
       yield step;

@@ -76,9 +76,8 @@ export function* renderStatsJson(merged: MergedStats, selection: Selection, mode
       out = '';
       continue;
     }
-    const { name, counter } = scalar;
     // Built by hand: JSON.stringify of 100k small objects is most of the render time.
-    out += `${first ? '' : ','}{"name":${JSON.stringify(name)},"value":${counter ? merged.counters.get(name)!.value : merged.gaugeValue(name)}}`;
+    out += `${first ? '' : ','}{"name":${JSON.stringify(scalar.name)},"value":${scalar.value}}`;
     first = false;
     if (out.length > CHUNK) {
       yield out;

@@ -45,8 +45,7 @@ export function* renderStatsText(merged: MergedStats, selection: Selection, mode
       out = '';
       continue;
     }
-    const { name, counter } = scalar;
-    out += `${name}: ${counter ? merged.counters.get(name)!.value : merged.gaugeValue(name)}\n`;
+    out += `${scalar.name}: ${scalar.value}\n`;
     if (out.length > CHUNK) {
       yield out;
       out = '';

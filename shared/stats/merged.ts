@@ -20,10 +20,32 @@ export interface MergedHistogram {
   used: boolean;
 }
 
+/** A merged counter; made once per name and changed in place, never replaced. */
+export interface MergedCounter {
+  value: number;
+  used: boolean;
+}
+
+/** A merged gauge, as a counter made once; `total` is the sum over `bySource`, kept as sources report. */
+export interface MergedGauge {
+  bySource: Map<string, number>;
+  total: number;
+  used: boolean;
+  /** Process-local: the largest report, not the sum. */
+  local: boolean;
+}
+
+/** The sum over processes; for a process-local gauge, the largest report (they agree when healthy). */
+export function mergedGaugeValue(g: MergedGauge): number {
+  if (!g.local) return g.total;
+  let out = -Infinity;
+  for (const v of g.bySource.values()) out = Math.max(out, v);
+  return out === -Infinity ? 0 : out;
+}
+
 export class MergedStats {
-  readonly counters = new Map<string, { value: number; used: boolean }>();
-  /** `total`: the sum over `bySource`, kept as it changes (rendering 100,000 gauges sums none). */
-  readonly gauges = new Map<string, { bySource: Map<string, number>; total: number; used: boolean; local: boolean }>();
+  readonly counters = new Map<string, MergedCounter>();
+  readonly gauges = new Map<string, MergedGauge>();
   readonly histograms = new Map<string, MergedHistogram>();
   readonly textReadouts = new Map<string, { value: string; used: boolean }>();
   /** Bumped when a stat is added, so sorted name lists can be cached until then. */
@@ -109,14 +131,10 @@ export class MergedStats {
     }
   }
 
-  /** The sum over processes; for a process-local gauge, the largest report (they agree when healthy). */
+  /** mergedGaugeValue of the gauge named; 0 for none. */
   gaugeValue(name: string): number {
     const g = this.gauges.get(name);
-    if (!g) return 0;
-    if (!g.local) return g.total;
-    let out = -Infinity;
-    for (const v of g.bySource.values()) out = Math.max(out, v);
-    return out === -Infinity ? 0 : out;
+    return g ? mergedGaugeValue(g) : 0;
   }
 
   /** A flush completed: the samples gathered since the previous one become the interval. */
