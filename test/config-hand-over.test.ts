@@ -118,6 +118,15 @@ describe('the configuration read by the parent epoch', () => {
     assert.equal(configurationRequest(large), undefined);
   });
 
+  it('leaves sources that YAML aliases expand past a million values to the new epoch (the parent\'s loop would wait on them)', () => {
+    // 10 × 10 × … values through anchors: a few hundred bytes that a reader walks as 1,100,000.
+    const levels = ['a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]'];
+    for (const [name, of] of [['b', 'a'], ['c', 'b'], ['d', 'c'], ['e', 'd'], ['f', 'e']]) levels.push(`${name}: &${name} [${Array(10).fill(`*${of}`).join(', ')}]`);
+    const yaml = `node:\n  id: n\n  metadata:\n    ${levels.join('\n    ')}\n    g: [*f, *e]\n`;
+    const sources = bootstrapSources(source({ configPath: tmp.file('aliases.yaml', yaml) }));
+    assert.equal(takeConfiguration(answerConfiguration(configurationRequest(sources)!, undefined)), undefined);
+  });
+
   it('fingerprints every option the read depends on', () => {
     const configPath = tmp.file('key.json', json(minimalBootstrap()));
     const key = (over: Partial<BootstrapSource>) => bootstrapSources(source({ configPath, ...over })).key.toString('hex');

@@ -7,7 +7,7 @@ import { checkConstraints } from './constraints.js';
 import { checkSupportedFields } from './supported.js';
 import { checkAnyUses, parseDisabledExtensions } from './extensions.js';
 import { mergeMessage } from './merge.js';
-import { documentLimitError } from './limits.js';
+import { documentLimitError, MAX_VALUES } from './limits.js';
 import { BinaryDecoder } from './proto-binary.js';
 import { ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { TextFormatError, TextFormatParser } from './proto-text.js';
@@ -116,7 +116,7 @@ export interface Parsed {
   unknownFields: UnknownFieldUse[];
 }
 
-function parseYaml(text: string, what: string): JsonObject {
+function parseYaml(text: string, what: string, maxValues = MAX_VALUES): JsonObject {
   let doc: unknown;
   try {
     doc = loadYaml(text, { filename: what });
@@ -125,14 +125,16 @@ function parseYaml(text: string, what: string): JsonObject {
   }
   if (doc === undefined || doc === null) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new BootstrapError([`${what}: a bootstrap must be a mapping, not ${Array.isArray(doc) ? 'a list' : typeof doc}`]);
-  return withinLimits(doc as JsonObject, what);
+  return withinLimits(doc as JsonObject, what, maxValues);
 }
 
 /** The document, if no reader after the parser could be made to explode on it (limits.ts). */
-function withinLimits(doc: JsonObject, what: string): JsonObject {
-  const refusal = documentLimitError(doc);
-  if (refusal) throw new BootstrapError([`${what}: refused: ${refusal}`]);
-  return doc;
+function withinLimits(doc: JsonObject, what: string, maxValues = MAX_VALUES): JsonObject {
+  const refusal = documentLimitError(doc, maxValues);
+  if (!refusal) return doc;
+  // Within the bounds of a load of its own: too large only for this reader (readBootstrap's maxValues).
+  if (maxValues < MAX_VALUES && !documentLimitError(doc)) throw new ReadTooLarge(`${what}: ${refusal}`);
+  throw new BootstrapError([`${what}: refused: ${refusal}`]);
 }
 
 /** A recursive decoder that ran out of stack on a nested input says so, as a configuration error. */
@@ -159,7 +161,7 @@ function readWhole(path: string): Buffer {
 }
 
 /** `data`, read from `path`, parsed by the format its extension names. */
-function parseSource(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type): Parsed {
+function parseSource(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type, maxValues = MAX_VALUES): Parsed {
   switch (bootstrapFormat(path)) {
     case 'binary': {
       let decoded: ReturnType<BinaryDecoder['decode']>;
@@ -169,21 +171,21 @@ function parseSource(path: string, data: Buffer, root: protobuf.Root, type: prot
         tooDeep(err, path);
       }
       if (decoded.errors.length) throw new BootstrapError(decoded.errors.map((e) => `${path}: ${e}`));
-      return { document: withinLimits(decoded.json, path), unknownFields: decoded.unknownFields };
+      return { document: withinLimits(decoded.json, path, maxValues), unknownFields: decoded.unknownFields };
     }
     case 'text': {
       try {
         const parser = new TextFormatParser(root, data.toString('utf8'));
         const document = parser.parse(type);
         if (parser.errors.length) throw new BootstrapError(parser.errors.map((e) => `${path}: ${e}`));
-        return { document: withinLimits(document, path), unknownFields: parser.unknownFields };
+        return { document: withinLimits(document, path, maxValues), unknownFields: parser.unknownFields };
       } catch (err) {
         if (err instanceof TextFormatError) throw new BootstrapError([`${path}: unable to parse text proto: ${err.message}`]);
         tooDeep(err, path);
       }
     }
     case 'yaml':
-      return { document: parseYaml(data.toString('utf8'), path), unknownFields: [] };
+      return { document: parseYaml(data.toString('utf8'), path, maxValues), unknownFields: [] };
     case 'json': {
       let doc: unknown;
       try {
@@ -192,7 +194,7 @@ function parseSource(path: string, data: Buffer, root: protobuf.Root, type: prot
         throw new BootstrapError([`${path}: unable to parse JSON: ${(err as Error).message}`]);
       }
       if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new BootstrapError([`${path}: a bootstrap must be a JSON object`]);
-      return { document: withinLimits(doc as JsonObject, path), unknownFields: [] };
+      return { document: withinLimits(doc as JsonObject, path, maxValues), unknownFields: [] };
     }
   }
 }
@@ -278,17 +280,27 @@ function followsFrom(error: string, read: Pick<BootstrapRead, 'failed' | 'refuse
   return read.failed.some((f) => path.startsWith(f) || f.startsWith(path)) || read.refusedFields.some((f) => path.startsWith(f));
 }
 
-/** The schema-dependent half of a load (BootstrapRead): a function of the sources alone. */
-export function readBootstrap(sources: BootstrapSources): BootstrapRead {
+/**
+ * A document too large for a reader that asked for a lower bound (readBootstrap's maxValues)
+ * though within a load's own: not the sources' fault, so not a BootstrapError.
+ */
+export class ReadTooLarge extends Error {}
+
+/**
+ * The schema-dependent half of a load (BootstrapRead): a function of the sources alone.
+ * `maxValues` below limits.ts's bound makes a document between the two throw ReadTooLarge (a
+ * hot restart's parent reads for its child within a lower one: its main loop waits meanwhile).
+ */
+export function readBootstrap(sources: BootstrapSources, maxValues = MAX_VALUES): BootstrapRead {
   try {
-    return readSources(sources.options, sources.file);
+    return readSources(sources.options, sources.file, maxValues);
   } catch (err) {
     if (!(err instanceof BootstrapError)) throw err;
     return { bootstrap: {}, warnings: [], unknownFields: [], errors: [], failed: [], refusedFields: [], refused: err.errors };
   }
 }
 
-function readSources(src: BootstrapSource, fileBytes: Buffer | undefined): BootstrapRead {
+function readSources(src: BootstrapSource, fileBytes: Buffer | undefined, maxValues: number): BootstrapRead {
   const root = envoySchema();
   const type = root.lookupType(BOOTSTRAP_TYPE);
   const errors: string[] = [];
@@ -298,12 +310,12 @@ function readSources(src: BootstrapSource, fileBytes: Buffer | undefined): Boots
 
   let bootstrap: JsonObject = {};
   if (src.configPath) {
-    const file = normalise(parseSource(src.configPath, fileBytes!, root, type), '', src, root, type, errors, warnings, unknownFields);
+    const file = normalise(parseSource(src.configPath, fileBytes!, root, type, maxValues), '', src, root, type, errors, warnings, unknownFields);
     if (file.bootstrap) bootstrap = file.bootstrap;
     anys.push(...file.anys);
   }
   if (src.configYaml) {
-    const overlay = normalise({ document: parseYaml(src.configYaml, '--config-yaml'), unknownFields: [] }, '--config-yaml', src, root, type, errors, warnings, unknownFields);
+    const overlay = normalise({ document: parseYaml(src.configYaml, '--config-yaml', maxValues), unknownFields: [] }, '--config-yaml', src, root, type, errors, warnings, unknownFields);
     if (overlay.bootstrap) bootstrap = mergeMessage(type, bootstrap, overlay.bootstrap);
     anys.push(...overlay.anys);
   }

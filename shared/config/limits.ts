@@ -22,7 +22,7 @@ interface Extent {
  * measured once and counted each time they are used, so a bomb is refused in microseconds; the
  * walk stops descending past MAX_DEPTH, so it cannot overflow the stack itself.
  */
-export function documentLimitError(doc: unknown): string | undefined {
+export function documentLimitError(doc: unknown, maxValues = MAX_VALUES): string | undefined {
   const measured = new Map<object, Extent>();
   /** Marks an object still being measured: meeting it again means it contains itself. */
   const OPEN: Extent = { values: 0, height: 0 };
@@ -51,7 +51,7 @@ export function documentLimitError(doc: unknown): string | undefined {
       path.pop();
       extent.values += c.values;
       if (c.height + 1 > extent.height) extent.height = c.height + 1;
-      if (extent.values > MAX_VALUES) throw new Refusal(`expands to more than ${MAX_VALUES.toLocaleString('en-US')} values (YAML aliases used as a "billion laughs"?)`);
+      if (extent.values > maxValues) throw new Refusal(`expands to more than ${maxValues.toLocaleString('en-US')} values (YAML aliases used as a "billion laughs"?)`);
     };
     if (Array.isArray(value)) for (let i = 0; i < value.length; i++) add(i, value[i]);
     else for (const key in value) add(key, (value as Record<string, unknown>)[key]);

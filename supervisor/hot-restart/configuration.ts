@@ -1,5 +1,5 @@
 import { deserialize, serialize } from 'node:v8';
-import { readBootstrap, sourcesOf, type BootstrapHandOver, type BootstrapRead, type BootstrapSource, type BootstrapSources } from '../../shared/config/bootstrap.js';
+import { readBootstrap, ReadTooLarge, sourcesOf, type BootstrapHandOver, type BootstrapRead, type BootstrapSource, type BootstrapSources } from '../../shared/config/bootstrap.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { buildIdentity } from '../../shared/version.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
@@ -19,8 +19,14 @@ import type { ReplyMessage, RequestMessage } from './framing.js';
 
 const log = getLogger('main', import.meta.url);
 
-/** A static bootstrap is a few kilobytes; 256 KiB reads in well under 100 ms in a warm parent. */
+/** A static bootstrap is a few kilobytes; 256 KiB reads in about 80 ms in a warm parent. */
 export const MAX_SOURCE_BYTES = 256 * 1024;
+/**
+ * YAML aliases can make small sources expand to millions of values (limits.ts allows up to ten
+ * million in a load of its own): the parent reads at most this many, a few times what 256 KiB
+ * holds without aliases, and leaves anything larger to the new epoch.
+ */
+const MAX_VALUES_READ = 1_000_000;
 
 /** The request for `sources`, or undefined when they are too large to hand to the parent. */
 export function configurationRequest(sources: BootstrapSources): RequestMessage['configuration'] | undefined {
@@ -36,9 +42,13 @@ export function answerConfiguration(rq: NonNullable<RequestMessage['configuratio
   try {
     const options = JSON.parse(rq.options) as BootstrapSource;
     const sources = sourcesOf(options, options.configPath ? rq.file : undefined);
-    const read = own?.sources.key.equals(sources.key) ? own.read : readBootstrap(sources);
+    const read = own?.sources.key.equals(sources.key) ? own.read : readBootstrap(sources, MAX_VALUES_READ);
     return { configuration: { read: serialize(read) } };
   } catch (err) {
+    if (err instanceof ReadTooLarge) {
+      log.info(`the next epoch's configuration is left to it to read: ${err.message}`);
+      return nothing;
+    }
     // A reader's bug: the child reads its sources itself, and reports it.
     log.warn(`could not read the next epoch's configuration for it: ${(err as Error).message}`);
     return nothing;
