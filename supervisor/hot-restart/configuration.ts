@@ -1,5 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
 import { readBootstrap, ReadTooLarge, sourcesOf, type BootstrapHandOver, type BootstrapRead, type BootstrapSource, type BootstrapSources } from '../../shared/config/bootstrap.js';
+import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { buildIdentity } from '../../shared/version.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
@@ -67,11 +68,16 @@ export function takeConfiguration(reply: ReplyMessage | undefined): BootstrapRea
  */
 export function prepareForNextEpoch(own: BootstrapHandOver): void {
   if (!own.readElsewhere) return;
+  // The schema, then the read, each in a turn of its own: the main loop's watchdog sees two
+  // shorter pauses rather than one (105 ms in all for the bench bootstrap).
   const started = performance.now();
-  try {
-    readBootstrap(own.sources);
-    log.debug(`configuration: read again for the next epoch in ${(performance.now() - started).toFixed(0)} ms`);
-  } catch (err) {
-    log.warn(`could not read the configuration again for the next epoch: ${(err as Error).message}`);
-  }
+  envoySchema();
+  setImmediate(() => {
+    try {
+      readBootstrap(own.sources);
+      log.debug(`configuration: read again for the next epoch (${(performance.now() - started).toFixed(0)} ms in all)`);
+    } catch (err) {
+      log.warn(`could not read the configuration again for the next epoch: ${(err as Error).message}`);
+    }
+  }).unref();
 }
