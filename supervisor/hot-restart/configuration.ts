@@ -15,7 +15,7 @@ import type { ReplyMessage, RequestMessage } from './framing.js';
  * the parent's own are answered with the parent's read as it is.
  *
  * The read blocks the parent's main loop (not its workers) while it runs, so sources larger than
- * MAX_SOURCE_BYTES are read by the new epoch itself.
+ * MAX_SOURCE_BYTES, or that expand past MAX_VALUES_READ, are read by the new epoch itself.
  */
 
 const log = getLogger('main', import.meta.url);

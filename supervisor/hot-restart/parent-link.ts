@@ -63,7 +63,7 @@ export class ParentLink {
     try {
       const { reply } = await this.channel.request({ configuration: request }, { timeoutMs: CONFIGURATION_TIMEOUT_MS, expectReply: true });
       const read = takeConfiguration(reply);
-      log.info(read ? 'configuration: read by the parent epoch (its API schema is loaded)' : 'configuration: the parent epoch did not read it (another build); reading it here');
+      log.info(read ? 'configuration: read by the parent epoch (its API schema is loaded)' : 'configuration: the parent epoch left it to this one (another build, or sources too large for it to read); reading it here');
       return read;
     } catch (err) {
       log.info(`configuration: the parent epoch did not read it (${(err as Error).message}); reading it here`);
