@@ -5,7 +5,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../shared/config/wkt.js';
 import { getLogger } from '../shared/log/logger.js';
 import { binBounds } from '../shared/stats/histogram.js';
-import type { MergedStats } from '../shared/stats/merged.js';
+import { mergedGaugeValue, type MergedStats } from '../shared/stats/merged.js';
 import { extractTags } from './render/stats-prometheus.js';
 
 /**
@@ -78,7 +78,7 @@ export class StatsdSinks {
       this.lastCounters.set(name, c.value);
     }
     const gauges: [string, number][] = [];
-    for (const [name, g] of merged.gauges) if (g.used) gauges.push([name, merged.gaugeValue(name)]);
+    for (const [name, g] of merged.gauges) if (g.used) gauges.push([name, mergedGaugeValue(g)]);
     const samples: [string, number][] = [];
     for (const [name, h] of merged.histograms) {
       for (const [bin, count] of h.interval) for (let i = 0; i < count; i++) samples.push([name, binBounds(bin).lower]);

@@ -33,9 +33,8 @@ function load(role, makeCodeCache = false) {
   const module = { exports: {}, filename: file, id: file };
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
   if (makeCodeCache) {
-    // What every start runs next, run once here so that its functions are compiled (a role may export it).
-    if (typeof module.exports.warmCodeCache === 'function') module.exports.warmCodeCache();
-    // After the top level ran, the cache holds every function it compiled, not only the outermost.
+    // After the top level ran, the cache holds every function it compiled, not only the outermost
+    // (the build's warm-up run then adds what serving compiles: see WARM_UP_RUN).
     writeCache(script, cacheFile);
   } else if (process.env[WARM_UP_RUN] === '1') {
     process.on('exit', () => writeCache(script, cacheFile));

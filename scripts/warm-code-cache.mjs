@@ -74,7 +74,8 @@ export async function warmCodeCaches() {
         }],
       },
     };
-    const config = join(dir, 'bootstrap.json');
+    // A .yaml file (JSON is YAML), so that the YAML reader most bootstraps go through is compiled too.
+    const config = join(dir, 'bootstrap.yaml');
     writeFileSync(config, JSON.stringify(bootstrap));
     const adminPath = join(dir, 'admin');
     proxy = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, '--concurrency', '1', '--use-dynamic-base-id', '--base-id-path', join(dir, 'base-id'), '--admin-address-path', adminPath, '-l', 'error'], {

@@ -162,35 +162,6 @@ async function loadConfiguration(options: Options, epoch: HotRestartEpoch | unde
   }
 }
 
-/**
- * For the build's code cache (bin/role-launcher.cjs --make-code-cache): runs what every start runs
- * after the top level (the API schema, a bootstrap's parse and validation) so that V8 caches those
- * functions' bytecode too; otherwise each start compiles them from source on first use.
- */
-export function warmCodeCache(): void {
-  const yaml = `
-admin: { address: { socket_address: { address: 127.0.0.1, port_value: 0 } } }
-static_resources:
-  listeners:
-  - name: warm
-    address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-          stat_prefix: warm
-          route_config: { virtual_hosts: [ { name: all, domains: ["*"], routes: [ { match: { prefix: "/" }, route: { cluster: warm } } ] } ] }
-          http_filters: [ { name: envoy.filters.http.router, typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router } } ]
-  clusters:
-  - name: warm
-    connect_timeout: 1s
-    type: STATIC
-    load_assignment: { cluster_name: warm, endpoints: [ { lb_endpoints: [ { endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 1 } } } } ] } ] }
-`;
-  loadBootstrap({ configPath: '', configYaml: yaml, bootstrapVersion: undefined, allowUnknownStaticFields: false, disableExtensions: [], serviceCluster: '', serviceNode: '', serviceZone: '' });
-}
-
 /** Runs the proxy; resolves to the process exit status. */
 export async function main(args: string[] = process.argv.slice(2), io: MainIo = defaultIo): Promise<number> {
   const parsed = parseOptions(args, { argv0: io.argv0, env: io.env, version: versionString, hotRestartVersion });

@@ -1,6 +1,6 @@
 import type { ToAdmin } from '../../shared/ipc.js';
 import { PendingReplies } from '../../shared/replies.js';
-import { MergedStats } from '../../shared/stats/merged.js';
+import { MergedStats, mergedGaugeValue } from '../../shared/stats/merged.js';
 import type { StatsDelta } from '../../shared/stats/store.js';
 
 /**
@@ -50,7 +50,7 @@ export class RetainedFigures {
       this.exported.set(name, c.value);
     }
     const gauges: Record<string, number> = {};
-    for (const [name, g] of this.merged.gauges) if (g.used && !g.local) gauges[name] = Math.max(0, this.merged.gaugeValue(name));
+    for (const [name, g] of this.merged.gauges) if (g.used && !g.local) gauges[name] = Math.max(0, mergedGaugeValue(g));
     const connections = [...this.merged.gauges.keys()].filter((n) => /^listener\.[^.]+\.downstream_cx_active$/.test(n)).reduce((sum, n) => sum + this.merged.gaugeValue(n), 0);
     return { counters, gauges, connections, memory: this.merged.gaugeValue('server.memory_allocated') };
   }
