@@ -136,7 +136,7 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     assert.equal(seen.headers.host, 'upstream.internal');
     assert.equal(seen.headers['x-forwarded-for'], '10.0.0.1,127.0.0.1');
     assert.equal(seen.headers['x-forwarded-proto'], 'http');
-    assert.match(seen.headers['x-request-id'], /^[0-9a-f-]{36}$/);
+    assert.match(seen.headers['x-request-id'], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(seen.headers['x-envoy-expected-rq-timeout-ms'], '15000');
     assert.match(String(r.headers['x-envoy-upstream-service-time']), /^\d+$/);
     assert.equal(r.headers.server, 'envoy');

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { ServerResponse, type IncomingMessage } from 'node:http';
@@ -38,6 +37,7 @@ import { TracingStats } from '../tracing/sampling.js';
 import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
+import { requestId } from './request-id.js';
 import { UpgradePolicy, upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
 
@@ -492,7 +492,7 @@ export class HttpConnectionManager {
     }
 
     if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
-      headers['x-request-id'] = randomUUID();
+      headers['x-request-id'] = requestId();
     }
     if (this.useRemoteAddress && !this.skipXffAppend) {
       const client = peerAddress(req) ?? this.localAddress;
