@@ -238,3 +238,48 @@ test('aborting a request under way closes its connection and reports the reason;
   assert.equal(failed.error?.code, 'ECONNREFUSED');
   assert.deepEqual(refused.failed, [false]);
 });
+
+test('a body that comes in several reads is passed on as each read ends, and its last piece comes with the end to a handler that takes both', async () => {
+  let socketOf: Socket | undefined;
+  const { server, port, sockets } = await rawServer((socket, _chunk, all) => {
+    socketOf = socket;
+    if (all.endsWith('\r\n\r\n')) socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nfirst');
+  });
+  const h = connectTo(port);
+  const told: string[] = [];
+  let firstPiece!: () => void;
+  const firstArrived = new Promise<void>((r) => (firstPiece = r));
+  const ended = new Promise<IncomingHttpHeaders>((resolve) => {
+    h.connection.send({ method: 'GET', path: '/', headers: ['host', 'upstream'], body: null }, {
+      onResponseData: (_c, chunk) => {
+        told.push(`data ${chunk.toString('latin1')}`);
+        firstPiece();
+      },
+      onResponseLastData: (_c, chunk, trailers) => {
+        told.push(`last ${chunk.toString('latin1')}`);
+        resolve(trailers);
+      },
+      onResponseEnd: (_c, trailers) => {
+        told.push('end without data');
+        resolve(trailers);
+      },
+    }, false);
+  });
+  // The second half is sent only once the first reached the handler: nothing waits for the end.
+  await firstArrived;
+  socketOf!.write('-last');
+  await ended;
+  assert.deepEqual(told, ['data first', 'last -last']);
+  await stop(server, sockets);
+});
+
+test('without onResponseLastData, a response read whole is given as data then end; a chunked one keeps its trailers', async () => {
+  const { server, port, sockets } = await rawServer((socket, _chunk, all) => {
+    if (all.endsWith('\r\n\r\n')) socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntrailer: x-check\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\nx-check: ok\r\n\r\n');
+  });
+  const h = connectTo(port);
+  const out = await exchange(h, {});
+  assert.equal(out.body, 'abcde');
+  assert.equal(out.trailers?.['x-check'], 'ok');
+  await stop(server, sockets);
+});

@@ -347,6 +347,19 @@ class Exchange implements UpstreamHandler {
     this.res.end();
   }
 
+  /** The last piece of the body with the end: written with it (one write, no turn of the loop between). */
+  onResponseLastData(controller: UpstreamController, chunk: Buffer, trailers: IncomingHttpHeaders): void {
+    if (this.discarding || this.res.writableLength + chunk.length > this.ctx.bufferLimit) {
+      this.onResponseData(controller, chunk);
+      this.onResponseEnd(controller, trailers);
+      return;
+    }
+    this.endTry();
+    this.finish();
+    if (trailers && hasAny(trailers)) this.sendTrailers(trailers);
+    this.res.end(chunk);
+  }
+
   /**
    * The upstream's trailers (a gRPC status): through the filters (gRPC-Web makes a body frame of
    * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers unless

@@ -140,6 +140,8 @@ export class Http1Connection {
   private hintMs: number | undefined;
   /** Header fields that came before the headers-complete callback (more than 32), or a response's trailers. */
   private fields: string[] = [];
+  /** The last piece of body this read parsed, not yet passed on (see body()). */
+  private held: Buffer | undefined;
   private connectError: Error | undefined;
   /** The request given to the connection while it connects. */
   private first: InFlight | undefined;
@@ -342,6 +344,8 @@ export class Http1Connection {
   }
 
   private parsed(result: number | ParseError): void {
+    // What this read parsed of a body that goes on is passed on now (see body()).
+    this.passHeld();
     if (typeof result !== 'number') this.parseFailed(result);
   }
 
@@ -402,9 +406,26 @@ export class Http1Connection {
     return rq.request.method === 'HEAD' ? 1 : 0;
   }
 
+  /**
+   * A piece of the body is held until the parser says what follows it: more body (it is passed on
+   * then), the response's end (the two go together, see onResponseLastData), or the end of this
+   * read (parsed(): passed on). So the last piece of a response that one read brought whole goes
+   * to the client with its end, in one write.
+   */
   private body(chunk: Buffer): void {
     const rq = this.current;
-    if (rq && !rq.done && !rq.informational) rq.handler.onResponseData?.(rq, chunk);
+    if (!rq || rq.done || rq.informational) return;
+    this.passHeld();
+    this.held = chunk;
+  }
+
+  /** The body piece held back, to the current request's handler. */
+  private passHeld(): void {
+    const chunk = this.held;
+    if (chunk === undefined) return;
+    this.held = undefined;
+    const rq = this.current;
+    if (rq && !rq.done) rq.handler.onResponseData?.(rq, chunk);
   }
 
   private messageComplete(): void {
@@ -416,6 +437,8 @@ export class Http1Connection {
     }
     const trailers = this.fields.length > 0 ? headersObject(this.fields) : NO_TRAILERS;
     this.fields = [];
+    const last = this.held;
+    this.held = undefined;
     this.current = undefined;
     if (rq.done) return;
     rq.done = true;
@@ -425,7 +448,13 @@ export class Http1Connection {
       rq.stopBody?.();
       this.retiring = true;
     }
-    rq.handler.onResponseEnd?.(rq, trailers);
+    const handler = rq.handler;
+    if (last === undefined) handler.onResponseEnd?.(rq, trailers);
+    else if (handler.onResponseLastData) handler.onResponseLastData(rq, last, trailers);
+    else {
+      handler.onResponseData?.(rq, last);
+      handler.onResponseEnd?.(rq, trailers);
+    }
     if (this.retiring || this.remoteEnded) this.socket.destroy();
     else if (!this.closed) this.becameIdle();
   }
@@ -456,6 +485,7 @@ export class Http1Connection {
     if (this.first === rq) this.first = undefined;
     if (this.current === rq) {
       this.current = undefined;
+      this.held = undefined;
       this.retiring = true;
       this.socket.destroy();
     }
@@ -463,7 +493,10 @@ export class Http1Connection {
   }
 
   private fail(rq: InFlight, err: Error): void {
-    if (this.current === rq) this.current = undefined;
+    if (this.current === rq) {
+      this.current = undefined;
+      this.held = undefined;
+    }
     if (rq.done) return;
     rq.done = true;
     rq.stopBody?.();

@@ -33,6 +33,12 @@ export interface UpstreamHandler {
   onResponseStart?(controller: UpstreamController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void;
   onResponseData?(controller: UpstreamController, chunk: Buffer): void;
   onResponseEnd?(controller: UpstreamController, trailers: IncomingHttpHeaders): void;
+  /**
+   * The last piece of the body and the end together, when one read brought both (HTTP/1.1): the
+   * caller can hand both to its client at once (one write, no turn of the loop between). A handler
+   * without it is given onResponseData, then onResponseEnd.
+   */
+  onResponseLastData?(controller: UpstreamController, chunk: Buffer, trailers: IncomingHttpHeaders): void;
   onResponseError?(controller: UpstreamController, err: Error): void;
 }
 
