@@ -1,4 +1,5 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2 } from '../shared/re2.js';
 import { mergedGaugeValue, type MergedCounter, type MergedGauge, type MergedStats } from '../shared/stats/merged.js';
 import { runtimeFeature } from '../shared/runtime.js';
 import { isHiddenStat } from '../shared/stats/scopes.js';
@@ -43,7 +44,7 @@ export function parseStatsParams(query: Map<string, string>, defaultFormat: Stat
     if (runtimeFeature('proxy.reloadable_features.admin_stats_filter_use_re2', true)) {
       let re: RE2JS;
       try {
-        re = RE2JS.compile(filterText);
+        re = re2().compile(filterText);
       } catch (err) {
         throw new StatsParamError(`Invalid re2 regex: ${(err as Error).message.replace(/^error parsing regexp: /, '')}`);
       }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2 } from './re2.js';
 import { obj } from './config/access.js';
 import type { JsonObject } from './config/proto-json.js';
 
@@ -21,7 +22,7 @@ export interface RequestView {
 export type HeaderMatcher = (rq: RequestView) => boolean;
 
 function compileRegex(regex: string): RE2JS {
-  return RE2JS.compile(regex);
+  return re2().compile(regex);
 }
 
 /** A StringMatcher (exact, prefix, suffix, contains, safe_regex; ignore_case). */
@@ -130,7 +131,7 @@ export function queryParameterValue(path: string, name: string): string | undefi
 export function checkRegex(regex: unknown, path: string, errors: string[]): void {
   if (typeof regex !== 'string') return;
   try {
-    RE2JS.compile(regex);
+    re2().compile(regex);
   } catch (err) {
     errors.push(`${path}: invalid RE2 regex '${regex}': ${(err as Error).message}`);
   }
@@ -138,7 +139,7 @@ export function checkRegex(regex: unknown, path: string, errors: string[]): void
 
 /** RegexMatchAndSubstitute: every match of the pattern replaced; `\1` … name its groups, as in RE2. */
 export function compileRegexSubstitution(r: Obj): (value: string) => string {
-  const re = RE2JS.compile(String(obj(r.pattern).regex));
+  const re = re2().compile(String(obj(r.pattern).regex));
   // RE2's substitution (`\1` a group, `\\` a backslash) in RE2JS's terms (`$1` a group, `$$` a dollar sign).
   const substitution = String(r.substitution ?? '')
     .replace(/\$/g, '$$$$')

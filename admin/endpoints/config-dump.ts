@@ -1,6 +1,6 @@
 import { addressJson } from '../../shared/address.js';
 import type protobuf from 'protobufjs';
-import { RE2JS } from 're2js';
+import { re2 } from '../../shared/re2.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { filterChainsOf, type ListenerResource } from '../../shared/config/resources.js';
 import { HOSTS_READOUT_PREFIX } from '../../shared/stats/scopes.js';
@@ -200,7 +200,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
         const nameRegex = param('name_regex');
         if (nameRegex !== undefined) {
           try {
-            const re = RE2JS.compile(nameRegex);
+            const re = re2().compile(nameRegex);
             keep = (name) => re.matches(name);
           } catch (err) {
             return fail(400, `INVALID_ARGUMENT: Error while parsing name_regex from ${nameRegex}: ${(err as Error).message}`);

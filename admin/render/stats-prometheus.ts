@@ -4,7 +4,8 @@ import { isHiddenStat } from '../../shared/stats/scopes.js';
 import { bucketsFor, histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 import { finish, finishYielding, type Pausing } from '../pausing.js';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2 } from '../../shared/re2.js';
 import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 
@@ -57,7 +58,7 @@ export function configureTags(commandLineTags: [string, string][], statsConfig: 
   const custom: CustomExtractor[] = [];
   for (const t of list(statsConfig?.stats_tags)) {
     if (typeof t.fixed_value === 'string') fixed.push([String(t.tag_name), t.fixed_value]);
-    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: RE2JS.compile(t.regex) });
+    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: re2().compile(t.regex) });
   }
   tagConfig = { fixed, custom, defaults: statsConfig?.use_all_default_tags !== false };
   taggedCache.clear();

@@ -1,5 +1,6 @@
 import type protobuf from 'protobufjs';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2 } from '../re2.js';
 import { durationNanos, parseDuration } from './wkt.js';
 
 /**
@@ -68,7 +69,7 @@ function checkString(rules: Rules, kind: string, s: string, fail: (msg: string) 
   const pattern = r('pattern');
   if (typeof pattern === 'string') {
     let re = patternCache.get(pattern);
-    if (!re) patternCache.set(pattern, (re = RE2JS.compile(pattern)));
+    if (!re) patternCache.set(pattern, (re = re2().compile(pattern)));
     if (!re.matcher(s).find()) fail(`value does not match regex pattern "${pattern}"`);
   }
   const wellKnown = r('well_known_regex');

@@ -1,4 +1,4 @@
-import { RE2JS } from 're2js';
+import { re2 } from '../re2.js';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { compileAccessLogFilter } from '../access-log/filter.js';
@@ -524,7 +524,7 @@ function checkStatsTags(statsConfig: Obj, errors: string[]): void {
     names.add(name);
     if (typeof t.regex === 'string') {
       try {
-        if (RE2JS.compile(t.regex).groupCount() < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
+        if (re2().compile(t.regex).groupCount() < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
       } catch (err) {
         errors.push(`${path}.regex: ${(err as Error).message}`);
       }

@@ -1,5 +1,5 @@
 import { compileRouteTracing, type RouteTracing } from '../tracing/http-tracing.js';
-import { RE2JS } from 're2js';
+import { re2 } from '../../shared/re2.js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { readDataSource } from '../../shared/config/data-source.js';
@@ -215,7 +215,7 @@ function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: stri
     return { matchPath: (p) => norm(p) === path };
   }
   if (match.safe_regex) {
-    const re = RE2JS.compile(String(obj(match.safe_regex).regex));
+    const re = re2().compile(String(obj(match.safe_regex).regex));
     return { matchPath: (p) => re.matches(p) };
   }
   if (typeof match.path_separated_prefix === 'string') {
