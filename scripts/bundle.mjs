@@ -13,10 +13,13 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** Each role's V8 flags: its code cache is made under them (V8 refuses one made under others). */
+const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs');
 const outDir = join(root, 'dist/roles');
 const ROLES = ['supervisor', 'worker', 'admin'];
 
@@ -126,7 +129,7 @@ export async function bundleRoles() {
     }
     // The code cache: the launcher runs the bundle's top level (module initialisation only: no
     // role starts without its supervisor) and writes what V8 compiled.
-    execFileSync(process.execPath, [join(root, 'bin/role-launcher.cjs'), '--make-code-cache', role], { stdio: 'inherit' });
+    execFileSync(process.execPath, [...launcher.v8FlagsOf(role), join(root, 'bin/role-launcher.cjs'), '--make-code-cache', role], { stdio: 'inherit' });
   }
   return Date.now() - started;
 }

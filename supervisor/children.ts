@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sendTo } from '../shared/ipc.js';
@@ -65,7 +66,18 @@ function childEnvironment(): NodeJS.ProcessEnv {
 
 /** Forks a child of `role` with `descriptors` after stdin, stdout, stderr and the IPC channel (fd 4 on). */
 export function forkChild(role: Role, name: string, descriptors: (number | 'ignore')[]): ChildProcess {
-  return fork(...childCommand(role, name), { env: childEnvironment(), stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...descriptors], serialization: 'advanced' });
+  return fork(...childCommand(role, name), {
+    env: childEnvironment(),
+    execArgv: [...process.execArgv, ...roleV8Flags(role)],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...descriptors],
+    serialization: 'advanced',
+  });
+}
+
+/** The role's own V8 flags, from the launcher's list (bin/role-launcher.cjs: its code cache is made under them). */
+function roleV8Flags(role: Role): string[] {
+  const launcher = createRequire(import.meta.url)(join(packageRoot, 'bin/role-launcher.cjs')) as { v8FlagsOf(role: Role): string[] };
+  return launcher.v8FlagsOf(role);
 }
 
 export class ManagedChild<In> {
