@@ -80,6 +80,13 @@ function settleSooner() {
  * scripts/bench/memory.ts measured the worker's peak at 90-91 MB with 8 against 142-151 MB with
  * the default. At 50 connections the garbage collector's share of the worker's CPU profile stayed
  * where it was (2.7-2.9% against 2.8-3.0%): what survives a scavenge there is small either way.
+ * The price is at start: any V8 flag of a value other than its default makes V8 refuse Node's own
+ * code cache for its built-in modules, and a worker loads 64 of them (http, net, streams, crypto):
+ * its bundle's top level ran in 43-48 ms against 26-32 ms, and a worker replaced after a crash
+ * served its first request 10-15 ms later (startup.ts medians 144-165 ms against 126-137 ms).
+ * The flag cannot be set once the process runs: V8 sizes the young generation when it starts
+ * (set at run time, the peak stayed at 140-145 MB); --semi-space-growth-factor, which V8 does
+ * read at run time, only brought it to 110-115 MB.
  */
 const ROLE_V8_FLAGS = { supervisor: [], admin: [], worker: ['--max-semi-space-size=8'] };
 
