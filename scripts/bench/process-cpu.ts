@@ -6,19 +6,31 @@ export const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf
 
 /** utime + stime of a process and all its descendants, in clock ticks. */
 export function treeCpuTicks(pid: number): number {
+  const { user, kernel } = treeCpuSplit(pid);
+  return user + kernel;
+}
+
+/**
+ * The same, as its two halves: user space (utime) and the kernel on the process's behalf (stime:
+ * its system calls, the TCP stack of what it sends). Set side by side with a peer's, they say
+ * whether a gap is the proxy's own code or what any proxy pays the kernel.
+ */
+export function treeCpuSplit(pid: number): { user: number; kernel: number } {
   const pids = [pid];
   for (let i = 0; i < pids.length; i++) {
     const kids = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pids[i])], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
     pids.push(...kids);
   }
-  let ticks = 0;
+  let user = 0;
+  let kernel = 0;
   for (const p of pids) {
     try {
       const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      user += Number(fields[11]);
+      kernel += Number(fields[12]);
     } catch {
       // exited
     }
   }
-  return ticks;
+  return { user, kernel };
 }

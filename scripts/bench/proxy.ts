@@ -25,7 +25,7 @@ import { FILTER_BENCHES } from './filter-benches.js';
 import { startPeers } from './peers.js';
 import { LOAD_CORE, pinned, pinningSummary, PROXY_CORE } from './pinning.js';
 import { mapProfileToSources } from '../../shared/bundle-sources.js';
-import { CLK_TCK, treeCpuTicks } from './process-cpu.js';
+import { CLK_TCK, treeCpuSplit, treeCpuTicks } from './process-cpu.js';
 import { loadToolSummary, runLoad as runLoadOf, runWrkAsync as runWrkAsyncOf, useWrk, type LoadResult, type LoadShape } from './wrk.js';
 
 const DURATION_S = Number(process.env.DURATION ?? 10);
@@ -47,13 +47,17 @@ const shape = (close = false): LoadShape => ({ connections: CONNECTIONS, close, 
 const runLoad = (url: string, seconds: number, close = false) => runLoadOf(url, seconds, shape(close));
 const runWrkAsync = (url: string, seconds: number, close = false) => runWrkAsyncOf(url, seconds, shape(close), children);
 
-function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number; p99: number } {
+function measure(label: string, url: string, pid: number, warmup = true, close = false): { rps: number; cpuUs: number; userUs: number; kernelUs: number; p99: number } {
   if (warmup) runLoad(url, WARMUP_S, close);
-  const before = treeCpuTicks(pid);
+  const before = treeCpuSplit(pid);
   const r = runLoad(url, DURATION_S, close);
-  const cpuUs = ((treeCpuTicks(pid) - before) * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
-  console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req   ${r.errors} errors`);
-  return { rps: r.rps, cpuUs, p99: r.p99 };
+  const after = treeCpuSplit(pid);
+  const perRequest = (ticks: number) => (ticks * (1e6 / CLK_TCK)) / Math.max(1, r.requests);
+  const userUs = perRequest(after.user - before.user);
+  const kernelUs = perRequest(after.kernel - before.kernel);
+  const cpuUs = userUs + kernelUs;
+  console.log(`  ${label.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(6)} ms   p99 ${r.p99.toFixed(2).padStart(6)} ms   ${cpuUs.toFixed(1).padStart(6)} µs CPU/req (user ${userUs.toFixed(1)}, kernel ${kernelUs.toFixed(1)})   ${r.errors} errors`);
+  return { rps: r.rps, cpuUs, userUs, kernelUs, p99: r.p99 };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -136,7 +140,7 @@ try {
   for (const peer of peers) {
     const theirs = measure(peer.label, peer.url, peer.pid);
     const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
-    console.log(`    this proxy against ${peer.label.split(',')[0]}: ${times(ours.cpuUs, theirs.cpuUs)} its CPU per request, ${times(ours.p99, theirs.p99)} its p99, ${times(ours.rps, theirs.rps)} its throughput`);
+    console.log(`    this proxy against ${peer.label.split(',')[0]}: ${times(ours.cpuUs, theirs.cpuUs)} its CPU per request (user space ${times(ours.userUs, theirs.userUs)}, kernel ${times(ours.kernelUs, theirs.kernelUs)}), ${times(ours.p99, theirs.p99)} its p99, ${times(ours.rps, theirs.rps)} its throughput`);
   }
   for (const m of missing) console.log(`  not measured: ${m} is not installed`);
   if (!process.env.PROFILE) {
