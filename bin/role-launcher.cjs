@@ -5,6 +5,7 @@
 // the role's name (`node role-launcher.cjs worker worker_0`); the build runs it with
 // --make-code-cache <role> to write the cache. A cache V8 rejects (another Node binary or V8
 // flags, such as --cpu-prof) only costs the parse it would have saved.
+forgetHeapSizingFlags();
 const { readFileSync, renameSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const { dirname, join } = require('node:path');
@@ -80,13 +81,10 @@ function settleSooner() {
  * scripts/bench/memory.ts measured the worker's peak at 90-91 MB with 8 against 142-151 MB with
  * the default. At 50 connections the garbage collector's share of the worker's CPU profile stayed
  * where it was (2.7-2.9% against 2.8-3.0%): what survives a scavenge there is small either way.
- * The price is at start: any V8 flag of a value other than its default makes V8 refuse Node's own
- * code cache for its built-in modules, and a worker loads 64 of them (http, net, streams, crypto):
- * its bundle's top level ran in 43-48 ms against 26-32 ms, and a worker replaced after a crash
- * served its first request 10-15 ms later (startup.ts medians 144-165 ms against 126-137 ms).
- * The flag cannot be set once the process runs: V8 sizes the young generation when it starts
- * (set at run time, the peak stayed at 140-145 MB); --semi-space-growth-factor, which V8 does
- * read at run time, only brought it to 110-115 MB.
+ * The flag must be on the command line: V8 sizes the young generation when the process starts
+ * (set at run time, the peak stayed at 140-145 MB; --semi-space-growth-factor, which V8 does read
+ * at run time, only brought it to 110-115 MB). See forgetHeapSizingFlags for why it is then set
+ * back to its default.
  */
 const ROLE_V8_FLAGS = { supervisor: [], admin: [], worker: ['--max-semi-space-size=8'] };
 
@@ -94,7 +92,42 @@ function v8FlagsOf(role) {
   return ROLE_V8_FLAGS[role] ?? [];
 }
 
-module.exports = { load, v8FlagsOf };
+/**
+ * Sets the flags that V8 reads only when it sizes the heap back to their defaults, once the heap
+ * is sized (the cap stays: a young generation measured at 16 MB, two semi-spaces of 8, after the
+ * reset). Any V8 flag of other than its default value changes V8's flag hash, and with it V8
+ * refuses Node's own code cache for its built-in modules, of which a worker loads 64 at start
+ * (http, net, streams, crypto): with the flag left set, requiring six of them took 26-42 ms
+ * against 9-13 ms, and a worker replaced after a crash served its first request 10-15 ms later
+ * (startup.ts medians 144-165 ms against 126-137 ms). Reset, they took 6-9 ms. It runs before
+ * this file compiles a bundle, so the bundles' own code caches are made and read under the
+ * default hash too.
+ */
+function forgetHeapSizingFlags() {
+  if (!process.execArgv.some((flag) => flag.startsWith('--max-semi-space-size'))) return;
+  setV8Flags('--max-semi-space-size=0');
+}
+
+/**
+ * v8.setFlagsFromString, without loading node:v8 first: that module loads Node's whole streams
+ * stack (for heap snapshots), 8 ms compiled while the flag hash is still not the default one.
+ * Its binding is the same function; reaching it through process.binding warns that the route is
+ * deprecated (DEP0111), which is silenced for that one call. Where the binding is not there, the
+ * public module does it.
+ */
+function setV8Flags(flags) {
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    process.binding('v8').setFlagsFromString(flags);
+  } catch {
+    require('node:v8').setFlagsFromString(flags);
+  } finally {
+    process.noDeprecation = quiet;
+  }
+}
+
+module.exports = { load, v8FlagsOf, forgetHeapSizingFlags };
 
 if (require.main === module) {
   if (process.argv[2] === '--make-code-cache') {

@@ -17,8 +17,10 @@ const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as {
 describe("the build's code caches", () => {
   for (const role of ['supervisor', 'worker', 'admin']) {
     it(`are taken by V8 for the ${role}'s bundle, under the role's V8 flags`, () => {
-      // A process of its own: the role's flags (bin/role-launcher.cjs) are the ones it runs with.
+      // A process of its own, as the role's runs: with the role's flags (bin/role-launcher.cjs),
+      // which the launcher, loaded first, sets back to their defaults where V8 reads them only at start.
       const check = [
+        `require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
         `const { readFileSync } = require('node:fs');`,
         `const file = ${JSON.stringify(join(roles, `${role}.cjs`))};`,
         `const script = new (require('node:vm').Script)(require('node:module').wrap(readFileSync(file, 'latin1')), { filename: file, cachedData: readFileSync(file + '.v8cache') });`,
@@ -29,4 +31,24 @@ describe("the build's code caches", () => {
       assert.equal(run.stdout, 'false');
     });
   }
+});
+
+describe("a worker's young generation", () => {
+  it('stays capped at its flag after the launcher sets the flag back to its default', () => {
+    // Objects kept alive in a ring make V8 grow the young generation to its maximum (32 MB by
+    // default on 64-bit): with the worker's flags, two semi-spaces of 8 MB.
+    const check = [
+      `require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
+      `const ring = new Array(200000);`,
+      `for (let i = 0; i < 3e6; i++) ring[i % ring.length] = { a: i, b: [i] };`,
+      `const young = require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');`,
+      `process.stdout.write(String(young.space_size / 1048576));`,
+    ].join('\n');
+    const capped = spawnSync(process.execPath, [...launcher.v8FlagsOf('worker'), '-e', check], { encoding: 'utf8' });
+    assert.equal(capped.status, 0, capped.stderr);
+    assert.ok(Number(capped.stdout) <= 16, `young generation ${capped.stdout} MB`);
+    // The same load without the flags grows it past that: the check can tell the two apart.
+    const free = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+    assert.ok(Number(free.stdout) > 16, `young generation without the flag ${free.stdout} MB`);
+  });
 });
