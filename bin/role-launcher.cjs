@@ -127,7 +127,7 @@ function setV8Flags(flags) {
   }
 }
 
-module.exports = { load, v8FlagsOf, forgetHeapSizingFlags };
+module.exports = { load, v8FlagsOf };
 
 if (require.main === module) {
   if (process.argv[2] === '--make-code-cache') {
