@@ -74,9 +74,11 @@ export function forkChild(role: Role, name: string, descriptors: (number | 'igno
   });
 }
 
+let launcher: { v8FlagsOf(role: Role): string[] } | undefined;
+
 /** The role's own V8 flags, from the launcher's list (bin/role-launcher.cjs: its code cache is made under them). */
 function roleV8Flags(role: Role): string[] {
-  const launcher = createRequire(import.meta.url)(join(packageRoot, 'bin/role-launcher.cjs')) as { v8FlagsOf(role: Role): string[] };
+  launcher ??= createRequire(import.meta.url)(join(packageRoot, 'bin/role-launcher.cjs')) as { v8FlagsOf(role: Role): string[] };
   return launcher.v8FlagsOf(role);
 }
 

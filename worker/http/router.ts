@@ -337,6 +337,21 @@ class Exchange implements UpstreamHandler {
   }
 
   onResponseEnd(_controller: UpstreamController, trailers: IncomingHttpHeaders): void {
+    this.responseEnded(trailers);
+  }
+
+  /** The last piece of the body with the end: written with it (one write, no turn of the loop between). */
+  onResponseLastData(controller: UpstreamController, chunk: Buffer, trailers: IncomingHttpHeaders): void {
+    if (this.discarding || this.res.writableLength + chunk.length > this.ctx.bufferLimit) {
+      this.onResponseData(controller, chunk);
+      this.responseEnded(trailers);
+      return;
+    }
+    this.responseEnded(trailers, chunk);
+  }
+
+  /** The try's response is over: retried if it was being discarded, else the client's response ends (with `last`, its last piece). */
+  private responseEnded(trailers: IncomingHttpHeaders, last?: Buffer): void {
     this.endTry();
     if (this.discarding) {
       this.retry();
@@ -344,20 +359,8 @@ class Exchange implements UpstreamHandler {
     }
     this.finish();
     if (trailers && hasAny(trailers)) this.sendTrailers(trailers);
-    this.res.end();
-  }
-
-  /** The last piece of the body with the end: written with it (one write, no turn of the loop between). */
-  onResponseLastData(controller: UpstreamController, chunk: Buffer, trailers: IncomingHttpHeaders): void {
-    if (this.discarding || this.res.writableLength + chunk.length > this.ctx.bufferLimit) {
-      this.onResponseData(controller, chunk);
-      this.onResponseEnd(controller, trailers);
-      return;
-    }
-    this.endTry();
-    this.finish();
-    if (trailers && hasAny(trailers)) this.sendTrailers(trailers);
-    this.res.end(chunk);
+    if (last) this.res.end(last);
+    else this.res.end();
   }
 
   /**
