@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { filterBootstrap } from './helpers/bootstraps.js';
-import { startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { startProxy, statValue, stopAllProxies, withDeadline, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
 /** The compressor filter (envoy.filters.http.compressor) with gzip and brotli, negotiated by Accept-Encoding. */
@@ -79,5 +80,40 @@ describe('the compressor filter', () => {
     }
     assert.ok((await stat('gzip', 'no_accept_header')) >= 1);
     assert.ok((await stat('gzip', 'content_length_too_small')) >= 1);
+  });
+});
+
+describe('the compressor filter on a large body', () => {
+  let bigUpstream: Server;
+  let bigProxy: RunningProxy;
+  // Random bytes do not compress: about 2 MB of compressed output, in pieces as large as chunk_size.
+  const body = randomBytes(2 << 20);
+
+  before(async () => {
+    bigUpstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(body);
+    });
+    await new Promise<void>((r) => bigUpstream.listen(0, '127.0.0.1', r));
+    const gzip = { name: 'compressor-big', typed_config: { '@type': COMPRESSOR, compressor_library: { name: 'big', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.compression.gzip.compressor.v3.Gzip', chunk_size: 16384 } } } };
+    bigProxy = await startProxy(filterBootstrap('bigzip', [gzip], [{ match: { prefix: '/' }, route: { cluster: 'backend' } }], (bigUpstream.address() as { port: number }).port), ['--concurrency', '1']);
+  });
+
+  after(() => new Promise<void>((r) => bigUpstream.close(() => r())));
+
+  // Pieces of chunk_size (16 KB) fill the client's write buffer at each write: the filter waits for
+  // the response's 'drain' each time, which must come even when the kernel took the bytes at once.
+  it('with a chunk_size as large as the write buffer, every byte arrives (the filter is told when to go on)', async () => {
+    const r = await withDeadline('the whole compressed body', new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: bigProxy.ports.get('bigzip'), path: '/', headers: { 'accept-encoding': 'gzip' }, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
+    }));
+    assert.equal(r.headers['content-encoding'], 'gzip');
+    assert.ok(gunzipSync(r.body).equals(body), 'the whole body, decompressed, is what the upstream sent');
   });
 });

@@ -1,7 +1,8 @@
 // The downstream HTTP/1.1 server (worker/http1/server.ts) with real clients: framing and the
 // connection's fate as node:http's server had them, requests served in order, the body read with
 // back-pressure, a client that leaves, a request that is not HTTP/1.1, the timeouts, an upgrade,
-// and one write per response written in one turn.
+// one write per response written in one turn, and a response's back-pressure on a client that does
+// not read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, Agent } from 'node:http';
@@ -145,6 +146,54 @@ test('a response written in one turn goes out in one write of one buffer', async
     assert.match(out, /^HTTP\/1\.1 200 OK\r\ncontent-type: text\/plain\r\ncontent-length: 10\r\n/);
     assert.ok(out.endsWith('\r\n\r\nhelloworld'), out);
     assert.equal(writes, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a client that does not read: write() says to wait once the socket holds enough, 'drain' follows its reading, and every byte arrives", async () => {
+  const piece = Buffer.alloc(32 * 1024, 'y');
+  const pieces = 256; // 8 MB: more than the kernel's buffers hold for a client that does not read
+  let refusals = 0;
+  let drains = 0;
+  let sent = 0;
+  let serverSocket: Socket | undefined;
+  const h = await serve((req, res) => {
+    serverSocket = req.socket;
+    res.writeHead(200, ['content-length', String(piece.length * pieces)]);
+    const more = () => {
+      while (sent < pieces) {
+        sent++;
+        if (sent === pieces) {
+          res.end(piece);
+          return;
+        }
+        if (!res.write(piece)) {
+          refusals++;
+          res.once('drain', () => {
+            drains++;
+            more();
+          });
+          return;
+        }
+      }
+    };
+    more();
+  });
+  try {
+    const client = connect(h.port, '127.0.0.1');
+    client.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    client.pause();
+    // The kernel's buffers fill: the response waits for a drain, with the rest queued at the socket.
+    await waitFor('the response to wait with bytes queued', () => (refusals > drains && serverSocket !== undefined && serverSocket.writableLength > 0 ? true : undefined));
+    assert.ok(sent < pieces, 'the server stopped writing');
+    let bytes = 0;
+    const done = new Promise<void>((resolve) => client.on('end', resolve));
+    client.on('data', (d: Buffer) => (bytes += d.length));
+    client.resume();
+    await done;
+    assert.ok(bytes > piece.length * pieces, 'the head and the whole body arrived');
+    assert.equal(drains, refusals, 'each wait ended with a drain');
   } finally {
     await h.close();
   }

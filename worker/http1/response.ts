@@ -403,12 +403,18 @@ export class Http1Response extends EventEmitter {
     this.callbacks = [];
     const bytes = this.partsBytes;
     this.partsBytes = 0;
+    // A writer told to wait hears 'drain' once this write is with the kernel. The socket says so
+    // itself only when it had to hold the write back: one the kernel takes at once leaves the
+    // socket with nothing to drain, and it says nothing.
+    const drainAfter = this.needDrain;
     const after =
-      callbacks.length === 0 && !done
+      callbacks.length === 0 && !done && !drainAfter
         ? undefined
         : (err?: Error | null) => {
             for (const cb of callbacks) cb(err);
-            if (!err) done?.();
+            if (err) return;
+            done?.();
+            if (drainAfter && socket.writableLength < socket.writableHighWaterMark) this.drained();
           };
     if (socket.destroyed || !socket.writable) {
       if (after) process.nextTick(after, httpError('ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
