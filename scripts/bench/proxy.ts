@@ -1,7 +1,9 @@
 // npm run bench (proxy part): an upstream, the proxy with one worker, and load from wrk (or
 // autocannon when wrk is not installed), beside a plain Node keep-alive proxy and, when installed,
 // nginx with one worker and HAProxy with one thread (./peers.ts), measured in the same run, with
-// this proxy's ratios to each. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
+// this proxy's ratios to each; and Node's floors (./node-llhttp-proxy.mjs: llhttp on both sides
+// and nothing else; ./node-relay.mjs: bytes relayed, no HTTP), with theirs: what any proxy on Node's
+// sockets spends before it does anything. Prints req/s, p50/p99 latency and proxy CPU µs per request, read from /proc for the
 // proxy's whole process tree (supervisor, admin, worker). PROFILE=1 also writes CPU profiles of
 // every proxy process and prints the worker's hottest functions. Without PROFILE it also measures
 // the proxy with stats recording off (PROXY_BENCH_STATS=off), and the proxy with a file access log
@@ -130,17 +132,27 @@ try {
   // PROFILE_FILTER=<a filter bench's name>: the proxy measured (and profiled) is that filter's.
   const { child: proxy, port } = await startProxy('proxy', {}, process.env.PROFILE_FILTER ? `bootstrap-${process.env.PROFILE_FILTER}.json` : 'bootstrap.json');
   const baseline = await startPrintingPort(children, PROXY_CORE, [join(root, 'scripts/bench/node-proxy.mjs'), String(upstream.port)]);
+  // Node's floors: what a byte relay, and a proxy that does nothing but parse HTTP with llhttp, cost.
+  const relay = await startPrintingPort(children, PROXY_CORE, [join(root, 'scripts/bench/node-relay.mjs'), String(upstream.port)]);
+  const bare = await startPrintingPort(children, PROXY_CORE, [join(root, 'scripts/bench/node-llhttp-proxy.mjs'), String(upstream.port)]);
 
   console.log(`proxy benchmark: ${loadToolSummary(shape())}, ${DURATION_S} s after ${WARMUP_S} s warm-up, 256-byte responses, node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/processor/g)?.length} cores; ${pinningSummary()}`);
   measure('upstream directly', `http://127.0.0.1:${upstream.port}/`, upstream.child.pid!);
   const ours = measure('this proxy (1 worker)', `http://127.0.0.1:${port}/`, proxy.pid!);
   measure('plain Node keep-alive proxy', `http://127.0.0.1:${baseline.port}/`, baseline.child.pid!);
+  const floors = [
+    { label: 'Node floor: llhttp, nothing else', r: measure('Node floor: llhttp, nothing else', `http://127.0.0.1:${bare.port}/`, bare.child.pid!) },
+    { label: 'Node floor: byte relay, no HTTP', r: measure('Node floor: byte relay, no HTTP', `http://127.0.0.1:${relay.port}/`, relay.child.pid!) },
+  ];
+  relay.child.kill('SIGTERM');
+  bare.child.kill('SIGTERM');
   // nginx and HAProxy, when installed, in the same run: where this proxy stands on this machine.
   const { peers, missing } = await startPeers(dir, upstream.port, children, (command, args) => pinned(PROXY_CORE, command, args));
   for (const peer of peers) {
     const theirs = measure(peer.label, peer.url, peer.pid);
     const times = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
     console.log(`    this proxy against ${peer.label.split(',')[0]}: ${times(ours.cpuUs, theirs.cpuUs)} its CPU per request (user space ${times(ours.userUs, theirs.userUs)}, kernel ${times(ours.kernelUs, theirs.kernelUs)}), ${times(ours.p99, theirs.p99)} its p99, ${times(ours.rps, theirs.rps)} its throughput`);
+    console.log(`    Node's floors against ${peer.label.split(',')[0]}: ${floors.map((f) => `${f.label.replace('Node floor: ', '')} ${times(f.r.cpuUs, theirs.cpuUs)} its CPU per request`).join('; ')}`);
   }
   for (const m of missing) console.log(`  not measured: ${m} is not installed`);
   if (!process.env.PROFILE) {
