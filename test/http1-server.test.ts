@@ -358,6 +358,44 @@ test('an idle keep-alive connection is closed after keepAliveTimeout (and node:h
   }
 });
 
+test("a stream's idle timeout stays armed between requests, created once: when it fires on an idle connection, the connection is kept for the next request", async () => {
+  let setTimeouts = 0;
+  let served = 0;
+  const h = await serve((req, res) => {
+    served++;
+    const socket = req.socket;
+    if (served === 1) {
+      const set = socket.setTimeout.bind(socket);
+      socket.setTimeout = ((ms: number, cb?: () => void) => {
+        setTimeouts++;
+        return set(ms, cb);
+      }) as typeof socket.setTimeout;
+    }
+    // As the connection manager does with stream_idle_timeout, on every request.
+    req.setTimeout(100, () => res.destroy());
+    res.end(`r${served}`);
+  });
+  try {
+    const client = connect(h.port, '127.0.0.1');
+    let out = '';
+    client.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    client.write('GET /1 HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('the first answer', () => (out.endsWith('r1') ? true : undefined));
+    // The stream's timer fires while the connection is idle: nothing is closed.
+    const serverSocket = h.sockets[0]!;
+    await new Promise<void>((resolve) => serverSocket.once('timeout', resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(serverSocket.destroyed, false, 'an idle connection is the keep-alive check\'s to close');
+    client.write('GET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('the next two answers', () => (out.endsWith('r3') ? true : undefined));
+    assert.equal(served, 3);
+    assert.equal(setTimeouts, 1, 'the socket timer was set once (by the first request), then re-armed');
+    client.destroy();
+  } finally {
+    await h.close();
+  }
+});
+
 test('an Upgrade leaves the parser with the bytes that followed the head', async () => {
   const h = await serve(() => assert.fail('an upgrade is not a request'));
   try {
@@ -391,28 +429,70 @@ test('headers are folded as node:http folds them', async () => {
   }
 });
 
-test("a stream's idle timeout (req.setTimeout) restarts with every write, and fires once they stop", async () => {
-  let written = 0;
-  let writtenAtTimeout = -1;
+test("a stream's idle timeout kept by the periodic check restarts with every read of the request's body", async () => {
+  let received = '';
+  let receivedAtTimeout: string | undefined;
   const h = await serve((req, res) => {
-    res.writeHead(200);
-    // As the connection manager does: the duration through the request, the response hears it once the request is read.
-    req.setTimeout(150);
-    res.on('timeout', () => {
-      writtenAtTimeout = written;
-      res.end('timed out');
+    req.setTimeout(400, () => {
+      receivedAtTimeout = received;
+      res.writeHead(408, ['connection', 'close']);
+      res.end();
     });
-    // Writes every 50 ms, eight times: each restarts the 150 ms idle time.
-    const timer = setInterval(() => {
-      res.write(`${++written};`);
-      if (written === 8) clearInterval(timer);
-    }, 50);
+    req.setEncoding('latin1');
+    req.on('data', (d: string) => (received += d));
   });
   try {
-    const out = await raw(h.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
-    assert.equal(writtenAtTimeout, 8, 'the timeout waited for the writes to stop');
-    assert.match(out, /1;\r\n.*8;\r\n.*timed out/s);
+    const client = connect(h.port, '127.0.0.1');
+    let out = '';
+    client.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+    client.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n');
+    // A byte every 100 ms, eight times: each restarts the 400 ms idle time; then nothing.
+    let sent = 0;
+    const pace = setInterval(() => {
+      client.write(String(++sent));
+      if (sent === 8) clearInterval(pace);
+    }, 100);
+    await closed;
+    clearInterval(pace);
+    assert.equal(receivedAtTimeout, '12345678', 'the timeout waited for the body to stop coming');
+    assert.match(out, /^HTTP\/1\.1 408 /);
   } finally {
     await h.close();
   }
 });
+
+// A timeout shorter than four check intervals is the socket's timer; a longer one is kept by the periodic check.
+for (const { timeoutMs, everyMs, keeper } of [
+  { timeoutMs: 150, everyMs: 50, keeper: 'the socket timer' },
+  { timeoutMs: 400, everyMs: 100, keeper: 'the periodic check' },
+]) {
+  test(`a stream's idle timeout (req.setTimeout) restarts with every write, and fires once they stop (${keeper})`, async () => {
+    let written = 0;
+    let writtenAtTimeout = -1;
+    let socketTimeout = -1;
+    const h = await serve((req, res) => {
+      res.writeHead(200);
+      // As the connection manager does: the duration through the request, the response hears it once the request is read.
+      req.setTimeout(timeoutMs);
+      socketTimeout = req.socket.timeout ?? 0;
+      res.on('timeout', () => {
+        writtenAtTimeout = written;
+        res.end('timed out');
+      });
+      // Writes every `everyMs`, eight times: each restarts the idle time.
+      const timer = setInterval(() => {
+        res.write(`${++written};`);
+        if (written === 8) clearInterval(timer);
+      }, everyMs);
+    });
+    try {
+      const out = await raw(h.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(writtenAtTimeout, 8, 'the timeout waited for the writes to stop');
+      assert.match(out, /1;\r\n.*8;\r\n.*timed out/s);
+      assert.equal(socketTimeout, keeper === 'the socket timer' ? timeoutMs : 0, `kept by ${keeper}`);
+    } finally {
+      await h.close();
+    }
+  });
+}

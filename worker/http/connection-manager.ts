@@ -223,8 +223,8 @@ export class HttpConnectionManager {
     // Envoy's request_headers_timeout defaults to none, for which the request timeout (or 60 s)
     // stands in, as it did when node:http's server read requests.
     const headersTimeout = Math.min(headersTimeoutMs || 60_000, requestTimeoutMs || Infinity);
-    // Checked often enough for the configured timeouts to mean what they say.
-    const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity) / 4)));
+    // Checked often enough for the configured timeouts (and the idle timeout of a connection between requests) to mean what they say.
+    const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity, idleMs || Infinity) / 4)));
     const h1 = new Http1Server(
       { maxHeaderSize, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
       {

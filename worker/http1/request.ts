@@ -19,6 +19,8 @@ export interface RequestConnection {
   readMore(): void;
   /** The body's reader has too much: stop reading the socket. */
   readLess(): void;
+  /** The socket's idle timeout (0: none), from now. */
+  setStreamTimeout(ms: number): void;
 }
 
 export class Http1Request extends Readable {
@@ -90,7 +92,7 @@ export class Http1Request extends Readable {
 
   setTimeout(ms: number, callback?: () => void): this {
     if (callback) this.on('timeout', callback);
-    this.socket.setTimeout(ms);
+    this.connection.setStreamTimeout(ms);
     return this;
   }
 

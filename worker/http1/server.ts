@@ -16,9 +16,15 @@ import { Http1Response, type ResponseConnection } from './response.js';
  *   an HTTP/1.1 request without Host with 400 (node:http's requireHostHeader);
  * - request_headers_timeout and request_timeout are checked every `checkIntervalMs` for
  *   connections reading a request (408 through `clientError`), as node:http checked them;
- * - after a response, an idle connection waits `keepAliveTimeout` + 1 s (node:http's margin);
- * - the socket's 'timeout' goes to the request being read and to the response being written,
- *   and closes the connection when neither listens;
+ * - after a response, an idle connection waits `keepAliveTimeout` + 1 s (node:http's margin), as
+ *   long as it was told when that response was sent; checked with the two timeouts below, so
+ *   that serving a request does not re-arm a socket timer twice (what node:http did);
+ * - a stream's idle timeout (`req.setTimeout`) says 'timeout' to the request being read and to
+ *   the response being written, and closes the connection when neither listens. A timeout of at
+ *   least four check intervals is kept by the same check, which sees activity in the socket's
+ *   byte counts (read, written, still queued): no timer re-armed on every read and write, as a
+ *   socket timer is, and nothing per request but a field set; it fires up to two intervals late
+ *   (at most half as late again as it says). A shorter one is the socket's own timer, exact.
  * - an Upgrade or CONNECT leaves the parser: `upgrade(req, socket, head)`.
  */
 
@@ -30,7 +36,7 @@ export interface Http1ServerOptions {
   headersTimeoutMs: number;
   /** How long an idle keep-alive connection is kept (0: until the client closes it). */
   keepAliveTimeoutMs: number;
-  /** How often the two timeouts above are checked. */
+  /** How often the two timeouts above, and idle keep-alive connections, are checked. */
   checkIntervalMs: number;
 }
 
@@ -75,10 +81,15 @@ export class Http1Server {
       this.connections.delete(connection);
       if (this.connections.size === 0) this.stopChecking();
     });
-    if (!this.checker && (this.options.headersTimeoutMs > 0 || this.options.requestTimeoutMs > 0)) {
+    if (!this.checker && (this.options.headersTimeoutMs > 0 || this.options.requestTimeoutMs > 0 || this.keepAliveTimeout > 0)) {
       this.checker = setInterval(() => this.checkTimeouts(), this.options.checkIntervalMs);
       this.checker.unref();
     }
+  }
+
+  /** Whether the periodic check runs at least every `ms`. */
+  checksEvery(ms: number): boolean {
+    return this.checker !== undefined && this.options.checkIntervalMs <= ms;
   }
 
   /** Closes the connections that have no request under way (node:http's closeIdleConnections). */
@@ -115,7 +126,15 @@ class ServerConnection implements RequestConnection, ResponseConnection {
   private messageStart = performance.now();
   private pausedForQueue = false;
   private pausedForBody = false;
-  private keepAliveTimeoutSet = false;
+  /** Idle after a response: closed at this time (performance.now()) if no request has begun by then; 0 when not idle. */
+  private idleDeadline = 0;
+  /** A stream's idle timeout kept by the periodic check (0: none, or the socket's timer keeps it). */
+  private streamTimeoutMs = 0;
+  /** When the check last saw the socket's counts move (0: from the next check); the counts it saw; whether it said 'timeout' since. */
+  private activeAt = 0;
+  private seenBytes = -1;
+  private seenQueued = 0;
+  private streamTimedOut = false;
   /** Nothing more is parsed: a parse error, a timeout, an upgrade, or the socket closed. */
   private dead = false;
   private upgraded: Http1Request | undefined;
@@ -157,14 +176,54 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     return this.server.keepAliveTimeout;
   }
 
+  /** A stream's idle timeout (0: none), counted from now: see above for which clock keeps it. */
+  setStreamTimeout(ms: number): void {
+    if (ms > 0 && this.server.checksEvery(ms / 4)) {
+      if (this.socket.timeout) this.socket.setTimeout(0);
+      this.streamTimeoutMs = ms;
+      this.activeAt = 0;
+      return;
+    }
+    this.streamTimeoutMs = 0;
+    // The same duration again (the next request's): the timer there is re-armed, not made anew.
+    const socket = this.socket as Socket & { _unrefTimer(): void };
+    if (ms > 0 && socket.timeout === ms) socket._unrefTimer();
+    else socket.setTimeout(ms);
+  }
+
   idle(): boolean {
     return this.state === 'idle' && this.current === undefined;
   }
 
   checkTimeout(now: number, headersTimeoutMs: number, requestTimeoutMs: number): void {
-    if (this.dead || this.state === 'idle') return;
+    if (this.dead) return;
+    if (this.streamTimeoutMs > 0) this.checkStreamIdle(now);
+    if (this.dead) return;
+    if (this.state === 'idle') {
+      if (this.idleDeadline > 0 && now >= this.idleDeadline && this.current === undefined) this.socket.destroy();
+      return;
+    }
     const elapsed = now - this.messageStart;
     if ((headersTimeoutMs > 0 && this.state !== 'body' && elapsed > headersTimeoutMs) || (requestTimeoutMs > 0 && elapsed > requestTimeoutMs)) this.failed(timeoutError());
+  }
+
+  /** Bytes read, written or drained since the last check restart the stream's idle time; none for its whole timeout, and it times out (once, until there is activity again). */
+  private checkStreamIdle(now: number): void {
+    const socket = this.socket;
+    const handle = (socket as unknown as { _handle: { bytesWritten: number; writeQueueSize: number } | null })._handle;
+    const bytes = socket.bytesRead + (handle ? handle.bytesWritten : 0);
+    const queued = handle ? handle.writeQueueSize : 0;
+    if (this.activeAt === 0 || bytes !== this.seenBytes || queued !== this.seenQueued) {
+      this.activeAt = now;
+      this.seenBytes = bytes;
+      this.seenQueued = queued;
+      this.streamTimedOut = false;
+      return;
+    }
+    if (!this.streamTimedOut && now - this.activeAt >= this.streamTimeoutMs) {
+      this.streamTimedOut = true;
+      this.timedOut();
+    }
   }
 
   readMore(): void {
@@ -195,6 +254,7 @@ class ServerConnection implements RequestConnection, ResponseConnection {
 
   private messageBegan(): void {
     this.state = 'head';
+    this.idleDeadline = 0;
     this.messageStart = performance.now();
   }
 
@@ -253,10 +313,6 @@ class ServerConnection implements RequestConnection, ResponseConnection {
   }
 
   private dispatch(req: Http1Request, keepAlive: boolean): void {
-    if (this.keepAliveTimeoutSet) {
-      this.socket.setTimeout(0);
-      this.keepAliveTimeoutSet = false;
-    }
     const res = new Http1Response(req, this.socket, this, keepAlive);
     this.current = { req, res };
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
@@ -303,10 +359,7 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     }
     this.unpauseQueue();
     const keepAliveMs = this.server.keepAliveTimeout;
-    if (keepAliveMs > 0) {
-      this.socket.setTimeout(keepAliveMs + KEEP_ALIVE_MARGIN_MS);
-      this.keepAliveTimeoutSet = true;
-    }
+    if (keepAliveMs > 0) this.idleDeadline = performance.now() + keepAliveMs + KEEP_ALIVE_MARGIN_MS;
   }
 
   private unpauseQueue(): void {
@@ -349,10 +402,14 @@ class ServerConnection implements RequestConnection, ResponseConnection {
 
   private timedOut(): void {
     const req = this.current?.req ?? this.incoming;
-    const reqListened = req !== undefined && !req.complete && req.emit('timeout', this.socket);
+    // Between requests: the timer a stream armed, left for the next one (see above).
+    if (req === undefined) return;
+    const reqListened = !req.complete && req.emit('timeout', this.socket);
     const resListened = this.current !== undefined && this.current.res.emit('timeout', this.socket);
     if (!reqListened && !resListened) this.socket.destroy();
   }
+
+
 
   private closed(): void {
     this.dead = true;
