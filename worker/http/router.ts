@@ -17,6 +17,7 @@ import type { ForwardAction, RetryPolicy } from './route-table.js';
 import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
+import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from './deadlines.js';
 
 /**
  * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
@@ -163,7 +164,7 @@ export function downstreamResponseHeaders(statusCode: number, headers: IncomingH
 }
 
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
-class Exchange implements UpstreamHandler {
+class Exchange implements UpstreamHandler, Deadlined {
   private host: Host | undefined;
   /** The host of the try that just ended (for figures recorded after it). */
   private lastHost: Host | undefined;
@@ -172,7 +173,11 @@ class Exchange implements UpstreamHandler {
   private pool: Http1Pool | undefined;
   /** The current try's response is a retriable failure: swallow its body, then try again. */
   private discarding = false;
-  private timer: NodeJS.Timeout | undefined;
+  /** The route's timeout (see ./deadlines.ts: a list's links, not a timer of its own). */
+  deadlineAt = 0;
+  deadlineList: DeadlineList | undefined = undefined;
+  deadlinePrev: Deadlined | undefined = undefined;
+  deadlineNext: Deadlined | undefined = undefined;
   private perTryTimer: NodeJS.Timeout | undefined;
   /** The cluster's max_stream_duration, from the moment the try has its upstream stream. */
   private streamTimer: NodeJS.Timeout | undefined;
@@ -207,8 +212,13 @@ class Exchange implements UpstreamHandler {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
-    if (action.timeoutMs > 0) this.timer = setTimeout(() => this.abort(ABORT.timeout), action.timeoutMs);
+    if (action.timeoutMs > 0) addDeadline(this, this.started, action.timeoutMs);
     res.once('close', this.onClose);
+  }
+
+  /** The route's timeout passed before the response ended. */
+  deadlineReached(): void {
+    this.abort(ABORT.timeout);
   }
 
   /** The first try, once the breaker admits the request (max_requests; a refusal is an active-request overflow, see countRequestOverflow). */
@@ -574,7 +584,7 @@ class Exchange implements UpstreamHandler {
     this.rqHeld = false;
     this.cluster.stats.rqActive.dec();
     if (this.retried && this.res.statusCode < 500) this.cluster.stats.rqRetrySuccess.inc();
-    if (this.timer) clearTimeout(this.timer);
+    removeDeadline(this);
     this.res.off('close', this.onClose);
   }
 
