@@ -1,9 +1,17 @@
-// Deadlines linked in one list per duration (worker/http/deadlines.ts), as the router's route
+// Deadlines linked in one list per duration (worker/deadlines.ts), as the router's route
 // timeouts are: each reached no sooner than its time, in order, never once removed, with the
 // list's links right whichever one is removed, and one added by a reached one's callback kept.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addDeadline, removeDeadline, type Deadlined, type DeadlineList } from '../worker/http/deadlines.js';
+import { after, before } from 'node:test';
+import { addDeadline, removeDeadline, type Deadlined, type DeadlineList } from '../worker/deadlines.js';
+
+// The lists' timers do not keep a process alive (a worker lives on its channel): this test's does.
+let alive: NodeJS.Timeout;
+before(() => {
+  alive = setInterval(() => {}, 1000);
+});
+after(() => clearInterval(alive));
 
 class Item implements Deadlined {
   deadlineAt = 0;
@@ -67,4 +75,16 @@ test('durations have lists of their own; one added by a reached one is kept, and
   await Promise.all([late.reached, chained.reached]);
   assert.deepEqual(order, ['early', 'chained', 'late']);
   assert.ok(chained.reachedAt! >= chained.deadlineAt);
+});
+
+test('a deadline set again replaces the one before', async () => {
+  const order: string[] = [];
+  const item = new Item('again', order);
+  const other = new Item('other', order);
+  addDeadline(item, performance.now(), 20);
+  addDeadline(other, performance.now(), 20);
+  addDeadline(item, performance.now(), 50); // later, and on another list
+  await Promise.all([item.reached, other.reached]);
+  assert.deepEqual(order, ['other', 'again'], 'reached once, at its new time');
+  assert.ok(item.reachedAt! >= item.deadlineAt);
 });

@@ -17,7 +17,7 @@ import type { ForwardAction, RetryPolicy } from './route-table.js';
 import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
-import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from './deadlines.js';
+import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 
 /**
  * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
@@ -173,7 +173,7 @@ class Exchange implements UpstreamHandler, Deadlined {
   private pool: Http1Pool | undefined;
   /** The current try's response is a retriable failure: swallow its body, then try again. */
   private discarding = false;
-  /** The route's timeout (see ./deadlines.ts: a list's links, not a timer of its own). */
+  /** The route's timeout (see ../deadlines.ts: a list's links, not a timer of its own). */
   deadlineAt = 0;
   deadlineList: DeadlineList | undefined = undefined;
   deadlinePrev: Deadlined | undefined = undefined;

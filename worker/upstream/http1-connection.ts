@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
 import { ConsumedHandle } from '../http1/consume.js';
+import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
@@ -121,7 +122,7 @@ class InFlight implements UpstreamController {
   }
 }
 
-export class Http1Connection {
+export class Http1Connection implements Deadlined {
   readonly socket: Socket;
   private readonly parser: NativeParser;
   private current: InFlight | undefined;
@@ -134,7 +135,11 @@ export class Http1Connection {
   private remoteEnded = false;
   private readonly started = performance.now();
   private openedAt = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
+  /** Idle between requests: its idle timeout (see ../deadlines.ts: a list's links, not a timer of its own). */
+  deadlineAt = 0;
+  deadlineList: DeadlineList | undefined = undefined;
+  deadlinePrev: Deadlined | undefined = undefined;
+  deadlineNext: Deadlined | undefined = undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** The server's Keep-Alive timeout hint, less the margin. */
   private hintMs: number | undefined;
@@ -184,7 +189,7 @@ export class Http1Connection {
     this.requests++;
     const rq = new InFlight(this, request, handler, last);
     if (last) this.retiring = true;
-    clearTimeout(this.idleTimer);
+    removeDeadline(this);
     if (!this.connected) {
       this.first = rq;
       return;
@@ -459,6 +464,13 @@ export class Http1Connection {
     else if (!this.closed) this.becameIdle();
   }
 
+  /** Idle for its whole idle timeout: closed. */
+  deadlineReached(): void {
+    this.observer.limitReached?.('idle_timeout');
+    this.retiring = true;
+    this.socket.destroy();
+  }
+
   private becameIdle(): void {
     if (this.retiring) {
       // Its last request (max_requests_per_connection) never went out; it takes no other.
@@ -467,13 +479,7 @@ export class Http1Connection {
     }
     if (this.socket.isPaused()) this.socket.resume();
     const idleMs = this.hintMs !== undefined && (this.target.idleMs === 0 || this.hintMs < this.target.idleMs) ? this.hintMs : this.target.idleMs;
-    if (idleMs > 0) {
-      this.idleTimer = setTimeout(() => {
-        this.observer.limitReached?.('idle_timeout');
-        this.retiring = true;
-        this.socket.destroy();
-      }, idleMs).unref();
-    }
+    if (idleMs > 0) addDeadline(this, performance.now(), idleMs);
     this.events.idle(this);
   }
 
@@ -507,7 +513,7 @@ export class Http1Connection {
     if (this.closed) return;
     this.closed = true;
     this.retiring = true;
-    clearTimeout(this.idleTimer);
+    removeDeadline(this);
     clearTimeout(this.expiryTimer);
     const socket = this.socket;
     if (!this.connected) {

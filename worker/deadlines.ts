@@ -1,7 +1,8 @@
 /**
- * Deadlines of one duration each, such as every request's route timeout: most are cancelled
- * (the response came first), few are reached. A Node timer per request cost a Timeout, a closure,
- * a clock read and its list's bookkeeping, for each request, to be cleared a moment later.
+ * Deadlines of one duration each, such as every request's route timeout or an upstream
+ * connection's idle timeout between requests: most are cancelled (the response came first, the
+ * connection was taken again), few are reached. A Node timer each cost a Timeout, a closure, a
+ * clock read and its list's bookkeeping, per request, to be cleared a moment later.
  *
  * Here the things with deadlines are linked into one list per duration, in place (their own
  * fields are the links: nothing is allocated), in the order they were added, which for one
@@ -9,6 +10,7 @@
  * one is unlinking it; the timer is left as it is, and when it fires it looks at what is first
  * then: reached ones are told, and the timer waits for the next (or, with none left, the list is
  * forgotten). Deadlines are reached no sooner than a timer of their own would have reached them.
+ * The timers do not keep the process alive (a worker lives on its channel to the supervisor).
  */
 
 export interface Deadlined {
@@ -53,6 +55,7 @@ export class DeadlineList {
 
   private arm(ms: number): void {
     this.timer = setTimeout(this.onTimer, Math.max(1, Math.ceil(ms)));
+    this.timer.unref();
   }
 
   private reached(): void {
@@ -74,8 +77,10 @@ export class DeadlineList {
 
 const lists = new Map<number, DeadlineList>();
 
-/** Lists `item` to be told `ms` after `now` (a performance.now() the caller just read), unless removed first. */
+/** Lists `item` to be told `ms` after `now` (a performance.now() the caller just read), unless removed first; a deadline it had is replaced. */
 export function addDeadline(item: Deadlined, now: number, ms: number): void {
+  // Listed already (a deadline set again): the new one replaces it.
+  item.deadlineList?.remove(item);
   let list = lists.get(ms);
   if (!list) lists.set(ms, (list = new DeadlineList(ms)));
   list.add(item, now, ms);
