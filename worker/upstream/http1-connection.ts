@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
 import { ConsumedHandle } from '../http1/consume.js';
+import { writeLatin1 } from '../http1/direct-write.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
@@ -263,7 +264,7 @@ export class Http1Connection implements Deadlined {
     if (body === null) {
       if (length === undefined && EXPECTS_PAYLOAD.has(method)) head += 'content-length: 0\r\n';
       else if (length !== undefined) head += `content-length: ${length}\r\n`;
-      socket.write(head + '\r\n', 'latin1');
+      writeLatin1(socket, head + '\r\n');
       rq.sent = true;
       return;
     }
