@@ -242,6 +242,18 @@ describe('common_http_protocol_options limits', () => {
     assert.equal(await goawayAfterTwo(immediate.ports.get('maxrq0')!), 3, 'drain_timeout 0: the final GOAWAY at once, naming the last stream');
   });
 
+  it('closes an HTTP/1.1 connection idle past idle_timeout (and its margin), counted once, though a short stream_idle_timeout came first', async () => {
+    const proxy = await startProxy(bootstrap('idlecx', { http_filters: [ROUTER], stream_idle_timeout: '0.1s', common_http_protocol_options: { idle_timeout: '0.3s' } }), ['--concurrency', '1']);
+    const socket = tcpConnect(proxy.ports.get('idlecx')!, '127.0.0.1');
+    let out = '';
+    socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    await closed;
+    assert.match(out, /^HTTP\/1\.1 200 /, 'answered, then closed when idle');
+    assert.equal(await statOf(proxy.admin, 'http.idlecx.downstream_cx_idle_timeout'), 1);
+  });
+
   it('drains a connection at max_connection_duration: an idle HTTP/1.1 one is closed', async () => {
     const proxy = await startProxy(bootstrap('maxdur', { http_filters: [ROUTER], common_http_protocol_options: { max_connection_duration: '0.2s' } }), ['--concurrency', '1']);
     const socket = tcpConnect(proxy.ports.get('maxdur')!, '127.0.0.1');

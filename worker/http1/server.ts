@@ -17,14 +17,16 @@ import { Http1Response, type ResponseConnection } from './response.js';
  * - request_headers_timeout and request_timeout are checked every `checkIntervalMs` for
  *   connections reading a request (408 through `clientError`), as node:http checked them;
  * - after a response, an idle connection waits `keepAliveTimeout` + 1 s (node:http's margin), as
- *   long as it was told when that response was sent; checked with the two timeouts below, so
- *   that serving a request does not re-arm a socket timer twice (what node:http did);
+ *   long as it was told when that response was sent, then the socket says 'timeout' (the idle
+ *   timeout's count) and is closed; checked by the same periodic check as the two timeouts
+ *   above, so that serving a request does not re-arm a socket timer twice (as node:http did);
  * - a stream's idle timeout (`req.setTimeout`) says 'timeout' to the request being read and to
  *   the response being written, and closes the connection when neither listens. A timeout of at
  *   least four check intervals is kept by the same check, which sees activity in the socket's
  *   byte counts (read, written, still queued): no timer re-armed on every read and write, as a
  *   socket timer is, and nothing per request but a field set; it fires up to two intervals late
- *   (at most half as late again as it says). A shorter one is the socket's own timer, exact.
+ *   (at most half as late again as it says). A shorter one is the socket's own timer, exact, set
+ *   for each request and cleared after its response.
  * - an Upgrade or CONNECT leaves the parser: `upgrade(req, socket, head)`.
  */
 
@@ -200,7 +202,10 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     if (this.streamTimeoutMs > 0) this.checkStreamIdle(now);
     if (this.dead) return;
     if (this.state === 'idle') {
-      if (this.idleDeadline > 0 && now >= this.idleDeadline && this.current === undefined) this.socket.destroy();
+      if (this.idleDeadline > 0 && now >= this.idleDeadline && this.current === undefined) {
+        this.socket.emit('timeout');
+        this.socket.destroy();
+      }
       return;
     }
     const elapsed = now - this.messageStart;
@@ -358,6 +363,8 @@ class ServerConnection implements RequestConnection, ResponseConnection {
       return;
     }
     this.unpauseQueue();
+    // A stream's idle timeout on the socket's timer ends with its stream: idle, the connection is the keep-alive check's.
+    if (this.socket.timeout) this.socket.setTimeout(0);
     const keepAliveMs = this.server.keepAliveTimeout;
     if (keepAliveMs > 0) this.idleDeadline = performance.now() + keepAliveMs + KEEP_ALIVE_MARGIN_MS;
   }
@@ -402,14 +409,12 @@ class ServerConnection implements RequestConnection, ResponseConnection {
 
   private timedOut(): void {
     const req = this.current?.req ?? this.incoming;
-    // Between requests: the timer a stream armed, left for the next one (see above).
+    // Between requests: the keep-alive check's 'timeout' (it closes the connection itself), or a stream's idle time kept by that check.
     if (req === undefined) return;
     const reqListened = !req.complete && req.emit('timeout', this.socket);
     const resListened = this.current !== undefined && this.current.res.emit('timeout', this.socket);
     if (!reqListened && !resListened) this.socket.destroy();
   }
-
-
 
   private closed(): void {
     this.dead = true;
