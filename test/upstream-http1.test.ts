@@ -100,6 +100,23 @@ test('keeps the connection for the next request, and reads more than 32 header f
   await stop(server, sockets);
 });
 
+test('header names reach the handler in lower case, also past the 512 names kept lower-cased', async () => {
+  const names = Array.from({ length: 600 }, (_, i) => `X-Mixed-Case-${i}`);
+  const { server, port, sockets } = await rawServer((socket, _chunk, all) => {
+    if (all.endsWith('\r\n\r\n')) socket.write(`HTTP/1.1 200 OK\r\n${names.map((n, i) => `${n}: ${i}\r\n`).join('')}Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nok`);
+  });
+  const h = connectTo(port);
+  for (let round = 0; round < 2; round++) {
+    const r = await exchange(h, {});
+    assert.equal(r.headers!['content-type'], 'text/plain');
+    for (let i = 0; i < names.length; i++) assert.equal(r.headers![`x-mixed-case-${i}`], String(i), names[i]);
+    assert.equal(Object.keys(r.headers!).some((k) => k !== k.toLowerCase()), false);
+  }
+  h.connection.retire();
+  await h.closed;
+  await stop(server, sockets);
+});
+
 test('a chunked response with trailers; a 100 Continue is not the response; a response to HEAD has no body', async () => {
   const { server, port, sockets } = await rawServer((socket, _chunk, all) => {
     if (!all.endsWith('\r\n\r\n')) return;

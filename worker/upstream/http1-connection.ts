@@ -6,7 +6,7 @@ import { tlsModule } from '../../shared/builtins.js';
 import { ConsumedHandle } from '../http1/consume.js';
 import { writeLatin1 } from '../http1/direct-write.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
-import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
+import { HTTPParser, INVALID_TARGET, INVALID_VALUE, lowerCaseName, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
@@ -66,7 +66,7 @@ function protocolError(err: ParseError | Error, message: string): Error {
 function headersObject(flat: string[]): IncomingHttpHeaders {
   const out: Record<string, string | string[]> = {};
   for (let i = 0; i < flat.length; i += 2) {
-    const k = flat[i]!.toLowerCase();
+    const k = lowerCaseName(flat[i]!);
     const v = flat[i + 1]!;
     const prev = out[k];
     if (prev === undefined) out[k] = v;
