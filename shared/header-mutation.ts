@@ -25,6 +25,10 @@ export type MutableHeaders = Record<string, string | string[] | number | undefin
 export function compileHeaderValue(value: string): LogFormatter {
   const parts = value.split('%%').map((part) => compileTextFormat(part, true));
   if (parts.length === 1) return parts[0]!;
+  if (parts.every((p) => p.constant !== undefined)) {
+    const constant = parts.map((p) => p.constant).join('%');
+    return { format: () => constant, constant };
+  }
   return { format: (e) => parts.map((p) => p.format(e)).join('%') };
 }
 
@@ -37,9 +41,9 @@ export function compileHeadersToAdd(options: unknown): HeaderToAdd[] {
   });
 }
 
-export function applyHeadersToAdd(headers: MutableHeaders, options: readonly HeaderToAdd[], entry: AccessLogEntry): void {
+export function applyHeadersToAdd(headers: MutableHeaders, options: readonly HeaderToAdd[], entry: AccessLogEntry | undefined): void {
   for (const h of options) {
-    const value = h.value.format(entry);
+    const value = h.value.constant ?? h.value.format(entryOf(entry));
     if (value === '' && !h.keepEmpty) continue;
     const present = headers[h.name] !== undefined;
     switch (h.action) {
@@ -83,6 +87,12 @@ export interface HeaderMutationLevel {
 export interface HeaderMutations {
   request: HeaderMutationLevel[];
   response: HeaderMutationLevel[];
+  /**
+   * The request's values read the request (an operator such as `%REQ(x)%`, `%DOWNSTREAM_REMOTE_ADDRESS%`),
+   * or there are response mutations, which do: without, no entry is made for a request that has no
+   * access log (static values, the common case, cost a header set and nothing more).
+   */
+  readsEntry: boolean;
 }
 
 function level(config: JsonObject, direction: 'request' | 'response'): HeaderMutationLevel | undefined {
@@ -100,11 +110,19 @@ export function compileHeaderMutations(route: JsonObject, vhost: JsonObject, rou
   const scopes = routeConfig.most_specific_header_mutations_wins === true ? [routeConfig, vhost, route] : [route, vhost, routeConfig];
   const request = scopes.map((c) => level(c, 'request')).filter((l): l is HeaderMutationLevel => l !== undefined);
   const response = scopes.map((c) => level(c, 'response')).filter((l): l is HeaderMutationLevel => l !== undefined);
-  return request.length || response.length ? { request, response } : undefined;
+  if (!request.length && !response.length) return undefined;
+  const readsEntry = response.length > 0 || request.some((l) => l.add.some((h) => h.value.constant === undefined));
+  return { request, response, readsEntry };
 }
 
-/** Applies levels to a header object: at each, its removals, then its additions. */
-export function applyHeaderMutations(headers: MutableHeaders, levels: readonly HeaderMutationLevel[], entry: AccessLogEntry): void {
+/** The entry a value with operators reads; only HeaderMutations without `readsEntry` are applied without one. */
+function entryOf(entry: AccessLogEntry | undefined): AccessLogEntry {
+  if (entry === undefined) throw new Error('a header value with operators was formatted without the request it reads');
+  return entry;
+}
+
+/** Applies levels to a header object: at each, its removals, then its additions (`entry` may be left out when they do not read it: `readsEntry`). */
+export function applyHeaderMutations(headers: MutableHeaders, levels: readonly HeaderMutationLevel[], entry: AccessLogEntry | undefined): void {
   for (const l of levels) {
     for (const name of l.remove) delete headers[name];
     applyHeadersToAdd(headers, l.add, entry);

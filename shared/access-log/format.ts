@@ -35,6 +35,8 @@ type JsonValue = unknown;
 
 export interface LogFormatter {
   format(e: AccessLogEntry): string;
+  /** The text, when the format has no operator: the same for every entry, which it does not read. */
+  readonly constant?: string;
 }
 
 const withoutPort = (a: string | undefined) => (a === undefined ? undefined : a.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1'));
@@ -169,6 +171,10 @@ function parsePieces(format: string): Piece[] {
 
 export function compileTextFormat(format: string, omitEmptyValues = false): LogFormatter {
   const pieces = parsePieces(format);
+  if (pieces.every((p) => typeof p === 'string')) {
+    const constant = pieces.join('');
+    return { format: () => constant, constant };
+  }
   const empty = omitEmptyValues ? '' : '-';
   return {
     format(e) {

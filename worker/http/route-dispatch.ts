@@ -81,8 +81,8 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
   const action = route.action;
   // The route's header mutations (route, virtual host, configuration): the request's now, the response's when it comes.
   const mutations = route.headers;
-  const entry = mutations ? (record ?? requestEntry(req, rq)) : undefined;
-  if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry!);
+  const entry = mutations ? (record ?? (mutations.readsEntry ? requestEntry(req, rq) : undefined)) : undefined;
+  if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry);
   const responseHeaders = mutations?.response.length ? { levels: mutations.response, entry: entry! } : undefined;
   const mutatedResponse = (status: number, base: MutableHeaders): MutableHeaders => {
     if (responseHeaders) applyHeaderMutations(base, responseHeaders.levels, Object.create(responseHeaders.entry, { responseCode: { value: status } }) as AccessLogEntry);
