@@ -1,5 +1,5 @@
 import type { AccessLogEntry } from './access-log/entry.js';
-import { compileTextFormat, type LogFormatter } from './access-log/format.js';
+import { compileTextFormat, constantFormat, type LogFormatter } from './access-log/format.js';
 import { list, obj } from './config/access.js';
 import type { JsonObject } from './config/proto-json.js';
 
@@ -25,10 +25,7 @@ export type MutableHeaders = Record<string, string | string[] | number | undefin
 export function compileHeaderValue(value: string): LogFormatter {
   const parts = value.split('%%').map((part) => compileTextFormat(part, true));
   if (parts.length === 1) return parts[0]!;
-  if (parts.every((p) => p.constant !== undefined)) {
-    const constant = parts.map((p) => p.constant).join('%');
-    return { format: () => constant, constant };
-  }
+  if (parts.every((p) => p.constant !== undefined)) return constantFormat(parts.map((p) => p.constant).join('%'));
   return { format: (e) => parts.map((p) => p.format(e)).join('%') };
 }
 

@@ -169,12 +169,14 @@ function parsePieces(format: string): Piece[] {
   return pieces;
 }
 
+/** A format with no operator: `text` for every entry. */
+export function constantFormat(text: string): LogFormatter {
+  return { format: () => text, constant: text };
+}
+
 export function compileTextFormat(format: string, omitEmptyValues = false): LogFormatter {
   const pieces = parsePieces(format);
-  if (pieces.every((p) => typeof p === 'string')) {
-    const constant = pieces.join('');
-    return { format: () => constant, constant };
-  }
+  if (pieces.every((p) => typeof p === 'string')) return constantFormat(pieces.join(''));
   const empty = omitEmptyValues ? '' : '-';
   return {
     format(e) {

@@ -187,10 +187,7 @@ class ServerConnection implements RequestConnection, ResponseConnection {
       return;
     }
     this.streamTimeoutMs = 0;
-    // The same duration again (the next request's): the timer there is re-armed, not made anew.
-    const socket = this.socket as Socket & { _unrefTimer(): void };
-    if (ms > 0 && socket.timeout === ms) socket._unrefTimer();
-    else socket.setTimeout(ms);
+    this.socket.setTimeout(ms);
   }
 
   idle(): boolean {
