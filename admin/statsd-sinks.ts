@@ -1,5 +1,6 @@
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { dgramModule } from '../shared/builtins.js';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../shared/config/wkt.js';
@@ -48,7 +49,7 @@ export class StatsdSinks {
       if (type !== STATSD && type !== DOG_STATSD && !byName) continue;
       const sa = obj(obj(config.address).socket_address);
       const host = String(sa.address);
-      const socket = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+      const socket = dgramModule().createSocket(isIPv6(host) ? 'udp6' : 'udp4');
       socket.on('error', (err) => log.debug(`stats sink ${host}:${String(sa.port_value)}: ${err.message}`));
       socket.unref();
       const tagged = type === DOG_STATSD || s.name === 'envoy.stat_sinks.dog_statsd';

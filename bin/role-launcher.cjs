@@ -18,6 +18,7 @@ function load(role, makeCodeCache = false) {
   const file = join(rolesDir, `${role}.cjs`);
   const cacheFile = `${file}.v8cache`;
   // The build writes bundles in ASCII (scripts/bundle.mjs): latin1 reads them without decoding.
+  // They are written already inside Node's module wrapper, so the text read is the text compiled.
   const source = readFileSync(file, 'latin1');
   let cachedData;
   if (!makeCodeCache) {
@@ -30,7 +31,7 @@ function load(role, makeCodeCache = false) {
   // No import() in a bundle: a script has no module loader (Node 20's default-loader option for
   // vm is experimental, warns, and is lost with a code cache); dependencies outside the bundle
   // are required.
-  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData });
+  const script = new vm.Script(source, { filename: file, cachedData });
   const module = { exports: {}, filename: file, id: file };
   script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
   if (makeCodeCache) {

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 
 /**
  * Node's built-in modules that a process loads when its configuration first needs them, not at
- * start: TLS, HTTP/2, compression, UDP and the profilers. Each one Node loads compiles its
+ * start: TLS, HTTP/2, compression, UDP, the profilers, and crypto where only certificates need it. Each one Node loads compiles its
  * JavaScript on first use; together they were ~10 ms of every worker's start (a replacement
  * worker's too) for a bootstrap that uses none of them. Types come from `import type`.
  */
@@ -21,6 +21,7 @@ function builtin<T>(name: string): () => T {
 export const tlsModule = builtin<typeof import('node:tls')>('node:tls');
 export const http2Module = builtin<typeof import('node:http2')>('node:http2');
 export const zlibModule = builtin<typeof import('node:zlib')>('node:zlib');
+export const cryptoModule = builtin<typeof import('node:crypto')>('node:crypto');
 export const dgramModule = builtin<typeof import('node:dgram')>('node:dgram');
 export const inspectorModule = builtin<typeof import('node:inspector/promises')>('node:inspector/promises');
 export const v8Module = builtin<typeof import('node:v8')>('node:v8');

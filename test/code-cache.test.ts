@@ -23,7 +23,7 @@ describe("the build's code caches", () => {
         `require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
         `const { readFileSync } = require('node:fs');`,
         `const file = ${JSON.stringify(join(roles, `${role}.cjs`))};`,
-        `const script = new (require('node:vm').Script)(require('node:module').wrap(readFileSync(file, 'latin1')), { filename: file, cachedData: readFileSync(file + '.v8cache') });`,
+        `const script = new (require('node:vm').Script)(readFileSync(file, 'latin1'), { filename: file, cachedData: readFileSync(file + '.v8cache') });`,
         `process.stdout.write(String(script.cachedDataRejected));`,
       ].join('\n');
       const run = spawnSync(process.execPath, [...launcher.v8FlagsOf(role), '-e', check], { encoding: 'utf8' });

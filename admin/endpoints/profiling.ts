@@ -1,6 +1,6 @@
-import { createReadStream, unlink } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { createReadStream, readFile, unlink } from 'node:fs';
 import { basename } from 'node:path';
+import { promisify } from 'node:util';
 import { CONTENTION_STATS } from '../../shared/contention.js';
 import type { ToAdmin } from '../../shared/ipc.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -21,6 +21,8 @@ import type { SupervisorClient } from '../supervisor-client.js';
  */
 
 const log = getLogger('admin', import.meta.url);
+/** fs.promises.readFile without node:fs/promises, which loads readline and more into an admin that starts without them. */
+const readFileText = promisify(readFile);
 type ProfilerReply = Extract<ToAdmin, { type: 'profiler_result' }>;
 
 const ENABLE_USAGE = '?enable=<y|n>\n';
@@ -127,7 +129,7 @@ export function profilingEndpoints(state: AdminState, supervisor: SupervisorClie
         for (const file of files(await stop('heap'))) {
           const role = /\.([^.]+)\.heapprofile$/.exec(file)?.[1] ?? basename(file);
           try {
-            profiles[role] = JSON.parse(await readFile(file, 'utf8'));
+            profiles[role] = JSON.parse(await readFileText(file, 'utf8'));
           } finally {
             unlink(file, () => {});
           }

@@ -165,9 +165,17 @@ export function reopenLogs(): void {
 process.on('exit', flushLogs);
 
 /**
+ * Call sites already resolved, by their stack frame's text: a bundle's origin table is read when a
+ * lookup needs it and held only weakly (shared/bundle-sources.ts), so a line logged again does not
+ * read it again. Bounded: a process logs from a few hundred places; past the bound it starts over.
+ */
+const callSites = new Map<string, { line: number; func: string }>();
+const CALL_SITES_KEPT = 4096;
+
+/**
  * The caller's line and function, from a one-frame stack. The text form of the stack is parsed
  * (not V8's structured frames) because it is the form that source maps apply to, under tsx in
- * development as under `--enable-source-maps`; in a role's bundle, the build's line table does.
+ * development as under `--enable-source-maps`; in a role's bundle, the build's origin table does.
  */
 function captureCallSite(skip: (...args: never[]) => unknown): { line: number; func: string } {
   const holder: { stack?: string } = {};
@@ -176,9 +184,19 @@ function captureCallSite(skip: (...args: never[]) => unknown): { line: number; f
   Error.captureStackTrace(holder, skip);
   Error.stackTraceLimit = previousLimit;
   const frame = holder.stack?.split('\n')[1] ?? '';
-  const m = /^\s*at (?:(.*?) \()?(.*):(\d+):\d+\)?$/.exec(frame);
+  let site = callSites.get(frame);
+  if (site === undefined) {
+    site = resolveCallSite(frame);
+    if (callSites.size >= CALL_SITES_KEPT) callSites.clear();
+    callSites.set(frame, site);
+  }
+  return site;
+}
+
+function resolveCallSite(frame: string): { line: number; func: string } {
+  const m = /^\s*at (?:(.*?) \()?(.*):(\d+):(\d+)\)?$/.exec(frame);
   if (!m) return { line: 0, func: '' };
-  const line = isBundle(m[2]!) ? (bundleOrigin(m[2]!, Number(m[3]))?.line ?? 0) : Number(m[3]);
+  const line = isBundle(m[2]!) ? (bundleOrigin(m[2]!, Number(m[3]), Number(m[4]) - 1)?.line ?? 0) : Number(m[3]);
   return { line, func: m[1] ?? '' };
 }
 

@@ -1,4 +1,4 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { cryptoModule } from '../builtins.js';
 import { stats } from '../stats/process.js';
 import type { LoadedTls, PemSource, TlsContext } from './context.js';
 import { sanEntries } from './san.js';
@@ -39,7 +39,7 @@ export function subjectAltNames(text: string | undefined): SubjectAltName[] {
 
 
 export function certificateDetails(source: PemSource, nowMs: number): CertificateDetails {
-  const cert = new X509Certificate(source.pem);
+  const cert = new (cryptoModule().X509Certificate)(source.pem);
   return {
     path: source.path,
     serial_number: cert.serialNumber.toLowerCase(),
@@ -69,7 +69,7 @@ export function firstCertExpiry(tls: LoadedTls): number | undefined {
   let first: number | undefined;
   for (const c of contexts(tls)) {
     for (const source of [...c.certificates.map((x) => x.chain), ...(c.ca ? [c.ca] : [])]) {
-      const expiry = new Date(new X509Certificate(source.pem).validTo).getTime();
+      const expiry = new Date(new (cryptoModule().X509Certificate)(source.pem).validTo).getTime();
       first = first === undefined ? expiry : Math.min(first, expiry);
     }
   }
@@ -83,7 +83,7 @@ export function firstCertExpiry(tls: LoadedTls): number | undefined {
  * nothing (`e3b0c442`), as running Envoys name them.
  */
 export function certificateStatName(source: PemSource, ca: boolean): string {
-  const digest = createHash('sha256').update(source.inline ? source.pem : '').digest('hex').slice(0, 8);
+  const digest = cryptoModule().createHash('sha256').update(source.inline ? source.pem : '').digest('hex').slice(0, 8);
   return `${ca ? 'unnamed_ca_cert_' : 'unnamed_cert_'}${digest}`;
 }
 
@@ -94,7 +94,7 @@ export function certificateStatName(source: PemSource, ca: boolean): string {
  */
 export function publishCertificateExpiry(prefix: string, context: TlsContext): void {
   const publish = (source: PemSource, ca: boolean) => {
-    const seconds = Math.floor(new Date(new X509Certificate(source.pem).validTo).getTime() / 1000);
+    const seconds = Math.floor(new Date(new (cryptoModule().X509Certificate)(source.pem).validTo).getTime() / 1000);
     stats.gauge(`${prefix}ssl.certificate.${certificateStatName(source, ca)}.expiration_unix_time_seconds`, 'local').set(seconds);
   };
   for (const c of context.certificates) publish(c.chain, false);

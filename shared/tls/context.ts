@@ -1,6 +1,5 @@
 import type { SecureContextOptions } from 'node:tls';
-import { tlsModule } from '../builtins.js';
-import { X509Certificate } from 'node:crypto';
+import { cryptoModule, tlsModule } from '../builtins.js';
 import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { typeNameOfUrl } from '../config/wkt.js';
@@ -152,7 +151,7 @@ export function loadTlsContext(
   }
   for (const c of [...certificates.map((x) => x.chain), ...(ca ? [ca] : [])]) {
     try {
-      new X509Certificate(c.pem);
+      new (cryptoModule().X509Certificate)(c.pem);
     } catch (err) {
       errors.push(`${path}: ${c.path}: not a PEM certificate (${(err as Error).message})`);
       return undefined;
