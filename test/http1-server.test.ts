@@ -490,3 +490,48 @@ for (const { timeoutMs, everyMs, keeper } of [
     }
   });
 }
+
+test("a stream's idle handler (setStreamIdleTimeout) is called once the request stops coming, once the response stops going, and not after the response", async () => {
+  const calls: string[] = [];
+  const h = await serve((req, res) => {
+    const name = req.url!.slice(1);
+    req.setStreamIdleTimeout(150, () => {
+      calls.push(`${name}:${req.complete ? 'response' : 'request'}`);
+      res.writeHead(408, ['connection', name === 'slow-body' ? 'close' : 'keep-alive', 'content-length', '0']);
+      res.end();
+    });
+    assert.equal(req.listenerCount('timeout') + res.listenerCount('timeout'), 0, 'no listeners');
+    if (name === 'answered') {
+      res.writeHead(200, ['content-length', '2']);
+      res.end('ok');
+    } else {
+      // Read whole and never answered: the handler hears the response stop going. A body that
+      // stops coming: the handler hears the request stop.
+      req.resume();
+    }
+  });
+  try {
+    const client = connect(h.port, '127.0.0.1');
+    let out = '';
+    client.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    const closed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+    client.write('GET /answered HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('the first response', () => /200 OK/.test(out) || undefined, 5_000);
+    // The connection now sits idle between requests while, on another one, a request armed after
+    // that response times out by the same clock: the answered request's handler must stay quiet.
+    const probe = connect(h.port, '127.0.0.1');
+    probe.on('data', () => {});
+    probe.write('GET /probe HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('the probe to time out', () => calls.includes('probe:response') || undefined, 5_000);
+    probe.destroy();
+    assert.deepEqual(calls, ['probe:response'], 'nothing for the answered request');
+    client.write('POST /unanswered HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab');
+    await waitFor('the second response', () => /408 /.test(out) || undefined, 5_000);
+    client.write('POST /slow-body HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab');
+    await closed;
+    assert.deepEqual(calls, ['probe:response', 'unanswered:response', 'slow-body:request']);
+    assert.equal(out.match(/HTTP\/1\.1 408 /g)?.length, 2);
+  } finally {
+    await h.close();
+  }
+});

@@ -462,9 +462,9 @@ export class HttpConnectionManager {
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
     if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;
-    // The stream's idle timer: Node's socket (or HTTP/2 stream) timeout, which any read or write
-    // restarts. Node tells the request while it is being read, then the response; either answers
-    // 408 (or, mid-response, resets the stream).
+    // The stream's idle timer, which any read or write restarts: the HTTP/1.1 connection's (it calls
+    // the handler itself), or Node's HTTP/2 stream timeout, which tells the request while it is
+    // being read, then the response. Either answers 408 (or, mid-response, resets the stream).
     let idle = false;
     const streamIdle = () => {
       if (upgrade?.tunnel) {
@@ -485,6 +485,8 @@ export class HttpConnectionManager {
         // Node's server no longer relays this connection's timeout to the request: it is the connection's own now.
         upgrade.downstream.socket.setTimeout(streamIdleMs);
         upgrade.downstream.socket.on('timeout', streamIdle);
+      } else if (http1) {
+        (req as unknown as Http1Request).setStreamIdleTimeout(streamIdleMs, streamIdle);
       } else {
         req.setTimeout(streamIdleMs, streamIdle);
         res.on('timeout', streamIdle);

@@ -96,6 +96,19 @@ export class Http1Request extends Readable {
     return this;
   }
 
+  /**
+   * What the connection calls when this request's stream has been idle `ms` (0: no timeout), while it
+   * is read or answered: the connection manager's per-request handler, kept in a field rather
+   * than as 'timeout' listeners on the request and its response (two listeners and their
+   * bookkeeping for every request, measured at ~1% of CPU per request).
+   */
+  streamTimedOut: (() => void) | undefined = undefined;
+
+  setStreamIdleTimeout(ms: number, callback: () => void): void {
+    this.streamTimedOut = callback;
+    this.connection.setStreamTimeout(ms);
+  }
+
   override _read(): void {
     if (this.endPending) {
       this.endPending = false;

@@ -408,9 +408,11 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     const req = this.current?.req ?? this.incoming;
     // Between requests: the keep-alive check's 'timeout' (it closes the connection itself), or a stream's idle time kept by that check.
     if (req === undefined) return;
+    const handled = req.streamTimedOut !== undefined;
+    req.streamTimedOut?.();
     const reqListened = !req.complete && req.emit('timeout', this.socket);
     const resListened = this.current !== undefined && this.current.res.emit('timeout', this.socket);
-    if (!reqListened && !resListened) this.socket.destroy();
+    if (!handled && !reqListened && !resListened) this.socket.destroy();
   }
 
   private closed(): void {
