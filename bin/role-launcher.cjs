@@ -13,8 +13,30 @@ const vm = require('node:vm');
 
 const rolesDir = join(__dirname, '..', 'dist', 'roles');
 
-/** The role's module.exports, once its top level has run. */
+/**
+ * Dependencies a process loads only when its configuration needs them (gRPC services and xDS
+ * over gRPC; RE2 regexes), each built as a bundle of its own (dist/roles/<bundle>.cjs, by
+ * scripts/bundle.mjs) with its own code cache, and loaded from it by the roles' `require`. In the
+ * roles' bundles they were text that every process held for its whole life, used or not: 0.6 MB
+ * of the worker's 1.26 MB and of the supervisor's 1.30 MB. Required from node_modules instead,
+ * without a code cache, grpc-js took 80-90 ms to load.
+ */
+const LIBRARIES = { '@grpc/grpc-js': 'lib-grpc-js', re2js: 'lib-re2js' };
+
+/** Bundles already run in this process, by name (a library is run once, whoever asks). */
+const loaded = new Map();
+
+/** The `require` a bundle runs with: Node's, from the bundle's place, but for the libraries above. */
+function requireFor(file) {
+  const required = Module.createRequire(file);
+  const libraryOrModule = (id) => (Object.hasOwn(LIBRARIES, id) ? load(LIBRARIES[id]) : required(id));
+  return Object.assign(libraryOrModule, { resolve: required.resolve, cache: required.cache, main: required.main, extensions: required.extensions });
+}
+
+/** The role's (or library's) module.exports, once its top level has run. */
 function load(role, makeCodeCache = false) {
+  const done = loaded.get(role);
+  if (done) return done.exports;
   const file = join(rolesDir, `${role}.cjs`);
   const cacheFile = `${file}.v8cache`;
   // The build writes bundles in ASCII (scripts/bundle.mjs): latin1 reads them without decoding.
@@ -33,14 +55,15 @@ function load(role, makeCodeCache = false) {
   // are required.
   const script = new vm.Script(source, { filename: file, cachedData });
   const module = { exports: {}, filename: file, id: file };
-  script.runInThisContext()(module.exports, Module.createRequire(file), module, file, dirname(file));
+  loaded.set(role, module);
+  script.runInThisContext()(module.exports, requireFor(file), module, file, dirname(file));
   if (makeCodeCache) {
     // After the top level ran, the cache holds every function it compiled, not only the outermost
     // (the build's warm-up run then adds what serving compiles: see WARM_UP_RUN).
     writeCache(script, cacheFile);
   } else if (process.env[WARM_UP_RUN] === '1') {
     process.on('exit', () => writeCache(script, cacheFile));
-  } else settleSooner();
+  }
   return module.exports;
 }
 
@@ -48,8 +71,7 @@ function load(role, makeCodeCache = false) {
  * The build's warm-up run (scripts/warm-code-cache.mjs) sets this in a proxy it starts and sends
  * requests through: each process of that tree writes its role's code cache again as it exits,
  * with every function that start-up, serving and the admin endpoints compiled, not only the top
- * level (measured on the bench bootstrap: a worker's first request ~20 ms cold). The flag
- * settleSooner sets is left alone there: V8 refuses a cache made under other flags.
+ * level (measured on the bench bootstrap: a worker's first request ~20 ms cold).
  */
 const WARM_UP_RUN = 'PROXY_BUILD_CODE_CACHE_RUN';
 
@@ -60,16 +82,14 @@ function writeCache(script, cacheFile) {
 }
 
 /**
- * V8's memory reducer gives back the heap pages that start-up left behind (the configuration's
- * parse, the API schema) once a process has been quiet for a while: 8 s after its last large
- * collection by default, during which an idle process holds ~10 MB more than it needs (measured
- * on the bench bootstrap: the supervisor 76 -> 64 MB, a worker 53 -> 50, the admin 50 -> 48).
- * One second is enough; a busy process allocates too fast for the reducer to run anyway. Set
- * after the bundle is compiled: a V8 flag set before would make V8 refuse the code cache.
+ * No V8 flag is set once a process runs: any flag of other than its default value changes V8's
+ * flag hash, and with it V8 refuses every code cache it checks after, Node's own for its built-in
+ * modules among them (see forgetHeapSizingFlags). A flag shortening the memory reducer's start
+ * delay (8 s to 1 s, so that an idle process gives back start-up's heap pages sooner) was measured
+ * to make loading node:http2 after start take 29 ms instead of 12, node:tls 11 instead of 6, and
+ * grpc-js's bundle with the modules it needs 60 instead of 31-36; V8's own delay reaches the same
+ * settled figures seven seconds later.
  */
-function settleSooner() {
-  require('node:v8').setFlagsFromString('--gc-memory-reducer-start-delay-ms=1000');
-}
 
 /**
  * The V8 flags a role's process runs with, given on its command line by whoever starts it (the
@@ -128,7 +148,7 @@ function setV8Flags(flags) {
   }
 }
 
-module.exports = { load, v8FlagsOf };
+module.exports = { load, v8FlagsOf, LIBRARIES };
 
 if (require.main === module) {
   if (process.argv[2] === '--make-code-cache') {

@@ -7,9 +7,11 @@
 // (a pinned dev dependency; tsx runs on it too) bundles in about 2 s, where tsc takes 11 s to emit dist/.
 //
 // For each role, dist/roles/ gets:
-//   <role>.cjs             the bundle (TypeScript sources, dependencies included but wasmoon);
+//   <role>.cjs             the bundle (TypeScript sources, dependencies included but wasmoon and the libraries);
 //   <role>.cjs.origins     bundle line and column -> source and line, for logs and profiles (shared/bundle-sources.ts);
 //   <role>.cjs.v8cache     V8's code cache, made by running the bundle's top level once.
+// For each library a role loads only when its configuration needs it (LIBRARIES in
+// bin/role-launcher.cjs), lib-<name>.cjs and its .v8cache.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -133,51 +135,71 @@ export function originTable(map, lineCount, columnShift) {
 const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname) { ';
 const WRAPPER_TAIL = '\n});';
 
+/** esbuild's options for every bundle, role or library. */
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  write: false,
+  logLevel: 'warning',
+  metafile: true,
+  // wasmoon finds its .wasm next to its own module; the Lua filter requires it when configured.
+  external: ['wasmoon'],
+  // Without the indentation, comments and newlines a bundle is two thirds of its size (the
+  // worker's 1.83 MB -> 1.26 MB), and every process holds its bundle's text for as long as it
+  // runs (V8 compiles a function that the code cache lacks from it), and V8's table of the
+  // text's line ends once a stack trace names a line (8 bytes a line: 360 KB for the
+  // supervisor's 45,000). Names are kept: log lines, errors and profiles show them. Lines stay
+  // short enough to print where an error points at one.
+  minifyWhitespace: true,
+  lineLimit: 200,
+};
+
+/**
+ * Writes a bundle (ASCII only, so that the launcher reads it as latin1, with no UTF-8 decoding:
+ * ~4 ms of every start for the worker's; esbuild escapes non-ASCII characters in strings and
+ * identifiers, and what is left is in comments, where an escape is as good), then its code cache:
+ * the launcher runs the bundle's top level (a role's module initialisation only: no role starts
+ * without its supervisor) and writes what V8 compiled.
+ */
+function writeBundle(name, result, outfile, flags) {
+  const js = result.outputFiles.find((f) => f.path === outfile);
+  writeFileSync(outfile, WRAPPER_HEAD + js.text.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`) + WRAPPER_TAIL);
+  if (Object.values(result.metafile.outputs).some((o) => o.imports.some((i) => i.kind === 'dynamic-import'))) {
+    throw new Error(`${name}: import() in a bundle; a script has no loader for it (require the module instead)`);
+  }
+  execFileSync(process.execPath, [...flags, join(root, 'bin/role-launcher.cjs'), '--make-code-cache', name], { stdio: 'inherit' });
+  return js;
+}
+
 export async function bundleRoles() {
   const started = Date.now();
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
+  // The libraries a role loads only when its configuration needs them (see LIBRARIES in
+  // bin/role-launcher.cjs): a bundle each, outside the roles'.
+  for (const [pkg, name] of Object.entries(launcher.LIBRARIES)) {
+    const outfile = join(outDir, `${name}.cjs`);
+    const result = await build({ ...common, stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: root, loader: 'js' }, outfile });
+    writeBundle(name, result, outfile, []);
+  }
   for (const role of ROLES) {
     const outfile = join(outDir, `${role}.cjs`);
     const result = await build({
+      ...common,
       entryPoints: [join(root, role, 'main.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
       outfile,
-      write: false,
       sourcemap: 'external',
       sourcesContent: false,
-      // wasmoon finds its .wasm next to its own module; the Lua filter requires it when configured.
-      external: ['wasmoon'],
+      external: [...common.external, ...Object.keys(launcher.LIBRARIES)],
       define: { __PROXY_BUNDLE__: 'true' },
       banner: { js: banner },
       plugins: [moduleUrls],
-      logLevel: 'warning',
-      metafile: true,
-      // Without the indentation, comments and newlines a bundle is two thirds of its size (the
-      // worker's 1.83 MB -> 1.26 MB), and every process holds its bundle's text for as long as it
-      // runs (V8 compiles a function that the code cache lacks from it), and V8's table of the
-      // text's line ends once a stack trace names a line (8 bytes a line: 360 KB for the
-      // supervisor's 45,000). Names are kept: log lines, errors and profiles show them. Lines stay
-      // short enough to print where an error points at one.
-      minifyWhitespace: true,
-      lineLimit: 200,
     });
-    const js = result.outputFiles.find((f) => f.path === outfile);
     const map = result.outputFiles.find((f) => f.path === `${outfile}.map`);
-    // ASCII only, so that the launcher reads it as latin1 (no UTF-8 decoding: ~4 ms of every start
-    // for the worker's bundle). esbuild escapes non-ASCII characters in strings and identifiers;
-    // what is left is in comments, where an escape is as good.
-    writeFileSync(outfile, WRAPPER_HEAD + js.text.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`) + WRAPPER_TAIL);
+    const js = writeBundle(role, result, outfile, launcher.v8FlagsOf(role));
     writeFileSync(`${outfile}.origins`, originTable(JSON.parse(map.text), js.text.split('\n').length, WRAPPER_HEAD.length));
-    if (Object.values(result.metafile.outputs).some((o) => o.imports.some((i) => i.kind === 'dynamic-import'))) {
-      throw new Error(`${role}: import() in a bundle; a script has no loader for it (require the module instead)`);
-    }
-    // The code cache: the launcher runs the bundle's top level (module initialisation only: no
-    // role starts without its supervisor) and writes what V8 compiled.
-    execFileSync(process.execPath, [...launcher.v8FlagsOf(role), join(root, 'bin/role-launcher.cjs'), '--make-code-cache', role], { stdio: 'inherit' });
   }
   return Date.now() - started;
 }

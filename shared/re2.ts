@@ -6,8 +6,8 @@ import type { RE2JS } from 're2js';
  * never runs its module's top level, which builds its Unicode tables (0.7 MB of heap, kept for the
  * process's life, and 3 ms of start). The admin process, a worker and a supervisor whose parent
  * read its bootstrap compile none for a configuration without regexes.
- * In a role's bundle, `require` is esbuild's: re2js is in the bundle (with the code cache) and its
- * top level runs at the first call. From sources (the tests), Node's require loads it.
+ * In a role's bundle, `require` is the launcher's, which loads re2js's own bundle with its code
+ * cache (bin/role-launcher.cjs). From sources (the tests), Node's require loads the package.
  */
 
 declare const __PROXY_BUNDLE__: boolean | undefined;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,10 +13,11 @@ import { describe, it } from 'node:test';
  */
 
 const roles = join(import.meta.dirname, '..', 'dist', 'roles');
-const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as { v8FlagsOf(role: string): string[] };
+const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as { v8FlagsOf(role: string): string[]; LIBRARIES: Record<string, string> };
 
 describe("the build's code caches", () => {
-  for (const role of ['supervisor', 'worker', 'admin']) {
+  // The roles' bundles, and the bundles of the libraries a role loads when its configuration needs them.
+  for (const role of ['supervisor', 'worker', 'admin', ...Object.values(launcher.LIBRARIES)]) {
     it(`are taken by V8 for the ${role}'s bundle, under the role's V8 flags`, () => {
       // A process of its own, as the role's runs: with the role's flags (bin/role-launcher.cjs),
       // which the launcher, loaded first, sets back to their defaults where V8 reads them only at start.
@@ -50,5 +52,24 @@ describe("a worker's young generation", () => {
     // The same load without the flags grows it past that: the check can tell the two apart.
     const free = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
     assert.ok(Number(free.stdout) > 16, `young generation without the flag ${free.stdout} MB`);
+  });
+});
+
+describe('the libraries a role loads when its configuration needs them', () => {
+  it("are outside the roles' bundles, and a role's require gets each one's own bundle, run once", () => {
+    for (const role of ['supervisor', 'worker']) {
+      const text = readFileSync(join(roles, `${role}.cjs`), 'latin1');
+      for (const pkg of Object.keys(launcher.LIBRARIES)) assert.ok(text.includes(`require(${JSON.stringify(pkg)})`), `${role} requires ${pkg} from outside`);
+    }
+    const check = [
+      `const launcher = require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
+      `const re2 = launcher.load('lib-re2js');`,
+      `const grpc = launcher.load('lib-grpc-js');`,
+      `const same = launcher.load('lib-re2js') === re2 && launcher.load('lib-grpc-js') === grpc;`,
+      `process.stdout.write(JSON.stringify({ same, matches: re2.RE2JS.compile('^a+b$').matches('aaab'), credentials: typeof grpc.credentials.createInsecure }));`,
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { same: true, matches: true, credentials: 'function' });
   });
 });

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../builtins.js';
 import type { Socket } from 'node:net';
@@ -10,12 +11,16 @@ export type GrpcJs = typeof import('@grpc/grpc-js');
 
 let loading: Promise<GrpcJs> | undefined;
 
+declare const __PROXY_BUNDLE__: boolean | undefined;
+
 /**
  * grpc-js on first use (13 MB of a process's memory, and its start): a worker loads it when it
- * first calls a gRPC service, the supervisor when its first xDS gRPC stream opens.
+ * first calls a gRPC service, the supervisor when its first xDS gRPC stream opens. In a role's
+ * bundle, `require` is the launcher's, which loads grpc-js's own bundle (bin/role-launcher.cjs);
+ * from sources (the tests), Node's require loads the package.
  */
 export function loadGrpcJs(): Promise<GrpcJs> {
-  return (loading ??= import('@grpc/grpc-js'));
+  return (loading ??= Promise.resolve().then(() => (typeof __PROXY_BUNDLE__ !== 'undefined' ? require('@grpc/grpc-js') : createRequire(import.meta.url)('@grpc/grpc-js')) as GrpcJs));
 }
 
 /**
