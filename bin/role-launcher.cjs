@@ -16,10 +16,10 @@ const rolesDir = join(__dirname, '..', 'dist', 'roles');
 /**
  * Dependencies a process loads only when its configuration needs them (gRPC services and xDS
  * over gRPC; RE2 regexes), each built as a bundle of its own (dist/roles/<bundle>.cjs, by
- * scripts/bundle.mjs) with its own code cache, and loaded from it by the roles' `require`. In the
- * roles' bundles they were text that every process held for its whole life, used or not: 0.6 MB
- * of the worker's 1.26 MB and of the supervisor's 1.30 MB. Required from node_modules instead,
- * without a code cache, grpc-js took 80-90 ms to load.
+ * scripts/bundle.mjs) with its own code cache, and loaded from it by the roles' `require`. Inside
+ * the roles' bundles they would be text that every process holds for its whole life, used or not
+ * (0.6 MB of the worker's 1.26 MB, and of the supervisor's 1.30 MB). Required from node_modules
+ * instead, without a code cache, grpc-js takes 80-90 ms to load; from its bundle, 31-36 ms.
  */
 const LIBRARIES = { '@grpc/grpc-js': 'lib-grpc-js', re2js: 'lib-re2js' };
 
@@ -81,15 +81,13 @@ function writeCache(script, cacheFile) {
   renameSync(tmp, cacheFile);
 }
 
-/**
- * No V8 flag is set once a process runs: any flag of other than its default value changes V8's
- * flag hash, and with it V8 refuses every code cache it checks after, Node's own for its built-in
- * modules among them (see forgetHeapSizingFlags). A flag shortening the memory reducer's start
- * delay (8 s to 1 s, so that an idle process gives back start-up's heap pages sooner) was measured
- * to make loading node:http2 after start take 29 ms instead of 12, node:tls 11 instead of 6, and
- * grpc-js's bundle with the modules it needs 60 instead of 31-36; V8's own delay reaches the same
- * settled figures seven seconds later.
- */
+// No V8 flag is set once a process runs: any flag of other than its default value changes V8's
+// flag hash, and with it V8 refuses every code cache it checks after, Node's own for its built-in
+// modules among them (see forgetHeapSizingFlags). A flag shortening the memory reducer's start
+// delay (8 s to 1 s, so that an idle process gives back start-up's heap pages sooner) was measured
+// to make loading node:http2 after start take 29 ms instead of 12, node:tls 11 instead of 6, and
+// grpc-js's bundle with the modules it needs 60 instead of 31-36; V8's own delay reaches the same
+// settled figures seven seconds later.
 
 /**
  * The V8 flags a role's process runs with, given on its command line by whoever starts it (the
