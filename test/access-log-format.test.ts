@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { describe, it } from 'node:test';
 import { NO_REQUEST, ResponseFlag, responseFlagsText, type AccessLogEntry } from '../shared/access-log/entry.js';
 import { compileAccessLogFilter } from '../shared/access-log/filter.js';
-import { compileAccessLogFormat, compileJsonFormat, compileTextFormat, DEFAULT_FORMAT } from '../shared/access-log/format.js';
+import { compileAccessLogFormat, compileJsonFormat, compileTextFormat, DEFAULT_FORMAT, isoTime } from '../shared/access-log/format.js';
 import { setRuntime } from '../shared/runtime.js';
 
 // 2026-03-04T05:06:07.089Z
@@ -126,6 +126,15 @@ describe('access log text formats', () => {
     const e = entry({ dynamicMetadata: { 'envoy.lb': { version: 'v2', weight: 3, tags: { a: 1 } } } });
     assert.equal(compileTextFormat('%DYNAMIC_METADATA(envoy.lb:version)% %DYNAMIC_METADATA(envoy.lb:weight)% %DYNAMIC_METADATA(envoy.lb:tags)% %DYNAMIC_METADATA(envoy.lb:tags:a)% %DYNAMIC_METADATA(other:x)% %DYNAMIC_METADATA(envoy.lb:version):1%').format(e), 'v2 3 {"a":1} 1 - v');
     assert.equal(compileJsonFormat({ m: '%DYNAMIC_METADATA(envoy.lb)%' }, { typed: true, omitEmptyValues: false, sortProperties: false }).format(e), `${JSON.stringify({ m: { version: 'v2', weight: 3, tags: { a: 1 } } })}\n`);
+  });
+});
+
+describe("START_TIME's default form", () => {
+  it("is Date's toISOString, whatever the second, the millisecond or a fraction of one, in any order", () => {
+    const base = Date.UTC(2026, 10, 26, 23, 59, 58);
+    const times = [base, base + 0.999, base + 7, base + 42.5, base + 999, base + 1000, base + 1999.9, base + 2000, base + 1, Date.UTC(2027, 0, 1) - 0.5, Date.UTC(2027, 0, 1), 0, 999.99, base + 61_000 + 100];
+    for (let i = 0; i < 500; i++) times.push(base + Math.random() * 5000);
+    for (const t of times) assert.equal(isoTime(t), new Date(t).toISOString(), String(t));
   });
 });
 

@@ -100,6 +100,25 @@ function metadataValue(struct: Record<string, unknown> | undefined, path: string
   return new Structured(v);
 }
 
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()` (START_TIME's default form, as Envoy prints it: UTC, milliseconds),
+ * with the part down to the second made once a second: toISOString took ~1.5 µs, which was the
+ * largest single cost of Envoy's default access-log format.
+ */
+export function isoTime(ms: number): string {
+  const whole = Math.floor(ms);
+  const second = Math.floor(whole / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, -4); // up to and with the '.'
+  }
+  const milli = whole - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
 function headerCommand(token: string, paramStart: number, side: 'request' | 'response'): Command {
   const close = token.indexOf(')');
   const inner = token.slice(paramStart, close);
@@ -119,7 +138,7 @@ function parseCommand(token: string): Command {
   if (name === 'REQ' && paren >= 0) return headerCommand(token, 4, 'request');
   if (name === 'RESP' && paren >= 0) return headerCommand(token, 5, 'response');
   if (name === 'START_TIME') {
-    if (paren < 0 || token === 'START_TIME()') return (e) => new Date(e.startTime).toISOString();
+    if (paren < 0 || token === 'START_TIME()') return (e) => isoTime(e.startTime);
     const fmt = compileStrftime(token.slice(paren + 1, -1));
     return (e) => fmt(e.startTime);
   }

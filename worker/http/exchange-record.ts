@@ -1,5 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
+import { Http1Request, type RequestObserver } from '../http1/request.js';
+import { Http1Response, type ResponseObserver } from '../http1/response.js';
 import { addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
 import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
@@ -47,7 +49,7 @@ function headerText(v: Header): string | undefined {
   return Array.isArray(v) ? v[0] : String(v);
 }
 
-export class HttpExchangeRecord implements AccessLogEntry {
+export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, ResponseObserver {
   readonly startTime = Date.now();
   private readonly started = performance.now();
   readonly protocol: string;
@@ -83,38 +85,67 @@ export class HttpExchangeRecord implements AccessLogEntry {
     this.downstreamRemoteAddress = addressText(req.socket.remoteAddress, req.socket.remotePort);
     this.downstreamLocalAddress = addressText(req.socket.localAddress, req.socket.localPort);
 
-    const push = req.push;
-    req.push = (chunk: Buffer | null, encoding?: BufferEncoding) => {
-      if (chunk === null) this.requestDurationMs ??= this.elapsed();
-      else {
-        this.bytesReceived += chunk.length;
-        this.requestBody?.add(chunk);
-      }
-      return push.call(req, chunk, encoding);
-    };
+    // HTTP/1.1's request and response tell the record themselves; others' methods are wrapped.
+    if (req instanceof Http1Request) req.observer = this;
+    else {
+      const push = req.push;
+      req.push = (chunk: Buffer | null, encoding?: BufferEncoding) => {
+        if (chunk === null) this.receivedAll();
+        else this.received(chunk);
+        return push.call(req, chunk, encoding);
+      };
+    }
     // A request without a body may be complete before it reaches here.
     if (req.complete) this.requestDurationMs = this.elapsed();
 
+    if (res instanceof Http1Response) {
+      res.observer = this;
+      return;
+    }
     const writeHead = res.writeHead;
     res.writeHead = ((status: number, ...rest: unknown[]) => {
       const headers = rest[rest.length - 1];
-      if (headers !== null && typeof headers === 'object') this.responseHeaders = headers as OutgoingHttpHeaders;
+      if (headers !== null && typeof headers === 'object') this.headersGiven(headers);
       return (writeHead as (...a: unknown[]) => DownstreamResponse).call(res, status, ...rest);
     }) as typeof res.writeHead;
     const write = res.write;
     res.write = ((chunk: unknown, ...rest: unknown[]) => {
-      this.countSent(chunk);
+      this.sending(chunk);
       return (write as (...a: unknown[]) => boolean).call(res, chunk, ...rest);
     }) as typeof res.write;
     const end = res.end;
     res.end = ((chunk?: unknown, ...rest: unknown[]) => {
-      if (typeof chunk !== 'function') {
-        this.countSent(chunk);
-        // Nothing came from upstream: this body is the proxy's own (a local reply or a direct response).
-        if (this.responseDurationMs === undefined && chunk != null) this.localReplyBody = String(chunk);
-      }
+      if (typeof chunk !== 'function') this.ending(chunk);
       return (end as (...a: unknown[]) => DownstreamResponse).call(res, chunk, ...rest);
     }) as typeof res.end;
+  }
+
+  /** A piece of the request's body (RequestObserver). */
+  received(chunk: Buffer): void {
+    this.bytesReceived += chunk.length;
+    this.requestBody?.add(chunk);
+  }
+
+  /** The request's body ended (RequestObserver). */
+  receivedAll(): void {
+    this.requestDurationMs ??= this.elapsed();
+  }
+
+  /** The response's headers, as writeHead was given them (ResponseObserver). */
+  headersGiven(headers: unknown): void {
+    if (headers !== null && typeof headers === 'object') this.responseHeaders = headers as OutgoingHttpHeaders;
+  }
+
+  /** A piece of the response's body (ResponseObserver). */
+  sending(chunk: unknown): void {
+    this.countSent(chunk);
+  }
+
+  /** The response's last call, with or without a piece (ResponseObserver). */
+  ending(chunk: unknown): void {
+    this.countSent(chunk);
+    // Nothing came from upstream: this body is the proxy's own (a local reply or a direct response).
+    if (this.responseDurationMs === undefined && chunk != null) this.localReplyBody = String(chunk);
   }
 
   private elapsed(): number {

@@ -1,5 +1,11 @@
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+
+/** Hears a request's body: each piece the parser gives, and its end. */
+export interface RequestObserver {
+  received(chunk: Buffer): void;
+  receivedAll(): void;
+}
 import { Readable } from 'node:stream';
 
 /**
@@ -80,6 +86,7 @@ export class Http1Request extends Readable {
    */
   ended(): void {
     this.complete = true;
+    this.observer?.receivedAll();
     if (this.readableFlowing === null && !this.readableDidRead && this.readableLength === 0) this.endPending = true;
     else this.push(null);
   }
@@ -87,6 +94,7 @@ export class Http1Request extends Readable {
   /** A piece of the body from the parser; false when the reader has enough for now. */
   body(chunk: Buffer): void {
     if (this.dumped) return;
+    this.observer?.received(chunk);
     if (!this.push(chunk)) this.connection.readLess();
   }
 
@@ -103,6 +111,9 @@ export class Http1Request extends Readable {
    * bookkeeping for every request, measured at ~1% of CPU per request).
    */
   streamTimedOut: (() => void) | undefined = undefined;
+
+  /** Told of the body as it is read, and of its end (the access log's record of the exchange). */
+  observer: RequestObserver | undefined = undefined;
 
   setStreamIdleTimeout(ms: number, callback: () => void): void {
     this.streamTimedOut = callback;

@@ -2,6 +2,16 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { INVALID_VALUE, TOKEN } from './llhttp.js';
+
+/** Hears what a response is given: its headers, the pieces of its body, and its last call. */
+export interface ResponseObserver {
+  /** writeHead's headers, as given (an object, or a flat [name, value, …] list). */
+  headersGiven(headers: unknown): void;
+  /** What write() was given. */
+  sending(chunk: unknown): void;
+  /** What end() was given (a chunk, or nothing). */
+  ending(chunk: unknown): void;
+}
 import type { Http1Request } from './request.js';
 
 /**
@@ -48,6 +58,8 @@ export interface ResponseConnection {
 export class Http1Response extends EventEmitter {
   statusCode = 200;
   statusMessage: string | undefined = undefined;
+  /** Told what the response is given (the access log's record of the exchange). */
+  observer: ResponseObserver | undefined = undefined;
   /** The connection stays open after this response (node:http's meaning; false sends `Connection: close`). */
   shouldKeepAlive: boolean;
   sendDate = true;
@@ -147,6 +159,7 @@ export class Http1Response extends EventEmitter {
     let given = headers;
     if (typeof reason === 'string') this.statusMessage = reason;
     else if (reason !== undefined) given = reason;
+    if (given !== undefined && given !== null) this.observer?.headersGiven(given);
     status |= 0;
     if (status < 100 || status > 999) throw httpError('ERR_HTTP_INVALID_STATUS_CODE', `Invalid status code: ${status}`, RangeError);
     this.statusCode = status;
@@ -267,6 +280,7 @@ export class Http1Response extends EventEmitter {
   }
 
   write(chunk: string | Uint8Array, encoding?: BufferEncoding | Callback, callback?: Callback): boolean {
+    this.observer?.sending(chunk);
     if (typeof encoding === 'function') {
       callback = encoding;
       encoding = undefined;
@@ -312,6 +326,7 @@ export class Http1Response extends EventEmitter {
   }
 
   end(chunk?: string | Uint8Array | Callback, encoding?: BufferEncoding | Callback, callback?: Callback): this {
+    if (typeof chunk !== 'function') this.observer?.ending(chunk);
     if (typeof chunk === 'function') {
       callback = chunk;
       chunk = undefined;
