@@ -188,12 +188,16 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
   responseHeader(name: string): string | undefined {
     const h = this.responseHeaders;
     if (h === undefined) return undefined;
+    // Only a name of the same length is lower-cased to compare (%RESP(...)% looks up every response).
     if (Array.isArray(h)) {
-      for (let i = 0; i < h.length; i += 2) if (String(h[i]).toLowerCase() === name) return String(h[i + 1]);
+      for (let i = 0; i < h.length; i += 2) {
+        const k = String(h[i]);
+        if (k.length === name.length && k.toLowerCase() === name) return String(h[i + 1]);
+      }
       return undefined;
     }
     const o = h as OutgoingHttpHeaders;
-    for (const k in o) if (k.toLowerCase() === name) return headerText(o[k]);
+    for (const k in o) if (k.length === name.length && k.toLowerCase() === name) return headerText(o[k]);
     return undefined;
   }
 
