@@ -110,11 +110,11 @@ export function originTable(map, lineCount, columnShift) {
         source += f[1];
         originalLine += f[2];
         if (originalLine + 1 >= 2 ** ORIGIN_LINE_BITS) throw new Error(`${sources[source]}: line ${originalLine + 1} is past the origin table's reach`);
-        if (ours[source]) origin = ((source + 1) << ORIGIN_LINE_BITS) | (originalLine + 1);
+        if (ours[source]) origin = (((source + 1) << ORIGIN_LINE_BITS) | (originalLine + 1)) >>> 0;
       }
       if (origins.length > 0 && origins[origins.length - 1] === origin) continue;
       columns.push(column + (line === 0 ? columnShift : 0));
-      origins.push(origin >>> 0);
+      origins.push(origin);
     }
   }
   lineStarts[lineCount] = columns.length;
@@ -129,8 +129,8 @@ export function originTable(map, lineCount, columnShift) {
 
 /**
  * The bundle goes to disk inside the function wrapper Node gives a CommonJS module, so that the
- * launcher compiles the text it read as it is: wrapping it there made a second copy of it in the
- * heap (the read string and the wrapped one, ~1.2 MB each for the worker's) at every start.
+ * launcher compiles the text it read as it is: wrapping it when it loads would make a second copy
+ * of the text in the heap (the string read and the string wrapped) at every start.
  */
 const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname) { ';
 const WRAPPER_TAIL = '\n});';

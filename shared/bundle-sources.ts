@@ -10,7 +10,7 @@ import { packageRoot } from './paths.js';
  * do when the sources run under tsx. Code of a dependency maps to nothing.
  *
  * A table is read when a lookup needs it and held only weakly: a process looks places up while it
- * starts (its log lines) and rarely after, and the worker's table is ~0.3 MB that an idle process
+ * starts (its log lines) and rarely after, and the worker's table is ~0.12 MB that an idle process
  * would otherwise keep. Callers that look the same places up again cache their answers.
  */
 

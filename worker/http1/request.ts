@@ -1,12 +1,12 @@
 import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 
 /** Hears a request's body: each piece the parser gives, and its end. */
 export interface RequestObserver {
   received(chunk: Buffer): void;
   receivedAll(): void;
 }
-import { Readable } from 'node:stream';
 
 /**
  * A request read by ./server.ts: what the connection manager, its filters and the router read of

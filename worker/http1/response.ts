@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { INVALID_VALUE, TOKEN } from './llhttp.js';
+import type { Http1Request } from './request.js';
 
 /** Hears what a response is given: its headers, the pieces of its body, and its last call. */
 export interface ResponseObserver {
@@ -12,7 +13,6 @@ export interface ResponseObserver {
   /** What end() was given (a chunk, or nothing). */
   ending(chunk: unknown): void;
 }
-import type { Http1Request } from './request.js';
 
 /**
  * A response written by ./server.ts: the part of node:http's ServerResponse that the connection
