@@ -277,6 +277,8 @@ export class RouteTable {
   }
 
   virtualHost(authority: string): VirtualHost | undefined {
+    // Only `*` (the common one-host configuration): nothing to compare.
+    if (this.exact.size === 0 && this.suffixes.length === 0 && this.prefixes.length === 0) return this.catchAll;
     const host = authority.toLowerCase();
     const exact = this.exact.get(host);
     if (exact) return exact;
@@ -298,10 +300,15 @@ export class RouteTable {
     const q = rq.path.indexOf('?');
     const path = q < 0 ? rq.path : rq.path.slice(0, q);
     for (const r of vh.routes) {
-      if (r.matchPath(path) && r.matchHeaders.every((m) => m(rq))) return r;
+      if (r.matchPath(path) && headersMatch(r.matchHeaders, rq)) return r;
     }
     return undefined;
   }
+}
+
+function headersMatch(matchers: readonly ((rq: RequestView) => boolean)[], rq: RequestView): boolean {
+  for (let i = 0; i < matchers.length; i++) if (!matchers[i]!(rq)) return false;
+  return true;
 }
 
 /** A route's `upgrade_configs`: whether each type (lower-cased) is enabled there. */
