@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { workerThreadsModule } from '../shared/builtins.js';
 import { obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { durationMs } from '../shared/config/wkt.js';
@@ -161,7 +162,7 @@ export class MainThreadWatchdog {
     if (abortMs > 0) {
       this.beat = new Float64Array(new SharedArrayBuffer(8));
       this.beat[0] = Date.now();
-      this.guard = new Worker(GUARD_SOURCE, { eval: true, workerData: { beat: this.beat, abortMs, tick } });
+      this.guard = new (workerThreadsModule().Worker)(GUARD_SOURCE, { eval: true, workerData: { beat: this.beat, abortMs, tick } });
       this.guard.unref();
     }
     this.timer = setInterval(() => {

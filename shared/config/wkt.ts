@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { httpModule } from '../builtins.js';
 
 /**
  * Canonical proto3 JSON forms of the well-known types that Envoy's API uses, and the
@@ -109,6 +109,6 @@ export const TYPE_URL_PREFIX = 'type.googleapis.com/';
 export function httpStatusCode(code: unknown): number {
   if (typeof code === 'number') return code;
   const wanted = String(code).toLowerCase();
-  for (const [n, phrase] of Object.entries(STATUS_CODES)) if (phrase?.replace(/[^A-Za-z0-9]/g, '').toLowerCase() === wanted) return Number(n);
+  for (const [n, phrase] of Object.entries(httpModule().STATUS_CODES)) if (phrase?.replace(/[^A-Za-z0-9]/g, '').toLowerCase() === wanted) return Number(n);
   return 0;
 }

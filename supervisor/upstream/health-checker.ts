@@ -1,7 +1,8 @@
-import { Agent, request } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { connect, type Socket } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
+import { httpModule, httpsModule, tlsModule } from '../../shared/builtins.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -269,7 +270,7 @@ class Session {
       ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
     // A kept-alive connection per host (reuse_connection, true by default).
     const tls = this.checker.tls;
-    this.agent ??= tls ? new HttpsAgent({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new Agent({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
+    this.agent ??= tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
       let done = false;
@@ -279,7 +280,7 @@ class Session {
         clearTimeout(timer);
         resolve(o);
       };
-      const rq = (tls ? httpsRequest : request)(
+      const rq = (tls ? httpsModule().request : httpModule().request)(
         {
           host: this.host.healthCheckIp,
           port: this.host.healthCheckPort,
@@ -325,7 +326,7 @@ class Session {
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
       const tls = this.checker.tls;
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
-      socket = tls ? tlsConnect({ ...target, ...tls.options }) : connect(target);
+      socket = tls ? tlsModule().connect({ ...target, ...tls.options }) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);

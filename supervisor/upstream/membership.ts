@@ -1,5 +1,5 @@
 import { stats } from '../../shared/stats/process.js';
-import { lookup } from 'node:dns/promises';
+import { dnsPromisesModule } from '../../shared/builtins.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -153,7 +153,7 @@ export class ClusterMembership {
     for (const e of this.endpoints) {
       const known = this.hostList.filter((h) => h.hostname === e.hostname && h.port === e.port);
       try {
-        const found = await lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
+        const found = await dnsPromisesModule().lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
         // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
         for (const a of this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found) {
           // A host that stays keeps its health flags.
