@@ -110,13 +110,13 @@ export class Http1Request extends Readable {
    * than as 'timeout' listeners on the request and its response (two listeners and their
    * bookkeeping for every request, measured at ~1% of CPU per request).
    */
-  streamTimedOut: (() => void) | undefined = undefined;
+  streamIdleHandler: (() => void) | undefined = undefined;
 
   /** Told of the body as it is read, and of its end (the access log's record of the exchange). */
   observer: RequestObserver | undefined = undefined;
 
   setStreamIdleTimeout(ms: number, callback: () => void): void {
-    this.streamTimedOut = callback;
+    this.streamIdleHandler = callback;
     this.connection.setStreamTimeout(ms);
   }
 

@@ -20,8 +20,9 @@ import { Http1Response, type ResponseConnection } from './response.js';
  *   long as it was told when that response was sent, then the socket says 'timeout' (the idle
  *   timeout's count) and is closed; checked by the same periodic check as the two timeouts
  *   above, so that serving a request does not re-arm a socket timer twice (as node:http did);
- * - a stream's idle timeout (`req.setTimeout`) says 'timeout' to the request being read and to
- *   the response being written, and closes the connection when neither listens. A timeout of at
+ * - a stream's idle timeout calls the request's handler (`setStreamIdleTimeout`, the connection
+ *   manager's), or (`req.setTimeout`) says 'timeout' to the request being read and to the response
+ *   being written, and closes the connection when none of them listens. A timeout of at
  *   least four check intervals is kept by the same check, which sees activity in the socket's
  *   byte counts (read, written, still queued): no timer re-armed on every read and write, as a
  *   socket timer is, and nothing per request but a field set; it fires up to two intervals late
@@ -408,11 +409,11 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     const req = this.current?.req ?? this.incoming;
     // Between requests: the keep-alive check's 'timeout' (it closes the connection itself), or a stream's idle time kept by that check.
     if (req === undefined) return;
-    const handled = req.streamTimedOut !== undefined;
-    req.streamTimedOut?.();
+    const handler = req.streamIdleHandler;
+    handler?.();
     const reqListened = !req.complete && req.emit('timeout', this.socket);
     const resListened = this.current !== undefined && this.current.res.emit('timeout', this.socket);
-    if (!handled && !reqListened && !resListened) this.socket.destroy();
+    if (handler === undefined && !reqListened && !resListened) this.socket.destroy();
   }
 
   private closed(): void {
