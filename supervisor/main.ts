@@ -1,5 +1,4 @@
 import { stats } from '../shared/stats/process.js';
-import { initHashing } from '../shared/hashing.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
@@ -104,9 +103,8 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
     if (!ours) return 1;
     epoch = ours;
   }
-  // The parent lets go of the admin interface first, then hands over each listener's socket;
-  // meanwhile the hash xDS version gauges use (Envoy's xxHash64) gets ready.
-  const [parent] = await Promise.all([epoch?.parent.shutdownAdmin(), initHashing()]);
+  // The parent lets go of the admin interface first, then hands over each listener's socket.
+  const parent = await epoch?.parent.shutdownAdmin();
   const sockets = new ListenSockets(options.concurrency, epoch?.parent.inherit);
   const buckets = new BucketRegion();
   const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);

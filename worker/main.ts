@@ -15,7 +15,6 @@ import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
-import { initHashing } from '../shared/hashing.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
@@ -43,8 +42,6 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   // A replacement worker joins the profiling in progress.
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());
   for (const session of server.taps) startTap(session);
-  // xxHash64 for consistent hashing (RING_HASH, MAGLEV, hash_policy): a small wasm module, ready before any request.
-  await initHashing();
   // Every descriptor comes on the socket channel (the worker may have been forked before there was any).
   const inbox = new SocketInbox(server.socketChannelFd);
   const [breakerFd, bucketFd] = await Promise.all([inbox.takeRegion('breakers'), inbox.takeRegion('buckets')]);
