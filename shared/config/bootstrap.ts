@@ -203,7 +203,7 @@ function parseSource(path: string, data: Buffer, root: protobuf.Root, type: prot
 function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: protobuf.Root, type: protobuf.Type, errors: string[], warnings: string[], unknown: UnknownFieldUse[]) {
   let document = parsed.document;
   if (src.bootstrapVersion !== 3) {
-    const upgraded = upgradeV2Bootstrap(root, document);
+    const upgraded = upgradeV2Bootstrap(document);
     document = upgraded.document;
     if (upgraded.changes.length) warnings.push(`${label ? `${label}: ` : ''}upgraded v2 configuration to v3: ${upgraded.changes.join('; ')}`);
   }

@@ -1,6 +1,6 @@
-import protobuf from 'protobufjs';
 import { extensionByName } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
+import { v3Successors } from './schema.js';
 import { TYPE_URL_PREFIX, typeNameOfUrl } from './wkt.js';
 
 /**
@@ -19,25 +19,6 @@ import { TYPE_URL_PREFIX, typeNameOfUrl } from './wkt.js';
  * Each rewrite is reported, so that the loader can tell the operator what it changed.
  */
 
-let successorCache: Map<string, string> | undefined;
-
-function successors(root: protobuf.Root): Map<string, string> {
-  if (successorCache) return successorCache;
-  const map = new Map<string, string>();
-  const visit = (ns: protobuf.NamespaceBase) => {
-    for (const obj of ns.nestedArray) {
-      if (obj instanceof protobuf.Type) {
-        const prev = obj.options?.['(udpa.annotations.versioning).previous_message_type'];
-        if (typeof prev === 'string') map.set(prev, obj.fullName.replace(/^\./, ''));
-      }
-      if (obj instanceof protobuf.Namespace) visit(obj);
-    }
-  };
-  visit(root);
-  successorCache = map;
-  return map;
-}
-
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface UpgradeResult {
@@ -45,9 +26,9 @@ export interface UpgradeResult {
   changes: string[];
 }
 
-export function upgradeV2Bootstrap(root: protobuf.Root, document: JsonObject): UpgradeResult {
+export function upgradeV2Bootstrap(document: JsonObject): UpgradeResult {
   const changes: string[] = [];
-  const next = successors(root);
+  const next = v3Successors();
 
   const rewrite = (value: unknown, path: string, key: string): unknown => {
     if (Array.isArray(value)) return value.map((v, i) => rewrite(v, `${path}[${i}]`, key));
