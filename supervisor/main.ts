@@ -2,7 +2,7 @@ import { stats } from '../shared/stats/process.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
-import { BootstrapError, bootstrapSources, loadBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
+import { BootstrapError, bootstrapSources, loadBootstrap, readBootstrap, type LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
@@ -12,6 +12,7 @@ import { HotRestartError } from './hot-restart/shared-memory.js';
 import { ListenerBindError, ListenSockets } from './listen-sockets.js';
 import { ListenerManager } from './listener-manager.js';
 import { BucketRegion } from './ratelimit/bucket-region.js';
+import { readWithoutOptimising } from './optimising-compiler.js';
 import { parseOptions, type Options } from './options.js';
 import { sdNotify } from './sd-notify.js';
 import { discardSpareWorkers, forkSpareWorkers } from './spares.js';
@@ -147,7 +148,8 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
 async function loadConfiguration(options: Options, epoch: HotRestartEpoch | undefined): Promise<LoadedBootstrap | undefined> {
   try {
     const sources = bootstrapSources(options);
-    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources));
+    const bytes = (sources.file?.length ?? 0) + options.configYaml.length;
+    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources), (s) => readWithoutOptimising(bytes, () => readBootstrap(s)));
   } catch (err) {
     if (!(err instanceof BootstrapError)) {
       // A reader's bug rather than the file's fault; the configuration is still unusable. One line

@@ -256,8 +256,8 @@ export function sourcesOf(src: BootstrapSource, file: Buffer | undefined): Boots
  * readBootstrap made of the same sources in another process of this build (a hot restart's
  * parent, whose schema is loaded); the result is the same as reading them here.
  */
-export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = bootstrapSources(src), readElsewhere?: BootstrapRead): LoadedBootstrap {
-  const read = readElsewhere ?? readBootstrap(sources);
+export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = bootstrapSources(src), readElsewhere?: BootstrapRead, readHere: (sources: BootstrapSources) => BootstrapRead = readBootstrap): LoadedBootstrap {
+  const read = readElsewhere ?? readHere(sources);
   if (read.refused) throw new BootstrapError(read.refused);
   const local = localChecks(read.bootstrap);
   // What an earlier error causes is left out: an error under a field that already failed (or
