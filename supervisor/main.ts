@@ -148,8 +148,7 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
 async function loadConfiguration(options: Options, epoch: HotRestartEpoch | undefined): Promise<LoadedBootstrap | undefined> {
   try {
     const sources = bootstrapSources(options);
-    const bytes = (sources.file?.length ?? 0) + options.configYaml.length;
-    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources), (s) => readWithoutOptimising(bytes, () => readBootstrap(s)));
+    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources), (s) => readWithoutOptimising(s, () => readBootstrap(s)));
   } catch (err) {
     if (!(err instanceof BootstrapError)) {
       // A reader's bug rather than the file's fault; the configuration is still unusable. One line

@@ -1,4 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
+import type { BootstrapSources } from '../shared/config/bootstrap.js';
 
 /**
  * The supervisor reads a small configuration without V8's optimising compiler (TurboFan).
@@ -43,9 +44,14 @@ function compilerFlagsGiven(): boolean {
   return process.execArgv.some((flag) => COMPILER_FLAGS.test(flag)) || COMPILER_FLAGS.test(process.env.NODE_OPTIONS ?? '');
 }
 
-/** Runs `read` (synchronous) without the optimising compiler if the sources are `bytes` long and under the limit. */
-export function readWithoutOptimising<T>(bytes: number, read: () => T): T {
-  if (bytes > READ_WITHOUT_OPTIMISING_LIMIT || compilerFlagsGiven()) return read();
+/** The bytes a read of `sources` parses: the file's and --config-yaml's. */
+export function sourceBytes(sources: BootstrapSources): number {
+  return (sources.file?.length ?? 0) + Buffer.byteLength(sources.options.configYaml);
+}
+
+/** Runs `read` (synchronous) of `sources`, without the optimising compiler if they are under the limit. */
+export function readWithoutOptimising<T>(sources: BootstrapSources, read: () => T): T {
+  if (sourceBytes(sources) > READ_WITHOUT_OPTIMISING_LIMIT || compilerFlagsGiven()) return read();
   setFlagsFromString('--no-turbofan');
   try {
     return read();

@@ -3,6 +3,7 @@ import { readBootstrap, ReadTooLarge, sourcesOf, type BootstrapHandOver, type Bo
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { buildIdentity } from '../../shared/version.js';
+import { readWithoutOptimising, sourceBytes } from '../optimising-compiler.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
 
 /**
@@ -31,8 +32,7 @@ const MAX_VALUES_READ = 1_000_000;
 
 /** The request for `sources`, or undefined when they are too large to hand to the parent. */
 export function configurationRequest(sources: BootstrapSources): RequestMessage['configuration'] | undefined {
-  const size = (sources.file?.length ?? 0) + Buffer.byteLength(sources.options.configYaml);
-  if (size > MAX_SOURCE_BYTES) return undefined;
+  if (sourceBytes(sources) > MAX_SOURCE_BYTES) return undefined;
   return { build: buildIdentity(), options: JSON.stringify(sources.options), file: sources.file ?? Buffer.alloc(0) };
 }
 
@@ -43,7 +43,7 @@ export function answerConfiguration(rq: NonNullable<RequestMessage['configuratio
   try {
     const options = JSON.parse(rq.options) as BootstrapSource;
     const sources = sourcesOf(options, options.configPath ? rq.file : undefined);
-    const read = own?.sources.key.equals(sources.key) ? own.read : readBootstrap(sources, MAX_VALUES_READ);
+    const read = own?.sources.key.equals(sources.key) ? own.read : readWithoutOptimising(sources, () => readBootstrap(sources, MAX_VALUES_READ));
     return { configuration: { read: serialize(read) } };
   } catch (err) {
     if (err instanceof ReadTooLarge) {
@@ -74,7 +74,7 @@ export function prepareForNextEpoch(own: BootstrapHandOver): void {
   envoySchema();
   setImmediate(() => {
     try {
-      readBootstrap(own.sources);
+      readWithoutOptimising(own.sources, () => readBootstrap(own.sources));
       log.debug(`configuration: read again for the next epoch (${(performance.now() - started).toFixed(0)} ms in all)`);
     } catch (err) {
       log.warn(`could not read the configuration again for the next epoch: ${(err as Error).message}`);
