@@ -82,9 +82,9 @@ export interface ServerContext {
   profilers: ProfilerKind[];
   /** Open /tap sessions (a replacement worker taps too). */
   taps: TapSession[];
-  /** The circuit-breaker counts' layout (the region comes on the socket channel as `breakers`; the token buckets' as `buckets`). */
+  /** The circuit-breaker counts' layout (the region comes on the socket channel as `breakers`; the token buckets' as `buckets`, the heartbeat counters' as `heartbeats`). */
   breakers: { layout: BreakerLayout };
-  /** How often a worker's loop sends its watchdog heartbeat (supervisor/watchdog.ts). */
+  /** How often a worker's loop moves its watchdog heartbeat counter (shared/heartbeats.ts, supervisor/watchdog.ts). */
   watchdogTickMs: number;
   /** Every cluster's hosts with their health, as the supervisor knows them now; `hosts` messages follow every change. */
   upstream: Record<string, UpstreamHost[]>;
@@ -144,7 +144,6 @@ export type LogLevelChange =
 export type FromWorker =
   | { type: 'ready'; index: number }
   /** The worker's event loop turned (its watchdog's touch). */
-  | { type: 'heartbeat'; index: number }
   /** The message carrying `ack` has been applied (with its outcome, for those that have one). */
   | { type: 'ack'; index: number; ack: number; result?: ProfilerOutcome }
   | { type: 'fatal'; index: number; error: string }

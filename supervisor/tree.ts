@@ -26,6 +26,8 @@ import { StatsRelay } from './stats-relay.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { BreakerGauges } from './upstream/breaker-gauges.js';
 import { createBreakerRegion } from './upstream/breaker-region.js';
+import { createTreeRegion } from './shared-region.js';
+import { Heartbeats } from '../shared/heartbeats.js';
 import { UpstreamMembership } from './upstream/membership.js';
 import { WorkerBroadcast } from './worker-broadcast.js';
 import { WorkerDescriptors } from './worker-descriptors.js';
@@ -101,6 +103,8 @@ export class ProcessTree {
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
   /** The watchdogs: the workers' event loops (heartbeats), and the supervisor's own. */
   private readonly workerWatchdog: WorkerWatchdog;
+  /** The workers' heartbeat counters (shared/heartbeats.ts), given to each worker. */
+  private readonly heartbeatFd: number;
   private readonly mainWatchdog: MainThreadWatchdog;
 
   constructor(
@@ -113,7 +117,9 @@ export class ProcessTree {
   ) {
     const now = Date.now();
     const watchdogs = watchdogConfigs(loaded.bootstrap);
-    this.workerWatchdog = new WorkerWatchdog(watchdogs.workers, (i) => this.workers[i]?.process?.kill('SIGKILL'));
+    const heartbeats = createTreeRegion('heartbeats', Heartbeats.bytes(options.concurrency));
+    this.heartbeatFd = heartbeats.fd;
+    this.workerWatchdog = new WorkerWatchdog(watchdogs.workers, new Heartbeats(heartbeats.buffer, options.concurrency), (i) => this.workers[i]?.process?.kill('SIGKILL'));
     this.mainWatchdog = new MainThreadWatchdog(watchdogs.main);
     const node = (loaded.bootstrap.node ?? {}) as { cluster?: string };
     this.runtime = new RuntimeLayers(loaded.bootstrap, options.serviceCluster || node.cluster || '', () => this.broadcastRuntime());
@@ -154,7 +160,7 @@ export class ProcessTree {
     this.breakers = breakers.counts;
     this.breakerFd = breakers.fd;
     this.context.breakers = { layout: breakers.counts.layout };
-    this.descriptors = new WorkerDescriptors(sockets, breakers.fd, this.buckets.fd);
+    this.descriptors = new WorkerDescriptors(sockets, { breakers: breakers.fd, buckets: this.buckets.fd, heartbeats: this.heartbeatFd });
     for (const c of this.clusterManager.clusters) breakers.counts.assign(c.name, c.breakerSlot);
     this.breakerGauges = new BreakerGauges(clusters, breakers.counts);
     this.membership = new UpstreamMembership(clusters, (cluster, hosts) => {
@@ -280,8 +286,6 @@ export class ProcessTree {
         this.startAdmin();
         this.maybeLive();
       }
-    } else if (m.type === 'heartbeat') {
-      this.workerWatchdog.heartbeat(m.index);
     } else if (m.type === 'ack') {
       this.broadcast.onAck(m);
     } else if (m.type === 'stats') {
@@ -449,6 +453,7 @@ export class ProcessTree {
       this.liveConfig.close();
       this.membership.close();
       closeSync(this.breakerFd);
+      closeSync(this.heartbeatFd);
       this.buckets.close();
       this.resolveDone(this.exitCode);
     })();

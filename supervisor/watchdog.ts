@@ -6,15 +6,17 @@ import { durationMs } from '../shared/config/wkt.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import type { Counter } from '../shared/stats/store.js';
+import type { Heartbeats } from '../shared/heartbeats.js';
 
 const log = getLogger('main', import.meta.url);
 
 /**
  * Envoy's watchdogs (Bootstrap.watchdogs, or the deprecated `watchdog` for both), on the tree:
  *
- * - **Workers.** Each worker's event loop sends a heartbeat every tick; the supervisor checks them
- *   every tick. A worker silent past `miss_timeout` (200 ms by default) counts once in
- *   `server.watchdog_miss` and `server.workers.watchdog_miss`, past `megamiss_timeout` (1 s) in
+ * - **Workers.** Each worker's event loop moves its heartbeat counter every tick (in memory shared
+ *   with the supervisor: shared/heartbeats.ts); the supervisor reads them every tick. A worker
+ *   silent past `miss_timeout` (200 ms by default) counts once in `server.watchdog_miss` and
+ *   `server.workers.watchdog_miss`, past `megamiss_timeout` (1 s) in
  *   `…watchdog_mega_miss`. Past `kill_timeout` it is killed and replaced (Envoy kills itself; a
  *   tree replaces the worker and keeps its sockets). When at least max(2, `multikill_threshold` %
  *   of the workers) are silent past `multikill_timeout`, every one of them is replaced.
@@ -90,33 +92,46 @@ export class WorkerWatchdog {
   private readonly alerts = new Alerts('workers');
   private readonly timer: NodeJS.Timeout;
   readonly tickMs: number;
+  /** Each worker's counter as last read: a replacement's watch begins when its own moves it. */
+  private readonly seen: number[];
 
   constructor(
     private readonly config: WatchdogConfig,
+    /** The workers' counters (shared/heartbeats.ts). */
+    private readonly beats: Heartbeats,
     /** Kills worker `index` (its replacement follows, as after any crash). */
     private readonly kill: (index: number) => void,
   ) {
     this.tickMs = tickMs(config);
+    this.seen = Array.from({ length: beats.workers }, (_, i) => beats.count(i));
     this.timer = setInterval(() => this.check(), this.tickMs);
     this.timer.unref();
   }
 
   /** Worker `index`'s loop turned. Its watch begins with its first heartbeat (start-up is not watched). */
-  heartbeat(index: number): void {
+  private heartbeat(index: number, now: number): void {
     const dog = this.dogs.get(index);
     if (dog) {
-      dog.last = performance.now();
+      dog.last = now;
       dog.missAlerted = dog.megaAlerted = false;
-    } else this.dogs.set(index, { last: performance.now(), missAlerted: false, megaAlerted: false });
+    } else this.dogs.set(index, { last: now, missAlerted: false, megaAlerted: false });
   }
 
   /** The worker exited: its replacement is watched from its own first heartbeat. */
   forget(index: number): void {
     this.dogs.delete(index);
+    this.seen[index] = this.beats.count(index);
   }
 
   private check(): void {
     const now = performance.now();
+    for (let i = 0; i < this.seen.length; i++) {
+      const count = this.beats.count(i);
+      if (count !== this.seen[i]) {
+        this.seen[i] = count;
+        this.heartbeat(i, now);
+      }
+    }
     const c = this.config;
     const stuck: number[] = [];
     for (const [index, dog] of this.dogs) {

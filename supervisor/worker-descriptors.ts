@@ -5,7 +5,7 @@ import type { ListenSocket, ListenSockets } from './listen-sockets.js';
 /**
  * The descriptors a worker gets, all on its socket channel (shared/socket-channel.ts): at fork
  * it inherits only its end of the channel (fd 4); at init the supervisor sends it the
- * circuit-breaker and token-bucket regions and its descriptors of every listening socket open
+ * circuit-breaker, token-bucket and heartbeat regions and its descriptors of every listening socket open
  * then (with reuse_port, its own), and afterwards each socket opened later. So a worker forked
  * before the configuration was loaded (supervisor/spares.ts) and one forked now are given the
  * same way. A replacement worker gets a new channel.
@@ -24,8 +24,8 @@ export class WorkerDescriptors {
 
   constructor(
     private readonly sockets: ListenSockets,
-    private readonly breakerFd: number,
-    private readonly bucketFd: number,
+    /** The tree's shared regions, by the name each worker takes it by: circuit breakers, token buckets, heartbeats. */
+    private readonly regions: Record<'breakers' | 'buckets' | 'heartbeats', number>,
   ) {}
 
   /** The descriptors for forking worker `i` (after stdin, stdout, stderr and IPC): its channel's end. */
@@ -47,8 +47,7 @@ export class WorkerDescriptors {
   afterFork(i: number): { socketChannelFd: number } {
     const channel = this.channels[i]!;
     channel.releaseChildEnd();
-    channel.sendRegion('breakers', this.breakerFd);
-    channel.sendRegion('buckets', this.bucketFd);
+    for (const [name, fd] of Object.entries(this.regions)) channel.sendRegion(name, fd);
     for (const socket of this.sockets.openSockets()) this.sendTo(channel, i, socket);
     return { socketChannelFd: SOCKET_CHANNEL_CHILD_FD };
   }

@@ -2,6 +2,8 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
+import { trimHeapWhenIdle } from '../shared/heap-trim.js';
+import { Heartbeats } from '../shared/heartbeats.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { applyProfilerOrder, heapSnapshotFile, type ProfilerOutcome } from '../shared/profiler.js';
 import { setRuntime } from '../shared/runtime.js';
@@ -44,7 +46,8 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   for (const session of server.taps) startTap(session);
   // Every descriptor comes on the socket channel (the worker may have been forked before there was any).
   const inbox = new SocketInbox(server.socketChannelFd);
-  const [breakerFd, bucketFd] = await Promise.all([inbox.takeRegion('breakers'), inbox.takeRegion('buckets')]);
+  const [breakerFd, bucketFd, heartbeatFd] = await Promise.all([inbox.takeRegion('breakers'), inbox.takeRegion('buckets'), inbox.takeRegion('heartbeats')]);
+  const heartbeats = Heartbeats.open(heartbeatFd, server.concurrency);
   const counts = BreakerCounts.open(breakerFd, server.breakers.layout);
   useTreeBuckets(TreeBuckets.open(bucketFd));
   clusters = new ClusterManager(server.clusters, server.upstream, { counts, worker: workerIndex }, server.tls.clusters);
@@ -63,8 +66,9 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   await listeners.start(server.listeners);
   log.debug(`${childRole()} serving ${listeners.size} listener(s)`);
   sendToParent<FromWorker>({ type: 'ready', index });
-  // The watchdog's touch: a loop that stops turning stops these (supervisor/watchdog.ts).
-  setInterval(() => sendToParent<FromWorker>({ type: 'heartbeat', index }), server.watchdogTickMs).unref();
+  // The watchdog's touch: a loop that stops turning stops its counter (supervisor/watchdog.ts).
+  setInterval(() => heartbeats.beat(index), server.watchdogTickMs).unref();
+  trimHeapWhenIdle();
 }
 
 function stop(graceMs: number): void {

@@ -44,6 +44,8 @@ interface NativeSockets {
    * 600) with `create`, else opened (it must be at least `size` bytes). Unmapped when collected.
    */
   mapShared(path: string, size: number, create: boolean): ArrayBuffer;
+  /** glibc's malloc_trim(0): the heap's free pages go back to the kernel. True if any did; false where the C library is not glibc. */
+  mallocTrim(): boolean;
 }
 
 const addonPath = join(packageRoot, 'build', 'sockets.node');

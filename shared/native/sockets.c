@@ -28,6 +28,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -654,6 +657,23 @@ static napi_value map_shared(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
+/*
+ * mallocTrim(): glibc's malloc_trim(0), which gives back to the kernel the free pages anywhere in
+ * the heap (free() only returns what is at its top, above a threshold glibc raises as a process
+ * frees large blocks). True when it released something. False where the C library is not glibc.
+ */
+static napi_value malloc_trim_js(napi_env env, napi_callback_info info) {
+  (void)info;
+#ifdef __GLIBC__
+  int released = malloc_trim(0);
+#else
+  int released = 0;
+#endif
+  napi_value out;
+  napi_get_boolean(env, released != 0, &out);
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -669,6 +689,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"dgramAdopt", NULL, dgram_adopt, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sendFd", NULL, send_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mapShared", NULL, map_shared, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"mallocTrim", NULL, malloc_trim_js, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

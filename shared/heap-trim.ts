@@ -1,0 +1,32 @@
+import { native } from './native/index.js';
+
+/**
+ * A process that has been idle for a while gives its C heap's free pages back to the kernel
+ * (glibc's malloc_trim, through the native addon).
+ *
+ * Node's Buffers, V8's compiler zones and libuv's requests are allocated with malloc. Once they
+ * are freed, glibc keeps the memory: free() only returns what is at the heap's top, above a
+ * threshold that glibc raises as the process frees large blocks. An idle worker still works a
+ * little: it sends its watchdog heartbeats and its stats. Its heap then filled with free pages that
+ * stayed resident.
+ *
+ * Measured on the bench bootstrap: a worker idle for five minutes held 7.4 MB in its heap, and
+ * malloc_trim gave 5.2 MB of it back (RSS 58.5 -> 53.2 MB). The supervisor gave back 0.7 MB, the
+ * admin 0.2 MB.
+ *
+ * A process counts as idle when its threads used under IDLE_SHARE of one core's time over the
+ * last TRIM_INTERVAL_MS. Under load the heap is reused at once, and pages given back would only
+ * be faulted in again.
+ */
+export const TRIM_INTERVAL_MS = 10_000;
+const IDLE_SHARE = 0.02;
+
+/** Starts the trimming; the timer does not keep the process alive. */
+export function trimHeapWhenIdle(): void {
+  let since = process.cpuUsage();
+  setInterval(() => {
+    const used = process.cpuUsage(since);
+    since = process.cpuUsage();
+    if ((used.user + used.system) / 1000 < TRIM_INTERVAL_MS * IDLE_SHARE) native.mallocTrim();
+  }, TRIM_INTERVAL_MS).unref();
+}
