@@ -7,11 +7,10 @@ import { native } from './native/index.js';
  * moved is a loop that turned, as Envoy's guard dog reads the counters its threads touch.
  *
  * They were IPC messages: by default ten a second from every worker (a tick is half the 200 ms
- * miss_timeout), each one serialised, written, read and decoded by the supervisor. That work
- * never stopped, so an idle tree was never idle. V8 optimised it after a minute or two, which
- * brought its optimising compiler into every process. The buffers it freed also filled the C
- * heap. scripts/bench/memory.ts measured a worker idle for two minutes at 52-56 MB with the
- * messages, and at 46.6-47.1 MB with ticks of 5 s.
+ * miss_timeout), each one serialised, written, read and decoded by the supervisor, without end.
+ * Measured on the bench bootstrap, an idle worker's C heap grew to 4.5-7.4 MB within minutes
+ * with the messages (its free pages given back by shared/heap-trim.ts or not). With the counters
+ * it stayed at 1.7-1.9 MB over three minutes.
  */
 export class Heartbeats {
   private readonly counts: Int32Array;
