@@ -6,13 +6,14 @@ import { native } from './native/index.js';
  *
  * Node's Buffers, V8's compiler zones and libuv's requests are allocated with malloc. Once they
  * are freed, glibc keeps the memory: free() only returns what is at the heap's top, above a
- * threshold that glibc raises as the process frees large blocks. An idle worker still works a
- * little: it sends its watchdog heartbeats and its stats. Its heap then filled with free pages that
- * stayed resident.
+ * threshold that glibc raises as the process frees large blocks. So a process that was busy, or
+ * that works a little all the time (every process sends or gathers stats), keeps free pages
+ * resident long after.
  *
- * Measured on the bench bootstrap: a worker idle for five minutes held 7.4 MB in its heap, and
+ * Measured on the bench bootstrap, when workers still sent their watchdog heartbeats as IPC
+ * messages (shared/heartbeats.ts): a worker idle for five minutes held 7.4 MB in its heap, and
  * malloc_trim gave 5.2 MB of it back (RSS 58.5 -> 53.2 MB). The supervisor gave back 0.7 MB, the
- * admin 0.2 MB.
+ * admin 0.2 MB. A process that was under load gives back what the load left.
  *
  * A process counts as idle when its threads used under IDLE_SHARE of one core's time over the
  * last TRIM_INTERVAL_MS. Under load the heap is reused at once, and pages given back would only
