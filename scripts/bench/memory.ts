@@ -1,7 +1,11 @@
 // npm run bench (memory part): the resident memory of each process of the proxy's tree
 // (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
 // default 5, then again once settled, after SETTLE seconds, default 20: V8 gives start-up's heap
-// pages back when a process has been quiet for a while), and the worker's peak under
+// pages back when a process has been quiet for a while, and shared/heap-trim.ts the C heap's),
+// again after LONG seconds (default 150: by then the little work an idle tree does, gathering
+// stats every few seconds, has been run often enough for V8 to optimise it, which brings V8's
+// optimising compiler into each process for good: its code's pages and its threads' heaps, 4-6
+// MB; LONG=0 skips it), and the worker's peak under
 // LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 10),
 // beside issue 18's goals. Beside each figure, the process's own (anonymous) memory: the rest of
 // its RSS is Node's binary, shared by all of them; a bare Node process is shown as the floor.
@@ -15,6 +19,7 @@ import { LOAD_CORE, pinned, PROXY_CORE } from './pinning.js';
 
 const IDLE_S = Number(process.env.IDLE ?? 5);
 const SETTLE_S = Number(process.env.SETTLE ?? 20);
+const LONG_S = Number(process.env.LONG ?? 150);
 const LOAD_S = Number(process.env.LOAD ?? 10);
 const LOAD_CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 1000);
 const root = join(import.meta.dirname, '../..');
@@ -86,6 +91,11 @@ try {
   printTree(tree);
   console.log(`  ${'bare node'.padEnd(12)} ${mb(rssMb(bare.pid!))}   (a Node process running nothing, the floor; its own: ${mb(anonMb(bare.pid!))})`);
   bare.kill('SIGTERM');
+  if (LONG_S > SETTLE_S) {
+    await new Promise((r) => setTimeout(r, (LONG_S - SETTLE_S) * 1000)); // a measurement setting: how long a long idle is
+    console.log(`after ${LONG_S} s of idling (V8 has optimised the idle work by now: its optimising compiler is resident)`);
+    printTree(tree);
+  }
 
   if (spawnSync('wrk', ['--version']).error !== undefined) {
     console.log('  not measured: the worker under load (wrk is not installed: apt-get install wrk)');
