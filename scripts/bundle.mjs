@@ -7,7 +7,8 @@
 // (a pinned dev dependency; tsx runs on it too) bundles in about 2 s, where tsc takes 11 s to emit dist/.
 //
 // For each role, dist/roles/ gets:
-//   <role>.cjs             the bundle (TypeScript sources, dependencies included but wasmoon and the libraries);
+//   <role>.cjs             the bundle (TypeScript sources, dependencies included but wasmoon and the libraries
+//                          the role loads from their own bundles: librariesOutside in bin/role-launcher.cjs);
 //   <role>.cjs.origins     bundle line and column -> source and line, for logs and profiles (shared/bundle-sources.ts);
 //   <role>.cjs.v8cache     V8's code cache, made by running the bundle's top level once.
 // For each library a role loads only when its configuration needs it (LIBRARIES in
@@ -212,7 +213,7 @@ export async function bundleRoles() {
       outfile,
       sourcemap: 'external',
       sourcesContent: false,
-      external: [...common.external, ...Object.keys(launcher.LIBRARIES)],
+      external: [...common.external, ...launcher.librariesOutside(role)],
       define: { __PROXY_BUNDLE__: 'true' },
       banner: { js: banner },
       plugins: [...common.plugins, moduleUrls],

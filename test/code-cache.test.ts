@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
  */
 
 const roles = join(import.meta.dirname, '..', 'dist', 'roles');
-const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as { v8FlagsOf(role: string): string[]; LIBRARIES: Record<string, string> };
+const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as { v8FlagsOf(role: string): string[]; LIBRARIES: Record<string, string>; librariesOutside(role: string): string[] };
 
 describe("the build's code caches", () => {
   // The roles' bundles, and the bundles of the libraries a role loads when its configuration needs them.
@@ -59,17 +59,23 @@ describe('the libraries a role loads when its configuration needs them', () => {
   it("are outside the roles' bundles, and a role's require gets each one's own bundle, run once", () => {
     for (const role of ['supervisor', 'worker']) {
       const text = readFileSync(join(roles, `${role}.cjs`), 'latin1');
-      for (const pkg of Object.keys(launcher.LIBRARIES)) assert.ok(text.includes(`require(${JSON.stringify(pkg)})`), `${role} requires ${pkg} from outside`);
+      for (const pkg of launcher.librariesOutside(role)) assert.ok(text.includes(`require(${JSON.stringify(pkg)})`), `${role} requires ${pkg} from outside`);
     }
+    // The worker and the admin load protobufjs when they first need it; the supervisor holds it.
+    assert.ok(launcher.librariesOutside('worker').includes('protobufjs') && launcher.librariesOutside('admin').includes('protobufjs'));
+    assert.ok(!launcher.librariesOutside('supervisor').includes('protobufjs'));
+    assert.ok(readFileSync(join(roles, 'admin.cjs'), 'latin1').includes('require("protobufjs")'), 'admin requires protobufjs from outside');
     const check = [
       `const launcher = require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
       `const re2 = launcher.load('lib-re2js');`,
       `const grpc = launcher.load('lib-grpc-js');`,
-      `const same = launcher.load('lib-re2js') === re2 && launcher.load('lib-grpc-js') === grpc;`,
-      `process.stdout.write(JSON.stringify({ same, matches: re2.RE2JS.compile('^a+b$').matches('aaab'), credentials: typeof grpc.credentials.createInsecure }));`,
+      `const protobuf = launcher.load('lib-protobufjs');`,
+      `const same = launcher.load('lib-re2js') === re2 && launcher.load('lib-grpc-js') === grpc && launcher.load('lib-protobufjs') === protobuf;`,
+      `const varint = Array.from(protobuf.Writer.create().uint64(300).finish());`,
+      `process.stdout.write(JSON.stringify({ same, matches: re2.RE2JS.compile('^a+b$').matches('aaab'), credentials: typeof grpc.credentials.createInsecure, varint }));`,
     ].join('\n');
     const run = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout), { same: true, matches: true, credentials: 'function' });
+    assert.deepEqual(JSON.parse(run.stdout), { same: true, matches: true, credentials: 'function', varint: [172, 2] });
   });
 });

@@ -1,4 +1,5 @@
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
+import { protobufjs } from '../protobufjs.js';
 
 /**
  * The parts of OpenTelemetry's OTLP trace protocol (opentelemetry-proto, v1) that this proxy
@@ -113,7 +114,7 @@ export const OTLP_STATUS = { UNSET: 0, OK: 1, ERROR: 2 } as const;
 let root: protobuf.Root | undefined;
 
 export function otlpType(name: 'ExportTraceServiceRequest' | 'ExportTraceServiceResponse'): protobuf.Type {
-  root ??= protobuf.Root.fromJSON(DESCRIPTOR as protobuf.INamespace);
+  root ??= protobufjs().Root.fromJSON(DESCRIPTOR as protobuf.INamespace);
   return root.lookupType(`opentelemetry.proto.collector.trace.v1.${name}`);
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIPv4 } from 'node:net';
-import protobuf from 'protobufjs';
+import { protobufjs } from '../../shared/protobufjs.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { runtimeValue } from '../../shared/runtime.js';
@@ -80,9 +80,10 @@ function extractB3(headers: IncomingHttpHeaders): { context?: Omit<SpanContext, 
 
 /** Zipkin's proto3 ListOfSpans, written field by field (zipkin.proto3). */
 function encodeProto(spans: Span[], local: LocalEndpoint): Uint8Array {
-  const w = protobuf.Writer.create();
+  const { Writer } = protobufjs();
+  const w = Writer.create();
   for (const s of spans) {
-    const span = protobuf.Writer.create();
+    const span = Writer.create();
     span.uint32((1 << 3) | 2).bytes(Buffer.from(s.context.traceId, 'hex'));
     if (s.context.parentId) span.uint32((2 << 3) | 2).bytes(Buffer.from(s.context.parentId, 'hex'));
     span.uint32((3 << 3) | 2).bytes(Buffer.from(s.context.spanId, 'hex'));
@@ -90,12 +91,12 @@ function encodeProto(spans: Span[], local: LocalEndpoint): Uint8Array {
     span.uint32((5 << 3) | 2).string(s.name);
     span.uint32((6 << 3) | 1).fixed64(s.startUs);
     span.uint32((7 << 3) | 0).uint64(s.durationUs);
-    const endpoint = protobuf.Writer.create();
+    const endpoint = Writer.create();
     endpoint.uint32((1 << 3) | 2).string(local.serviceName);
     if (isIPv4(local.ip)) endpoint.uint32((2 << 3) | 2).bytes(Buffer.from(local.ip.split('.').map(Number)));
     span.uint32((8 << 3) | 2).bytes(endpoint.finish());
     for (const [k, v] of Object.entries(s.tags)) {
-      const entry = protobuf.Writer.create();
+      const entry = Writer.create();
       entry.uint32((1 << 3) | 2).string(k);
       entry.uint32((2 << 3) | 2).string(v);
       span.uint32((11 << 3) | 2).bytes(entry.finish());

@@ -1,8 +1,6 @@
 import type { Client } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
-import { BinaryDecoder } from '../../shared/config/proto-binary.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { envoySchema } from '../../shared/config/schema.js';
 import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import type { Cluster } from './cluster.js';
 
@@ -12,7 +10,9 @@ import type { Cluster } from './cluster.js';
  * cluster's TLS transport socket if it has one), one client per cluster and host address, messages
  * encoded with the tree's Envoy schema (loaded on first use, by workers that make such calls only). Counted in the cluster's figures.
  * grpc-js and the JSON codec are loaded on the first call too: 13 MB of a worker's memory and
- * tens of milliseconds of its start that a worker calling no gRPC service does without.
+ * tens of milliseconds of its start that a worker calling no gRPC service does without. So are
+ * the schema and the binary decoder, which hold protobufjs (see shared/protobufjs.ts): a filter
+ * that will call starts loading them when it is built.
  */
 
 let libraries: Promise<{ grpc: GrpcJs; codec: typeof import('proto3-json-serializer') }> | undefined;
@@ -43,21 +43,42 @@ function clientFor(grpc: GrpcJs, cluster: Cluster, address: string): Client {
   clients.set(key, { client, tls: cluster.tls });
   return client;
 }
-const types = new Map<string, protobuf.Type>();
-
-function typeOf(name: string): protobuf.Type {
-  let t = types.get(name);
-  if (!t) types.set(name, (t = envoySchema().lookupType(name)));
-  return t;
+interface Codecs {
+  typeOf(name: string): protobuf.Type;
+  decode(type: protobuf.Type, bytes: Buffer): { json: JsonObject; errors: string[] };
 }
 
-/** Loads the message types now (a filter's construction), so that the first call does not pay for the schema. */
+let codecs: Promise<Codecs> | undefined;
+
+function loadCodecs(): Promise<Codecs> {
+  return (codecs ??= Promise.all([import('../../shared/config/schema.js'), import('../../shared/config/proto-binary.js')]).then(([{ envoySchema }, { BinaryDecoder }]) => {
+    const types = new Map<string, protobuf.Type>();
+    return {
+      typeOf(name) {
+        let t = types.get(name);
+        if (!t) types.set(name, (t = envoySchema().lookupType(name)));
+        return t;
+      },
+      decode: (type, bytes) => new BinaryDecoder(envoySchema()).decode(type, bytes),
+    };
+  }));
+}
+
+/**
+ * Starts loading the schema and the message types (a filter's construction), so that the first
+ * call does not wait for them. A failure here is the first call's to report: it looks them up again.
+ */
 export function prepareGrpcTypes(...names: string[]): void {
-  for (const n of names) typeOf(n);
+  loadCodecs()
+    .then((c) => {
+      for (const n of names) c.typeOf(n);
+    })
+    .catch(() => undefined);
 }
 
 /** Calls `method` (`/package.Service/Method`) with `message` (canonical JSON of `requestType`); resolves with the response as canonical JSON. */
-export function grpcUnary(cluster: Cluster, method: string, requestType: string, responseType: string, message: JsonObject, timeoutMs: number): Promise<JsonObject> {
+export async function grpcUnary(cluster: Cluster, method: string, requestType: string, responseType: string, message: JsonObject, timeoutMs: number): Promise<JsonObject> {
+  const { typeOf, decode } = await loadCodecs();
   const request = typeOf(requestType);
   const response = typeOf(responseType);
   return call<JsonObject, JsonObject>(
@@ -65,7 +86,7 @@ export function grpcUnary(cluster: Cluster, method: string, requestType: string,
     method,
     (m, codec) => Buffer.from(request.encode(codec.fromProto3JSON(request, m as never) as protobuf.Message).finish()),
     (bytes) => {
-      const decoded = new BinaryDecoder(envoySchema()).decode(response, bytes);
+      const decoded = decode(response, bytes);
       if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${decoded.errors.join('; ')}`);
       return decoded.json;
     },
