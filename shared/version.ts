@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { getFips } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cryptoModule } from './builtins.js';
 import { distDir, packageRoot, runningCompiled } from './paths.js';
 
 /**
@@ -56,7 +56,7 @@ export function tlsLibrary(): string {
   if (!process.versions.openssl) return 'none';
   let fips = 0;
   try {
-    fips = getFips();
+    fips = cryptoModule().getFips();
   } catch {
     fips = 0;
   }

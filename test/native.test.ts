@@ -154,3 +154,22 @@ describe('mallocTrim', () => {
     assert.ok(before - after > 10 * 1024, `RSS ${before} kB before, ${after} kB after`);
   });
 });
+
+describe('randomFill', () => {
+  it("fills a buffer of any size from the kernel's CSPRNG", () => {
+    for (const size of [0, 1, 16, 2048, 1 << 20]) {
+      const a = Buffer.alloc(size);
+      const b = Buffer.alloc(size);
+      native.randomFill(a);
+      native.randomFill(b);
+      if (size >= 16) assert.notDeepEqual(a, b, `two fills of ${size} bytes differ`);
+      if (size >= 1 << 20) {
+        // Every byte value turns up in a fill of a megabyte (one missing: odds of 256 in e^4096),
+        // and no stretch is left as it was.
+        assert.equal(new Set(a).size, 256);
+        assert.ok(!a.includes(Buffer.alloc(64)), 'no run of 64 zero bytes');
+      }
+    }
+    assert.throws(() => native.randomFill('not a buffer' as unknown as Uint8Array), TypeError);
+  });
+});

@@ -46,6 +46,8 @@ interface NativeSockets {
   mapShared(path: string, size: number, create: boolean): ArrayBuffer;
   /** glibc's malloc_trim(0): the heap's free pages go back to the kernel. True if any did; false where the C library is not glibc. */
   mallocTrim(): boolean;
+  /** Fills `buffer` from the kernel's CSPRNG (getrandom(2)). */
+  randomFill(buffer: Uint8Array): void;
 }
 
 const addonPath = join(packageRoot, 'build', 'sockets.node');

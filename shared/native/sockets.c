@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -674,6 +675,29 @@ static napi_value malloc_trim_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/*
+ * randomFill(buffer): fills the buffer from the kernel's CSPRNG (getrandom(2), blocking only until
+ * the kernel's pool is first initialised, as at boot).
+ */
+static napi_value random_fill(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void *data;
+  size_t length;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_get_buffer_info(env, argv[0], &data, &length) != napi_ok) return throw_type(env, "randomFill(buffer)");
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = getrandom((char *)data + done, length - done, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return throw_errno(env, "getrandom", errno);
+    }
+    done += (size_t)n;
+  }
+  return NULL;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -690,6 +714,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sendFd", NULL, send_fd, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mapShared", NULL, map_shared, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mallocTrim", NULL, malloc_trim_js, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"randomFill", NULL, random_fill, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { fillRandom } from '../../shared/random.js';
 
 /**
  * The `x-request-id` a request is given (the connection manager's generate_request_id): a random
@@ -8,7 +8,7 @@ import { randomFillSync } from 'node:crypto';
  * each result read (so flattened): 196-201 ns each against 329-332 ns for randomUUID(), and one
  * allocation instead of about twenty (the heap's allocation sampling put randomUUID at 5% of what
  * a proxied request allocates).
- * The random bytes come from the same source, the system's CSPRNG, 128 UUIDs' worth at a time.
+ * The random bytes come from the system's CSPRNG (shared/random.ts), 128 UUIDs' worth at a time.
  */
 
 const HEX_DIGITS = new Uint8Array(512);
@@ -29,7 +29,7 @@ export function requestId(): string {
   if (random === undefined || next === random.length) {
     // Not from Buffer's shared pool, which any other allocation could read from or reuse.
     random ??= Buffer.allocUnsafeSlow(16 * BATCH);
-    randomFillSync(random);
+    fillRandom(random);
     next = 0;
   }
   if (text === undefined) {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { randomFillSync } from 'node:crypto';
+import { fillRandom } from '../../shared/random.js';
 
 /**
  * A span as this proxy's tracers keep it: ids as lower-case hex, times in microseconds since the
@@ -46,7 +46,7 @@ let poolOffset = pool.length;
 /** `bytes` random bytes as hex (ids), from a pool refilled 4 KiB at a time. */
 export function randomHex(bytes: number): string {
   if (poolOffset + bytes > pool.length) {
-    randomFillSync(pool);
+    fillRandom(pool);
     poolOffset = 0;
   }
   const hex = pool.toString('hex', poolOffset, poolOffset + bytes);
