@@ -299,12 +299,12 @@ export class ListenerManager {
     return out;
   }
 
-  /**
-   * The token-bucket slots of a listener version's local rate limits, by filter chain. A chain
-   * that an in-place update leaves as it was keeps its buckets, as Envoy keeps the chain (found
-   * by its configuration wherever it stands, as the workers find it: worker/listeners.ts); any
-   * other chain starts with full buckets of its own.
-   */
+  /** The breaker region's slots that count listeners' connections (a worker that is gone has its counts there cleared). */
+  connectionCountSlots(): Iterable<number> {
+    return this.connectionSlots.values();
+  }
+
+  /** Listener `name`'s connection-count slot, given the first time the name is seen (see LISTENER_CAPACITY). */
   private connectionSlotFor(name: string): number {
     let slot = this.connectionSlots.get(name);
     if (slot === undefined) {
@@ -314,6 +314,12 @@ export class ListenerManager {
     return slot;
   }
 
+  /**
+   * The token-bucket slots of a listener version's local rate limits, by filter chain. A chain
+   * that an in-place update leaves as it was keeps its buckets, as Envoy keeps the chain (found
+   * by its configuration wherever it stands, as the workers find it: worker/listeners.ts); any
+   * other chain starts with full buckets of its own.
+   */
   private bucketSlotsFor(config: JsonObject, name: string, current: ListenerResource | undefined, socketId: number): ListenerResource['bucketSlots'] {
     const inPlace = current !== undefined && !current.stopped && current.socketId === socketId && withoutChains(current.config) === withoutChains(config);
     const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [JSON.stringify(chain), current.bucketSlots[key] ?? []]) : []);

@@ -232,7 +232,7 @@ export class ProcessTree {
         onExit: () => {
           this.workerWatchdog.forget(i);
           this.descriptors.exited(i);
-          this.breakers.clearWorker(i);
+          this.breakers.clearWorker(i, this.listenerManager.connectionCountSlots());
           this.readyWorkers.delete(i);
           if (!this.stopping) this.reportUnready();
         },

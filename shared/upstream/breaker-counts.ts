@@ -92,9 +92,18 @@ export class BreakerCounts {
     return sum;
   }
 
-  /** A worker is gone: whatever it held is released. */
-  clearWorker(worker: number): void {
-    for (let base = 0; base < this.slots.length; base += this.layout.workers) this.slots[base + worker] = 0;
+  /**
+   * A worker is gone: whatever it held is released, in the slots of every cluster assigned here
+   * and in `otherSlots` (the listeners' connection counts, which the listener manager assigns).
+   * Only slots in use are written: the region is sparse, and writing all of its 131,072 slots per
+   * worker would make every page of it resident (512 KB a worker) for the tree's life.
+   */
+  clearWorker(worker: number, otherSlots: Iterable<number> = []): void {
+    const clear = (slot: number) => {
+      for (let row = slot * 2 * RESOURCES.length; row < (slot + 1) * 2 * RESOURCES.length; row++) this.slots[row * this.layout.workers + worker] = 0;
+    };
+    for (const slot of this.clusterIndex.values()) clear(slot);
+    for (const slot of otherSlots) clear(slot);
   }
 }
 
