@@ -15,7 +15,7 @@ const rolesDir = join(__dirname, '..', 'dist', 'roles');
 
 /**
  * Dependencies a process loads only when its configuration needs them (gRPC services and xDS
- * over gRPC; RE2 regexes), each built as a bundle of its own (dist/roles/<bundle>.cjs, by
+ * over gRPC; RE2 regexes; protobuf encodings, see LIBRARIES_INSIDE), each built as a bundle of its own (dist/roles/<bundle>.cjs, by
  * scripts/bundle.mjs) with its own code cache, and loaded from it by the roles' `require`. Inside
  * the roles' bundles they would be text that every process holds for its whole life, used or not
  * (0.6 MB of the worker's 1.26 MB, and of the supervisor's 1.30 MB). Required from node_modules

@@ -49,7 +49,7 @@ const moduleUrls = {
  * long (protobufjs's 64-bit integers) compiles a WebAssembly module as it loads, for its multiply,
  * divide and remainder, and falls back to JavaScript where WebAssembly is missing. Compiling any
  * WebAssembly brings V8's WebAssembly compiler into the process: measured at 0.8-0.9 MB of the
- * resident memory of every process that loads protobufjs (all but the admin), for arithmetic
+ * resident memory of every process that loads protobufjs (the supervisor at every start), for arithmetic
  * that no request, stat or configuration read here does (protobufjs reads and writes 64-bit
  * varints with its own LongBits). In the bundles long sees no WebAssembly and takes its fallback.
  */

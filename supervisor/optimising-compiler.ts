@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import type { BootstrapSources } from '../shared/config/bootstrap.js';
+import { sourceBytes, type BootstrapSources } from '../shared/config/bootstrap.js';
 
 /**
  * The supervisor reads a small configuration without V8's optimising compiler (TurboFan).
@@ -42,11 +42,6 @@ const COMPILER_FLAGS = /--(no-)?(turbofan|opt|jitless|maglev|max-opt)\b/;
 
 function compilerFlagsGiven(): boolean {
   return process.execArgv.some((flag) => COMPILER_FLAGS.test(flag)) || COMPILER_FLAGS.test(process.env.NODE_OPTIONS ?? '');
-}
-
-/** The bytes a read of `sources` parses: the file's and --config-yaml's. */
-export function sourceBytes(sources: BootstrapSources): number {
-  return (sources.file?.length ?? 0) + Buffer.byteLength(sources.options.configYaml);
 }
 
 /** Runs `read` (synchronous) of `sources`, without the optimising compiler if they are under the limit. */

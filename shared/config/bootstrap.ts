@@ -95,6 +95,11 @@ export interface BootstrapSources {
   key: Buffer;
 }
 
+/** The bytes a read of `sources` parses: the file's and --config-yaml's. */
+export function sourceBytes(sources: BootstrapSources): number {
+  return (sources.file?.length ?? 0) + Buffer.byteLength(sources.options.configYaml);
+}
+
 export class BootstrapError extends Error {
   readonly code = 'PROXY_BOOTSTRAP_INVALID';
   constructor(readonly errors: string[]) {
