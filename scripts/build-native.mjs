@@ -1,8 +1,8 @@
-// Builds shared/native/sockets.c into build/sockets.node with the system C compiler and the
+// Builds shared/native/*.c into build/native.node with the system C compiler and the
 // headers of the running Node: no node-gyp, no python, no network. Run by the root package's
 // own `install` script, so `npm ci` builds it.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,12 +14,13 @@ if (!include) {
   console.error(`build-native: Node's headers (node_api.h) are not in ${candidates.join(', ')}; install Node with its headers`);
   process.exit(1);
 }
-const out = join(root, 'build', 'sockets.node');
+const out = join(root, 'build', 'native.node');
+const sources = join(root, 'shared/native');
 mkdirSync(dirname(out), { recursive: true });
 const started = Date.now();
 execFileSync(process.env.CC || 'cc', [
   '-O2', '-fPIC', '-shared', '-std=gnu11', '-Wall', '-Wextra', '-Wno-unused-parameter', '-Werror',
-  '-DNODE_GYP_MODULE_NAME=sockets', `-I${include}`,
-  join(root, 'shared/native/sockets.c'), '-o', out,
+  '-DNODE_GYP_MODULE_NAME=native', `-I${include}`,
+  ...readdirSync(sources).filter((f) => f.endsWith('.c')).sort().map((f) => join(sources, f)), '-o', out,
 ], { stdio: 'inherit' });
 console.log(`build-native: ${out} in ${Date.now() - started} ms`);

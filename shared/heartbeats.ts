@@ -1,4 +1,4 @@
-import { native } from './native/index.js';
+import { native, type TickerHandle } from './native/index.js';
 
 /**
  * The workers' watchdog heartbeats (supervisor/watchdog.ts), in memory the supervisor and every
@@ -11,6 +11,10 @@ import { native } from './native/index.js';
  * Measured on the bench bootstrap, an idle worker's C heap grew to 4.5-7.4 MB within minutes
  * with the messages (its free pages given back by shared/heap-trim.ts or not). With the counters
  * it stayed at 1.7-1.9 MB over three minutes.
+ *
+ * Both sides tick in C (the addon's tickers, shared/native/tickers.c), not in JavaScript: a
+ * JavaScript timer ten times a second kept an idle process's JavaScript running until V8 had
+ * optimised it, and its optimising compiler stayed resident from then on.
  */
 export class Heartbeats {
   private readonly counts: Int32Array;
@@ -31,9 +35,14 @@ export class Heartbeats {
     return new Heartbeats(native.mapShared(`/proc/self/fd/${fd}`, Heartbeats.bytes(workers), false), workers);
   }
 
-  /** Worker `index`'s loop turned (the counter wraps: only a change counts). */
-  beat(index: number): void {
-    Atomics.add(this.counts, index, 1);
+  /** Worker `index`'s loop adds one to its counter every `intervalMs` from now on, in C (the counter wraps: only a change counts); stopped by native.stopTicker. */
+  beatEvery(index: number, intervalMs: number): TickerHandle {
+    return native.startTicker({ intervalMs, beat: this.counts.subarray(index, index + 1) });
+  }
+
+  /** The counters themselves, for a ticker that watches them. */
+  get counters(): Int32Array {
+    return this.counts;
   }
 
   count(index: number): number {

@@ -7,6 +7,7 @@ import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import type { Counter } from '../shared/stats/store.js';
 import type { Heartbeats } from '../shared/heartbeats.js';
+import { native, type TickerHandle } from '../shared/native/index.js';
 
 const log = getLogger('main', import.meta.url);
 
@@ -14,7 +15,8 @@ const log = getLogger('main', import.meta.url);
  * Envoy's watchdogs (Bootstrap.watchdogs, or the deprecated `watchdog` for both), on the tree:
  *
  * - **Workers.** Each worker's event loop moves its heartbeat counter every tick (in memory shared
- *   with the supervisor: shared/heartbeats.ts); the supervisor reads them every tick. A worker
+ *   with the supervisor: shared/heartbeats.ts); the supervisor reads them every tick. Both tick in
+ *   C (the addon's tickers), so that an idle tree runs no JavaScript for its watchdogs. A worker
  *   silent past `miss_timeout` (200 ms by default) counts once in `server.watchdog_miss` and
  *   `server.workers.watchdog_miss`, past `megamiss_timeout` (1 s) in
  *   `…watchdog_mega_miss`. Past `kill_timeout` it is killed and replaced (Envoy kills itself; a
@@ -60,8 +62,8 @@ export function tickMs(c: WatchdogConfig): number {
   return Math.max(10, Math.floor(Math.min(...[c.missMs, c.megamissMs, c.killMs, c.multikillMs].filter((t) => t > 0)) / 2));
 }
 
+/** One watched loop's alerts: counted once per episode of lateness. */
 interface Dog {
-  last: number;
   missAlerted: boolean;
   megaAlerted: boolean;
 }
@@ -87,13 +89,19 @@ class Alerts {
   }
 }
 
+/** The shortest timeout set: lateness below it needs nothing done. */
+function firstThresholdMs(c: WatchdogConfig): number {
+  return Math.min(...[c.missMs, c.megamissMs, c.killMs, c.multikillMs].filter((t) => t > 0));
+}
+
 export class WorkerWatchdog {
-  private readonly dogs = new Map<number, Dog>();
+  private readonly dogs: Dog[];
   private readonly alerts = new Alerts('workers');
-  private readonly timer: NodeJS.Timeout;
+  private readonly ticker: TickerHandle;
   readonly tickMs: number;
-  /** Each worker's counter as last read: a replacement's watch begins when its own moves it. */
-  private readonly seen: number[];
+  /** Each worker's counter as last read, and when it last moved (0: not watched: start-up is not, a replacement's watch begins when its own counter moves). Written by the ticker. */
+  private readonly seen: Int32Array;
+  private readonly last: Float64Array;
 
   constructor(
     private readonly config: WatchdogConfig,
@@ -103,46 +111,42 @@ export class WorkerWatchdog {
     private readonly kill: (index: number) => void,
   ) {
     this.tickMs = tickMs(config);
-    this.seen = Array.from({ length: beats.workers }, (_, i) => beats.count(i));
-    this.timer = setInterval(() => this.check(), this.tickMs);
-    this.timer.unref();
-  }
-
-  /** Worker `index`'s loop turned. Its watch begins with its first heartbeat (start-up is not watched). */
-  private heartbeat(index: number, now: number): void {
-    const dog = this.dogs.get(index);
-    if (dog) {
-      dog.last = now;
-      dog.missAlerted = dog.megaAlerted = false;
-    } else this.dogs.set(index, { last: now, missAlerted: false, megaAlerted: false });
+    this.dogs = Array.from({ length: beats.workers }, () => ({ missAlerted: false, megaAlerted: false }));
+    this.seen = Int32Array.from({ length: beats.workers }, (_, i) => beats.count(i));
+    this.last = new Float64Array(beats.workers);
+    // The counters are read in C every tick; this process's JavaScript runs only when a worker is late.
+    this.ticker = native.startTicker({ intervalMs: this.tickMs, thresholdMs: firstThresholdMs(config), counts: beats.counters, seen: this.seen, last: this.last }, (now) => this.check(now));
   }
 
   /** The worker exited: its replacement is watched from its own first heartbeat. */
   forget(index: number): void {
-    this.dogs.delete(index);
+    this.last[index] = 0;
     this.seen[index] = this.beats.count(index);
   }
 
-  private check(): void {
-    const now = performance.now();
-    for (let i = 0; i < this.seen.length; i++) {
-      const count = this.beats.count(i);
-      if (count !== this.seen[i]) {
-        this.seen[i] = count;
-        this.heartbeat(i, now);
-      }
-    }
+  /** Some worker is late (or was at the last tick): `now` on the ticker's clock. */
+  private check(now: number): void {
     const c = this.config;
+    const threshold = firstThresholdMs(c);
     const stuck: number[] = [];
-    for (const [index, dog] of this.dogs) {
-      const late = now - dog.last;
+    let watched = 0;
+    for (let index = 0; index < this.last.length; index++) {
+      const last = this.last[index]!;
+      if (last === 0) continue;
+      watched++;
+      const dog = this.dogs[index]!;
+      const late = now - last;
+      if (late <= threshold) {
+        dog.missAlerted = dog.megaAlerted = false;
+        continue;
+      }
       this.alerts.check(dog, late, c);
       if (c.killMs > 0 && late > c.killMs) {
         log.critical(`worker_${index}'s event loop has not turned for ${Math.round(late)} ms (kill_timeout ${c.killMs} ms): killing it; it will be replaced`);
         this.replace(index);
       } else if (c.multikillMs > 0 && late > c.multikillMs) stuck.push(index);
     }
-    const required = Math.max(2, Math.ceil((c.multikillThreshold / 100) * this.dogs.size));
+    const required = Math.max(2, Math.ceil((c.multikillThreshold / 100) * watched));
     if (stuck.length >= required) {
       log.critical(`${stuck.length} workers' event loops have not turned for ${c.multikillMs} ms (multikill_timeout): killing them; they will be replaced`);
       for (const index of stuck) this.replace(index);
@@ -150,12 +154,13 @@ export class WorkerWatchdog {
   }
 
   private replace(index: number): void {
-    this.dogs.delete(index);
+    this.last[index] = 0;
+    this.dogs[index] = { missAlerted: false, megaAlerted: false };
     this.kill(index);
   }
 
   close(): void {
-    clearInterval(this.timer);
+    native.stopTicker(this.ticker);
   }
 }
 
@@ -164,34 +169,31 @@ export class WorkerWatchdog {
  * timeout, a helper thread that aborts the process if the loop stops turning for that long.
  */
 export class MainThreadWatchdog {
-  private readonly timer: NodeJS.Timeout;
-  private readonly dog: Dog = { last: performance.now(), missAlerted: false, megaAlerted: false };
+  private readonly ticker: TickerHandle;
+  private readonly dog: Dog = { missAlerted: false, megaAlerted: false };
   private readonly alerts = new Alerts('main_thread');
   private readonly guard: Worker | undefined;
-  private readonly beat: Float64Array | undefined;
 
   constructor(config: WatchdogConfig) {
     const tick = tickMs(config);
     // A single thread: multikill needs two, so only kill_timeout can abort (Envoy counts threads the same way).
     const abortMs = config.killMs;
+    let stamp: Float64Array | undefined;
     if (abortMs > 0) {
-      this.beat = new Float64Array(new SharedArrayBuffer(8));
-      this.beat[0] = Date.now();
-      this.guard = new (workerThreadsModule().Worker)(GUARD_SOURCE, { eval: true, workerData: { beat: this.beat, abortMs, tick } });
+      stamp = new Float64Array(new SharedArrayBuffer(8));
+      stamp[0] = Date.now();
+      this.guard = new (workerThreadsModule().Worker)(GUARD_SOURCE, { eval: true, workerData: { beat: stamp, abortMs, tick } });
       this.guard.unref();
     }
-    this.timer = setInterval(() => {
-      const now = performance.now();
-      this.alerts.check(this.dog, now - this.dog.last - tick, config);
-      this.dog.last = now;
+    // The tick runs in C; a tick later than a miss calls back, and each late tick counts (as a JavaScript timer's did).
+    this.ticker = native.startTicker({ intervalMs: tick, thresholdMs: Math.min(...[config.missMs, config.megamissMs].filter((t) => t > 0)), ...(stamp ? { stamp } : {}) }, (_now, ownLate) => {
+      this.alerts.check(this.dog, ownLate, config);
       this.dog.missAlerted = this.dog.megaAlerted = false;
-      if (this.beat) this.beat[0] = Date.now();
-    }, tick);
-    this.timer.unref();
+    });
   }
 
   close(): void {
-    clearInterval(this.timer);
+    native.stopTicker(this.ticker);
     void this.guard?.terminate();
   }
 }

@@ -31,7 +31,7 @@ function bootstrap(): object {
 
 /** Runs the hostile probe as nobody; resolves once it has sent everything, with a way to read its report. */
 async function hostileProbe(plan: { region: string; listenOn: string; target: string; datagrams: Buffer[] }) {
-  const addon = openSync(join(repoRoot, 'build', 'sockets.node'), 'r');
+  const addon = openSync(join(repoRoot, 'build', 'native.node'), 'r');
   const code = readFileSync(join(repoRoot, 'test', 'fixtures', 'hostile-local-user.cjs'), 'utf8');
   const child = spawn(process.execPath, ['-e', code], {
     uid: NOBODY,

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { native } from '../shared/native/index.js';
 import { repoRoot, tempDir } from './helpers/cli.js';
+import { waitFor } from './helpers/proxy.js';
 
-const addon = join(repoRoot, 'build', 'sockets.node');
+const addon = join(repoRoot, 'build', 'native.node');
 const children: ChildProcess[] = [];
 after(() => {
   for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
@@ -171,5 +172,73 @@ describe('randomFill', () => {
       }
     }
     assert.throws(() => native.randomFill('not a buffer' as unknown as Uint8Array), TypeError);
+  });
+});
+
+describe('tickers (startTicker)', () => {
+  it('moves a counter and stamps the clock every tick, and watches counters that move', async () => {
+    const shared = new Int32Array(new SharedArrayBuffer(8));
+    const stamp = new Float64Array(1);
+    const seen = new Int32Array(2);
+    const last = new Float64Array(2);
+    const beating = native.startTicker({ intervalMs: 2, beat: shared.subarray(0, 1), stamp });
+    const watching = native.startTicker({ intervalMs: 2, thresholdMs: 60_000, counts: shared, seen, last });
+    try {
+      await waitFor('the beat to be counted and seen', () => shared[0]! >= 3 && seen[0]! >= 2 && last[0]! > 0);
+      assert.equal(shared[1], 0);
+      assert.equal(last[1], 0, 'a counter that never moved is not watched');
+      assert.ok(Math.abs(stamp[0]! - Date.now()) < 5_000, `stamp ${stamp[0]} against ${Date.now()}`);
+    } finally {
+      native.stopTicker(beating);
+      native.stopTicker(watching);
+      native.stopTicker(watching); // twice: nothing more
+    }
+    const stopped = shared[0]!;
+    // A pause that proves an absence: a stopped ticker moves nothing.
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(shared[0], stopped);
+  });
+
+  it('calls back when its own tick is late, and once more when that ends', async () => {
+    const calls: number[] = [];
+    const ticker = native.startTicker({ intervalMs: 5, thresholdMs: 40 }, (_now, ownLate) => calls.push(ownLate));
+    try {
+      // The loop held for 150 ms: the tick after it is late.
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+      await waitFor('two calls', () => calls.length >= 2);
+      assert.ok(calls[0]! > 40, `late by ${calls[0]} ms`);
+      assert.ok(calls[1]! <= 40, `then on time (${calls[1]} ms)`);
+    } finally {
+      native.stopTicker(ticker);
+    }
+  });
+
+  it('calls back while a watched counter stands still, not while it is unwatched', async () => {
+    const counts = new Int32Array(1);
+    const seen = new Int32Array(1);
+    const last = new Float64Array(1);
+    const late: number[] = [];
+    const ticker = native.startTicker({ intervalMs: 5, thresholdMs: 40, counts, seen, last }, (now) => {
+      if (last[0]! > 0) late.push(now - last[0]!);
+    });
+    try {
+      // A pause that proves an absence: a counter that has never moved is not late.
+      await new Promise((r) => setTimeout(r, 80));
+      assert.deepEqual(late, []);
+      Atomics.add(counts, 0, 1);
+      await waitFor('the counter to be late', () => late.length > 0);
+      assert.ok(late[0]! > 40, `late by ${late[0]} ms`);
+      assert.equal(seen[0], 1);
+    } finally {
+      native.stopTicker(ticker);
+    }
+  });
+
+  it('refuses bad options and handles that are not its own', () => {
+    assert.throws(() => native.startTicker({ intervalMs: 0 }), TypeError);
+    assert.throws(() => native.startTicker({ intervalMs: 5, beat: new Float64Array(1) as unknown as Int32Array }), TypeError);
+    assert.throws(() => native.startTicker({ intervalMs: 5, counts: new Int32Array(2), seen: new Int32Array(1), last: new Float64Array(2) }), TypeError);
+    assert.throws(() => native.stopTicker({} as never), TypeError);
   });
 });

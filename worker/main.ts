@@ -67,7 +67,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   log.debug(`${childRole()} serving ${listeners.size} listener(s)`);
   sendToParent<FromWorker>({ type: 'ready', index });
   // The watchdog's touch: a loop that stops turning stops its counter (supervisor/watchdog.ts).
-  setInterval(() => heartbeats.beat(index), server.watchdogTickMs).unref();
+  heartbeats.beatEvery(index, server.watchdogTickMs);
   trimHeapWhenIdle();
 }
 

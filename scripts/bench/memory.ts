@@ -2,10 +2,10 @@
 // (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
 // default 5, then again once settled, after SETTLE seconds, default 20: V8 gives start-up's heap
 // pages back when a process has been quiet for a while, and shared/heap-trim.ts the C heap's),
-// again after LONG seconds (default 150: by then the little work an idle tree does, gathering
-// stats every few seconds, has been run often enough for V8 to optimise it, which brings V8's
-// optimising compiler into each process for good: its code's pages and its threads' heaps, 4-6
-// MB; LONG=0 skips it), and the worker's peak under
+// again after LONG seconds (default 150: work an idle tree repeats often enough is optimised by V8
+// within a minute or two, which brings V8's optimising compiler into the process for good, its
+// code's pages and its threads' heaps, 4-6 MB; that was the watchdogs' ten ticks a second until
+// they ran in C; LONG=0 skips it), and the worker's peak under
 // LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 10),
 // beside issue 18's goals. Beside each figure, the process's own (anonymous) memory: the rest of
 // its RSS is Node's binary, shared by all of them; a bare Node process is shown as the floor.
@@ -93,7 +93,7 @@ try {
   bare.kill('SIGTERM');
   if (LONG_S > SETTLE_S) {
     await new Promise((r) => setTimeout(r, (LONG_S - SETTLE_S) * 1000)); // a measurement setting: how long a long idle is
-    console.log(`after ${LONG_S} s of idling (V8 has optimised the idle work by now: its optimising compiler is resident)`);
+    console.log(`after ${LONG_S} s of idling`);
     printTree(tree);
   }
 

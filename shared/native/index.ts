@@ -3,14 +3,32 @@ import { join } from 'node:path';
 import { packageRoot } from '../paths.js';
 
 /**
- * The native addon (shared/native/sockets.c, built into build/sockets.node by `npm ci`).
+ * The native addon (shared/native/*.c, built into build/native.node by `npm ci`).
  * Errors thrown by it carry `code` (an errno name such as EADDRINUSE) and `syscall`.
  */
 
 /** An AF_UNIX datagram socket owned by the addon; opaque to JavaScript. */
 export type DgramHandle = { readonly __brand: 'DgramHandle' };
 
-interface NativeSockets {
+/** A ticker started by startTicker (see shared/native/tickers.c); opaque to JavaScript. */
+export type TickerHandle = { readonly __brand: 'TickerHandle' };
+
+export interface TickerOptions {
+  /** How often it ticks. */
+  intervalMs: number;
+  /** `onLate` is called when a tick, or a watched counter, is later than this (0 or absent: never). */
+  thresholdMs?: number;
+  /** Element 0 is incremented every tick (atomically). */
+  beat?: Int32Array;
+  /** Element 0 is set to Date.now() every tick. */
+  stamp?: Float64Array;
+  /** Counters watched: one that moved is copied to `seen`, and the tick's time written to `last` (0 in `last`: not watched). */
+  counts?: Int32Array;
+  seen?: Int32Array;
+  last?: Float64Array;
+}
+
+interface NativeAddon {
   /**
    * A listening TCP socket on an IP literal; returns its descriptor and bound port (real even for
    * port 0). Each option is [state (0 before bind, 1 after bind, 2 listening), level, name, value].
@@ -48,16 +66,24 @@ interface NativeSockets {
   mallocTrim(): boolean;
   /** Fills `buffer` from the kernel's CSPRNG (getrandom(2)). */
   randomFill(buffer: Uint8Array): void;
+  /**
+   * A repeating timer on the event loop whose ticks run no JavaScript (shared/native/tickers.c):
+   * each tick does what `options` says; `onLate(now, ownLate)` is called when the tick itself or a
+   * watched counter is late past `thresholdMs`, and once more when that ends. `now` and `last` are
+   * milliseconds on a monotonic clock of their own. It does not keep the loop alive.
+   */
+  startTicker(options: TickerOptions, onLate?: (now: number, ownLate: number) => void): TickerHandle;
+  stopTicker(handle: TickerHandle): void;
 }
 
-const addonPath = join(packageRoot, 'build', 'sockets.node');
+const addonPath = join(packageRoot, 'build', 'native.node');
 
-function load(): NativeSockets {
+function load(): NativeAddon {
   try {
-    return createRequire(import.meta.url)(addonPath) as NativeSockets;
+    return createRequire(import.meta.url)(addonPath) as NativeAddon;
   } catch (err) {
     throw new Error(`the native addon ${addonPath} could not be loaded (run \`npm ci\` or \`npm run build\`): ${(err as Error).message}`);
   }
 }
 
-export const native: NativeSockets = load();
+export const native: NativeAddon = load();

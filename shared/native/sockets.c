@@ -1,10 +1,11 @@
 /*
- * The proxy's one native addon (N-API, C): what Node's core cannot do.
+ * Sockets and descriptors (part of the addon: see addon.c).
  *
- *  - listenTcp / listenUnix: create a listening socket and return its raw descriptor (a TCP one
- *    with the listener's socket options set before bind, after bind or once listening). The
- *    supervisor holds listening sockets without ever polling them (a polling process that does
- *    not accept strands connections); workers serve them with net.Server.listen({fd}).
+ *  - listenTcp / listenUnix / bindUdp: create a listening (or bound) socket and return its raw
+ *    descriptor (a TCP one with the listener's socket options set before bind, after bind or once
+ *    listening). The supervisor holds listening sockets without ever polling them (a polling
+ *    process that does not accept strands connections); workers serve them with
+ *    net.Server.listen({fd}).
  *  - dgramOpen / dgramSend / dgramClose: AF_UNIX SOCK_DGRAM sockets that carry descriptors as
  *    SCM_RIGHTS, for hot restart between unrelated processes. Abstract names ("@name") are
  *    NUL-padded to sizeof(sun_path), as Node and Envoy pad them. Receiving is integrated with
@@ -15,60 +16,23 @@
  *    forks, for listening sockets added after the fork (the listener discovery service): the
  *    worker inherits one end and polls it; the supervisor sends each new socket on the other.
  *  - closeFd: close a raw descriptor (a received one that is not kept, or a listener's).
- *  - mapShared: a file mapped MAP_SHARED as an ArrayBuffer, for counters that every process of
- *    the tree reads and writes (circuit breakers); unmapped when the buffer is collected.
- *
- * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
- * EAGAIN or ECONNREFUSED the way Envoy does.
+ *  - sdNotify: one datagram to systemd's notification socket.
  */
-#define _GNU_SOURCE /* struct ucred */
-#define NAPI_VERSION 8
-#include <node_api.h>
-#include <uv.h>
+#include "addon.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #define MAX_DGRAM 65536
-
-static napi_value throw_errno(napi_env env, const char *syscall, int err) {
-  napi_value msg, code, sys, error;
-  char text[256];
-  snprintf(text, sizeof text, "%s failed: %s", syscall, strerror(err));
-  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &msg);
-  napi_create_error(env, NULL, msg, &error);
-  napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &code);
-  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sys);
-  napi_set_named_property(env, error, "code", code);
-  napi_set_named_property(env, error, "syscall", sys);
-  napi_value errnum;
-  napi_create_int32(env, err, &errnum);
-  napi_set_named_property(env, error, "errno", errnum);
-  napi_throw(env, error);
-  return NULL;
-}
-
-static napi_value throw_type(napi_env env, const char *message) {
-  napi_throw_type_error(env, NULL, message);
-  return NULL;
-}
 
 /* [a, b] as a JS array of two numbers. */
 static napi_value int_pair(napi_env env, int32_t a, int32_t b) {
@@ -91,11 +55,6 @@ static void attach_fd(struct msghdr *msg, char *control, size_t size, int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(c), &fd, sizeof(int));
-}
-
-static int get_string(napi_env env, napi_value v, char *buf, size_t size) {
-  size_t len;
-  return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
 }
 
 /* "@name" is abstract (padded to the whole sun_path); anything else is a file-system path. */
@@ -613,111 +572,20 @@ static napi_value dgram_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static void unmap_shared(napi_env env, void *data, void *hint) {
-  (void)env;
-  munmap(data, (size_t)(uintptr_t)hint);
-}
-
-/* mapShared(path, size, create): create (O_EXCL) and size the file, or open an existing one. */
-static napi_value map_shared(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  char path[4096];
-  int64_t size;
-  bool create;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 3 || get_string(env, argv[0], path, sizeof path) < 0 || napi_get_value_int64(env, argv[1], &size) != napi_ok ||
-      napi_get_value_bool(env, argv[2], &create) != napi_ok || size <= 0)
-    return throw_type(env, "mapShared(path, size > 0, create)");
-  int fd = open(path, create ? O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC : O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) return throw_errno(env, "open", errno);
-  if (create && ftruncate(fd, (off_t)size) < 0) {
-    int err = errno;
-    close(fd);
-    return throw_errno(env, "ftruncate", err);
-  }
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
-    int err = errno;
-    close(fd);
-    return throw_errno(env, "fstat", err);
-  }
-  if (st.st_size < size) {
-    close(fd);
-    return throw_errno(env, "mapShared (the file is smaller than asked)", EINVAL);
-  }
-  void *addr = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int err = errno;
-  close(fd);
-  if (addr == MAP_FAILED) return throw_errno(env, "mmap", err);
-  napi_value buffer;
-  if (napi_create_external_arraybuffer(env, addr, (size_t)size, unmap_shared, (void *)(uintptr_t)size, &buffer) != napi_ok) {
-    munmap(addr, (size_t)size);
-    return throw_errno(env, "napi_create_external_arraybuffer", ENOMEM);
-  }
-  return buffer;
-}
-
-/*
- * mallocTrim(): glibc's malloc_trim(0), which gives back to the kernel the free pages anywhere in
- * the heap (free() only returns what is at its top, above a threshold glibc raises as a process
- * frees large blocks). True when it released something. False where the C library is not glibc.
- */
-static napi_value malloc_trim_js(napi_env env, napi_callback_info info) {
-  (void)info;
-#ifdef __GLIBC__
-  int released = malloc_trim(0);
-#else
-  int released = 0;
-#endif
-  napi_value out;
-  napi_get_boolean(env, released != 0, &out);
-  return out;
-}
-
-/*
- * randomFill(buffer): fills the buffer from the kernel's CSPRNG (getrandom(2), blocking only until
- * the kernel's pool is first initialised, as at boot).
- */
-static napi_value random_fill(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  void *data;
-  size_t length;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1 || napi_get_buffer_info(env, argv[0], &data, &length) != napi_ok) return throw_type(env, "randomFill(buffer)");
-  size_t done = 0;
-  while (done < length) {
-    ssize_t n = getrandom((char *)data + done, length - done, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return throw_errno(env, "getrandom", errno);
-    }
-    done += (size_t)n;
-  }
-  return NULL;
-}
-
-static napi_value init(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-      {"listenTcp", NULL, listen_tcp, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"bindUdp", NULL, bind_udp, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"listenUnix", NULL, listen_unix, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"closeFd", NULL, close_fd, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"localPort", NULL, local_port, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"sdNotify", NULL, sd_notify_send, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"dgramOpen", NULL, dgram_open, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"dgramSend", NULL, dgram_send, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"dgramClose", NULL, dgram_close, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"socketPair", NULL, socket_pair, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"dgramAdopt", NULL, dgram_adopt, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"sendFd", NULL, send_fd, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"mapShared", NULL, map_shared, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"mallocTrim", NULL, malloc_trim_js, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"randomFill", NULL, random_fill, NULL, NULL, NULL, napi_enumerable, NULL},
+void define_sockets(napi_env env, napi_value exports) {
+  static const addon_function_t fns[] = {
+      {"listenTcp", listen_tcp},
+      {"bindUdp", bind_udp},
+      {"listenUnix", listen_unix},
+      {"closeFd", close_fd},
+      {"localPort", local_port},
+      {"sdNotify", sd_notify_send},
+      {"dgramOpen", dgram_open},
+      {"dgramSend", dgram_send},
+      {"dgramClose", dgram_close},
+      {"socketPair", socket_pair},
+      {"dgramAdopt", dgram_adopt},
+      {"sendFd", send_fd},
   };
-  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
-  return exports;
+  define_functions(env, exports, fns, sizeof fns / sizeof fns[0]);
 }
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

@@ -1,0 +1,62 @@
+/*
+ * The proxy's one native addon (N-API, C): what Node's core cannot do. Built from every .c file
+ * here into build/native.node by scripts/build-native.mjs; each file says what it holds:
+ *
+ *  - sockets.c: listening sockets made before bind, descriptors passed between processes
+ *    (hot restart, listeners added after a worker's fork), sd_notify;
+ *  - memory.c: files mapped shared by the whole tree (circuit breakers, rate-limit buckets,
+ *    watchdog counters), and the C heap's free pages given back;
+ *  - random.c: the kernel's CSPRNG;
+ *  - tickers.c: timers on the event loop that run no JavaScript (the watchdogs' touches and looks).
+ *
+ * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
+ * EAGAIN or ECONNREFUSED the way Envoy does.
+ */
+#include "addon.h"
+
+#include <stdio.h>
+#include <string.h>
+
+napi_value throw_errno(napi_env env, const char *syscall, int err) {
+  napi_value msg, code, sys, error;
+  char text[256];
+  snprintf(text, sizeof text, "%s failed: %s", syscall, strerror(err));
+  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &msg);
+  napi_create_error(env, NULL, msg, &error);
+  napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &sys);
+  napi_set_named_property(env, error, "code", code);
+  napi_set_named_property(env, error, "syscall", sys);
+  napi_value errnum;
+  napi_create_int32(env, err, &errnum);
+  napi_set_named_property(env, error, "errno", errnum);
+  napi_throw(env, error);
+  return NULL;
+}
+
+napi_value throw_type(napi_env env, const char *message) {
+  napi_throw_type_error(env, NULL, message);
+  return NULL;
+}
+
+int get_string(napi_env env, napi_value v, char *buf, size_t size) {
+  size_t len;
+  return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
+}
+
+void define_functions(napi_env env, napi_value exports, const addon_function_t *fns, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    napi_property_descriptor p = {fns[i].name, NULL, fns[i].fn, NULL, NULL, NULL, napi_enumerable, NULL};
+    napi_define_properties(env, exports, 1, &p);
+  }
+}
+
+static napi_value init(napi_env env, napi_value exports) {
+  define_sockets(env, exports);
+  define_memory(env, exports);
+  define_random(env, exports);
+  define_tickers(env, exports);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
