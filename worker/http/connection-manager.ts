@@ -1,11 +1,11 @@
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { Http1Server } from '../http1/server.js';
 import type { Http1Request } from '../http1/request.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
-import { http2Module } from '../../shared/builtins.js';
+import { http2Module, httpModule } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
@@ -350,7 +350,7 @@ export class HttpConnectionManager {
     }
     socket.on('error', () => socket.destroy());
     // node:http's response, written on the socket itself (it reads the request's method, version and headers).
-    const res = new ServerResponse(req as unknown as IncomingMessage);
+    const res = new (httpModule().ServerResponse)(req as unknown as IncomingMessage);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
     res.once('finish', () => socket.end());

@@ -1,4 +1,6 @@
-import { request as http1Request, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { httpModule } from '../../shared/builtins.js';
+import { REASON_PHRASES } from '../../shared/http-status.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { http2Module } from '../../shared/builtins.js';
@@ -173,7 +175,7 @@ class UpgradeExchange implements Tunnel {
     // An HTTP/2 client's extended CONNECT goes to HTTP/1.1 as GET (Envoy's transformation); a CONNECT names its authority.
     const method = this.mode === 'connect' ? 'CONNECT' : this.req.method === 'CONNECT' ? 'GET' : (this.req.method ?? 'GET');
     const path = this.mode === 'connect' ? this.ctx.authority : this.ctx.path;
-    const request = http1Request({ createConnection: () => socket, method, path, headers, setHost: false });
+    const request = httpModule().request({ createConnection: () => socket, method, path, headers, setHost: false });
     const accepted = (response: IncomingMessage, upgraded: Socket, head: Buffer) => {
       if (this.answered) return upgraded.destroy();
       const status = response.statusCode ?? 502;
@@ -259,7 +261,7 @@ class UpgradeExchange implements Tunnel {
       const upgrade = this.mode === 'upgrade';
       const shown = upgrade ? 101 : status;
       const list = downstreamResponseHeaders(shown, upgrade ? { ...headers, connection: 'upgrade', upgrade: headers.upgrade ?? this.upgrade.type } : headers, this.ctx, this.started, upgrade ? UPGRADE_HEADERS : undefined);
-      let head = `HTTP/1.1 ${shown} ${upgrade ? 'Switching Protocols' : (STATUS_CODES[shown] ?? '')}\r\n`;
+      let head = `HTTP/1.1 ${shown} ${upgrade ? 'Switching Protocols' : (REASON_PHRASES[shown] ?? '')}\r\n`;
       for (let i = 0; i < list.length; i += 2) head += `${list[i]}: ${list[i + 1]}\r\n`;
       down.socket.write(`${head}\r\n`, 'latin1');
       record?.upgradedWith(shown, list);

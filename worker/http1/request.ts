@@ -1,4 +1,5 @@
-import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 
@@ -15,8 +16,14 @@ export interface RequestObserver {
  * back-pressure to the socket), without node:http's server around it.
  */
 
-/** node:http's own folding of repeated header fields (set-cookie as a list, cookie joined with `; `, a repeated Host dropped, …), kept so that every reader sees what it saw before. */
-const addHeaderLine = (IncomingMessage.prototype as unknown as { _addHeaderLine(field: string, value: string, dest: object): void })._addHeaderLine;
+/**
+ * node:http's own folding of repeated header fields (set-cookie as a list, cookie joined with `; `,
+ * a repeated Host dropped, …), kept so that every reader sees what it saw before. Taken from the
+ * module that defines IncomingMessage, which Node's parser (./llhttp.ts) loads anyway, rather than
+ * from node:http, whose client and server a worker does not use.
+ */
+const { IncomingMessage: NodeIncomingMessage } = createRequire(import.meta.url)('_http_incoming') as { IncomingMessage: typeof IncomingMessage };
+const addHeaderLine = (NodeIncomingMessage.prototype as unknown as { _addHeaderLine(field: string, value: string, dest: object): void })._addHeaderLine;
 const FOLDING = { joinDuplicateHeaders: false };
 
 /** What a request needs of its connection. */

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
+import { REASON_PHRASES } from '../../shared/http-status.js';
 import type { Socket } from 'node:net';
 import { INVALID_VALUE, TOKEN } from './llhttp.js';
 import type { Http1Request } from './request.js';
@@ -163,7 +164,7 @@ export class Http1Response extends EventEmitter {
     status |= 0;
     if (status < 100 || status > 999) throw httpError('ERR_HTTP_INVALID_STATUS_CODE', `Invalid status code: ${status}`, RangeError);
     this.statusCode = status;
-    this.statusMessage ??= STATUS_CODES[status] ?? 'unknown';
+    this.statusMessage ??= REASON_PHRASES[status] ?? 'unknown';
     if (status === 204 || status === 304 || status < 200) this.hasBody = false;
     let line = `HTTP/1.1 ${status} ${this.statusMessage}\r\n`;
     if (INVALID_VALUE.test(this.statusMessage)) throw httpError('ERR_INVALID_CHAR', 'Invalid character in statusMessage', TypeError);

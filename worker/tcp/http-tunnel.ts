@@ -1,4 +1,5 @@
-import { request as http1Request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { httpModule } from '../../shared/builtins.js';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -106,7 +107,7 @@ export class TunnelingConfig {
       },
     });
     const headers: OutgoingHttpHeaders = { host: hostname, ...extra };
-    const request = http1Request({ createConnection: () => socket, method: this.usePost ? 'POST' : 'CONNECT', path: this.usePost ? this.postPath : hostname, headers, setHost: false });
+    const request = httpModule().request({ createConnection: () => socket, method: this.usePost ? 'POST' : 'CONNECT', path: this.usePost ? this.postPath : hostname, headers, setHost: false });
     request.on('error', (err) => failed(err.message));
     if (this.usePost) {
       // The POST's body is the downstream's bytes (chunked); its response's body, the upstream's.
