@@ -44,6 +44,17 @@ int get_string(napi_env env, napi_value v, char *buf, size_t size) {
   return napi_get_value_string_utf8(env, v, buf, size, &len) == napi_ok ? (int)len : -1;
 }
 
+void call_back(napi_env env, napi_async_context async, napi_ref callback, size_t argc, const napi_value *argv) {
+  napi_value cb, global, result;
+  napi_get_reference_value(env, callback, &cb);
+  napi_get_global(env, &global);
+  if (napi_make_callback(env, async, global, cb, argc, argv, &result) == napi_pending_exception) {
+    napi_value error;
+    napi_get_and_clear_last_exception(env, &error);
+    napi_fatal_exception(env, error);
+  }
+}
+
 void define_functions(napi_env env, napi_value exports, const addon_function_t *fns, size_t count) {
   for (size_t i = 0; i < count; i++) {
     napi_property_descriptor p = {fns[i].name, NULL, fns[i].fn, NULL, NULL, NULL, napi_enumerable, NULL};

@@ -20,6 +20,8 @@ napi_value throw_errno(napi_env env, const char *syscall, int err);
 napi_value throw_type(napi_env env, const char *message);
 /* A JS string into `buf` (NUL-terminated, cut at `size`); its length, or -1 if it is not a string. */
 int get_string(napi_env env, napi_value v, char *buf, size_t size);
+/* Calls `callback` with `argv` from the event loop (napi_make_callback, in the caller's handle scope): an exception it throws is the process's uncaught exception. */
+void call_back(napi_env env, napi_async_context async, napi_ref callback, size_t argc, const napi_value *argv);
 /* Defines the `count` functions of `fns` (name, function) on `exports`. */
 typedef struct {
   const char *name;

@@ -385,20 +385,13 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
     napi_env env = d->env;
     napi_handle_scope scope;
     napi_open_handle_scope(env, &scope);
-    napi_value cb, global, argv[4], result;
+    napi_value argv[4];
     void *copy;
     napi_create_buffer_copy(env, (size_t)n, data, &copy, &argv[0]);
     napi_create_int32(env, received, &argv[1]);
     napi_create_int64(env, uid, &argv[2]);
     napi_create_int64(env, pid, &argv[3]);
-    napi_get_reference_value(env, d->callback, &cb);
-    napi_get_global(env, &global);
-    napi_status s = napi_make_callback(env, d->async, global, cb, 4, argv, &result);
-    if (s == napi_pending_exception) {
-      napi_value error;
-      napi_get_and_clear_last_exception(env, &error);
-      napi_fatal_exception(env, error);
-    }
+    call_back(env, d->async, d->callback, 4, argv);
     napi_close_handle_scope(env, scope);
     if (d->closing) return;
   }

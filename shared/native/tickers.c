@@ -65,17 +65,10 @@ static void call_late(ticker_t *t, double now, double own_late) {
   napi_env env = t->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value cb, global, argv[2], result;
+  napi_value argv[2];
   napi_create_double(env, now, &argv[0]);
   napi_create_double(env, own_late, &argv[1]);
-  napi_get_reference_value(env, t->callback, &cb);
-  napi_get_global(env, &global);
-  napi_status s = napi_make_callback(env, t->async, global, cb, 2, argv, &result);
-  if (s == napi_pending_exception) {
-    napi_value error;
-    napi_get_and_clear_last_exception(env, &error);
-    napi_fatal_exception(env, error);
-  }
+  call_back(env, t->async, t->callback, 2, argv);
   napi_close_handle_scope(env, scope);
 }
 
