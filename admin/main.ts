@@ -27,7 +27,7 @@ import { profilingEndpoints } from './endpoints/profiling.js';
 import { runtimeEndpoints } from './endpoints/runtime.js';
 import { SupervisorClient } from './supervisor-client.js';
 import { setRuntime } from '../shared/runtime.js';
-import { trimHeapWhenIdle } from '../shared/heap-trim.js';
+import { idleHousekeeping } from '../shared/idle-housekeeping.js';
 import { serverEndpoints } from './endpoints/server.js';
 import { statsEndpoints } from './endpoints/stats.js';
 import { tapEndpoints, type AdminTap } from './endpoints/tap.js';
@@ -108,7 +108,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     }
   }
   log.info(`admin address: ${address}`);
-  trimHeapWhenIdle();
+  idleHousekeeping();
   if (!isLoopback(host)) {
     // As Envoy's documentation warns: the admin interface can drain, stop and reconfigure the proxy.
     log.warn(`the admin interface listens on ${address}, reachable from other machines: anyone who reaches it can drain, reconfigure or stop the proxy; bind it to 127.0.0.1 (or ::1) unless a firewall stands in front`);

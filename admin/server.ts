@@ -8,6 +8,7 @@ import { getLogger } from '../shared/log/logger.js';
 import type { AdminAccessLog } from './access-log.js';
 import { TEXT, type AdminEndpoint, type AdminResponse } from './endpoint.js';
 import { helpText } from './help.js';
+import { working } from '../shared/optimising-compiler.js';
 
 /**
  * The admin HTTP server: exact, case-sensitive dispatch on the normalised path; mutating
@@ -184,6 +185,7 @@ export class AdminServer {
 
   listen(host: string, port: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
+      working(); // after an idle spell, the optimising compiler is on again before the answer is rendered
       const startedAt = Date.now();
       const received = { bytes: 0 };
       this.countRequest(res);

@@ -9,7 +9,7 @@ import { native, type TickerHandle } from './native/index.js';
  * They were IPC messages: by default ten a second from every worker (a tick is half the 200 ms
  * miss_timeout), each one serialised, written, read and decoded by the supervisor, without end.
  * Measured on the bench bootstrap, an idle worker's C heap grew to 4.5-7.4 MB within minutes
- * with the messages (its free pages given back by shared/heap-trim.ts or not). With the counters
+ * with the messages (its free pages given back by shared/idle-housekeeping.ts or not). With the counters
  * it stayed at 1.7-1.9 MB over three minutes.
  *
  * Both sides tick in C (the addon's tickers, shared/native/tickers.c), not in JavaScript: a

@@ -6,7 +6,7 @@ import { BootstrapError, bootstrapSources, loadBootstrap, readBootstrap, type Lo
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { LogSettingsMessage } from '../shared/ipc.js';
 import { configureLogging, flushLogs, getLogger, reopenLogs, setLogRole } from '../shared/log/logger.js';
-import { trimHeapWhenIdle } from '../shared/heap-trim.js';
+import { idleHousekeeping } from '../shared/idle-housekeeping.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { HotRestartEpoch } from './hot-restart/epoch.js';
 import { HotRestartError } from './hot-restart/shared-memory.js';
@@ -120,7 +120,7 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
     return 1;
   }
   const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options), buckets);
-  trimHeapWhenIdle();
+  idleHousekeeping();
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
   epoch?.attach(tree, listeners, loaded.handOver);
   process.removeListener('SIGUSR1', reopenLogs);

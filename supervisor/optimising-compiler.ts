@@ -1,5 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
 import { sourceBytes, type BootstrapSources } from '../shared/config/bootstrap.js';
+import { compilerFlagsGiven, withoutOptimising } from '../shared/optimising-compiler.js';
 
 /**
  * The supervisor reads a small configuration without V8's optimising compiler (TurboFan).
@@ -28,29 +28,19 @@ import { sourceBytes, type BootstrapSources } from '../shared/config/bootstrap.j
  * So a configuration above READ_WITHOUT_OPTIMISING_LIMIT is read with the compiler. Once the read
  * is over, the compiler is back for whatever the process does next: xDS updates, stats.
  *
- * The flag is set and reset synchronously around the read alone, and nothing else runs
- * meanwhile. V8's flag hash goes back to its default with the flag, so the code caches checked
- * after the read (Node's for its built-in modules, the libraries') are still taken. Inside the
- * read V8 would refuse them: the read loads no module.
+ * The flag is set and reset synchronously around the read alone (shared/optimising-compiler.ts,
+ * which also turns the compiler off while a process idles), and nothing else runs meanwhile.
+ * V8's flag hash goes back to its default with the flag, so the code caches checked after the
+ * read (Node's for its built-in modules, the libraries') are still taken. Inside the read V8
+ * would refuse them: the read loads no module.
  *
  * An operator's own choice of V8 compiler flags (in the command line or NODE_OPTIONS) is left as
  * given: then the read runs as the process was told to.
  */
 export const READ_WITHOUT_OPTIMISING_LIMIT = 128 * 1024;
 
-const COMPILER_FLAGS = /--(no-)?(turbofan|opt|jitless|maglev|max-opt)\b/;
-
-function compilerFlagsGiven(): boolean {
-  return process.execArgv.some((flag) => COMPILER_FLAGS.test(flag)) || COMPILER_FLAGS.test(process.env.NODE_OPTIONS ?? '');
-}
-
 /** Runs `read` (synchronous) of `sources`, without the optimising compiler if they are under the limit. */
 export function readWithoutOptimising<T>(sources: BootstrapSources, read: () => T): T {
   if (sourceBytes(sources) > READ_WITHOUT_OPTIMISING_LIMIT || compilerFlagsGiven()) return read();
-  setFlagsFromString('--no-turbofan');
-  try {
-    return read();
-  } finally {
-    setFlagsFromString('--turbofan');
-  }
+  return withoutOptimising(read);
 }

@@ -6,6 +6,7 @@ import { getLogger } from '../shared/log/logger.js';
 import type { SocketInbox } from '../shared/socket-channel.js';
 import { stats } from '../shared/stats/process.js';
 import { ServedListener, type ListenerContext } from './listeners.js';
+import { working } from '../shared/optimising-compiler.js';
 
 /**
  * Every listener a worker serves, and the listening sockets they accept on. A socket is served
@@ -156,6 +157,7 @@ export class ListenerSet {
   }
 
   private dispatch(id: number, socket: Socket): void {
+    working(); // after an idle spell, the optimising compiler is on again before the connection's first request
     const owner = this.owners.get(id);
     if (owner) owner.onConnection(socket);
     else socket.destroy(); // its listener was removed an instant ago; the socket is closing

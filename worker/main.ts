@@ -2,7 +2,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
-import { trimHeapWhenIdle } from '../shared/heap-trim.js';
+import { idleHousekeeping } from '../shared/idle-housekeeping.js';
 import { Heartbeats } from '../shared/heartbeats.js';
 import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared/log/logger.js';
 import { applyProfilerOrder, heapSnapshotFile, type ProfilerOutcome } from '../shared/profiler.js';
@@ -68,7 +68,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   sendToParent<FromWorker>({ type: 'ready', index });
   // The watchdog's touch: a loop that stops turning stops its counter (supervisor/watchdog.ts).
   heartbeats.beatEvery(index, server.watchdogTickMs);
-  trimHeapWhenIdle();
+  idleHousekeeping();
 }
 
 function stop(graceMs: number): void {

@@ -1,7 +1,7 @@
 // npm run bench (memory part): the resident memory of each process of the proxy's tree
 // (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
 // default 5, then again once settled, after SETTLE seconds, default 20: V8 gives start-up's heap
-// pages back when a process has been quiet for a while, and shared/heap-trim.ts the C heap's),
+// pages back when a process has been quiet for a while, and shared/idle-housekeeping.ts the C heap's),
 // again after LONG seconds (default 150: work an idle tree repeats often enough is optimised by V8
 // within a minute or two, which brings V8's optimising compiler into the process for good, its
 // code's pages and its threads' heaps, 4-6 MB; that was the watchdogs' ten ticks a second until

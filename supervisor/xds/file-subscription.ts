@@ -5,6 +5,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { SubscriptionStats } from './subscription-stats.js';
+import { working } from '../../shared/optimising-compiler.js';
 
 /**
  * File-based xDS (`path_config_source`, or the legacy `path`), with Envoy's semantics: the file is
@@ -77,6 +78,7 @@ export class FileSubscription {
   private async readAndApply(): Promise<void> {
     let response: JsonObject;
     try {
+      working(); // an update after an idle spell: the optimising compiler is on again before it is read
       const root = envoySchema();
       response = readSource(this.path, root, root.lookupType(DISCOVERY_RESPONSE)).document;
     } catch (err) {

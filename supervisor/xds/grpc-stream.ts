@@ -7,6 +7,7 @@ import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { working } from '../../shared/optimising-compiler.js';
 
 /**
  * One xDS stream to a control plane over gRPC, state of the world (api_type GRPC): an aggregated
@@ -206,6 +207,8 @@ export class GrpcXdsStream {
       this.delta ? DELTA_METHODS[this.method]! : this.method,
       (m) => Buffer.from(request.encode(fromProto3JSON(request, m as never) as protobuf.Message).finish()),
       (bytes) => {
+        // An update after an idle spell: the optimising compiler is on again before it is read.
+        working();
         const decoded = decoder().decode(response, bytes);
         if (decoded.errors.length) throw new Error(`undecodable DiscoveryResponse: ${decoded.errors.join('; ')}`);
         return decoded.json;

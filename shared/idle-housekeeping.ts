@@ -1,8 +1,10 @@
 import { native } from './native/index.js';
+import { checked } from './optimising-compiler.js';
 
 /**
- * A process that has been idle for a while gives its C heap's free pages back to the kernel
- * (glibc's malloc_trim, through the native addon).
+ * What a process does when it has been idle for a while: it gives its C heap's free pages back
+ * to the kernel (glibc's malloc_trim, through the native addon), and after a minute it stops V8's
+ * optimising compiler (shared/optimising-compiler.ts, which says why), until work comes again.
  *
  * Node's Buffers, V8's compiler zones and libuv's requests are allocated with malloc. Once they
  * are freed, glibc keeps the memory: free() only returns what is at the heap's top, above a
@@ -27,12 +29,14 @@ import { native } from './native/index.js';
 export const TRIM_INTERVAL_MS = 10_000;
 const IDLE_SHARE = 0.01;
 
-/** Starts the trimming; the timer does not keep the process alive. */
-export function trimHeapWhenIdle(): void {
+/** Starts the checks; their timer does not keep the process alive. */
+export function idleHousekeeping(): void {
   let since = process.cpuUsage();
   setInterval(() => {
     const used = process.cpuUsage(since);
     since = process.cpuUsage();
-    if ((used.user + used.system) / 1000 < TRIM_INTERVAL_MS * IDLE_SHARE) native.mallocTrim();
+    const idle = (used.user + used.system) / 1000 < TRIM_INTERVAL_MS * IDLE_SHARE;
+    if (idle) native.mallocTrim();
+    checked(idle);
   }, TRIM_INTERVAL_MS).unref();
 }
