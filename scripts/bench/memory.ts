@@ -2,10 +2,11 @@
 // (supervisor, admin, worker) on the bench bootstrap, at idle once it is live (after IDLE seconds,
 // default 5, then again once settled, after SETTLE seconds, default 20: V8 gives start-up's heap
 // pages back when a process has been quiet for a while, and shared/idle-housekeeping.ts the C heap's),
-// again after LONG seconds (default 150: work an idle tree repeats often enough is optimised by V8
-// within a minute or two, which brings V8's optimising compiler into the process for good, its
-// code's pages and its threads' heaps, 4-6 MB; that was the watchdogs' ten ticks a second until
-// they ran in C; LONG=0 skips it), and the worker's peak under
+// again after LONG seconds (default 150: work an idle tree repeats is optimised by V8 sooner or
+// later, which brings V8's optimising compiler into the process for good, its code's pages and
+// its threads' heaps, 4-6 MB; the watchdogs' ten ticks a second did it within a minute or two
+// until they ran in C, and a process idle for a minute now turns the compiler off; LONG=0 skips
+// it), and the worker's peak under
 // LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 10),
 // beside issue 18's goals. Beside each figure, the process's own (anonymous) memory: the rest of
 // its RSS is Node's binary, shared by all of them; a bare Node process is shown as the floor.
