@@ -1,6 +1,7 @@
 /*
- * What the addon's files share: the N-API and libuv headers, how errors are thrown, and each
- * file's function that adds its part to the module's exports (called by addon.c's init).
+ * What the addon's files share: the N-API and libuv headers, the helpers of helpers.c (how errors
+ * are thrown, how JavaScript is called back), and each file's function that adds its part to the
+ * module's exports (called by addon.c's init).
  */
 #ifndef PROXY_ADDON_H
 #define PROXY_ADDON_H
