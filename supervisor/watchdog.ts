@@ -57,9 +57,10 @@ export function watchdogConfigs(bootstrap: JsonObject): { main: WatchdogConfig; 
   return { main: configOf(bootstrap.watchdog), workers: configOf(bootstrap.watchdog) };
 }
 
-/** How often a loop touches its watchdog and the watchdog looks: half the shortest timeout set. */
+/** How often a loop touches its watchdog and the watchdog looks: half the shortest timeout set (every second when none is: nothing can be late then). */
 export function tickMs(c: WatchdogConfig): number {
-  return Math.max(10, Math.floor(Math.min(...[c.missMs, c.megamissMs, c.killMs, c.multikillMs].filter((t) => t > 0)) / 2));
+  const shortest = Math.min(...[c.missMs, c.megamissMs, c.killMs, c.multikillMs].filter((t) => t > 0));
+  return Number.isFinite(shortest) ? Math.max(10, Math.floor(shortest / 2)) : 1000;
 }
 
 /** One watched loop's alerts: counted once per episode of lateness. */

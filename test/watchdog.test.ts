@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { filterBootstrap } from './helpers/bootstraps.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, stallProcess, startProxy, statValue, stopAllProxies, waitFor } from './helpers/proxy.js';
+import { tickMs, watchdogConfigs } from '../supervisor/watchdog.js';
 
 /**
  * The watchdogs (Bootstrap.watchdogs) on a real tree: a worker whose event loop stops turning (a
@@ -67,5 +68,14 @@ describe('the main thread watchdog', () => {
     const out = await runProxy(['--mode', 'validate', '-c', tmp.file('actions.json', JSON.stringify(config({ watchdogs: actions })))]);
     assert.equal(out.code, 1);
     assert.match(out.stderr, /worker_watchdog\.actions: field 'actions' of envoy\.config\.bootstrap\.v3\.Watchdog is not supported/);
+  });
+});
+
+describe('how often the watchdogs tick', () => {
+  it('at half the shortest timeout set, at least 10 ms; every second when none is', () => {
+    assert.equal(tickMs(watchdogConfigs({}).workers), 100, "Envoy's defaults: 200 ms miss");
+    assert.equal(tickMs(watchdogConfigs({ watchdog: { miss_timeout: '1s', megamiss_timeout: '2s', kill_timeout: '0.5s' } }).main), 250);
+    assert.equal(tickMs(watchdogConfigs({ watchdog: { miss_timeout: '0.004s' } }).main), 10);
+    assert.equal(tickMs(watchdogConfigs({ watchdogs: { worker_watchdog: { miss_timeout: '0s', megamiss_timeout: '0s' } } }).workers), 1000);
   });
 });
