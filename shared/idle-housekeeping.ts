@@ -19,14 +19,14 @@ import { checked } from './optimising-compiler.js';
  * back (its RSS 82.7 -> 81.6 MB: the rest is V8's heap, which V8 shrinks on its own schedule).
  *
  * A process counts as idle when its threads used under IDLE_SHARE of one core's time over the
- * last TRIM_INTERVAL_MS. Under load the heap is reused at once, and pages given back would only
+ * last CHECK_INTERVAL_MS. Under load the heap is reused at once, and pages given back would only
  * be faulted in again. A trim blocks the event loop while glibc walks the heap: 0.01-0.08 ms in a
  * bare process, 4.6 ms for a heap of 200 MB, and 50 ms for the first trim of 200 MB of free,
  * fragmented heap. Trimming only once each time a process becomes idle was tried: the memory the
  * optimising compiler's later work frees then stays (after 150 s idle: worker 50.0 MB against
  * 49.6, admin 45.0 against 44.9).
  */
-export const TRIM_INTERVAL_MS = 10_000;
+const CHECK_INTERVAL_MS = 10_000;
 const IDLE_SHARE = 0.01;
 
 /** Starts the checks; their timer does not keep the process alive. */
@@ -35,8 +35,8 @@ export function idleHousekeeping(): void {
   setInterval(() => {
     const used = process.cpuUsage(since);
     since = process.cpuUsage();
-    const idle = (used.user + used.system) / 1000 < TRIM_INTERVAL_MS * IDLE_SHARE;
+    const idle = (used.user + used.system) / 1000 < CHECK_INTERVAL_MS * IDLE_SHARE;
     if (idle) native.mallocTrim();
     checked(idle);
-  }, TRIM_INTERVAL_MS).unref();
+  }, CHECK_INTERVAL_MS).unref();
 }
