@@ -8,7 +8,7 @@ import { getLogger } from '../shared/log/logger.js';
 import type { AdminAccessLog } from './access-log.js';
 import { TEXT, type AdminEndpoint, type AdminResponse } from './endpoint.js';
 import { helpText } from './help.js';
-import { working } from '../shared/optimising-compiler.js';
+import { working } from '../shared/idle-housekeeping.js';
 
 /**
  * The admin HTTP server: exact, case-sensitive dispatch on the normalised path; mutating

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cachedDataVersionTag } from 'node:v8';
+import { cachedDataVersionTag, getHeapSpaceStatistics } from 'node:v8';
 import type { BootstrapSource, BootstrapSources } from '../shared/config/bootstrap.js';
 import { READ_WITHOUT_OPTIMISING_LIMIT, readWithoutOptimising } from '../supervisor/optimising-compiler.js';
-import { checked, IDLE_CHECKS_BEFORE_OFF, optimising, withoutOptimising, working } from '../shared/optimising-compiler.js';
+import { optimising, withoutOptimising } from '../shared/optimising-compiler.js';
+import { checked, IDLE_CHECKS_BEFORE_QUIET, IDLE_CHECKS_BETWEEN_SHRINKS, working } from '../shared/idle-housekeeping.js';
 
 /** Sources of `bytes` bytes: a file, or --config-yaml. */
 const sources = (configYaml: string, file?: Buffer): BootstrapSources => ({ options: { configPath: file ? 'bootstrap.yaml' : '', configYaml } as BootstrapSource, file, key: Buffer.alloc(32) });
@@ -36,14 +37,16 @@ describe('reading without the optimising compiler', () => {
   });
 });
 
-/** The compiler while a process idles (shared/optimising-compiler.ts, driven by shared/idle-housekeeping.ts's checks). */
-describe('the optimising compiler while idle', () => {
-  it('goes off after enough idle checks in a row, and on again at the first busy one', () => {
+/** A process's idle spell (shared/idle-housekeeping.ts): the compiler off, V8's heap shrunk. */
+describe('an idle spell', () => {
+  const youngGeneration = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.physical_space_size;
+
+  it('turns the compiler off after enough idle checks in a row, and on again at the first busy one', () => {
     const on = cachedDataVersionTag();
-    for (let i = 1; i < IDLE_CHECKS_BEFORE_OFF; i++) checked(true);
+    for (let i = 1; i < IDLE_CHECKS_BEFORE_QUIET; i++) checked(true);
     assert.equal(cachedDataVersionTag(), on, 'not yet');
     checked(false); // a busy check starts the count again
-    for (let i = 1; i < IDLE_CHECKS_BEFORE_OFF; i++) checked(true);
+    for (let i = 1; i < IDLE_CHECKS_BEFORE_QUIET; i++) checked(true);
     assert.ok(optimising());
     checked(true);
     assert.equal(optimising(), false);
@@ -55,20 +58,40 @@ describe('the optimising compiler while idle', () => {
     assert.equal(cachedDataVersionTag(), on, 'on again: the default flag hash');
   });
 
-  it('comes back on when work arrives', () => {
+  it('ends when work arrives', () => {
     const on = cachedDataVersionTag();
-    for (let i = 0; i < IDLE_CHECKS_BEFORE_OFF; i++) checked(true);
+    for (let i = 0; i < IDLE_CHECKS_BEFORE_QUIET; i++) checked(true);
     assert.equal(optimising(), false);
     working();
     assert.ok(optimising());
     assert.equal(cachedDataVersionTag(), on);
-    working(); // on already: nothing changes
+    working(); // no spell: nothing changes
     assert.equal(cachedDataVersionTag(), on);
   });
 
-  it('a read without it, while idle, leaves it off after; while busy, on', () => {
+  it("shrinks V8's young generation when it begins, and again while it lasts", () => {
+    const garbage = () => {
+      let kept: object[] = [];
+      for (let i = 0; i < 50_000; i++) {
+        kept.push({ i, text: `x${i}` });
+        if (kept.length > 100) kept = [];
+      }
+    };
+    garbage();
+    const grown = youngGeneration();
+    for (let i = 0; i < IDLE_CHECKS_BEFORE_QUIET; i++) checked(true);
+    const shrunk = youngGeneration();
+    assert.ok(shrunk < grown, `${shrunk} bytes after, ${grown} before`);
+    garbage();
+    assert.ok(youngGeneration() > shrunk, 'grown again');
+    for (let i = 0; i < IDLE_CHECKS_BETWEEN_SHRINKS; i++) checked(true);
+    assert.equal(youngGeneration(), shrunk, 'shrunk again, a while later');
+    working();
+  });
+
+  it('a read without the compiler, while idle, leaves it off after; while working, on', () => {
     const on = cachedDataVersionTag();
-    for (let i = 0; i < IDLE_CHECKS_BEFORE_OFF; i++) checked(true);
+    for (let i = 0; i < IDLE_CHECKS_BEFORE_QUIET; i++) checked(true);
     const off = cachedDataVersionTag();
     assert.equal(readWithoutOptimising(file(10), () => cachedDataVersionTag()), off);
     assert.equal(cachedDataVersionTag(), off, 'still idle: still off');

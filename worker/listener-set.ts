@@ -6,7 +6,7 @@ import { getLogger } from '../shared/log/logger.js';
 import type { SocketInbox } from '../shared/socket-channel.js';
 import { stats } from '../shared/stats/process.js';
 import { ServedListener, type ListenerContext } from './listeners.js';
-import { working } from '../shared/optimising-compiler.js';
+import { working } from '../shared/idle-housekeeping.js';
 
 /**
  * Every listener a worker serves, and the listening sockets they accept on. A socket is served

@@ -64,6 +64,8 @@ interface NativeAddon {
   mapShared(path: string, size: number, create: boolean): ArrayBuffer;
   /** glibc's malloc_trim(0): the heap's free pages go back to the kernel. True if any did; false where the C library is not glibc. */
   mallocTrim(): boolean;
+  /** node::LowMemoryNotification(): V8 collects all garbage and shrinks its heap's spaces to what they hold (a pause of ~10-20 ms for a small heap). */
+  lowMemory(): void;
   /** Fills `buffer` from the kernel's CSPRNG (getrandom(2)). */
   randomFill(buffer: Uint8Array): void;
   /**

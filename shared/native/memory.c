@@ -5,6 +5,8 @@
  *    the tree reads and writes (circuit breakers, rate-limit buckets, watchdog counters);
  *    unmapped when the buffer is collected.
  *  - mallocTrim: the C heap's free pages given back to the kernel.
+ *  - lowMemory: V8 told that memory is short (node::LowMemoryNotification, part of Node's embedder
+ *    API in node.h): a full collection that also shrinks the heap's spaces to what they hold.
  */
 #include "addon.h"
 
@@ -79,10 +81,26 @@ static napi_value malloc_trim_js(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/*
+ * node::LowMemoryNotification() (node.h), named as the C++ ABI names it: this addon is C, and the
+ * function takes nothing and returns nothing, so its mangled name is all that differs. Node
+ * exports it from its binary for addons.
+ */
+void _ZN4node21LowMemoryNotificationEv(void);
+
+/* lowMemory(): V8 collects all garbage and gives back its heap's pages beyond what is live. */
+static napi_value low_memory(napi_env env, napi_callback_info info) {
+  (void)env;
+  (void)info;
+  _ZN4node21LowMemoryNotificationEv();
+  return NULL;
+}
+
 void define_memory(napi_env env, napi_value exports) {
   static const addon_function_t fns[] = {
       {"mapShared", map_shared},
       {"mallocTrim", malloc_trim_js},
+      {"lowMemory", low_memory},
   };
   define_functions(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

@@ -5,7 +5,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { SubscriptionStats } from './subscription-stats.js';
-import { working } from '../../shared/optimising-compiler.js';
+import { working } from '../../shared/idle-housekeeping.js';
 
 /**
  * File-based xDS (`path_config_source`, or the legacy `path`), with Envoy's semantics: the file is

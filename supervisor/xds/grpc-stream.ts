@@ -7,7 +7,7 @@ import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
-import { working } from '../../shared/optimising-compiler.js';
+import { working } from '../../shared/idle-housekeeping.js';
 
 /**
  * One xDS stream to a control plane over gRPC, state of the world (api_type GRPC): an aggregated
