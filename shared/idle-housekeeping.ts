@@ -18,9 +18,10 @@ import { idleCompiler } from './optimising-compiler.js';
  * 268 KB to 1.3-1.8 MB in each process over the following ten minutes, and the processes' RSS
  * with it. node::LowMemoryNotification (the addon's lowMemory) collects all garbage and shrinks
  * the spaces back: 10-15 ms for these heaps, once a minute into an idle spell and every two
- * minutes after, while nothing else runs. Every five minutes was tried: the worker was at 45.2 MB
- * after ten minutes idle (settled: 44.6), its young generation refilled in between. Envoy's overload manager can shrink its heap the same
- * way on a timer (envoy.overload_actions.shrink_heap, tcmalloc's free memory given back).
+ * minutes after, while nothing else runs. Every five minutes was tried: the worker was at 45.2
+ * MB after ten minutes idle (settled: 44.6), its young generation refilled in between. Envoy's
+ * overload manager can shrink its heap the same way on a timer (envoy.overload_actions.shrink_heap,
+ * tcmalloc's free memory given back).
  *
  * Node's Buffers, V8's compiler zones and libuv's requests are allocated with malloc. Once they
  * are freed, glibc keeps the memory: free() only returns what is at the heap's top, above a
