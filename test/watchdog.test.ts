@@ -59,6 +59,18 @@ describe('the main thread watchdog', () => {
     assert.ok((await statValue(proxy, 'server.main_thread.watchdog_miss')) >= 1);
   });
 
+  it('with a kill_timeout, leaves a supervisor whose loop turns alone (its ticks stamp the time the abort thread reads)', async () => {
+    const bootstrap = filterBootstrap('alive', [], [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'alive' } } }], 1, {}, {
+      watchdogs: { main_thread_watchdog: { miss_timeout: '0.1s', kill_timeout: '0.3s' } },
+    });
+    const proxy = await startProxy(bootstrap, ['--concurrency', '1']);
+    // A pause that proves an absence: five kill_timeouts pass, and the helper thread does not abort the supervisor.
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('alive')}/`)).body, 'alive');
+    assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).body, 'LIVE\n');
+    assert.doesNotMatch(proxy.output(), /aborting/);
+  });
+
   it('refuses watchdog and watchdogs together, and watchdog actions, by name', async () => {
     const config = (extra: object) => filterBootstrap('both', [], [{ match: { prefix: '/' }, direct_response: { status: 200 } }], 1, {}, extra);
     const both = await runProxy(['--mode', 'validate', '-c', tmp.file('both.json', JSON.stringify(config({ watchdog: {}, watchdogs: {} })))]);
