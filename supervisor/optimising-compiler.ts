@@ -1,5 +1,5 @@
 import { sourceBytes, type BootstrapSources } from '../shared/config/bootstrap.js';
-import { compilerFlagsGiven, withoutOptimising } from '../shared/optimising-compiler.js';
+import { withoutOptimising } from '../shared/optimising-compiler.js';
 
 /**
  * The supervisor reads a small configuration without V8's optimising compiler (TurboFan).
@@ -41,6 +41,6 @@ export const READ_WITHOUT_OPTIMISING_LIMIT = 128 * 1024;
 
 /** Runs `read` (synchronous) of `sources`, without the optimising compiler if they are under the limit. */
 export function readWithoutOptimising<T>(sources: BootstrapSources, read: () => T): T {
-  if (sourceBytes(sources) > READ_WITHOUT_OPTIMISING_LIMIT || compilerFlagsGiven()) return read();
-  return withoutOptimising(read);
+  // withoutOptimising leaves an operator's own compiler flags alone.
+  return sourceBytes(sources) > READ_WITHOUT_OPTIMISING_LIMIT ? read() : withoutOptimising(read);
 }
