@@ -1,21 +1,19 @@
-import { join } from 'node:path';
-import protobuf from 'protobufjs';
-import { packageRoot } from '../../shared/paths.js';
+import messages from './messages.cjs';
 import { SEAL_HEADER_BYTES } from './seal.js';
 
 /**
- * The hot-restart messages (Envoy's set, shared/hot-restart.proto, encoded with protobufjs) and
- * their framing as Envoy frames them: an 8-byte big-endian length, then the message, cut into
- * pieces that each fit one sealed datagram; and the reassembly of one sender's pieces, with the
- * declared size checked before anything is kept.
+ * The hot-restart messages (Envoy's set, messages.proto, encoded by the code protobufjs's generator
+ * made from it: scripts/generate-hot-restart-messages.mjs) and their framing as Envoy frames
+ * them: an 8-byte big-endian length, then the message, cut into pieces that each fit one sealed
+ * datagram; and the reassembly of one sender's pieces, with the declared size checked before
+ * anything is kept.
  */
 
 export const MAX_DATAGRAM = 4096;
 const PIECE_BYTES = MAX_DATAGRAM - SEAL_HEADER_BYTES;
 const LENGTH_BYTES = 8;
 
-const root = new protobuf.Root().loadSync(join(packageRoot, 'shared', 'hot-restart.proto'), { keepCase: true });
-const HotRestartMessage = root.lookupType('proxy.hot_restart.HotRestartMessage');
+const { HotRestartMessage } = messages.proxy.hot_restart;
 
 export interface RequestMessage {
   pass_listen_socket?: { address: string; worker_index?: number; listener_name?: string };
