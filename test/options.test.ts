@@ -4,7 +4,9 @@ import { cpus } from 'node:os';
 import { DEFAULT_LOG_FORMAT } from '../shared/log/format.js';
 import { Level } from '../shared/log/levels.js';
 import { DEFAULT_SOCKET_PATH, OPTION_SPECS, helpText, parseOptions, type Options, type ParseOutcome } from '../supervisor/options.js';
-import { runProxy } from './helpers/cli.js';
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { proxyCommand, runProxy, tempDir } from './helpers/cli.js';
 
 const environment = (env: NodeJS.ProcessEnv = {}) => ({
   argv0: 'proxy',
@@ -202,6 +204,23 @@ describe('the real command line', () => {
     assert.ok(['Clean', 'Modified'].includes(fields[2]!));
     assert.equal(fields[3], 'RELEASE');
     assert.match(fields[4]!, /^OpenSSL(-FIPS)?$/);
+  });
+
+  it('the `proxy` command (bin/proxy, run through a link as npm links it) runs without NODE_EXTRA_CA_CERTS; bin/proxy.js keeps it', async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const link = join(tmp.dir, 'proxy');
+    symlinkSync(proxyCommand, link);
+    // Node warns, as it starts, that the file a NODE_EXTRA_CA_CERTS names cannot be read.
+    const env = { NODE_EXTRA_CA_CERTS: join(tmp.dir, 'no-such-bundle.pem') };
+    const warning = /Ignoring extra certs from/;
+    for (const command of [proxyCommand, link]) {
+      const out = await runProxy(['--version'], env, 20_000, command);
+      assert.equal(out.code, 0, out.stderr);
+      assert.match(out.stdout, /^\nproxy {2}version: \S+\n\n$/);
+      assert.doesNotMatch(out.stderr, warning);
+    }
+    assert.match((await runProxy(['--version'], env)).stderr, warning);
   });
 
   it('--hot-restart-version prints <protocol>.<layout size>', async () => {

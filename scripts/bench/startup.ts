@@ -2,11 +2,12 @@
 // 18's goal of 150 ms. Three figures, each over ROUNDS (default 10):
 //  - cold start: `proxy` spawned (epoch 0) to the first answered request, and to the admin's LIVE;
 //  - hot restart at idle: epoch N spawned to the first request answered by epoch N (each epoch adds
-//    an `x-epoch` response header, so the client sees which one answered); where this machine sets
-//    NODE_EXTRA_CA_CERTS (Node parses the file before any of our code runs), again without it;
+//    an `x-epoch` response header, so the client sees which one answered);
 //  - worker replacement: a worker SIGKILLed to the first request answered after it (in each cold
 //    start's tree once it is live: a worker that dies again soon after is replaced with backoff).
-// A client polls with a new connection every POLL_MS (default 2). Nothing is pinned: a starting
+// Each epoch is the `proxy` command as installed (bin/proxy, which drops NODE_EXTRA_CA_CERTS: where
+// this machine sets it, the figure it would add to every epoch is printed). A client polls with a
+// new connection every POLL_MS (default 2). Nothing is pinned: a starting
 // epoch has every core, as in production (PIN=1 puts the proxy on core 0 and the upstream on
 // core 1, as pinning.ts does for the throughput bench). Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
@@ -16,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { LOAD_CORE, pinned, pinning, pinningSummary, PROXY_CORE } from './pinning.js';
 
@@ -72,10 +73,18 @@ function freePort(): Promise<number> {
   });
 }
 
-function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+/** The `proxy` command of the tree measured: bin/proxy, or bin/proxy.js run by this Node in a tree from before bin/proxy. */
+function proxyCommand(): [string, string[]] {
+  const command = join(tree, 'bin/proxy');
+  return existsSync(command) ? [command, []] : [process.execPath, [join(tree, 'bin/proxy.js')]];
+}
+
+function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
-  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, process.execPath, [join(tree, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env });
+  const [command, prefix] = proxyCommand();
+  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, command, [...prefix, '-c', config, ...identity, '--restart-epoch', String(epoch),
+    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']),
+  { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
   children.push(child);
   return child;
 }
@@ -132,18 +141,18 @@ try {
   console.log(`  worker SIGKILLed to first request served:       ${summary(replaced)}`);
 
   // Hot restarts at idle, one after another on the same port.
-  const hotRestarts = async (env: NodeJS.ProcessEnv, family: string): Promise<number[]> => {
+  const hotRestarts = async (family: string): Promise<number[]> => {
     const port = await freePort();
     const baseIdPath = join(dir, `${family}-base-id`);
     const adminFile = (epoch: number) => join(dir, `${family}-admin-${epoch}`);
-    let current = startEpoch(bootstrapFor(upstream.port, port, 0), 0, baseIdPath, adminFile(0), env);
+    let current = startEpoch(bootstrapFor(upstream.port, port, 0), 0, baseIdPath, adminFile(0));
     await pollUntil(port, performance.now(), (e) => e === 0);
     await adminLive(adminFile(0), 0);
     const handOver: number[] = [];
     for (let epoch = 1; epoch <= ROUNDS; epoch++) {
       const config = bootstrapFor(upstream.port, port, epoch);
       const since = performance.now();
-      const next = startEpoch(config, epoch, baseIdPath, adminFile(epoch), env);
+      const next = startEpoch(config, epoch, baseIdPath, adminFile(epoch));
       handOver.push(await pollUntil(port, since, (e) => e === epoch));
       await adminLive(adminFile(epoch), since);
       // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
@@ -153,10 +162,10 @@ try {
     await stop(current);
     return handOver;
   };
-  console.log(`  hot restart at idle, spawn to first served:     ${summary(await hotRestarts(process.env, 'hot'))}`);
-  // What this machine's environment adds to every epoch's start, before any of the proxy's code
-  // runs (the children are forked without it: supervisor/children.ts); a host without it starts
-  // every epoch that much sooner.
+  console.log(`  hot restart at idle, spawn to first served:     ${summary(await hotRestarts('hot'))}`);
+  // What this machine's environment would add to every epoch's start, before any of the proxy's
+  // code runs, were the supervisor started as `node bin/proxy.js` (bin/proxy drops it; the
+  // children are forked without it: supervisor/children.ts).
   if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
     const without = { ...process.env };
     delete without.NODE_EXTRA_CA_CERTS;
@@ -164,8 +173,7 @@ try {
       const times = Array.from({ length: 5 }, () => Number(spawnSync(process.execPath, ['-p', 'performance.now()'], { env, encoding: 'utf8' }).stdout));
       return times.sort((a, b) => a - b)[2]!;
     };
-    console.log(`  NODE_EXTRA_CA_CERTS is set here: a bare Node process reaches its first line in ${boot(process.env).toFixed(0)} ms with it, ${boot(without).toFixed(0)} ms without (medians of 5); an epoch's supervisor pays the difference`);
-    console.log(`  hot restart at idle, without NODE_EXTRA_CA_CERTS: ${summary(await hotRestarts(without, 'bare'))}`);
+    console.log(`  NODE_EXTRA_CA_CERTS is set here: a bare Node process reaches its first line in ${boot(process.env).toFixed(0)} ms with it, ${boot(without).toFixed(0)} ms without (medians of 5); the \`proxy\` command drops it, \`node bin/proxy.js\` would pay the difference`);
   }
 } finally {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const proxyBin = join(repoRoot, 'bin', 'proxy.js');
+/** The `proxy` command as npm installs it (bin/proxy: a shell script that runs bin/proxy.js). */
+export const proxyCommand = join(repoRoot, 'bin', 'proxy');
 
 export interface CliResult {
   code: number | null;
@@ -13,12 +15,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `proxy` command (compiled; `npm test` builds first) and collects its output. */
-export function runProxy(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<CliResult> {
+/**
+ * Runs the real `proxy` command (compiled; `npm test` builds first) and collects its output:
+ * bin/proxy.js with this Node, or `command` (a path to bin/proxy, or a link to it) with this Node
+ * first on PATH.
+ */
+export function runProxy(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000, command?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [proxyBin, ...args], {
+    const child = spawn(command ?? process.execPath, command ? args : [proxyBin, ...args], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      env: { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
