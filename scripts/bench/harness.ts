@@ -1,9 +1,22 @@
 // What the bench scripts share: the bench bootstrap (one listener, one route, one static cluster,
-// as issue 18's table was measured), starting helper processes, and polling for readiness.
+// as issue 18's table was measured), the `proxy` command, starting helper processes, and polling
+// for readiness.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { dirname, join } from 'node:path';
 import { pinned } from './pinning.js';
+
+/**
+ * The `proxy` command of a checkout, as installed (bin/proxy, which starts bin/proxy.js without
+ * NODE_EXTRA_CA_CERTS), and the environment to run it in (this Node first on its PATH); in a
+ * checkout from before bin/proxy, bin/proxy.js run by this Node.
+ */
+export function proxyCommand(tree: string): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  const command = join(tree, 'bin/proxy');
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  return existsSync(command) ? { command, args: [], env } : { command: process.execPath, args: [join(tree, 'bin/proxy.js')], env };
+}
 
 /** The bench bootstrap: a listener on port 0 routing everything to `upstreamPort`, an admin on port 0. */
 export function benchBootstrap(upstreamPort: number) {

@@ -8,14 +8,15 @@
 // until they ran in C, and a process idle for a minute now turns the compiler off; LONG=0 skips
 // it), and the worker's peak under
 // LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 10),
-// beside issue 18's goals. Beside each figure, the process's own (anonymous) memory: the rest of
-// its RSS is Node's binary, shared by all of them; a bare Node process is shown as the floor.
+// beside issue 18's goals. The proxy is the `proxy` command as installed (bin/proxy). Beside each
+// figure, the process's own (anonymous) memory: the rest of its RSS is Node's binary, shared by
+// all of them; a bare Node process is shown as the floor.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
+import { benchBootstrap, get, proxyCommand, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { LOAD_CORE, pinned, PROXY_CORE } from './pinning.js';
 
 const IDLE_S = Number(process.env.IDLE ?? 5);
@@ -73,7 +74,8 @@ try {
   const upstream = await startPrintingPort(children, LOAD_CORE, [join(root, 'scripts/bench/upstream.mjs')]);
   writeFileSync(join(dir, 'bootstrap.json'), JSON.stringify(benchBootstrap(upstream.port)));
   const adminFile = join(dir, 'admin.address');
-  const proxy = spawn(...pinned(PROXY_CORE, process.execPath, [join(root, 'bin/proxy.js'), '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'] });
+  const command = proxyCommand(root);
+  const proxy = spawn(...pinned(PROXY_CORE, command.command, [...command.args, '-c', join(dir, 'bootstrap.json'), '--concurrency', '1', '--admin-address-path', adminFile, '--use-dynamic-base-id', '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env: command.env });
   children.push(proxy);
   const admin = await waitFor(() => (existsSync(adminFile) ? readFileSync(adminFile, 'utf8') || undefined : undefined));
   await waitFor(async () => ((await get(`http://${admin}/ready`)) === 'LIVE\n' ? true : undefined));
@@ -84,8 +86,11 @@ try {
   const tree = roles(proxy.pid!);
   console.log(`proxy memory (VmRSS) on the bench bootstrap, node ${process.version}: at idle, ${IDLE_S} s after going live`);
   printTree(tree);
-  // The floor: a Node process that has loaded nothing, measured in the same run.
-  const bare = spawn(...pinned(LOAD_CORE, process.execPath, ['-e', 'setInterval(() => {}, 1000)']), { stdio: 'ignore' });
+  // The floor: a Node process that has loaded nothing, measured in the same run (without
+  // NODE_EXTRA_CA_CERTS, as the proxy's processes run).
+  const bareEnv = { ...process.env };
+  delete bareEnv.NODE_EXTRA_CA_CERTS;
+  const bare = spawn(...pinned(LOAD_CORE, process.execPath, ['-e', 'setInterval(() => {}, 1000)']), { stdio: 'ignore', env: bareEnv });
   children.push(bare);
   await new Promise((r) => setTimeout(r, (SETTLE_S - IDLE_S) * 1000)); // a measurement setting: how long settling takes
   console.log(`settled, ${SETTLE_S} s after going live`);

@@ -17,8 +17,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { benchBootstrap, get, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
+import { join } from 'node:path';
+import { benchBootstrap, get, proxyCommand, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
 import { LOAD_CORE, pinned, pinning, pinningSummary, PROXY_CORE } from './pinning.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
@@ -73,18 +73,11 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The `proxy` command of the tree measured: bin/proxy, or bin/proxy.js run by this Node in a tree from before bin/proxy. */
-function proxyCommand(): [string, string[]] {
-  const command = join(tree, 'bin/proxy');
-  return existsSync(command) ? [command, []] : [process.execPath, [join(tree, 'bin/proxy.js')]];
-}
-
 function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
-  const [command, prefix] = proxyCommand();
-  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, command, [...prefix, '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']),
-  { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
+  const proxy = proxyCommand(tree);
+  const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, proxy.command, [...proxy.args, '-c', config, ...identity, '--restart-epoch', String(epoch),
+    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env: proxy.env });
   children.push(child);
   return child;
 }
