@@ -1,10 +1,14 @@
 // Part of the build (scripts/build.mjs), after the bundles and their top-level code caches: runs
-// the proxy once on a small bootstrap, sends requests through it and asks its admin interface for
-// its main pages, then stops it; each of its processes writes its role's code cache again as it
-// exits (bin/role-launcher.cjs, PROXY_BUILD_CODE_CACHE_RUN), now with the functions that serving
+// the proxy on a small bootstrap, sends requests through it and asks its admin interface for its
+// main pages, then stops it; each of its processes writes its role's code cache again as it exits
+// (bin/role-launcher.cjs, PROXY_BUILD_CODE_CACHE_RUN), now with the functions that serving
 // compiled. A new worker then serves its first request without compiling the request path (on
-// every hot restart and every worker replacement). Anything going wrong here leaves the top-level
-// caches in place: the build says so and goes on.
+// every hot restart and every worker replacement). The tree that writes the caches is a hot
+// restart's middle epoch: started as the child of one epoch and then the parent of another, its
+// supervisor has compiled both sides of the hand-over (the messages' codec, the configuration
+// read for the child, the sockets passed), which every new epoch and its parent otherwise
+// compile on the hand-over's path. Anything going wrong here leaves the top-level caches in
+// place: the build says so and goes on.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, get } from 'node:http';
@@ -45,7 +49,7 @@ export async function warmCodeCaches() {
     req.on('end', () => res.end('warm'));
   });
   await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-  let proxy;
+  const epochs = [];
   try {
     const route = (match, action) => ({ match, ...action });
     const bootstrap = {
@@ -77,14 +81,26 @@ export async function warmCodeCaches() {
     // A .yaml file (JSON is YAML), so that the YAML reader most bootstraps go through is compiled too.
     const config = join(dir, 'bootstrap.yaml');
     writeFileSync(config, JSON.stringify(bootstrap));
-    const adminPath = join(dir, 'admin');
-    proxy = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, '--concurrency', '1', '--use-dynamic-base-id', '--base-id-path', join(dir, 'base-id'), '--admin-address-path', adminPath, '-l', 'error'], {
-      env: { ...process.env, PROXY_BUILD_CODE_CACHE_RUN: '1' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    const exited = new Promise((resolve) => proxy.once('exit', (code, signal) => resolve(code ?? signal)));
-    const admin = await until('admin address', async () => (existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined));
-    await until('LIVE', async () => ((await fetchText(`http://${admin}/ready`)).body === 'LIVE\n' ? true : undefined));
+    const baseIdPath = join(dir, 'base-id');
+    const startEpoch = (epoch, writesCaches) => {
+      const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
+      const adminPath = join(dir, `admin-${epoch}`);
+      const child = spawn(process.execPath, [join(root, 'bin/proxy.js'), '-c', config, ...identity, '--restart-epoch', String(epoch), '--concurrency', '1',
+        '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminPath, '-l', 'error'], {
+        env: writesCaches ? { ...process.env, PROXY_BUILD_CODE_CACHE_RUN: '1' } : process.env,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      epochs.push(child);
+      const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+      const live = until(`epoch ${epoch}'s admin address`, async () => (existsSync(adminPath) ? readFileSync(adminPath, 'utf8') || undefined : undefined)).then(async (admin) => {
+        await until(`epoch ${epoch} LIVE`, async () => ((await fetchText(`http://${admin}/ready`)).body === 'LIVE\n' ? true : undefined));
+        return admin;
+      });
+      return { exited, live };
+    };
+    await startEpoch(0, false).live;
+    const middle = startEpoch(1, true);
+    const admin = await middle.live;
     const listeners = JSON.parse((await fetchText(`http://${admin}/listeners?format=json`)).body);
     const port = listeners.listener_statuses[0].local_address.socket_address.port_value;
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -94,11 +110,15 @@ export async function warmCodeCaches() {
     }
     agent.destroy();
     for (const page of ADMIN_PAGES) await fetchText(`http://${admin}${page}`);
-    proxy.kill('SIGTERM');
-    const code = await exited;
+    // The next epoch takes over; the middle one drains, is terminated, and writes the caches as it exits.
+    const last = startEpoch(2, false);
+    await last.live;
+    const code = await middle.exited;
     if (code !== 0) throw new Error(`the proxy exited with ${code}`);
+    epochs.at(-1).kill('SIGTERM');
+    await last.exited;
   } finally {
-    if (proxy && proxy.exitCode === null && proxy.signalCode === null) proxy.kill('SIGKILL');
+    for (const proxy of epochs) if (proxy.exitCode === null && proxy.signalCode === null) proxy.kill('SIGKILL');
     upstream.close();
     rmSync(dir, { recursive: true, force: true });
   }
