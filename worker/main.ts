@@ -26,6 +26,10 @@ import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.j
  */
 
 const log = getLogger('main', import.meta.url);
+// Node loads node:perf_hooks (nine modules) the first time the `performance` global is read, which
+// every connection does: read it now, while a spare worker waits for its configuration, rather
+// than as the first connection of a hot restart's new epoch arrives.
+performance.now();
 let index = -1;
 let clusters: ClusterManager | undefined;
 let routeTables: RouteTables | undefined;
