@@ -10,7 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { Agent, request } from 'node:http';
 import { connect as h2connect } from 'node:http2';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { proxyCommand } from './bench/harness.js';
 
 const RESTARTS = Number(process.env.RESTARTS ?? 10);
 const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 1500);
@@ -55,11 +56,10 @@ function startEpoch(epoch: number, config: string, concurrency: number): { child
   // Epoch 0 takes a free base id and writes it down; the later ones read it (runs side by side never meet).
   const baseIdPath = join(dir, 'base-id');
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
-  // The `proxy` command as installed (bin/proxy: it starts bin/proxy.js without NODE_EXTRA_CA_CERTS),
-  // with this Node first on its PATH.
-  const child = spawn(join(root, 'bin/proxy'), ['-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', String(concurrency), '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'],
-  { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
+  // The `proxy` command as installed (bin/proxy: it starts bin/proxy.js without NODE_EXTRA_CA_CERTS).
+  const proxy = proxyCommand(root);
+  const child = spawn(proxy.command, [...proxy.args, '-c', config, ...identity, '--restart-epoch', String(epoch),
+    '--concurrency', String(concurrency), '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'], env: proxy.env });
   return { child, startedAt: Date.now(), adminFile };
 }
 

@@ -96,7 +96,7 @@ export async function warmCodeCaches() {
         await until(`epoch ${epoch} LIVE`, async () => ((await fetchText(`http://${admin}/ready`)).body === 'LIVE\n' ? true : undefined));
         return admin;
       });
-      return { exited, live };
+      return { child, exited, live };
     };
     await startEpoch(0, false).live;
     const middle = startEpoch(1, true);
@@ -115,7 +115,7 @@ export async function warmCodeCaches() {
     await last.live;
     const code = await middle.exited;
     if (code !== 0) throw new Error(`the proxy exited with ${code}`);
-    epochs.at(-1).kill('SIGTERM');
+    last.child.kill('SIGTERM');
     await last.exited;
   } finally {
     for (const proxy of epochs) if (proxy.exitCode === null && proxy.signalCode === null) proxy.kill('SIGKILL');

@@ -7,9 +7,9 @@
 //    start's tree once it is live: a worker that dies again soon after is replaced with backoff).
 // Each epoch is the `proxy` command as installed (bin/proxy, which drops NODE_EXTRA_CA_CERTS: where
 // this machine sets it, the figure it would add to every epoch is printed). A client polls with a
-// new connection every POLL_MS (default 2). Nothing is pinned: a starting
-// epoch has every core, as in production (PIN=1 puts the proxy on core 0 and the upstream on
-// core 1, as pinning.ts does for the throughput bench). Prints figures; asserts nothing.
+// new connection every POLL_MS (default 2). Nothing is pinned: a starting epoch has every core, as
+// in production (PIN=1 puts the proxy on core 0 and the upstream on core 1, as pinning.ts does for
+// the throughput bench). Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
