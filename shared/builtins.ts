@@ -6,6 +6,10 @@ import { createRequire } from 'node:module';
  * and in the supervisor HTTP (health checks), DNS (DNS clusters) and threads (a kill_timeout). Each one Node loads compiles its
  * JavaScript on first use; together they were ~10 ms of every worker's start (a replacement
  * worker's too) for a bootstrap that uses none of them. Types come from `import type`.
+ * Also those a process needs only once it is past the start of its workers: in the supervisor,
+ * crypto (the hot-restart seal, the base id's secret, the configuration's hash) and v8 (the
+ * configuration passed between epochs), ~5 ms that a new epoch's first worker was forked after;
+ * everywhere, v8 for the idle compiler switch.
  */
 
 const load = createRequire(import.meta.url);

@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
+import { v8Module } from './builtins.js';
 import { getLogger } from './log/logger.js';
 
 const log = getLogger('main', import.meta.url);
@@ -43,7 +43,7 @@ let idleOff = false;
 let suspended = 0;
 
 function apply(): void {
-  setFlagsFromString(idleOff || suspended > 0 ? '--no-turbofan' : '--turbofan');
+  v8Module().setFlagsFromString(idleOff || suspended > 0 ? '--no-turbofan' : '--turbofan');
 }
 
 /** The process idles (the compiler goes off), or works again (on). Cheap when nothing changes. */

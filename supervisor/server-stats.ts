@@ -1,4 +1,4 @@
-import { getFips } from 'node:crypto';
+import { cryptoModule } from '../shared/builtins.js';
 import type { ServerState } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
@@ -44,7 +44,7 @@ export class ServerStats {
     stats.counter('server.debug_assertion_failures');
     stats.counter('server.envoy_bug_failures');
     stats.counter('server.envoy_notifications');
-    stats.gauge('server.compilation_settings.fips_mode', 'local').set(getFips() === 1 ? 1 : 0);
+    stats.gauge('server.compilation_settings.fips_mode', 'local').set(cryptoModule().getFips() === 1 ? 1 : 0);
   }
 
   get hotRestartGeneration(): number {

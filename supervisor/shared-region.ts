@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { cryptoModule } from '../shared/builtins.js';
 import { openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../shared/native/index.js';
@@ -9,7 +9,7 @@ import { sharedMemoryDir } from './hot-restart/shared-memory.js';
  * workers inherit, and unlinked at once, so nothing is left behind however the tree ends.
  */
 export function createTreeRegion(name: string, bytes: number): { buffer: ArrayBuffer; fd: number } {
-  const path = join(sharedMemoryDir(), `proxy_${name}_${process.pid}_${randomBytes(4).toString('hex')}`);
+  const path = join(sharedMemoryDir(), `proxy_${name}_${process.pid}_${cryptoModule().randomBytes(4).toString('hex')}`);
   const buffer = native.mapShared(path, bytes, true);
   const fd = openSync(path, 'r+');
   unlinkSync(path);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { cryptoModule } from '../builtins.js';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
@@ -251,7 +251,7 @@ export function sourcesOf(src: BootstrapSource, file: Buffer | undefined): Boots
     serviceNode: src.serviceNode,
     serviceZone: src.serviceZone,
   };
-  const hash = createHash('sha256').update(`${buildIdentity()}\0${JSON.stringify(options)}\0`);
+  const hash = cryptoModule().createHash('sha256').update(`${buildIdentity()}\0${JSON.stringify(options)}\0`);
   if (file) hash.update(file);
   return { options, file, key: hash.digest() };
 }

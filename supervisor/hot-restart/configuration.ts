@@ -1,4 +1,4 @@
-import { deserialize, serialize } from 'node:v8';
+import { v8Module } from '../../shared/builtins.js';
 import { readBootstrap, ReadTooLarge, sourceBytes, sourcesOf, type BootstrapHandOver, type BootstrapRead, type BootstrapSource, type BootstrapSources } from '../../shared/config/bootstrap.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -44,7 +44,7 @@ export function answerConfiguration(rq: NonNullable<RequestMessage['configuratio
     const options = JSON.parse(rq.options) as BootstrapSource;
     const sources = sourcesOf(options, options.configPath ? rq.file : undefined);
     const read = own?.sources.key.equals(sources.key) ? own.read : readWithoutOptimising(sources, () => readBootstrap(sources, MAX_VALUES_READ));
-    return { configuration: { read: serialize(read) } };
+    return { configuration: { read: v8Module().serialize(read) } };
   } catch (err) {
     if (err instanceof ReadTooLarge) {
       log.info(`the next epoch's configuration is left to it to read: ${err.message}`);
@@ -59,7 +59,7 @@ export function answerConfiguration(rq: NonNullable<RequestMessage['configuratio
 /** What the child makes of the reply. */
 export function takeConfiguration(reply: ReplyMessage | undefined): BootstrapRead | undefined {
   const read = reply?.configuration?.read;
-  return read?.length ? (deserialize(read) as BootstrapRead) : undefined;
+  return read?.length ? (v8Module().deserialize(read) as BootstrapRead) : undefined;
 }
 
 /**

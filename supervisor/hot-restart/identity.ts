@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { cryptoModule } from '../../shared/builtins.js';
 import { writeFileSync } from 'node:fs';
 import { getLogger } from '../../shared/log/logger.js';
 import { domainSocketId } from './naming.js';
@@ -63,7 +63,7 @@ function attempt(o: IdentityOptions, baseId: number): HotRestartIdentity {
     }
     return { baseId, channel, region };
   }
-  const secret = randomBytes(SECRET_BYTES);
+  const secret = cryptoModule().randomBytes(SECRET_BYTES);
   const channel = bind(o, baseId, secret);
   try {
     const region = SharedMemoryRegion.create(baseId, o.startTimeMs, secret, o.sharedMemoryDir);
@@ -78,7 +78,7 @@ function attempt(o: IdentityOptions, baseId: number): HotRestartIdentity {
 export function establishIdentity(o: IdentityOptions): HotRestartIdentity {
   let identity: HotRestartIdentity | undefined;
   if (o.useDynamicBaseId) {
-    const pick = o.pickBaseId ?? (() => randomInt(0, 0x10000000)); // 28 bits: × 10 still fits 32
+    const pick = o.pickBaseId ?? (() => cryptoModule().randomInt(0, 0x10000000)); // 28 bits: × 10 still fits 32
     for (let i = 0; i < DYNAMIC_BASE_ID_TRIES && !identity; i++) {
       const candidate = pick();
       try {

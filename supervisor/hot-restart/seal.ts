@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { cryptoModule } from '../../shared/builtins.js';
 
 /**
  * What makes a hot-restart datagram one of this deployment's. Beyond Envoy, whose abstract
@@ -29,7 +29,7 @@ export interface Opened {
 }
 
 function tag(secret: Buffer, destination: string, body: Buffer): Buffer {
-  return createHmac('sha256', secret).update(destination).update('\0').update(body).digest();
+  return cryptoModule().createHmac('sha256', secret).update(destination).update('\0').update(body).digest();
 }
 
 export function seal(secret: Buffer, destination: string, messageId: bigint, senderEpoch: number, first: boolean, piece: Buffer): Buffer {
@@ -45,7 +45,7 @@ export function seal(secret: Buffer, destination: string, messageId: bigint, sen
 /** The datagram's contents if `secret` sealed it for `destination`; otherwise why not. */
 export function unseal(secret: Buffer, destination: string, datagram: Buffer): Opened | string {
   if (datagram.length < SEAL_HEADER_BYTES) return `a ${datagram.length}-byte datagram (shorter than a seal)`;
-  if (!timingSafeEqual(tag(secret, destination, datagram.subarray(TAG_BYTES)), datagram.subarray(0, TAG_BYTES))) {
+  if (!cryptoModule().timingSafeEqual(tag(secret, destination, datagram.subarray(TAG_BYTES)), datagram.subarray(0, TAG_BYTES))) {
     return 'a datagram not sealed with this deployment\'s secret';
   }
   return {
