@@ -9,11 +9,14 @@
 // this machine sets it, the figure it would add to every epoch is printed). A client polls with a
 // new connection every POLL_MS (default 2). Nothing is pinned: a starting epoch has every core, as
 // in production (PIN=1 puts the proxy on core 0 and the upstream on core 1, as pinning.ts does for
-// the throughput bench). Prints figures; asserts nothing.
+// the throughput bench). TIMELINE=1 also prints, for the hot restarts, when each step of a new
+// epoch happened (medians, ms from its spawn): its supervisor's Node start, its worker's fork, the
+// worker's Node start, its configuration taken, its ready, the first request served (every process
+// has ./timeline-preload.cjs preloaded; Node's own start is the rest). Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,6 +31,8 @@ const pinOn = process.env.PIN === '1' && pinning;
 const root = join(import.meta.dirname, '../..');
 const tree = process.env.PROXY_TREE ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
+const timelineDir = process.env.TIMELINE === '1' ? join(dir, 'timeline') : undefined;
+if (timelineDir) mkdirSync(timelineDir);
 const children: ChildProcess[] = [];
 stopChildrenOnInterrupt(children, dir);
 
@@ -76,8 +81,11 @@ function freePort(): Promise<number> {
 function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
   const proxy = proxyCommand(tree);
+  const env = timelineDir
+    ? { ...proxy.env, PROXY_TIMELINE_DIR: timelineDir, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require=${join(root, 'scripts/bench/timeline-preload.cjs')}` }
+    : proxy.env;
   const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, proxy.command, [...proxy.args, '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env: proxy.env });
+    '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env });
   children.push(child);
   return child;
 }
@@ -98,6 +106,33 @@ function workerPid(supervisor: number): number | undefined {
   const ps = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(supervisor)], { encoding: 'utf8' }).stdout;
   const line = ps.split('\n').find((l) => /\sworker_0$/.test(l));
   return line ? Number(line.trim().split(/\s+/)[0]) : undefined;
+}
+
+/** A process's marks from ./timeline-preload.cjs (wall-clock ms), with its role and its parent's pid. */
+function timelineOf(pid: number): Map<string, number> {
+  const marks = new Map<string, number>();
+  for (const line of readFileSync(join(timelineDir!, String(pid)), 'utf8').split('\n').filter(Boolean)) {
+    const [name, at] = line.split(' ');
+    marks.set(name!, Number(at));
+  }
+  return marks;
+}
+
+/** The steps of a new epoch, ms from its spawn: its supervisor's marks, and its worker's (the process whose parent it is). */
+function epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Record<string, number> {
+  const sup = timelineOf(supervisor);
+  const workerPid = readdirSync(timelineDir!).map(Number).find((pid) => timelineOf(pid).get('role:worker') === supervisor);
+  const worker = workerPid === undefined ? new Map<string, number>() : timelineOf(workerPid);
+  const at = (m: Map<string, number>, name: string) => (m.get(name) ?? NaN) - spawnedAt;
+  return {
+    'supervisor: Node started': at(sup, 'node'),
+    'supervisor: worker forked': at(sup, 'fork'),
+    'worker: process started': at(worker, 'start'),
+    'worker: Node started': at(worker, 'node'),
+    'worker: configuration taken': at(worker, 'init'),
+    'worker: ready': at(worker, 'ready'),
+    'first request served': servedAt - spawnedAt,
+  };
 }
 
 const summary = (xs: number[]) => {
@@ -142,17 +177,27 @@ try {
     await pollUntil(port, performance.now(), (e) => e === 0);
     await adminLive(adminFile(0), 0);
     const handOver: number[] = [];
+    const steps: Record<string, number>[] = [];
     for (let epoch = 1; epoch <= ROUNDS; epoch++) {
       const config = bootstrapFor(upstream.port, port, epoch);
       const since = performance.now();
+      const spawnedAt = Date.now();
       const next = startEpoch(config, epoch, baseIdPath, adminFile(epoch));
       handOver.push(await pollUntil(port, since, (e) => e === epoch));
+      if (timelineDir) steps.push(epochSteps(next.pid!, spawnedAt, Date.now()));
       await adminLive(adminFile(epoch), since);
       // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
       await new Promise<void>((r) => (current.exitCode !== null ? r() : current.once('exit', () => r())));
       current = next;
     }
     await stop(current);
+    if (timelineDir) {
+      console.log(`  hot restart at idle, each step of a new epoch (median ms from its spawn, over ${steps.length}):`);
+      for (const step of Object.keys(steps[0] ?? {})) {
+        const xs = steps.map((s) => s[step]!).sort((a, b) => a - b);
+        console.log(`    ${step.padEnd(30)} ${xs[Math.floor(xs.length / 2)]!.toFixed(0).padStart(5)}   (min ${xs[0]!.toFixed(0)}, max ${xs[xs.length - 1]!.toFixed(0)})`);
+      }
+    }
     return handOver;
   };
   console.log(`  hot restart at idle, spawn to first served:     ${summary(await hotRestarts('hot'))}`);

@@ -1,0 +1,37 @@
+// Preloaded (NODE_OPTIONS=--require) into every process of the trees that startup.ts starts with
+// TIMELINE=1: appends to $PROXY_TIMELINE_DIR/<pid> when this process started, when Node had started
+// (this file runs then), and in a supervisor when it first forked a child, in a worker when its
+// configuration came and when it reported ready. Wall-clock milliseconds (Date.now(): this file
+// must not load node:perf_hooks, which the processes measured load later or not at all).
+'use strict';
+const dir = process.env.PROXY_TIMELINE_DIR;
+if (dir) {
+  const { appendFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const file = join(dir, String(process.pid));
+  const mark = (name, at = Date.now()) => appendFileSync(file, `${name} ${at}\n`);
+  // bin/role-launcher.cjs <role> <name> for the children; bin/proxy.js for the supervisor.
+  const role = process.argv[1]?.endsWith('role-launcher.cjs') ? process.argv[2] : 'supervisor';
+  mark(`role:${role}`, process.ppid);
+  mark('start', Math.round(Date.now() - process.uptime() * 1000));
+  mark('node');
+  if (role === 'supervisor') {
+    const { ChildProcess } = require('node:child_process');
+    const spawn = ChildProcess.prototype.spawn;
+    let forked = false;
+    ChildProcess.prototype.spawn = function (...args) {
+      if (!forked) {
+        forked = true;
+        mark('fork');
+      }
+      return spawn.apply(this, args);
+    };
+  } else if (role === 'worker') {
+    process.on('message', (m) => m?.type === 'init' && mark('init'));
+    const send = process.send.bind(process);
+    process.send = (m, ...rest) => {
+      if (m?.type === 'ready') mark('ready');
+      return send(m, ...rest);
+    };
+  }
+}
