@@ -1,6 +1,6 @@
-import { cryptoModule } from '../shared/builtins.js';
 import { openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { cryptoModule } from '../shared/builtins.js';
 import { native } from '../shared/native/index.js';
 import { sharedMemoryDir } from './hot-restart/shared-memory.js';
 

@@ -1,8 +1,8 @@
-import { cryptoModule } from '../builtins.js';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import type protobuf from 'protobufjs';
+import { cryptoModule } from '../builtins.js';
 import { checkConstraints } from './constraints.js';
 import { checkSupportedFields } from './supported.js';
 import { checkAnyUses, parseDisabledExtensions } from './extensions.js';

@@ -1,5 +1,5 @@
-import { cryptoModule } from '../../shared/builtins.js';
 import { writeFileSync } from 'node:fs';
+import { cryptoModule } from '../../shared/builtins.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { domainSocketId } from './naming.js';
 import { HotRestartChannel, type ChannelOptions } from './protocol.js';
