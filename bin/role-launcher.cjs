@@ -40,10 +40,21 @@ function librariesOutside(role) {
 /** Bundles already run in this process, by name (a library is run once, whoever asks). */
 const loaded = new Map();
 
-/** The `require` a bundle runs with: Node's, from the bundle's place, but for the libraries above. */
+/** What a bundle's `require` has been asked for once already (see underDefaultFlags). */
+const requiredOnce = new Set();
+
+/**
+ * The `require` a bundle runs with: Node's, from the bundle's place, but for the libraries above.
+ * A module's first load runs under V8's default flags, so that its code cache is taken.
+ */
 function requireFor(file) {
   const required = Module.createRequire(file);
-  const libraryOrModule = (id) => (Object.hasOwn(LIBRARIES, id) ? load(LIBRARIES[id]) : required(id));
+  const requireOne = (id) => (Object.hasOwn(LIBRARIES, id) ? load(LIBRARIES[id]) : required(id));
+  const libraryOrModule = (id) => {
+    if (requiredOnce.has(id)) return requireOne(id);
+    requiredOnce.add(id);
+    return underDefaultFlags(() => requireOne(id));
+  };
   return Object.assign(libraryOrModule, { resolve: required.resolve, cache: required.cache, main: required.main, extensions: required.extensions });
 }
 
@@ -91,17 +102,19 @@ const WARM_UP_RUN = 'PROXY_BUILD_CODE_CACHE_RUN';
 
 function writeCache(script, cacheFile) {
   const tmp = `${cacheFile}.${process.pid}.tmp`;
-  writeFileSync(tmp, script.createCachedData());
+  // V8 stamps a cache with its flags' hash: made under the default flags, as every start reads it.
+  writeFileSync(tmp, underDefaultFlags(() => script.createCachedData()));
   renameSync(tmp, cacheFile);
 }
 
-// No V8 flag is set once a process runs: any flag of other than its default value changes V8's
-// flag hash, and with it V8 refuses every code cache it checks after, Node's own for its built-in
-// modules among them (see forgetHeapSizingFlags). A flag shortening the memory reducer's start
-// delay (8 s to 1 s, so that an idle process gives back start-up's heap pages sooner) was measured
-// to make loading node:http2 after start take 29 ms instead of 12, node:tls 11 instead of 6, and
+// A V8 flag set once a process runs changes V8's flag hash when it is not at its default, and
+// with it V8 refuses every code cache it checks after, Node's own for its built-in modules among
+// them (see forgetHeapSizingFlags). A flag shortening the memory reducer's start delay (8 s to
+// 1 s, so that an idle process gives back start-up's heap pages sooner) was measured to make
+// loading node:http2 after start take 29 ms instead of 12, node:tls 11 instead of 6, and
 // grpc-js's bundle with the modules it needs 60 instead of 31-36; V8's own delay reaches the same
-// settled figures seven seconds later.
+// settled figures seven seconds later. The one flag a role keeps set (ROLE_RUNTIME_V8_FLAGS) is
+// set back to its default around each module's first load (underDefaultFlags).
 
 /**
  * The V8 flags a role's process runs with, given on its command line by whoever starts it (the
@@ -142,6 +155,55 @@ function forgetHeapSizingFlags() {
 }
 
 /**
+ * V8 flags a role sets once its bundle's top level has run, and keeps: flags V8 reads while the
+ * process runs, which would cost the role's start if given on its command line (see
+ * forgetHeapSizingFlags), each with the setting that is its default.
+ *
+ * A worker's old generation grows by at most half its live size (V8's floor of 8 MB a step
+ * stays) before V8 collects it. Under 1,000 keep-alive connections a worker's in-flight
+ * requests outlive the young generation's collections and are promoted, and V8, on a machine
+ * with memory to spare, let the old generation grow to up to four times its live size before a
+ * full collection: scripts/bench/memory.ts measured the worker's peak, over 30 s of that load,
+ * at 110-112 MB, and at 94.8-96.9 MB with the bound (25 and 50% measured alike: the 8 MB step
+ * rules at these sizes; 100%, 93.5-102 MB), 94-96 MB throughout a 120 s load. Where little outlives a request (50 connections) V8
+ * seldom runs a full collection either way: two proxies loaded at once, one with the bound, one
+ * without, measured it at 1-2% of the CPU per request, against 0.2% between two without. The
+ * bound is a flag V8 reads after each full collection
+ * (--heap-growing-percent): set at run time, it counts in V8's flag hash like one given at
+ * start, so a module's first load and the code caches' writing run under the defaults
+ * (underDefaultFlags).
+ */
+const ROLE_RUNTIME_V8_FLAGS = { worker: [['--heap-growing-percent=50', '--heap-growing-percent=0']] };
+
+/** Whether this process has set its role's run-time flags (and not set them back for a moment). */
+let runtimeFlags = [];
+
+/** Sets role `role`'s run-time flags (ROLE_RUNTIME_V8_FLAGS), unless given on the command line or in NODE_OPTIONS. */
+function setRuntimeFlags(role) {
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  runtimeFlags = (ROLE_RUNTIME_V8_FLAGS[role] ?? []).filter(([flag]) => !given.some((g) => g.startsWith(flag.split('=')[0])));
+  for (const [flag] of runtimeFlags) setV8Flags(flag);
+}
+
+/**
+ * Runs `fn` with the run-time flags at their defaults, and sets them again after: what V8
+ * compiles from a code cache meanwhile (a module's first load: Node's own built-in modules,
+ * a library's bundle) is taken, and a cache written is one every start can take.
+ */
+function underDefaultFlags(fn) {
+  const flags = runtimeFlags;
+  if (flags.length === 0) return fn();
+  runtimeFlags = [];
+  for (const [, reset] of flags) setV8Flags(reset);
+  try {
+    return fn();
+  } finally {
+    for (const [flag] of flags) setV8Flags(flag);
+    runtimeFlags = flags;
+  }
+}
+
+/**
  * v8.setFlagsFromString, without loading node:v8 first: that module loads Node's whole streams
  * stack (for heap snapshots), 8 ms compiled while the flag hash is still not the default one.
  * Its binding is the same function; reaching it through process.binding warns that the route is
@@ -160,7 +222,7 @@ function setV8Flags(flags) {
   }
 }
 
-module.exports = { load, v8FlagsOf, LIBRARIES, librariesOutside };
+module.exports = { load, requireFor, v8FlagsOf, setRuntimeFlags, underDefaultFlags, LIBRARIES, librariesOutside };
 
 if (require.main === module) {
   if (process.argv[2] === '--make-code-cache') {
@@ -170,4 +232,5 @@ if (require.main === module) {
   // A child role: argv[2] is the role; the role reads its name from argv[2] after the shift.
   const role = process.argv.splice(2, 1)[0];
   load(role);
+  setRuntimeFlags(role);
 }

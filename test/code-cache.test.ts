@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -52,6 +53,35 @@ describe("a worker's young generation", () => {
     // The same load without the flags grows it past that: the check can tell the two apart.
     const free = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
     assert.ok(Number(free.stdout) > 16, `young generation without the flag ${free.stdout} MB`);
+  });
+});
+
+describe("a worker's run-time V8 flags", () => {
+  it("count in V8's flag hash once set, and a module's first load through a bundle's require runs under the defaults", () => {
+    // A cache made under the default flags (the build's, for the admin's and the supervisor's
+    // bundles) is refused while the worker's run-time flags are set, which shows they are; a module
+    // loaded for the first time through a bundle's require compiles such a cache all the same.
+    const dir = mkdtempSync(join(tmpdir(), 'runtime-flags-'));
+    try {
+      const probe = join(dir, 'probe.cjs');
+      const bundle = (role: string) => `[readFileSync(${JSON.stringify(join(roles, `${role}.cjs`))}, 'latin1'), readFileSync(${JSON.stringify(join(roles, `${role}.cjs.v8cache`))})]`;
+      writeFileSync(probe, `const [source, cachedData] = globalThis.probeBundle;\nmodule.exports = new (require('node:vm').Script)(source, { cachedData }).cachedDataRejected;\n`);
+      const check = [
+        `const launcher = require(${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs'))});`,
+        `const { readFileSync } = require('node:fs');`,
+        `const compile = ([source, cachedData]) => new (require('node:vm').Script)(source, { cachedData }).cachedDataRejected;`,
+        `launcher.setRuntimeFlags('worker');`,
+        `const refusedWhileSet = compile(${bundle('admin')});`,
+        `globalThis.probeBundle = ${bundle('supervisor')};`,
+        `const refusedAtFirstLoad = launcher.requireFor(${JSON.stringify(join(roles, 'worker.cjs'))})(${JSON.stringify(probe)});`,
+        `process.stdout.write(JSON.stringify({ refusedWhileSet, refusedAtFirstLoad }));`,
+      ].join('\n');
+      const run = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+      assert.deepEqual(JSON.parse(run.stdout), { refusedWhileSet: true, refusedAtFirstLoad: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -8,8 +8,10 @@
 // until they ran in C, and a process idle for a minute now turns the compiler off; LONG=0 skips
 // it), and the worker's peak under
 // LOAD_CONNECTIONS (default 1,000) keep-alive connections from wrk for LOAD seconds (default 30:
-// the worker's old generation fills with what the young one promotes until V8 collects it, so a
-// short burst reads low: 80-95 MB after 10 s, 110 MB after 30 s, measured on the same build),
+// the worker's old generation fills with what the young one promotes until V8 collects it, and
+// wrk's connections all take a while to open, so a short burst reads low: without the bound on
+// the old generation's growth (bin/role-launcher.cjs, ROLE_RUNTIME_V8_FLAGS), 80-95 MB after
+// 10 s and 110 MB after 30 s, measured on the same build; with it, 94-96 MB from 30 s to 120 s),
 // beside issue 18's goals. The proxy is the `proxy` command as installed (bin/proxy). Beside each
 // figure, the process's own (anonymous) memory: the rest of its RSS is Node's binary, shared by
 // all of them; a bare Node process is shown as the floor.
