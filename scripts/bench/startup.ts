@@ -11,7 +11,8 @@
 // in production (PIN=1 puts the proxy on core 0 and the upstream on core 1, as pinning.ts does for
 // the throughput bench). TIMELINE=1 also prints, for the hot restarts, when each step of a new
 // epoch happened (medians, ms from its spawn): its supervisor's Node start, its worker's fork, the
-// worker's Node start, its configuration taken, its ready, the first request served (every process
+// worker's Node start, its configuration taken, its ready, its admin process's start and ready
+// (the parent stops taking connections once the new epoch is LIVE), the first request served (every process
 // has ./timeline-preload.cjs preloaded; Node's own start is the rest). Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
@@ -118,11 +119,14 @@ function timelineOf(pid: number): Map<string, number> {
   return marks;
 }
 
-/** The steps of a new epoch, ms from its spawn: its supervisor's marks, and its worker's (the process whose parent it is). */
+/** The steps of a new epoch, ms from its spawn: its supervisor's marks, and its worker's and admin's (the processes whose parent it is). */
 function epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Record<string, number> {
   const sup = timelineOf(supervisor);
-  const workerPid = readdirSync(timelineDir!).map(Number).find((pid) => timelineOf(pid).get('role:worker') === supervisor);
-  const worker = workerPid === undefined ? new Map<string, number>() : timelineOf(workerPid);
+  const child = (role: string) => {
+    const pid = readdirSync(timelineDir!).map(Number).find((p) => timelineOf(p).get(`role:${role}`) === supervisor);
+    return pid === undefined ? new Map<string, number>() : timelineOf(pid);
+  };
+  const [worker, admin] = [child('worker'), child('admin')];
   const at = (m: Map<string, number>, name: string) => (m.get(name) ?? NaN) - spawnedAt;
   return {
     'supervisor: Node started': at(sup, 'node'),
@@ -131,6 +135,10 @@ function epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Re
     'worker: Node started': at(worker, 'node'),
     'worker: configuration taken': at(worker, 'init'),
     'worker: ready': at(worker, 'ready'),
+    // The parent epoch stops taking connections once the new one is LIVE: its workers and its admin process ready.
+    'admin: process started': at(admin, 'start'),
+    'admin: Node started': at(admin, 'node'),
+    'admin: ready': at(admin, 'ready'),
     'first request served': servedAt - spawnedAt,
   };
 }
@@ -184,8 +192,10 @@ try {
       const spawnedAt = Date.now();
       const next = startEpoch(config, epoch, baseIdPath, adminFile(epoch));
       handOver.push(await pollUntil(port, since, (e) => e === epoch));
-      if (timelineDir) steps.push(epochSteps(next.pid!, spawnedAt, Date.now()));
+      const servedAt = Date.now();
       await adminLive(adminFile(epoch), since);
+      // Read once LIVE: the admin process can be ready after the first request served.
+      if (timelineDir) steps.push(epochSteps(next.pid!, spawnedAt, servedAt));
       // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
       await new Promise<void>((r) => (current.exitCode !== null ? r() : current.once('exit', () => r())));
       current = next;
