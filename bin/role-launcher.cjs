@@ -165,17 +165,17 @@ function forgetHeapSizingFlags() {
  * with memory to spare, let the old generation grow to up to four times its live size before a
  * full collection: scripts/bench/memory.ts measured the worker's peak, over 30 s of that load,
  * at 110-112 MB, and at 94.8-96.9 MB with the bound (25 and 50% measured alike: the 8 MB step
- * rules at these sizes; 100%, 93.5-102 MB), 94-96 MB throughout a 120 s load. Where little outlives a request (50 connections) V8
- * seldom runs a full collection either way: two proxies loaded at once, one with the bound, one
- * without, measured it at 1-2% of the CPU per request, against 0.2% between two without. The
- * bound is a flag V8 reads after each full collection
+ * rules at these sizes; 100%, 93.5-102 MB), and 94-96 MB throughout a 120 s load. Where little
+ * outlives a request (50 connections) V8 seldom runs a full collection either way: two proxies
+ * loaded at once, one with the bound, one without, measured it at 1-2% of the CPU per request,
+ * against 0.2% between two without. The bound is a flag V8 reads after each full collection
  * (--heap-growing-percent): set at run time, it counts in V8's flag hash like one given at
  * start, so a module's first load and the code caches' writing run under the defaults
  * (underDefaultFlags).
  */
 const ROLE_RUNTIME_V8_FLAGS = { worker: [['--heap-growing-percent=50', '--heap-growing-percent=0']] };
 
-/** Whether this process has set its role's run-time flags (and not set them back for a moment). */
+/** The run-time flags this process has set, as [flag, its default] pairs (none while underDefaultFlags runs). */
 let runtimeFlags = [];
 
 /** Sets role `role`'s run-time flags (ROLE_RUNTIME_V8_FLAGS), unless given on the command line or in NODE_OPTIONS. */

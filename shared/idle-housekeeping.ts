@@ -28,7 +28,7 @@ import { idleCompiler } from './optimising-compiler.js';
  * "weak objects"), to be optimised again. Measured with two proxies loaded at once, one started
  * fresh and one that had served and then idled 70 s: the one that idled spent 7-9% more CPU per
  * request for the following minute; after 30 s idle (no shrink yet), or with the shrink left out,
- * the same. Most of it was a per-request object built by spreading optional fields
+ * the two spent the same. Most of it was a per-request object built by spreading optional fields
  * (worker/http/route-dispatch.ts), whose shapes were made anew; with one fixed shape, 2-4%.
  *
  * Node's Buffers, V8's compiler zones and libuv's requests are allocated with malloc. Once they

@@ -12,8 +12,9 @@
 // the throughput bench). TIMELINE=1 also prints, for the hot restarts, when each step of a new
 // epoch happened (medians, ms from its spawn): its supervisor's Node start, its worker's fork, the
 // worker's Node start, its configuration taken, its ready, its admin process's start and ready
-// (the parent stops taking connections once the new epoch is LIVE), the first request served (every process
-// has ./timeline-preload.cjs preloaded; Node's own start is the rest). Prints figures; asserts nothing.
+// (the parent stops taking connections once the new epoch is LIVE), the first request served
+// (every process has ./timeline-preload.cjs preloaded; Node's own start is the rest). Prints
+// figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

@@ -1,8 +1,9 @@
 // Preloaded (NODE_OPTIONS=--require) into every process of the trees that startup.ts starts with
 // TIMELINE=1: appends to $PROXY_TIMELINE_DIR/<pid> when this process started, when Node had started
 // (this file runs then), and in a supervisor when it first forked a child, in a worker when its
-// configuration came and when it reported ready, in the admin process when it reported ready. Wall-clock milliseconds (Date.now(): this file
-// must not load node:perf_hooks, which the processes measured load later or not at all).
+// configuration came and when it reported ready, in the admin process when it reported ready.
+// Wall-clock milliseconds (Date.now(): this file must not load node:perf_hooks, which the
+// processes measured load later or not at all).
 'use strict';
 const dir = process.env.PROXY_TIMELINE_DIR;
 if (dir) {
