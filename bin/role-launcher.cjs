@@ -5,7 +5,13 @@
 // the role's name (`node role-launcher.cjs worker worker_0`); the build runs it with
 // --make-code-cache <role> to write the cache. A cache V8 rejects (another Node binary or V8
 // flags, such as --cpu-prof) only costs the parse it would have saved.
+/**
+ * The variable a child forked with V8 flags of its role finds its IPC channel's descriptor in,
+ * instead of Node's own NODE_CHANNEL_FD (see launchOptions).
+ */
+const DEFERRED_CHANNEL = 'PROXY_DEFERRED_CHANNEL_FD';
 forgetHeapSizingFlags();
+openDeferredChannel();
 const { readFileSync, renameSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const { dirname, join } = require('node:path');
@@ -139,6 +145,38 @@ function v8FlagsOf(role) {
 }
 
 /**
+ * The options the supervisor forks role `role` with, this file being the module forked: Node's
+ * options `execArgv`, then the role's V8 flags.
+ *
+ * Node opens a forked child's IPC channel while it boots, before any of the child's code runs,
+ * and that loads 30-odd of its built-in modules (child_process, net, streams). A role's V8 flag
+ * changes V8's flag hash until forgetHeapSizingFlags runs, so V8 refuses Node's code cache for
+ * all of them: a child forked with --max-semi-space-size=8 reached its first line in 57-63 ms,
+ * 44-49 ms without the flag (medians of 21 forks, three runs each). Such a role is forked through
+ * /bin/sh, which moves the descriptor to DEFERRED_CHANNEL and execs Node: Node boots without a
+ * channel, and the launcher opens it once the flags are back at their defaults
+ * (openDeferredChannel): 45-50 ms. It is done as Node does it, through child_process's
+ * _forkChild, which is not documented: where a Node has no such function, the role is forked
+ * as Node forks, and only boots slower.
+ */
+function launchOptions(role, execArgv) {
+  const flags = v8FlagsOf(role);
+  if (flags.length === 0 || typeof require('node:child_process')._forkChild !== 'function') return { execArgv: [...execArgv, ...flags] };
+  const moveChannel = `${DEFERRED_CHANNEL}=$NODE_CHANNEL_FD; export ${DEFERRED_CHANNEL}; unset NODE_CHANNEL_FD; exec "$0" "$@"`;
+  return { execPath: '/bin/sh', execArgv: ['-c', moveChannel, process.execPath, ...execArgv, ...flags] };
+}
+
+/** Opens the IPC channel Node was not given (launchOptions), as Node opens its own. */
+function openDeferredChannel() {
+  const fd = process.env[DEFERRED_CHANNEL];
+  if (fd === undefined) return;
+  delete process.env[DEFERRED_CHANNEL];
+  const serialization = process.env.NODE_CHANNEL_SERIALIZATION_MODE || 'json';
+  delete process.env.NODE_CHANNEL_SERIALIZATION_MODE;
+  require('node:child_process')._forkChild(Number(fd), serialization);
+}
+
+/**
  * Sets the flags that V8 reads only when it sizes the heap back to their defaults, once the heap
  * is sized (the cap stays: a young generation measured at 16 MB, two semi-spaces of 8, after the
  * reset). Any V8 flag of other than its default value changes V8's flag hash, and with it V8
@@ -222,7 +260,7 @@ function setV8Flags(flags) {
   }
 }
 
-module.exports = { load, requireFor, v8FlagsOf, setRuntimeFlags, underDefaultFlags, LIBRARIES, librariesOutside };
+module.exports = { load, requireFor, v8FlagsOf, launchOptions, setRuntimeFlags, underDefaultFlags, LIBRARIES, librariesOutside };
 
 if (require.main === module) {
   if (process.argv[2] === '--make-code-cache') {

@@ -68,18 +68,27 @@ function childEnvironment(): NodeJS.ProcessEnv {
 export function forkChild(role: Role, name: string, descriptors: (number | 'ignore')[]): ChildProcess {
   return fork(...childCommand(role, name), {
     env: childEnvironment(),
-    execArgv: [...process.execArgv, ...roleV8Flags(role)],
+    ...launchOptions(role),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...descriptors],
     serialization: 'advanced',
   });
 }
 
-let launcher: { v8FlagsOf(role: Role): string[] } | undefined;
+interface Launcher {
+  v8FlagsOf(role: Role): string[];
+  launchOptions(role: Role, execArgv: string[]): { execPath?: string; execArgv: string[] };
+}
 
-/** The role's own V8 flags, from the launcher's list (bin/role-launcher.cjs: its code cache is made under them). */
-function roleV8Flags(role: Role): string[] {
-  launcher ??= createRequire(import.meta.url)(join(packageRoot, 'bin/role-launcher.cjs')) as { v8FlagsOf(role: Role): string[] };
-  return launcher.v8FlagsOf(role);
+let launcher: Launcher | undefined;
+
+/**
+ * The command line a child of `role` is forked with: Node's options as the supervisor was given
+ * them, then the role's own V8 flags (bin/role-launcher.cjs: its code cache is made under them).
+ * From the bundles, the launcher also opens the channel of a child with such flags itself.
+ */
+function launchOptions(role: Role): { execPath?: string; execArgv: string[] } {
+  launcher ??= createRequire(import.meta.url)(join(packageRoot, 'bin/role-launcher.cjs')) as Launcher;
+  return runningBundled ? launcher.launchOptions(role, process.execArgv) : { execArgv: [...process.execArgv, ...launcher.v8FlagsOf(role)] };
 }
 
 export class ManagedChild<In> {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { describe, it } from 'node:test';
 
 /**
@@ -14,7 +15,13 @@ import { describe, it } from 'node:test';
  */
 
 const roles = join(import.meta.dirname, '..', 'dist', 'roles');
-const launcher = createRequire(import.meta.url)('../bin/role-launcher.cjs') as { v8FlagsOf(role: string): string[]; LIBRARIES: Record<string, string>; librariesOutside(role: string): string[] };
+const launcherPath = join(import.meta.dirname, '..', 'bin', 'role-launcher.cjs');
+const launcher = createRequire(import.meta.url)(launcherPath) as {
+  v8FlagsOf(role: string): string[];
+  launchOptions(role: string, execArgv: string[]): { execPath?: string; execArgv: string[] };
+  LIBRARIES: Record<string, string>;
+  librariesOutside(role: string): string[];
+};
 
 describe("the build's code caches", () => {
   // The roles' bundles, and the bundles of the libraries a role loads when its configuration needs them.
@@ -53,6 +60,47 @@ describe("a worker's young generation", () => {
     // The same load without the flags grows it past that: the check can tell the two apart.
     const free = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
     assert.ok(Number(free.stdout) > 16, `young generation without the flag ${free.stdout} MB`);
+  });
+});
+
+describe("a worker's IPC channel", () => {
+  it("is opened by the launcher once the role's flags are back at their defaults, not by Node as it boots", async () => {
+    // What Node loaded before the child's first line says who opened the channel: Node loads
+    // child_process for it while it boots, under the role's V8 flags (which refuse its code cache).
+    const dir = mkdtempSync(join(tmpdir(), 'deferred-channel-'));
+    try {
+      const probe = join(dir, 'probe.cjs');
+      writeFileSync(
+        probe,
+        [
+          `const atBoot = { childProcessLoaded: process.moduleLoadList.includes('NativeModule child_process'), channel: typeof process.send === 'function' };`,
+          `require(${JSON.stringify(launcherPath)});`,
+          `process.on('message', (m) => { process.send({ atBoot, flags: process.execArgv, echo: m }); process.disconnect(); });`,
+        ].join('\n'),
+      );
+      const run = async (options: { execPath?: string; execArgv: string[] }) => {
+        const child = fork(probe, [], { ...options, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+        // A Map and a BigInt: only the advanced serialization carries them.
+        child.send({ map: new Map([['a', 1n]]) });
+        const reply = await new Promise<{ atBoot: { childProcessLoaded: boolean; channel: boolean }; flags: string[]; echo: unknown }>((resolve, reject) => {
+          child.once('message', resolve as (m: unknown) => void);
+          child.once('exit', (code) => reject(new Error(`the probe exited (${code}) without answering`)));
+        });
+        if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+        return reply;
+      };
+      const flags = launcher.v8FlagsOf('worker');
+      assert.ok(flags.length > 0, 'the worker has V8 flags of its own');
+      const deferred = await run(launcher.launchOptions('worker', []));
+      assert.deepEqual(deferred, { atBoot: { childProcessLoaded: false, channel: false }, flags, echo: { map: new Map([['a', 1n]]) } });
+      // Forked as Node forks, the same probe finds its channel open and child_process loaded.
+      const direct = await run({ execArgv: flags });
+      assert.deepEqual(direct.atBoot, { childProcessLoaded: true, channel: true });
+      // A role without V8 flags of its own is forked as Node forks.
+      assert.deepEqual(launcher.launchOptions('admin', ['--trace-warnings']), { execArgv: ['--trace-warnings'] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

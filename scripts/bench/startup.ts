@@ -115,7 +115,7 @@ function timelineOf(pid: number): Map<string, number> {
   const marks = new Map<string, number>();
   for (const line of readFileSync(join(timelineDir!, String(pid)), 'utf8').split('\n').filter(Boolean)) {
     const [name, at] = line.split(' ');
-    marks.set(name!, Number(at));
+    if (!marks.has(name!)) marks.set(name!, Number(at));
   }
   return marks;
 }
@@ -134,6 +134,8 @@ function epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Re
     'supervisor: worker forked': at(sup, 'fork'),
     'worker: process started': at(worker, 'start'),
     'worker: Node started': at(worker, 'node'),
+    'worker: waiting for its configuration': at(worker, 'listening'),
+    'supervisor: configuration sent': at(sup, 'init-sent'),
     'worker: configuration taken': at(worker, 'init'),
     'worker: ready': at(worker, 'ready'),
     // The parent epoch stops taking connections once the new one is LIVE: its workers and its admin process ready.

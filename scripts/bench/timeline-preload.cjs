@@ -25,14 +25,45 @@ if (dir) {
         forked = true;
         mark('fork');
       }
-      return spawn.apply(this, args);
+      const result = spawn.apply(this, args);
+      // The channel's send is set on the instance by spawn.
+      if (typeof this.send === 'function' && !this.sendMarked) {
+        const send = this.send.bind(this);
+        this.sendMarked = true;
+        this.send = (m, ...rest) => {
+          if (m?.type === 'init') mark('init-sent');
+          return send(m, ...rest);
+        };
+      }
+      return result;
     };
   } else if (role === 'worker' || role === 'admin') {
-    if (role === 'worker') process.on('message', (m) => m?.type === 'init' && mark('init'));
-    const send = process.send.bind(process);
-    process.send = (m, ...rest) => {
+    if (role === 'worker') {
+      process.on('message', (m) => m?.type === 'init' && mark('init'));
+      // The worker's own first 'message' listener: its bundle has loaded and it waits for its configuration.
+      const on = process.on;
+      let listening = false;
+      process.on = function (event, ...rest) {
+        if (event === 'message' && !listening) {
+          listening = true;
+          mark('listening');
+        }
+        return on.call(this, event, ...rest);
+      };
+    }
+    const marked = (send) => (m, ...rest) => {
       if (m?.type === 'ready') mark('ready');
-      return send(m, ...rest);
+      return send.call(process, m, ...rest);
     };
+    // A worker opens its channel itself after this file runs (bin/role-launcher.cjs, launchOptions).
+    if (process.send) process.send = marked(process.send);
+    else {
+      Object.defineProperty(process, 'send', {
+        configurable: true,
+        set(send) {
+          Object.defineProperty(process, 'send', { configurable: true, writable: true, value: marked(send) });
+        },
+      });
+    }
   }
 }
