@@ -4,6 +4,7 @@
 // their reasons) and each epoch's hand-over time: from its start to its first request served.
 // Usage: node --import tsx scripts/hot-restart-load.ts   (env: RESTARTS=10 INTERVAL_MS=1500 LOOPS=4;
 // REUSE_PORT=1 gives the listener a socket per worker, with 2, 1, 3, 2, 1, 3… workers from epoch to epoch)
+// TIMELINE=1 also prints when each step of a new epoch happened (see scripts/bench/startup.ts).
 // Prints figures; asserts nothing (test/hot-restart-load.test.ts asserts 0 failures).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,12 +13,14 @@ import { connect as h2connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { proxyCommand } from './bench/harness.js';
+import { printSteps, Timeline } from './bench/timeline.js';
 
 const RESTARTS = Number(process.env.RESTARTS ?? 10);
 const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 1500);
 const LOOPS = Number(process.env.LOOPS ?? 4);
 const root = join(import.meta.dirname, '..');
 let dir = '';
+let timeline: Timeline | undefined;
 
 /** The listener's kind of socket, and how many workers each epoch runs. */
 export interface LoadShape {
@@ -29,6 +32,8 @@ export interface LoadResult {
   requests: number;
   failures: Map<string, number>;
   handOverMs: number[];
+  /** With TIMELINE=1: each new epoch's steps (ms from its spawn). */
+  steps: Record<string, number>[];
 }
 
 /** Each epoch answers `ok <epoch>`, so the clients see which epoch served them. */
@@ -58,8 +63,9 @@ function startEpoch(epoch: number, config: string, concurrency: number): { child
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
   // The `proxy` command as installed (bin/proxy: it starts bin/proxy.js without NODE_EXTRA_CA_CERTS).
   const proxy = proxyCommand(root);
+  const env = timeline ? timeline.env(proxy.env) : proxy.env;
   const child = spawn(proxy.command, [...proxy.args, '-c', config, ...identity, '--restart-epoch', String(epoch),
-    '--concurrency', String(concurrency), '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'], env: proxy.env });
+    '--concurrency', String(concurrency), '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning'], { stdio: ['ignore', 'inherit', 'inherit'], env });
   return { child, startedAt: Date.now(), adminFile };
 }
 
@@ -77,7 +83,8 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
   const reusePort = shape.reusePort ?? false;
   const concurrency = shape.concurrency ?? (() => 1);
   dir = mkdtempSync(join(tmpdir(), 'hot-restart-load-'));
-  const result: LoadResult = { requests: 0, failures: new Map(), handOverMs: [] };
+  timeline = process.env.TIMELINE === '1' ? new Timeline(dir) : undefined;
+  const result: LoadResult = { requests: 0, failures: new Map(), handOverMs: [], steps: [] };
   const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
   const configOf = (epoch: number) => join(dir, `bootstrap-${epoch}.json`);
   writeFileSync(configOf(0), JSON.stringify(bootstrap(0, 0, reusePort)));
@@ -150,6 +157,8 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
     session.close();
   })());
 
+  /** Epochs whose steps are read at the end, once each is LIVE (the admin process can be ready after the first request served). */
+  const pendingSteps: [ReturnType<typeof startEpoch>, number][] = [];
   for (let epoch = 1; epoch <= restarts; epoch++) {
     await new Promise((r) => setTimeout(r, intervalMs));
     const e = startEpoch(epoch, configOf(epoch), concurrency(epoch));
@@ -157,12 +166,14 @@ export async function runLoad(restarts = RESTARTS, intervalMs = INTERVAL_MS, loo
     // Hand-over time: this epoch's start to the first answer a client got from it.
     while (!firstServed.has(epoch) && Date.now() - e.startedAt < 20_000) await new Promise((r) => setTimeout(r, 2));
     result.handOverMs.push((firstServed.get(epoch) ?? NaN) - e.startedAt);
+    if (timeline) pendingSteps.push([e, firstServed.get(epoch) ?? NaN]);
   }
   await new Promise((r) => setTimeout(r, intervalMs));
   running = false;
   await Promise.all(loops);
   for (const e of epochs) if (e.child.exitCode === null) e.child.kill('SIGTERM');
   await Promise.all(epochs.map((e) => (e.child.exitCode !== null ? undefined : new Promise((r) => e.child.once('exit', r)))));
+  for (const [e, servedAt] of pendingSteps) result.steps.push(timeline!.epochSteps(e.child.pid!, e.startedAt, servedAt));
   rmSync(dir, { recursive: true, force: true });
   return result;
 }
@@ -175,4 +186,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   console.log(`hot restart under load${reuse ? ' (enable_reuse_port, 2/1/3 workers)' : ''}: ${RESTARTS} restarts every ${INTERVAL_MS} ms, ${LOOPS} keep-alive + ${LOOPS} new-connection HTTP/1.1 loops and 1 h2c loop`);
   console.log(`  requests ok: ${r.requests}, failed: ${failed}${failed ? ` (${[...r.failures].map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`);
   console.log(`  hand-over (epoch start to its first request served): median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms, all ${r.handOverMs.join(', ')}`);
+  if (r.steps.length > 0) {
+    console.log(`  each step of a new epoch (median ms from its spawn, over ${r.steps.length}):`);
+    printSteps(r.steps);
+  }
 }

@@ -18,12 +18,13 @@
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchBootstrap, get, proxyCommand, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
+import { printSteps, Timeline } from './timeline.js';
 import { LOAD_CORE, pinned, pinning, pinningSummary, PROXY_CORE } from './pinning.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
@@ -33,8 +34,7 @@ const pinOn = process.env.PIN === '1' && pinning;
 const root = join(import.meta.dirname, '../..');
 const tree = process.env.PROXY_TREE ?? root;
 const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
-const timelineDir = process.env.TIMELINE === '1' ? join(dir, 'timeline') : undefined;
-if (timelineDir) mkdirSync(timelineDir);
+const timeline = process.env.TIMELINE === '1' ? new Timeline(dir) : undefined;
 const children: ChildProcess[] = [];
 stopChildrenOnInterrupt(children, dir);
 
@@ -83,9 +83,7 @@ function freePort(): Promise<number> {
 function startEpoch(config: string, epoch: number, baseIdPath: string, adminFile: string): ChildProcess {
   const identity = epoch === 0 ? ['--use-dynamic-base-id', '--base-id-path', baseIdPath] : ['--base-id', readFileSync(baseIdPath, 'utf8')];
   const proxy = proxyCommand(tree);
-  const env = timelineDir
-    ? { ...proxy.env, PROXY_TIMELINE_DIR: timelineDir, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require=${join(root, 'scripts/bench/timeline-preload.cjs')}` }
-    : proxy.env;
+  const env = timeline ? timeline.env(proxy.env) : proxy.env;
   const child = spawn(...pinned(pinOn ? PROXY_CORE : -1, proxy.command, [...proxy.args, '-c', config, ...identity, '--restart-epoch', String(epoch),
     '--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '2', '--admin-address-path', adminFile, '-l', 'warning']), { stdio: ['ignore', 'inherit', 'inherit'], env });
   children.push(child);
@@ -108,42 +106,6 @@ function workerPid(supervisor: number): number | undefined {
   const ps = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(supervisor)], { encoding: 'utf8' }).stdout;
   const line = ps.split('\n').find((l) => /\sworker_0$/.test(l));
   return line ? Number(line.trim().split(/\s+/)[0]) : undefined;
-}
-
-/** A process's marks from ./timeline-preload.cjs (wall-clock ms), with its role and its parent's pid. */
-function timelineOf(pid: number): Map<string, number> {
-  const marks = new Map<string, number>();
-  for (const line of readFileSync(join(timelineDir!, String(pid)), 'utf8').split('\n').filter(Boolean)) {
-    const [name, at] = line.split(' ');
-    if (!marks.has(name!)) marks.set(name!, Number(at));
-  }
-  return marks;
-}
-
-/** The steps of a new epoch, ms from its spawn: its supervisor's marks, and its worker's and admin's (the processes whose parent it is). */
-function epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Record<string, number> {
-  const sup = timelineOf(supervisor);
-  const child = (role: string) => {
-    const pid = readdirSync(timelineDir!).map(Number).find((p) => timelineOf(p).get(`role:${role}`) === supervisor);
-    return pid === undefined ? new Map<string, number>() : timelineOf(pid);
-  };
-  const [worker, admin] = [child('worker'), child('admin')];
-  const at = (m: Map<string, number>, name: string) => (m.get(name) ?? NaN) - spawnedAt;
-  return {
-    'supervisor: Node started': at(sup, 'node'),
-    'supervisor: worker forked': at(sup, 'fork'),
-    'worker: process started': at(worker, 'start'),
-    'worker: Node started': at(worker, 'node'),
-    'worker: waiting for its configuration': at(worker, 'listening'),
-    'supervisor: configuration sent': at(sup, 'init-sent'),
-    'worker: configuration taken': at(worker, 'init'),
-    'worker: ready': at(worker, 'ready'),
-    // The parent epoch stops taking connections once the new one is LIVE: its workers and its admin process ready.
-    'admin: process started': at(admin, 'start'),
-    'admin: Node started': at(admin, 'node'),
-    'admin: ready': at(admin, 'ready'),
-    'first request served': servedAt - spawnedAt,
-  };
 }
 
 const summary = (xs: number[]) => {
@@ -198,18 +160,15 @@ try {
       const servedAt = Date.now();
       await adminLive(adminFile(epoch), since);
       // Read once LIVE: the admin process can be ready after the first request served.
-      if (timelineDir) steps.push(epochSteps(next.pid!, spawnedAt, servedAt));
+      if (timeline) steps.push(timeline.epochSteps(next.pid!, spawnedAt, servedAt));
       // The parent goes at its own shutdown time; waiting for it keeps the rounds alike.
       await new Promise<void>((r) => (current.exitCode !== null ? r() : current.once('exit', () => r())));
       current = next;
     }
     await stop(current);
-    if (timelineDir) {
+    if (timeline) {
       console.log(`  hot restart at idle, each step of a new epoch (median ms from its spawn, over ${steps.length}):`);
-      for (const step of Object.keys(steps[0] ?? {})) {
-        const xs = steps.map((s) => s[step]!).sort((a, b) => a - b);
-        console.log(`    ${step.padEnd(30)} ${xs[Math.floor(xs.length / 2)]!.toFixed(0).padStart(5)}   (min ${xs[0]!.toFixed(0)}, max ${xs[xs.length - 1]!.toFixed(0)})`);
-      }
+      printSteps(steps);
     }
     return handOver;
   };

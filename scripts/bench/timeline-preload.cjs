@@ -16,6 +16,19 @@ if (dir) {
   mark(`role:${role}`, process.ppid);
   mark('start', Math.round(Date.now() - process.uptime() * 1000));
   mark('node');
+  // The role's bundle: read and compiled (with its code cache) by bin/role-launcher.cjs, then run.
+  const vm = require('node:vm');
+  const Script = vm.Script;
+  vm.Script = class extends Script {
+    constructor(source, options) {
+      if (options?.cachedData !== undefined && !globalThis.timelineCompiled) mark('compiling');
+      super(source, options);
+      if (options?.cachedData !== undefined && !globalThis.timelineCompiled) {
+        globalThis.timelineCompiled = true;
+        mark('compiled');
+      }
+    }
+  };
   if (role === 'supervisor') {
     const { ChildProcess } = require('node:child_process');
     const spawn = ChildProcess.prototype.spawn;
