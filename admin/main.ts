@@ -52,7 +52,7 @@ let collector: StatsCollector | undefined;
 let tap: AdminTap | undefined;
 const supervisor = new SupervisorClient((m) => sendToParent<FromAdmin>(m));
 
-async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string): Promise<void> {
+async function init(context: ServerContext, info: ServerInfoContext, adminAddressPath: string, listenFd: number): Promise<void> {
   applyLogSettings(context.logSettings);
   setRuntime(context.runtime);
   state = new AdminState(context, info, (m) => sendToParent<FromAdmin>(m));
@@ -89,15 +89,12 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');
   const admin = context.bootstrap.admin as JsonObject;
   server = new AdminServer(endpoints, AdminAccessLog.from(admin), list(admin.allow_paths).map((m) => compileStringMatcher(m)));
-  const sa = (admin.address as JsonObject).socket_address as JsonObject;
-  const host = String(sa.address);
-  const requested = Number(sa.port_value ?? 0);
+  const host = String(((admin.address as JsonObject).socket_address as JsonObject).address);
   let bound: { host: string; port: number };
   try {
-    bound = await server.listen(host, requested);
+    bound = await server.listen(listenFd);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new Error(`cannot bind '${formatAddress(host, requested)}': ${e.code === 'EADDRINUSE' ? 'Address already in use' : e.message}`);
+    throw new Error(`cannot listen on the admin address's socket: ${(err as Error).message}`);
   }
   const address = formatAddress(bound.host, bound.port);
   if (adminAddressPath) {
@@ -127,7 +124,7 @@ setUpChild(stop);
 process.on('message', (m: ToAdmin) => {
   switch (m.type) {
     case 'init':
-      init(m.server, m.serverInfo, m.adminAddressPath).catch((err: Error) => {
+      init(m.server, m.serverInfo, m.adminAddressPath, m.listenFd).catch((err: Error) => {
         log.critical(err.message);
         sendToParent<FromAdmin>({ type: 'fatal', error: err.message });
         flushLogs();

@@ -183,7 +183,8 @@ export class AdminServer {
     return bytes;
   }
 
-  listen(host: string, port: number): Promise<{ host: string; port: number }> {
+  /** Serves the listening socket `fd` (the admin address, bound by the supervisor). */
+  listen(fd: number): Promise<{ host: string; port: number }> {
     const server = createServer((req, res) => {
       working(); // after an idle spell, the optimising compiler is on again before the answer is rendered
       const startedAt = Date.now();
@@ -221,7 +222,7 @@ export class AdminServer {
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ host, port, exclusive: true }, () => {
+      server.listen({ fd }, () => {
         server.off('error', reject);
         const a = server.address() as { address: string; port: number };
         resolve({ host: a.address, port: a.port });

@@ -159,7 +159,8 @@ export type FromWorker =
 
 // supervisor → admin
 export type ToAdmin =
-  | { type: 'init'; server: ServerContext; serverInfo: ServerInfoContext; adminAddressPath: string }
+  /** `listenFd`: the admin address's listening socket, bound by the supervisor (supervisor/admin-socket.ts). */
+  | { type: 'init'; server: ServerContext; serverInfo: ServerInfoContext; adminAddressPath: string; listenFd: number }
   | { type: 'state'; state: ServerState }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }

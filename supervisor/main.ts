@@ -18,6 +18,7 @@ import { parseOptions, type Options } from './options.js';
 import { sdNotify } from './sd-notify.js';
 import { discardSpareWorkers, forkSpareWorkers } from './spares.js';
 import { ProcessTree } from './tree.js';
+import { AdminBindError, AdminSocket } from './admin-socket.js';
 
 /**
  * The supervisor's lifecycle, top to bottom: parse the command line, set up logging, load and
@@ -119,7 +120,17 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
     return 1;
   }
-  const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options), buckets);
+  let adminSocket: AdminSocket | undefined;
+  try {
+    adminSocket = AdminSocket.bind(loaded.bootstrap);
+  } catch (err) {
+    epoch?.close();
+    buckets.close();
+    if (!(err instanceof AdminBindError)) throw err;
+    log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
+    return 1;
+  }
+  const tree = new ProcessTree(options, loaded, listeners, sockets, logSettings(options), buckets, adminSocket);
   idleHousekeeping();
   if (parent) tree.inheritFromParent(parent.originalStartTimeMs, parent.parentGeneration);
   epoch?.attach(tree, listeners, loaded.handOver);

@@ -9,6 +9,7 @@ import type { StatsDelta } from '../shared/stats/store.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
 import { AdminRequests } from './admin-requests.js';
+import type { AdminSocket } from './admin-socket.js';
 import { ManagedChild } from './children.js';
 import { takeSpareWorker } from './spares.js';
 import { ClusterManager } from './cluster-manager.js';
@@ -36,8 +37,9 @@ import { MainThreadWatchdog, WorkerWatchdog, watchdogConfigs } from './watchdog.
 /**
  * One epoch's process tree: the admin process and the workers, forked with the listening
  * sockets, replaced when they crash, and stopped together. The tree is LIVE once every worker
- * serves its listeners; a failure before that (a worker or the admin process cannot start)
- * stops the tree with status 1.
+ * serves its listeners and the admin process answers; a failure before that (a worker or the
+ * admin process cannot start) stops the tree with status 1, unless a hot restart's parent was
+ * told to drain already (see `serving`).
  */
 
 const log = getLogger('main', import.meta.url);
@@ -55,6 +57,8 @@ function startsDraining(bootstrap: JsonObject): boolean {
 
 /** How long requests in flight may take to finish when the tree is asked to stop. */
 export const SHUTDOWN_GRACE_MS = 5000;
+/** Where the admin process finds its listening socket: the first descriptor after stdio and the IPC channel. */
+const ADMIN_LISTEN_FD = 4;
 /** At the latest, the admin process starts this long after the workers (see start()). */
 const ADMIN_START_DELAY_MS = 1000;
 
@@ -114,6 +118,8 @@ export class ProcessTree {
     private readonly sockets: ListenSockets,
     logSettings: LogSettingsMessage,
     private readonly buckets: BucketRegion,
+    /** Bound before the tree starts (see AdminSocket); undefined without an admin address. */
+    private adminSocket: AdminSocket | undefined,
   ) {
     const now = Date.now();
     const watchdogs = watchdogConfigs(loaded.bootstrap);
@@ -247,7 +253,7 @@ export class ProcessTree {
     return new ManagedChild<FromAdmin>({
       role: 'admin',
       name: 'admin',
-      descriptors: () => [],
+      descriptors: () => (this.adminSocket ? [this.adminSocket.fd] : []),
       onStart: (child) => {
         const sent =
           child.send<ToAdmin>({
@@ -255,6 +261,7 @@ export class ProcessTree {
             server: this.context,
             serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
             adminAddressPath: this.options.adminAddressPath,
+            listenFd: ADMIN_LISTEN_FD,
           }) &&
           child.send<ToAdmin>({ type: 'state', state: this.state }) &&
           child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
@@ -283,6 +290,7 @@ export class ProcessTree {
       this.readyWorkers.add(m.index);
       this.reportUnready();
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.options.concurrency) {
+        this.resolveServing();
         this.startAdmin();
         this.maybeLive();
       }
@@ -311,7 +319,11 @@ export class ProcessTree {
         this.maybeLive();
         break;
       case 'fatal':
-        if (!this.adminReady) {
+        if (this.adminReady) break;
+        // A hot restart's parent told to drain no longer serves: this tree must, and the admin
+        // process is started again as after a crash (its socket stays bound meanwhile).
+        if (this.parentDraining) log.critical(`the admin process could not start: ${m.error}; starting it again`);
+        else {
           log.critical(`the admin process could not start: ${m.error}`);
           this.stop(1);
         }
@@ -340,6 +352,8 @@ export class ProcessTree {
     const admin = this.admin;
     this.admin = undefined;
     log.info('shutting down admin due to child startup');
+    // The child binds the address once the admin process has closed its copy too.
+    this.adminSocket?.close();
     if (!admin) return;
     const counters = await this.handBacks.ask((id) => admin.send<ToAdmin>({ type: 'hand_back_counters', id }), 1000);
     retained.seed(counters ?? []);
@@ -360,6 +374,12 @@ export class ProcessTree {
   restoreAdmin(): void {
     const retained = this.retained;
     if (!retained || this.admin || this.stopping || !this.hasAdmin) return;
+    try {
+      this.adminSocket = this.adminSocket?.rebind();
+    } catch (err) {
+      log.error(`${(err as Error).message}: this epoch serves on without an admin interface`);
+      return;
+    }
     this.retained = undefined;
     this.admin = this.adminProcess(retained.handOverToAdmin('restored'));
     this.admin.start();
@@ -395,9 +415,7 @@ export class ProcessTree {
   }
 
   /**
-   * LIVE once every worker serves and the admin interface answers: a hot-restart child tells its
-   * parent to drain only then, so an admin process that cannot start fails the child while the
-   * parent still serves.
+   * LIVE once every worker serves and the admin interface answers (/ready, and systemd's READY).
    */
   private maybeLive(): void {
     if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.options.concurrency || (this.hasAdmin && !this.adminReady)) return;
@@ -405,6 +423,19 @@ export class ProcessTree {
     this.serverStats.becameLive();
     this.resolveLive();
     log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.filter((l) => !l.stopped).length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
+  }
+
+  private resolveServing!: () => void;
+  /**
+   * Resolves when every worker first serves, before the admin process is ready (LIVE): a
+   * hot-restart child tells its parent to drain then, as Envoy's does once its workers started.
+   */
+  readonly serving = new Promise<void>((resolve) => (this.resolveServing = resolve));
+  private parentDraining = false;
+
+  /** Hot restart: this tree told its parent to drain, so it must serve on whatever its admin process does. */
+  markParentDraining(): void {
+    this.parentDraining = true;
   }
 
   private resolveLive!: () => void;

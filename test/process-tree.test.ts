@@ -141,6 +141,20 @@ describe('the process tree', () => {
     assert.equal(await proxy.stop(), 0);
   });
 
+  it('replaces a SIGKILLed admin process on the same socket: a request sent meanwhile waits for it', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const victim = roles(proxy.pid).get('admin')!;
+    process.kill(victim, 'SIGKILL');
+    await waitFor('the admin process to die', () => !alive(victim) || undefined);
+    // The supervisor holds the admin address's socket: the connection queues until the replacement accepts it.
+    const ready = await httpRequest(`http://${proxy.admin}/ready`);
+    assert.deepEqual([ready.status, ready.body], [200, 'LIVE\n']);
+    const replacement = roles(proxy.pid).get('admin');
+    assert.ok(replacement !== undefined && replacement !== victim && alive(replacement));
+    assert.match(proxy.output(), /admin \(pid \d+\) exited unexpectedly \(signal SIGKILL\)/);
+    assert.equal(await proxy.stop(), 0);
+  });
+
   it('reopens its log file on SIGUSR1 and ignores SIGHUP', async () => {
     const logPath = join(tmp.dir, 'proxy.log');
     const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--log-path', logPath, '--file-flush-interval-msec', '50']);
@@ -195,13 +209,13 @@ describe('start-up failures', () => {
     }
   });
 
-  it('an admin port in use exits 1, stopping the workers it started', async () => {
+  it('an admin port in use exits 1 naming the address, before the workers are given their configuration', async () => {
     const blocker = await listenOnFreePort();
     const port = (blocker.address() as { port: number }).port;
     try {
       const out = await runProxy(['--use-dynamic-base-id', '-c', tmp.file('admin-busy.json', JSON.stringify(bootstrap(0, port))), '--concurrency', '1']);
       assert.equal(out.code, 1);
-      assert.match(out.stderr, new RegExp(`the admin process could not start: cannot bind '127\\.0\\.0\\.1:${port}': Address already in use`));
+      assert.match(out.stderr, new RegExp(`cannot bind '127\\.0\\.0\\.1:${port}' for the admin interface: Address already in use`));
     } finally {
       blocker.close();
     }

@@ -53,6 +53,27 @@ if (dir) {
   } else if (role === 'worker' || role === 'admin') {
     if (role === 'worker') {
       process.on('message', (m) => m?.type === 'init' && mark('init'));
+      // Its first connection accepted.
+      const { Server, Socket } = require('node:net');
+      const connect = Socket.prototype.connect;
+      let connected = false;
+      Socket.prototype.connect = function (...args) {
+        if (!connected && accepted) {
+          connected = true;
+          mark('upstream-connect');
+          this.once('connect', () => mark('upstream-connected'));
+        }
+        return connect.apply(this, args);
+      };
+      const emit = Server.prototype.emit;
+      let accepted = false;
+      Server.prototype.emit = function (event, ...rest) {
+        if (event === 'connection' && !accepted) {
+          accepted = true;
+          mark('accept');
+        }
+        return emit.call(this, event, ...rest);
+      };
       // The worker's own first 'message' listener: its bundle has loaded and it waits for its configuration.
       const on = process.on;
       let listening = false;

@@ -57,6 +57,9 @@ export class Timeline {
       'worker: waiting for its configuration': at(worker, 'listening'),
       'worker: configuration taken': at(worker, 'init'),
       'worker: ready': at(worker, 'ready'),
+      'worker: first connection accepted': at(worker, 'accept'),
+      'worker: first upstream connection opening': at(worker, 'upstream-connect'),
+      'worker: first upstream connection open': at(worker, 'upstream-connected'),
       // The parent epoch stops taking connections once the new one is LIVE: its workers and its admin process ready.
       'admin: process started': at(admin, 'start'),
       'admin: Node started': at(admin, 'node'),

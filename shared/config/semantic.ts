@@ -506,6 +506,7 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   checkListeners(list(sr.listeners), clusterNames, errors);
   const admin = obj(bootstrap.admin);
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
+  if (obj(admin.address).pipe) errors.push('admin.address.pipe: the admin interface listens on a TCP address only (socket_address), not on a Unix socket');
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
   checkStatsSinks(bootstrap, errors);
   checkDynamicResources(bootstrap, clusterNames, errors);
