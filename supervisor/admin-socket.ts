@@ -6,9 +6,9 @@ import { native } from '../shared/native/index.js';
 /**
  * The admin interface's listening socket, bound by the supervisor before its workers start, as
  * Envoy binds its admin listener before its workers, and handed to the admin process (and to its
- * replacement after a crash: connections queue meanwhile). So an admin address that cannot be
- * bound fails the start before a hot restart's parent is told to drain; once the new epoch's
- * workers serve, the parent can stop taking connections without waiting for the admin process.
+ * replacement after a crash: connections queue in the kernel meanwhile, where they were refused
+ * while the admin process bound the address itself). An admin address that cannot be bound fails
+ * the start at once, before any worker is given its configuration.
  */
 
 /** Node's own backlog for a server, which the admin process used when it bound the address itself. */

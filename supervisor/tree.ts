@@ -38,8 +38,7 @@ import { MainThreadWatchdog, WorkerWatchdog, watchdogConfigs } from './watchdog.
  * One epoch's process tree: the admin process and the workers, forked with the listening
  * sockets, replaced when they crash, and stopped together. The tree is LIVE once every worker
  * serves its listeners and the admin process answers; a failure before that (a worker or the
- * admin process cannot start) stops the tree with status 1, unless a hot restart's parent was
- * told to drain already (see `serving`).
+ * admin process cannot start) stops the tree with status 1.
  */
 
 const log = getLogger('main', import.meta.url);
@@ -290,7 +289,6 @@ export class ProcessTree {
       this.readyWorkers.add(m.index);
       this.reportUnready();
       if (this.state === 'INITIALIZING' && this.readyWorkers.size === this.options.concurrency) {
-        this.resolveServing();
         this.startAdmin();
         this.maybeLive();
       }
@@ -319,11 +317,7 @@ export class ProcessTree {
         this.maybeLive();
         break;
       case 'fatal':
-        if (this.adminReady) break;
-        // A hot restart's parent told to drain no longer serves: this tree must, and the admin
-        // process is started again as after a crash (its socket stays bound meanwhile).
-        if (this.parentDraining) log.critical(`the admin process could not start: ${m.error}; starting it again`);
-        else {
+        if (!this.adminReady) {
           log.critical(`the admin process could not start: ${m.error}`);
           this.stop(1);
         }
@@ -415,7 +409,10 @@ export class ProcessTree {
   }
 
   /**
-   * LIVE once every worker serves and the admin interface answers (/ready, and systemd's READY).
+   * LIVE once every worker serves and the admin interface answers: a hot-restart child tells its
+   * parent to drain only then, so an admin process that cannot start fails the child while the
+   * parent still serves (an admin address that cannot be bound fails it before its workers start:
+   * see AdminSocket).
    */
   private maybeLive(): void {
     if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.options.concurrency || (this.hasAdmin && !this.adminReady)) return;
@@ -423,19 +420,6 @@ export class ProcessTree {
     this.serverStats.becameLive();
     this.resolveLive();
     log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.filter((l) => !l.stopped).length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
-  }
-
-  private resolveServing!: () => void;
-  /**
-   * Resolves when every worker first serves, before the admin process is ready (LIVE): a
-   * hot-restart child tells its parent to drain then, as Envoy's does once its workers started.
-   */
-  readonly serving = new Promise<void>((resolve) => (this.resolveServing = resolve));
-  private parentDraining = false;
-
-  /** Hot restart: this tree told its parent to drain, so it must serve on whatever its admin process does. */
-  markParentDraining(): void {
-    this.parentDraining = true;
   }
 
   private resolveLive!: () => void;

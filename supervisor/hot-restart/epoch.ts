@@ -24,8 +24,6 @@ const PREPARE_DELAY_MS = 100;
 export class HotRestartEpoch {
   private tree: ProcessTree | undefined;
   private phase: Phase = 'initializing';
-  /** The parent was told to drain (this tree's workers serve). */
-  private parentDraining = false;
   /** This epoch as the child of the previous one. */
   readonly parent: ParentLink;
   /** This epoch as the parent of the next one. */
@@ -90,18 +88,11 @@ export class HotRestartEpoch {
     this.child.attach(tree, sockets, configuration);
     this.report();
     this.parent.collectInto(tree.statsRelay);
-    // The parent stops taking connections as soon as this tree's workers serve them: until then
-    // its warm workers won most new connections (a new worker's first request came a median 46 ms
-    // after it was ready, under load), and the admin process's start takes ~90 ms more.
-    void tree.serving.then(() => {
-      this.parentDraining = true;
-      tree.markParentDraining();
-      this.parent.drainParent();
-    });
     void tree.live.then(() => {
       this.identity.region.endInitializing();
       this.identity.region.claimNewest();
       this.setPhase('live');
+      this.parent.drainParent();
       // Soon after (the parent's drain order goes first), before the next restart may come.
       setTimeout(() => this.child.prepare(), PREPARE_DELAY_MS).unref();
     });
@@ -112,7 +103,7 @@ export class HotRestartEpoch {
    * yet told to drain keeps serving and gets its admin interface back.
    */
   stopping(): Promise<void> {
-    return this.parentDraining ? this.parent.terminate() : Promise.resolve();
+    return this.phase === 'initializing' ? Promise.resolve() : this.parent.terminate();
   }
 
   close(): void {
