@@ -111,22 +111,14 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
   const sockets = new ListenSockets(options.concurrency, epoch?.parent.inherit);
   const buckets = new BucketRegion();
   const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);
-  try {
-    await listeners.addStatic(loaded.bootstrap, loaded.tls);
-  } catch (err) {
-    epoch?.close();
-    buckets.close();
-    if (!(err instanceof ListenerBindError)) throw err;
-    log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
-    return 1;
-  }
   let adminSocket: AdminSocket | undefined;
   try {
+    await listeners.addStatic(loaded.bootstrap, loaded.tls);
     adminSocket = AdminSocket.bind(loaded.bootstrap);
   } catch (err) {
     epoch?.close();
     buckets.close();
-    if (!(err instanceof AdminBindError)) throw err;
+    if (!(err instanceof ListenerBindError) && !(err instanceof AdminBindError)) throw err;
     log.critical(`error initializing configuration '${options.configPath}': ${err.message}`);
     return 1;
   }

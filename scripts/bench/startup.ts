@@ -10,11 +10,11 @@
 // new connection every POLL_MS (default 2). Nothing is pinned: a starting epoch has every core, as
 // in production (PIN=1 puts the proxy on core 0 and the upstream on core 1, as pinning.ts does for
 // the throughput bench). TIMELINE=1 also prints, for the hot restarts, when each step of a new
-// epoch happened (medians, ms from its spawn): its supervisor's Node start, its worker's fork, the
-// worker's Node start, its configuration taken, its ready, its admin process's start and ready
-// (the parent stops taking connections once the new epoch is LIVE), the first request served
-// (every process has ./timeline-preload.cjs preloaded; Node's own start is the rest). Prints
-// figures; asserts nothing.
+// epoch happened (medians, ms from its spawn): its supervisor's Node start and bundle, its
+// worker's fork, Node start and bundle, the configuration sent and taken, the worker's ready, its
+// first connection and upstream connection, its admin process's start and ready (the parent stops
+// taking connections once the new epoch is LIVE), the first request served (./timeline.ts; Node's
+// own start is the rest). Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

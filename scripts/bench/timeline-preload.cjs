@@ -1,7 +1,10 @@
-// Preloaded (NODE_OPTIONS=--require) into every process of the trees that startup.ts starts with
-// TIMELINE=1: appends to $PROXY_TIMELINE_DIR/<pid> when this process started, when Node had started
-// (this file runs then), and in a supervisor when it first forked a child, in a worker when its
-// configuration came and when it reported ready, in the admin process when it reported ready.
+// Preloaded (NODE_OPTIONS=--require, see ./timeline.ts) into every process of the trees that
+// startup.ts and hot-restart-load.ts start with TIMELINE=1: appends to $PROXY_TIMELINE_DIR/<pid>
+// when this process started, when Node had started (this file runs then), when its role's bundle
+// was compiled; in a supervisor when it first forked a child and when it sent a worker its
+// configuration; in a worker when its bundle had run (it listens for messages), when its
+// configuration came, when it reported ready, when it accepted its first connection and opened its
+// first upstream connection after that; in the admin process when it reported ready.
 // Wall-clock milliseconds (Date.now(): this file must not load node:perf_hooks, which the
 // processes measured load later or not at all).
 'use strict';
@@ -53,8 +56,17 @@ if (dir) {
   } else if (role === 'worker' || role === 'admin') {
     if (role === 'worker') {
       process.on('message', (m) => m?.type === 'init' && mark('init'));
-      // Its first connection accepted.
+      // Its first connection accepted, and the first upstream connection it opens after that.
       const { Server, Socket } = require('node:net');
+      const emit = Server.prototype.emit;
+      let accepted = false;
+      Server.prototype.emit = function (event, ...rest) {
+        if (event === 'connection' && !accepted) {
+          accepted = true;
+          mark('accept');
+        }
+        return emit.call(this, event, ...rest);
+      };
       const connect = Socket.prototype.connect;
       let connected = false;
       Socket.prototype.connect = function (...args) {
@@ -64,15 +76,6 @@ if (dir) {
           this.once('connect', () => mark('upstream-connected'));
         }
         return connect.apply(this, args);
-      };
-      const emit = Server.prototype.emit;
-      let accepted = false;
-      Server.prototype.emit = function (event, ...rest) {
-        if (event === 'connection' && !accepted) {
-          accepted = true;
-          mark('accept');
-        }
-        return emit.call(this, event, ...rest);
       };
       // The worker's own first 'message' listener: its bundle has loaded and it waits for its configuration.
       const on = process.on;
