@@ -1,11 +1,12 @@
-// Strings written straight to a socket's handle (worker/http1/direct-write.ts), on real sockets:
-// they arrive whole and in order with writes that went through the Writable (also when the kernel
-// takes one only in part), the byte count and the idle timer are kept as socket.write keeps them,
-// and a write to a reset connection destroys the socket with the write's error.
+// Strings and buffers written straight to a socket's handle (worker/http1/direct-write.ts), on real
+// sockets: they arrive whole and in order with writes that went through the Writable (also when
+// the kernel takes one only in part), the byte count and the idle timer are kept as socket.write
+// keeps them, a buffer's callback comes once the kernel has it all, and a write to a reset
+// connection destroys the socket with the write's error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { writeLatin1 } from '../worker/http1/direct-write.js';
+import { writeBuffer, writeLatin1 } from '../worker/http1/direct-write.js';
 
 /** A connected pair: `client` (written to) and the server's end, paused until the test reads it. */
 async function pair(): Promise<{ client: Socket; peer: Socket; close(): Promise<void> }> {
@@ -123,6 +124,67 @@ test('a write to a connection the peer reset destroys the socket with the error'
     assert.ok(err, 'destroyed with an error');
     assert.match(String(err.code), /^(EPIPE|ECONNRESET)$/);
     assert.equal(err.syscall, 'write', 'it was a write that failed');
+  } finally {
+    await p.close();
+  }
+});
+
+test("a buffer goes to the handle, counted, and its callback comes on a later tick, once the kernel has it", async () => {
+  const p = await pair();
+  try {
+    let calledBack = false;
+    const done = new Promise<Error | null | undefined>((resolve) =>
+      writeBuffer(p.client, Buffer.from('HTTP/1.1 200 OK\r\n\r\n'), (err) => {
+        calledBack = true;
+        resolve(err);
+      }),
+    );
+    assert.equal(calledBack, false, 'not from inside the write, as the Writable would not');
+    assert.equal(p.client.bytesWritten, 19);
+    assert.equal(p.client.writableLength, 0, 'the Writable never held it');
+    p.client.write('after');
+    assert.equal(await done, undefined);
+    assert.equal((await readAll(p.peer, 24)).toString('latin1'), 'HTTP/1.1 200 OK\r\n\r\nafter');
+  } finally {
+    await p.close();
+  }
+});
+
+test('a buffer the kernel takes only in part calls back once libuv has written it all, before what came after it', async () => {
+  const p = await pair();
+  try {
+    const big = Buffer.alloc(8 * 1024 * 1024, 'x');
+    let calledBack = false;
+    const written = new Promise<Error | null | undefined>((resolve) =>
+      writeBuffer(p.client, big, (err) => {
+        calledBack = true;
+        resolve(err);
+      }),
+    );
+    p.client.write('tail');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(calledBack, false, 'the peer has read nothing yet: the kernel cannot have it all');
+    const all = await readAll(p.peer, big.length + 4);
+    assert.equal(all.length, big.length + 4);
+    assert.ok(all.subarray(0, big.length).equals(big), 'the large write arrived whole');
+    assert.equal(all.subarray(big.length).toString(), 'tail', 'and before what was written after it');
+    assert.equal(await written, undefined);
+  } finally {
+    await p.close();
+  }
+});
+
+test("a buffer written to a connection the peer reset calls back with the write's error", async () => {
+  const p = await pair();
+  try {
+    p.peer.resetAndDestroy();
+    await new Promise<void>((resolve) => p.peer.once('close', () => resolve()));
+    // The kernel may take the first write after the reset; a later one fails.
+    let failed: Error | null | undefined;
+    for (let i = 0; i < 20 && !failed; i++) failed = await new Promise<Error | null | undefined>((resolve) => writeBuffer(p.client, Buffer.from('after the reset'), resolve));
+    assert.ok(failed, 'a write failed');
+    assert.match(String((failed as NodeJS.ErrnoException).code), /^(EPIPE|ECONNRESET|ERR_STREAM_DESTROYED)$/);
+    assert.ok(p.client.destroyed, 'and the socket is destroyed');
   } finally {
     await p.close();
   }

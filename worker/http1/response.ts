@@ -4,6 +4,7 @@ import { REASON_PHRASES } from '../../shared/http-status.js';
 import type { Socket } from 'node:net';
 import { INVALID_VALUE, TOKEN } from './llhttp.js';
 import type { Http1Request } from './request.js';
+import { writeBuffer } from './direct-write.js';
 
 /** Hears what a response is given: its headers, the pieces of its body, and its last call. */
 export interface ResponseObserver {
@@ -403,7 +404,8 @@ export class Http1Response extends EventEmitter {
 
   /**
    * Hands what this turn wrote to the socket: the head and small bodies copied into one buffer and
-   * written once; large ones written piece by piece under one cork (one writev).
+   * written once (the response's last such write straight to the socket's handle: direct-write.ts);
+   * large ones written piece by piece under one cork (one writev).
    */
   private flush(done?: Callback): void {
     this.flushScheduled = false;
@@ -439,6 +441,7 @@ export class Http1Response extends EventEmitter {
     if (parts.length === 1) {
       const only = parts[0]!;
       if (typeof only === 'string') socket.write(only, 'latin1', after);
+      else if (done) writeBuffer(socket, only, after!);
       else socket.write(only, after);
       return;
     }
@@ -446,7 +449,8 @@ export class Http1Response extends EventEmitter {
       const buffer = Buffer.allocUnsafe(bytes);
       let at = 0;
       for (const part of parts) at += typeof part === 'string' ? buffer.write(part, at, 'latin1') : part.copy(buffer, at);
-      socket.write(buffer, after);
+      if (done) writeBuffer(socket, buffer, after!);
+      else socket.write(buffer, after);
       return;
     }
     socket.cork();
