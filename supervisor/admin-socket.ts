@@ -30,9 +30,9 @@ export class AdminSocket {
 
   /** The bootstrap's admin address, bound and listening; undefined when there is no admin interface. */
   static bind(bootstrap: JsonObject): AdminSocket | undefined {
-    const address = obj(obj(bootstrap.admin).address);
-    if (Object.keys(address).length === 0) return undefined;
-    const sa = obj(address.socket_address);
+    const address = obj(bootstrap.admin).address;
+    if (!address) return undefined;
+    const sa = obj(obj(address).socket_address);
     const host = String(sa.address ?? '');
     const port = Number(sa.port_value ?? 0);
     return new AdminSocket(AdminSocket.listen(host, port), host, port);

@@ -404,8 +404,9 @@ export class ProcessTree {
     this.admin.start();
   }
 
+  /** Whether the bootstrap has an admin address: its socket was bound for it (AdminSocket.bind). */
   private get hasAdmin(): boolean {
-    return Boolean((this.context.bootstrap.admin as { address?: unknown } | undefined)?.address);
+    return this.adminSocket !== undefined;
   }
 
   /**
