@@ -13,7 +13,7 @@ import { connect as h2connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { proxyCommand } from './bench/harness.js';
-import { printSteps, Timeline } from './bench/timeline.js';
+import { type Mark, printSteps, Timeline } from './bench/timeline.js';
 
 const RESTARTS = Number(process.env.RESTARTS ?? 10);
 const INTERVAL_MS = Number(process.env.INTERVAL_MS ?? 1500);
@@ -33,7 +33,7 @@ export interface LoadResult {
   failures: Map<string, number>;
   handOverMs: number[];
   /** With TIMELINE=1: each new epoch's steps (ms from its spawn). */
-  steps: Record<string, number>[];
+  steps: Record<string, Mark>[];
 }
 
 /** Each epoch answers `ok <epoch>`, so the clients see which epoch served them. */

@@ -10,11 +10,12 @@
 // new connection every POLL_MS (default 2). Nothing is pinned: a starting epoch has every core, as
 // in production (PIN=1 puts the proxy on core 0 and the upstream on core 1, as pinning.ts does for
 // the throughput bench). TIMELINE=1 also prints, for the hot restarts, when each step of a new
-// epoch happened (medians, ms from its spawn): its supervisor's Node start and bundle, its
-// worker's fork, Node start and bundle, the configuration sent and taken, the worker's ready, its
-// first connection and upstream connection, its admin process's start and ready (the parent stops
-// taking connections once the new epoch is LIVE), the first request served (./timeline.ts; Node's
-// own start is the rest). Prints figures; asserts nothing.
+// epoch happened (medians, ms from its spawn, and the CPU time its process had used by then): its
+// supervisor's Node start and bundle (compiled, run), its worker's fork, Node start and bundle,
+// the configuration sent and taken, the worker's ready, its first connection and upstream
+// connection, its admin process's start and ready (the parent stops taking connections once the
+// new epoch is LIVE), the first request served (./timeline.ts; Node's own start is the rest).
+// Prints figures; asserts nothing.
 // scripts/hot-restart-load.ts measures the hand-over under load. PROXY_TREE=<a checkout, built>
 // measures that tree's proxy instead (an earlier commit's, say, to compare in one sitting).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -24,7 +25,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchBootstrap, get, proxyCommand, startPrintingPort, stopChildrenOnInterrupt, waitFor } from './harness.js';
-import { printSteps, Timeline } from './timeline.js';
+import { type Mark, printSteps, Timeline } from './timeline.js';
 import { LOAD_CORE, pinned, pinning, pinningSummary, PROXY_CORE } from './pinning.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
@@ -150,7 +151,7 @@ try {
     await pollUntil(port, performance.now(), (e) => e === 0);
     await adminLive(adminFile(0), 0);
     const handOver: number[] = [];
-    const steps: Record<string, number>[] = [];
+    const steps: Record<string, Mark>[] = [];
     for (let epoch = 1; epoch <= ROUNDS; epoch++) {
       const config = bootstrapFor(upstream.port, port, epoch);
       const since = performance.now();

@@ -1,10 +1,12 @@
 // Preloaded (NODE_OPTIONS=--require, see ./timeline.ts) into every process of the trees that
 // startup.ts and hot-restart-load.ts start with TIMELINE=1: appends to $PROXY_TIMELINE_DIR/<pid>
 // when this process started, when Node had started (this file runs then), when its role's bundle
-// was compiled; in a supervisor when it first forked a child and when it sent a worker its
-// configuration; in a worker when its bundle had run (it listens for messages), when its
+// was compiled and when its top level had run; in a supervisor when it first forked a child and
+// when it sent a worker its configuration; in a worker when its bundle had run (it listens for messages), when its
 // configuration came, when it reported ready, when it accepted its first connection and opened its
-// first upstream connection after that; in the admin process when it reported ready.
+// first upstream connection after that; in the admin process when it reported ready. With each
+// mark, the CPU time the process had used by then: under load a new epoch's processes share the
+// cores with the serving epoch and the clients, and its hand-over follows their CPU time.
 // Wall-clock milliseconds (Date.now(): this file must not load node:perf_hooks, which the
 // processes measured load later or not at all).
 'use strict';
@@ -13,22 +15,63 @@ if (dir) {
   const { appendFileSync } = require('node:fs');
   const { join } = require('node:path');
   const file = join(dir, String(process.pid));
-  const mark = (name, at = Date.now()) => appendFileSync(file, `${name} ${at}\n`);
+  // With each mark, the CPU time (user + system, ms) this process had used by then.
+  const cpu = () => { const u = process.cpuUsage(); return ((u.user + u.system) / 1000).toFixed(1); };
+  const mark = (name, at = Date.now(), used = cpu()) => appendFileSync(file, `${name} ${at} ${used}\n`);
   // bin/role-launcher.cjs <role> <name> for the children; bin/proxy.js for the supervisor.
   const role = process.argv[1]?.endsWith('role-launcher.cjs') ? process.argv[2] : 'supervisor';
   mark(`role:${role}`, process.ppid);
-  mark('start', Math.round(Date.now() - process.uptime() * 1000));
+  mark('start', Math.round(Date.now() - process.uptime() * 1000), '0');
   mark('node');
+  // A worker's first connection accepted, and the first upstream connection it opens after that.
+  // Hooked as its bundle compiles, not here: the worker's V8 flag is still set when this file runs,
+  // and V8 would compile node:net and its streams without Node's code cache (bin/role-launcher.cjs,
+  // forgetHeapSizingFlags), a cost the worker does not pay unobserved.
+  const hookConnections = () => {
+    const { Server, Socket } = require('node:net');
+    const emit = Server.prototype.emit;
+    let accepted = false;
+    Server.prototype.emit = function (event, ...rest) {
+      if (event === 'connection' && !accepted) {
+        accepted = true;
+        mark('accept');
+      }
+      return emit.call(this, event, ...rest);
+    };
+    const connect = Socket.prototype.connect;
+    let connected = false;
+    Socket.prototype.connect = function (...args) {
+      if (!connected && accepted) {
+        connected = true;
+        mark('upstream-connect');
+        this.once('connect', () => mark('upstream-connected'));
+      }
+      return connect.apply(this, args);
+    };
+  };
   // The role's bundle: read and compiled (with its code cache) by bin/role-launcher.cjs, then run.
   const vm = require('node:vm');
   const Script = vm.Script;
   vm.Script = class extends Script {
     constructor(source, options) {
-      if (options?.cachedData !== undefined && !globalThis.timelineCompiled) mark('compiling');
+      if (options?.cachedData !== undefined && !globalThis.timelineCompiled) {
+        mark('compiling');
+        if (role === 'worker') hookConnections();
+      }
       super(source, options);
       if (options?.cachedData !== undefined && !globalThis.timelineCompiled) {
         globalThis.timelineCompiled = true;
         mark('compiled');
+        // The script gives the module's function (the bundle is wrapped as Node wraps a module): it returns once the top level ran.
+        const run = this.runInThisContext;
+        this.runInThisContext = (...args) => {
+          const fn = run.apply(this, args);
+          return (...moduleArgs) => {
+            const result = fn(...moduleArgs);
+            mark('ran');
+            return result;
+          };
+        };
       }
     }
   };
@@ -56,27 +99,6 @@ if (dir) {
   } else if (role === 'worker' || role === 'admin') {
     if (role === 'worker') {
       process.on('message', (m) => m?.type === 'init' && mark('init'));
-      // Its first connection accepted, and the first upstream connection it opens after that.
-      const { Server, Socket } = require('node:net');
-      const emit = Server.prototype.emit;
-      let accepted = false;
-      Server.prototype.emit = function (event, ...rest) {
-        if (event === 'connection' && !accepted) {
-          accepted = true;
-          mark('accept');
-        }
-        return emit.call(this, event, ...rest);
-      };
-      const connect = Socket.prototype.connect;
-      let connected = false;
-      Socket.prototype.connect = function (...args) {
-        if (!connected && accepted) {
-          connected = true;
-          mark('upstream-connect');
-          this.once('connect', () => mark('upstream-connected'));
-        }
-        return connect.apply(this, args);
-      };
       // The worker's own first 'message' listener: its bundle has loaded and it waits for its configuration.
       const on = process.on;
       let listening = false;

@@ -21,12 +21,15 @@ export class Timeline {
     return { ...env, PROXY_TIMELINE_DIR: this.dir, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require=${preload}` };
   }
 
-  /** A process's marks (wall-clock ms), the first of each name; `role:<role>` holds its parent's pid. */
-  private marksOf(pid: number): Map<string, number> {
-    const marks = new Map<string, number>();
+  /**
+   * A process's marks, the first of each name: when (wall-clock ms) and the CPU time it had used by
+   * then (ms); `role:<role>` holds its parent's pid.
+   */
+  private marksOf(pid: number): Map<string, Mark> {
+    const marks = new Map<string, Mark>();
     for (const line of readFileSync(join(this.dir, String(pid)), 'utf8').split('\n').filter(Boolean)) {
-      const [name, at] = line.split(' ');
-      if (!marks.has(name!)) marks.set(name!, Number(at));
+      const [name, at, cpu] = line.split(' ');
+      if (!marks.has(name!)) marks.set(name!, { at: Number(at), cpu: Number(cpu) });
     }
     return marks;
   }
@@ -34,25 +37,28 @@ export class Timeline {
   /**
    * The steps of the epoch whose supervisor is `supervisor`, in ms from its spawn (`spawnedAt`,
    * wall-clock); `servedAt` is when a client first got an answer from it. Read once the epoch is
-   * LIVE: its admin process can be ready after the first request served.
+   * LIVE: its admin process can be ready after the first request served. With each step, the CPU
+   * time its process had used by then.
    */
-  epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Record<string, number> {
+  epochSteps(supervisor: number, spawnedAt: number, servedAt: number): Record<string, Mark> {
     const sup = this.marksOf(supervisor);
     const child = (role: string) => {
-      const pid = readdirSync(this.dir).map(Number).find((p) => this.marksOf(p).get(`role:${role}`) === supervisor);
-      return pid === undefined ? new Map<string, number>() : this.marksOf(pid);
+      const pid = readdirSync(this.dir).map(Number).find((p) => this.marksOf(p).get(`role:${role}`)?.at === supervisor);
+      return pid === undefined ? new Map<string, Mark>() : this.marksOf(pid);
     };
     const [worker, admin] = [child('worker'), child('admin')];
-    const at = (m: Map<string, number>, name: string) => (m.get(name) ?? NaN) - spawnedAt;
+    const at = (m: Map<string, Mark>, name: string): Mark => ({ at: (m.get(name)?.at ?? NaN) - spawnedAt, cpu: m.get(name)?.cpu ?? NaN });
     return {
       'supervisor: Node started': at(sup, 'node'),
       'supervisor: bundle compiling': at(sup, 'compiling'),
       'supervisor: bundle compiled': at(sup, 'compiled'),
+      'supervisor: bundle ran': at(sup, 'ran'),
       'supervisor: worker forked': at(sup, 'fork'),
       'worker: process started': at(worker, 'start'),
       'worker: Node started': at(worker, 'node'),
       'worker: bundle compiling': at(worker, 'compiling'),
       'worker: bundle compiled': at(worker, 'compiled'),
+      'worker: bundle ran': at(worker, 'ran'),
       'supervisor: configuration sent': at(sup, 'init-sent'),
       'worker: waiting for its configuration': at(worker, 'listening'),
       'worker: configuration taken': at(worker, 'init'),
@@ -64,15 +70,25 @@ export class Timeline {
       'admin: process started': at(admin, 'start'),
       'admin: Node started': at(admin, 'node'),
       'admin: ready': at(admin, 'ready'),
-      'first request served': servedAt - spawnedAt,
+      'first request served': { at: servedAt - spawnedAt, cpu: NaN },
     };
   }
 }
 
-/** Each step's median over `steps`, with its min and max. */
-export function printSteps(steps: Record<string, number>[]): void {
+/** When a step happened (ms), and the CPU time (ms) its process had used by then. */
+export interface Mark {
+  at: number;
+  cpu: number;
+}
+
+/** Each step's median over `steps`, with its min and max, and the median CPU time its process had used by then. */
+export function printSteps(steps: Record<string, Mark>[]): void {
+  const median = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
+  console.log(`    ${'step'.padEnd(42)} ${'ms'.padStart(5)}                  CPU ms used by then`);
   for (const step of Object.keys(steps[0] ?? {})) {
-    const xs = steps.map((s) => s[step]!).sort((a, b) => a - b);
-    console.log(`    ${step.padEnd(40)} ${xs[Math.floor(xs.length / 2)]!.toFixed(0).padStart(5)}   (min ${xs[0]!.toFixed(0)}, max ${xs[xs.length - 1]!.toFixed(0)})`);
+    const xs = steps.map((s) => s[step]!.at).sort((a, b) => a - b);
+    const cpu = median(steps.map((s) => s[step]!.cpu).sort((a, b) => a - b));
+    const range = `(min ${xs[0]!.toFixed(0)}, max ${xs[xs.length - 1]!.toFixed(0)})`;
+    console.log(`    ${step.padEnd(42)} ${median(xs).toFixed(0).padStart(5)}   ${range.padEnd(20)} ${Number.isNaN(cpu) ? '' : cpu.toFixed(0).padStart(5)}`);
   }
 }
