@@ -47,6 +47,18 @@ describe('access log text formats', () => {
     );
   });
 
+  it('literal text is printed as written, whatever it holds (the format is compiled into a function)', () => {
+    // Text that would end or escape a string, a template or a comment if it were written into code.
+    const text = "`${x}` \\ ' \" */ /* \u2028\u2029 </script>";
+    assert.equal(compileTextFormat(`${text}%RESPONSE_CODE%${text}%PROTOCOL%${text}\n`).format(entry()), `${text}200${text}HTTP/1.1${text}\n`);
+  });
+
+  it('a format of many commands prints each in its place', () => {
+    const format = Array.from({ length: 3000 }, (_, i) => `${i}:%RESPONSE_CODE%`).join(' ');
+    const printed = compileTextFormat(format).format(entry({ responseCode: 204 }));
+    assert.equal(printed, Array.from({ length: 3000 }, (_, i) => `${i}:204`).join(' '));
+  });
+
   it('a FileAccessLog without a format uses the default, and an empty format too', () => {
     const line = compileTextFormat(DEFAULT_FORMAT).format(entry());
     assert.equal(compileAccessLogFormat({ path: '/dev/null' }).format(entry()), line);

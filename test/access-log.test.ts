@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, minimalBootstrap, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
@@ -17,7 +18,14 @@ const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.Fi
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
 
 const tmp = tempDir();
-const paths = { main: `${tmp.dir}/access.log`, errors: `${tmp.dir}/errors.json`, tcp: `${tmp.dir}/tcp.log`, admin: `${tmp.dir}/admin.log`, listener: `${tmp.dir}/listener.log` };
+const paths = {
+  main: `${tmp.dir}/access.log`,
+  errors: `${tmp.dir}/errors.json`,
+  addresses: `${tmp.dir}/addresses.log`,
+  tcp: `${tmp.dir}/tcp.log`,
+  admin: `${tmp.dir}/admin.log`,
+  listener: `${tmp.dir}/listener.log`,
+};
 let upstream: Upstream;
 let echo: { port: number; server: import('node:net').Server };
 let proxy: RunningProxy;
@@ -67,6 +75,7 @@ before(async () => {
                   code: '%RESPONSE_CODE%', flags: '%RESPONSE_FLAGS%', details: '%RESPONSE_CODE_DETAILS%', cluster: '%UPSTREAM_CLUSTER%', route: '%ROUTE_NAME%', body: '%LOCAL_REPLY_BODY%',
                 } } },
               },
+              { name: 'addresses', typed_config: { '@type': FILE_LOG, path: paths.addresses, format: '%REQ(X-REQUEST-ID)% %DOWNSTREAM_REMOTE_ADDRESS% %DOWNSTREAM_LOCAL_ADDRESS%\n' } },
             ],
           } }] }],
         },
@@ -161,6 +170,31 @@ describe('HTTP access logs', () => {
     assert.equal(fresh.filter((l) => l.includes('"req-rotated-')).length, 8);
     assert.ok(lines(`${paths.main}.1`).some((l) => l.includes('"req-before-rotate"')));
     assert.ok(!lines(`${paths.main}.1`).some((l) => l.includes('"req-rotated-')));
+  });
+
+  it("print each request's own connection's addresses, request after request on keep-alive connections", async () => {
+    // Two connections, two requests on each: each line must name the client end of its own connection.
+    const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })];
+    const sent: { id: string; clientPort: number }[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (const [i, agent] of agents.entries()) {
+        const id = `req-addr-${i}-${round}`;
+        const clientPort = await new Promise<number>((resolve, reject) => {
+          request(`${base()}/api/`, { agent, headers: { 'x-request-id': id } }, (res) => {
+            const port = res.socket.localPort!;
+            res.resume().on('end', () => resolve(port));
+          }).on('error', reject).end();
+        });
+        sent.push({ id, clientPort });
+      }
+    }
+    for (const agent of agents) agent.destroy();
+    assert.equal(new Set(sent.map((s) => s.clientPort)).size, 2, 'two connections, each kept for both its requests');
+    const logged = await waitFor('four address lines', () => {
+      const l = lines(paths.addresses).filter((x) => x.startsWith('req-addr-'));
+      return l.length >= 4 ? l : undefined;
+    });
+    for (const { id, clientPort } of sent) assert.ok(logged.includes(`${id} 127.0.0.1:${clientPort} 127.0.0.1:${proxy.ports.get('http')}`), `${id} from port ${clientPort}: ${logged.join(' | ')}`);
   });
 
   it('GET on /reopen_logs is refused and changes nothing', async () => {

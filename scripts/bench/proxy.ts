@@ -11,12 +11,14 @@
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
 // HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
-// BENCH_ONLY=outlier, tls, tracing, or a filter bench's name (cors, local_ratelimit, …) measures only that cost;
+// BENCH_ONLY=outlier, tls, tracing, stats, access-log, or a filter bench's name (cors, local_ratelimit, …)
+// measures only that cost;
 // PAIRED=1 loads both sides of each comparison at once (see compare); ROUNDS=n rounds (default 3);
 // PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
 // BASELINE_REF=<git ref> measures this tree's proxy against the same bench bootstrap served by the
 // proxy built from that commit (a git worktree in a temporary directory, sharing node_modules),
-// in the same run: the cost or gain of everything between them (BENCH_ONLY=baseline: only that).
+// in the same run: the cost or gain of everything between them (BENCH_ONLY=baseline: only that);
+// BASELINE_BOOTSTRAP=access-log (or a filter bench's name) has both serve that bootstrap instead.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -195,8 +197,8 @@ try {
     // idled that long serves dearer for a while after (shared/idle-housekeeping.ts): this tree
     // against itself read 8.8% dearer than a fresh start, paired.
     let plainRuns = 0;
-    const withPlain = async (run: (plain: Target) => Promise<void>) => {
-      const fresh = await startProxy(`plain-${++plainRuns}`, {});
+    const withPlain = async (run: (plain: Target) => Promise<void>, config = 'bootstrap.json') => {
+      const fresh = await startProxy(`plain-${++plainRuns}`, {}, config);
       try {
         await run({ url: `http://127.0.0.1:${fresh.port}/`, pid: fresh.child.pid! });
       } finally {
@@ -210,8 +212,11 @@ try {
     if (baselineRef && (!only || only === 'baseline')) {
       const tree = buildBaseline(baselineRef);
       try {
-        const earlier = await startProxy('baseline', {}, 'bootstrap.json', tree);
-        await withPlain((plain) => compare(`this tree against ${baselineRef}`, ['this tree'.padEnd(12), baselineRef.slice(0, 12).padEnd(12)], plain, { url: `http://127.0.0.1:${earlier.port}/`, pid: earlier.child.pid! }));
+        // BASELINE_BOOTSTRAP=<a bench bootstrap's name> (access-log, a filter's): both serve that one instead.
+        const config = process.env.BASELINE_BOOTSTRAP ? `bootstrap-${process.env.BASELINE_BOOTSTRAP}.json` : 'bootstrap.json';
+        const earlier = await startProxy('baseline', {}, config, tree);
+        const title = `this tree against ${baselineRef}${process.env.BASELINE_BOOTSTRAP ? ` (${config})` : ''}`;
+        await withPlain((plain) => compare(title, ['this tree'.padEnd(12), baselineRef.slice(0, 12).padEnd(12)], plain, { url: `http://127.0.0.1:${earlier.port}/`, pid: earlier.child.pid! }), config);
         earlier.child.kill('SIGTERM');
         await new Promise((r) => earlier.child.once('exit', r));
       } finally {
@@ -250,18 +255,22 @@ try {
       await withPlain((plain) => compare(`${name} filter cost (${bench.what})`, [name.padEnd(15), 'none'.padEnd(15)], { url: `http://127.0.0.1:${filtered.port}/`, pid: filtered.child.pid! }, plain));
       filtered.child.kill('SIGTERM');
     }
-    if (only) throw Object.assign(new Error('done'), { done: true });
     // The cost of statistics: the same proxy with every stat inert (PROXY_BENCH_STATS=off).
-    const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
-    await withPlain((plain) => compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! }));
-    inert.child.kill('SIGTERM');
+    if (!only || only === 'stats') {
+      const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
+      await withPlain((plain) => compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! }));
+      inert.child.kill('SIGTERM');
+    }
     // The cost of an access log: every request written to a file in Envoy's default format.
-    const logged = await startProxy('access-log', {}, 'bootstrap-access-log.json');
-    await withPlain((plain) => compare('access log cost', ['access log', 'no log    '], { url: `http://127.0.0.1:${logged.port}/`, pid: logged.child.pid! }, plain));
-    logged.child.kill('SIGTERM');
-    await new Promise((r) => logged.child.once('exit', r));
-    const logLines = readFileSync(join(dir, 'access.log'), 'utf8').split('\n').filter(Boolean);
-    console.log(`  access log: ${logLines.length} lines written, e.g. ${logLines[logLines.length - 1]}`);
+    if (!only || only === 'access-log') {
+      const logged = await startProxy('access-log', {}, 'bootstrap-access-log.json');
+      await withPlain((plain) => compare('access log cost', ['access log', 'no log    '], { url: `http://127.0.0.1:${logged.port}/`, pid: logged.child.pid! }, plain));
+      logged.child.kill('SIGTERM');
+      await new Promise((r) => logged.child.once('exit', r));
+      const logLines = readFileSync(join(dir, 'access.log'), 'utf8').split('\n').filter(Boolean);
+      console.log(`  access log: ${logLines.length} lines written, e.g. ${logLines[logLines.length - 1]}`);
+    }
+    if (only) throw Object.assign(new Error('done'), { done: true });
   }
 
   if (process.env.PROFILE) {

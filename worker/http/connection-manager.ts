@@ -395,7 +395,7 @@ export class HttpConnectionManager {
     const localReplies = this.localReplies;
     // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
     const tracing = this.tracing;
-    const record = logs || tap || localReplies || tracing ? new HttpExchangeRecord(req, res, rq) : undefined;
+    const record = logs || tap || localReplies || tracing ? new HttpExchangeRecord(req, res, rq, started) : undefined;
     /** The request's spans, once it is routed (with `tracing`). */
     let trace: RequestTrace | undefined;
     let route: Route | undefined;

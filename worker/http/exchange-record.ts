@@ -51,7 +51,6 @@ function headerText(v: Header): string | undefined {
 
 export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, ResponseObserver {
   readonly startTime = Date.now();
-  private readonly started = performance.now();
   readonly protocol: string;
   readonly request: RequestView;
   rewrittenPath?: string;
@@ -79,11 +78,13 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
   /** The response headers as written: a flat [name, value, …] array or an object. */
   private responseHeaders: readonly unknown[] | OutgoingHttpHeaders | undefined;
 
-  constructor(req: DownstreamRequest, res: DownstreamResponse, request: RequestView) {
+  /** `started`: when the connection manager took the request (performance.now()), which durations count from. */
+  constructor(req: DownstreamRequest, res: DownstreamResponse, request: RequestView, private readonly started: number) {
     this.request = request;
     this.protocol = req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
-    this.downstreamRemoteAddress = addressText(req.socket.remoteAddress, req.socket.remotePort);
-    this.downstreamLocalAddress = addressText(req.socket.localAddress, req.socket.localPort);
+    const addresses = socketAddresses(req.socket);
+    this.downstreamRemoteAddress = addresses.remote;
+    this.downstreamLocalAddress = addresses.local;
 
     // HTTP/1.1's request and response tell the record themselves; others' methods are wrapped.
     if (req instanceof Http1Request) req.observer = this;
@@ -222,6 +223,7 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
  * local_reply_config): the request, its addresses and protocol, nothing of a response yet.
  */
 export function requestEntry(req: DownstreamRequest, request: RequestView): AccessLogEntry {
+  const addresses = socketAddresses(req.socket);
   return {
     startTime: Date.now(),
     protocol: req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`,
@@ -231,8 +233,30 @@ export function requestEntry(req: DownstreamRequest, request: RequestView): Acce
     responseFlags: 0,
     bytesReceived: 0,
     bytesSent: 0,
-    downstreamRemoteAddress: addressText(req.socket.remoteAddress, req.socket.remotePort),
-    downstreamLocalAddress: addressText(req.socket.localAddress, req.socket.localPort),
+    downstreamRemoteAddress: addresses.remote,
+    downstreamLocalAddress: addresses.local,
     healthCheck: false,
   };
+}
+
+/** A connection's two addresses as access logs print them. */
+interface Addresses {
+  remote: string | undefined;
+  local: string | undefined;
+}
+
+/**
+ * The addresses of each connection, made once for all its requests (a keep-alive connection
+ * carries many), and read while the socket is still open: a request can finish after its
+ * connection was cut, when the socket has forgotten them.
+ */
+const addressesOf = new WeakMap<object, Addresses>();
+
+function socketAddresses(socket: DownstreamRequest['socket']): Addresses {
+  let addresses = addressesOf.get(socket);
+  if (addresses === undefined) {
+    addresses = { remote: addressText(socket.remoteAddress, socket.remotePort), local: addressText(socket.localAddress, socket.localPort) };
+    addressesOf.set(socket, addresses);
+  }
+  return addresses;
 }
