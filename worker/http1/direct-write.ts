@@ -8,8 +8,9 @@ import { getSystemErrorName } from 'node:util';
  * bookkeeping there and back, and the head a tick to say it was done, for each request (the tick
  * alone was 1.5% of a worker's time on the bench; the response's last write, 1-2%: ten paired
  * rounds against the Writable read +2.7% to -4.5% CPU per request, median -2.2%, where two
- * identical builds read -0.4% to -2.3%, median -1.3%). Past the Writable, nothing counts what the kernel has not taken yet, so only a
- * write after which nothing more of its stream's is written may go this way (back-pressure).
+ * identical builds read -0.4% to -2.3%, median -1.3%). Past the Writable, nothing counts what
+ * the kernel has not taken yet, so only a write after which nothing more of its stream's is
+ * written may go this way (back-pressure).
  *
  * Taken only when the Writable has nothing of its own under way: not connecting, not corked, not
  * ended, nothing buffered (so bytes go out in the order written), and on plaintext sockets (TLS
@@ -93,8 +94,9 @@ export function writeBuffer(socket: Socket, data: Buffer, written: (err?: Error 
   const req = request(handle, socket, data, written);
   const status = handle.writeBuffer(req, data);
   if (status !== 0) {
-    socket.destroy(writeError(status));
-    process.nextTick(written, writeError(status));
+    const err = writeError(status);
+    socket.destroy(err);
+    process.nextTick(written, err);
   } else if (streamBaseState[kLastWriteWasAsync] === 0) process.nextTick(written);
   // Otherwise libuv holds the rest, and calls back (completed) once it is written.
 }
