@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
-export function frame(type: number, flags: number, stream: number, payload = Buffer.alloc(0)): Buffer {
+export function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const h = Buffer.alloc(9);
   h.writeUIntBE(payload.length, 0, 3);
   h[3] = type;

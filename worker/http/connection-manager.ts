@@ -14,6 +14,7 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { HttpStats } from '../../shared/stats/http-stats.js';
+import { getLogger } from '../../shared/log/logger.js';
 import type { TrafficDirection } from '../../shared/config/resources.js';
 import type { DrainOrder } from '../../shared/ipc.js';
 import type { DrainManager } from '../drain.js';
@@ -21,6 +22,7 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
 import { HealthCheckFilter } from './health-check-filter.js';
 import { Http2SessionGuard } from './http2-session-guard.js';
+import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { drainHttp2Session } from './http2-drain.js';
@@ -50,6 +52,8 @@ import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
  */
 
 type Obj = JsonObject;
+
+const log = getLogger('http', import.meta.url);
 
 export interface ConnectionManagerContext {
   clusters: ClusterManager;
@@ -218,7 +222,13 @@ export class HttpConnectionManager {
     const requestTimeoutMs = typeof this.config.request_timeout === 'string' ? durationMs(this.config.request_timeout) : 0;
     const headersTimeoutMs = typeof this.config.request_headers_timeout === 'string' ? durationMs(this.config.request_headers_timeout) : 0;
     const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
-    const handler = (req: DownstreamRequest, res: DownstreamResponse) => this.handle(req, res, streamIdleMs);
+    const handler = (req: DownstreamRequest, res: DownstreamResponse) => {
+      try {
+        this.handle(req, res, streamIdleMs);
+      } catch (err) {
+        this.handlerFailed(err as Error, res);
+      }
+    };
 
     // Envoy's request_headers_timeout defaults to none, for which the request timeout (or 60 s)
     // stands in, as it did when node:http's server read requests.
@@ -263,6 +273,8 @@ export class HttpConnectionManager {
     const codec = http2CodecStats();
     session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
     this.sessions.add(session);
+    const socket = this.h2Socket!;
+    destroyOutsideCallbacks(session, () => socket);
     this.limits?.http2Session(this.h2Socket!, session);
     if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
     this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
@@ -407,7 +419,8 @@ export class HttpConnectionManager {
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
     const connectionRequests = stats.request(req.socket, headers['user-agent']);
     let resetBeforeResponse = false;
-    const guard = http1 ? undefined : this.guards.get((req as unknown as { stream: { session: Http2Session } }).stream.session);
+    const session = http1 ? undefined : (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
+    const guard = session === undefined ? undefined : this.guards.get(session);
     if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
     // on, not once: a response closes once, and once's wrapper and its removal cost every request.
     res.on('close', () => {
@@ -573,6 +586,18 @@ export class HttpConnectionManager {
         if (decision === 'continue' && !req.aborted && !res.destroyed && !res.headersSent) dispatchRoute(exchange, fx?.body ?? fx?.bodyStream, this.dispatchContext);
       });
     }
+  }
+
+  /**
+   * A defect of ours met while a request was being handled: the worker would exit with it and take
+   * every other stream down, so the request is answered 500 (or reset, if its response began), the
+   * connection closes, and the error is logged with its stack for a report.
+   */
+  private handlerFailed(err: Error, res: DownstreamResponse): void {
+    log.error(`request handling failed: ${err.stack ?? err.message}`);
+    res.shouldKeepAlive = false;
+    if (res.headersSent || res.writableEnded) res.destroy();
+    else sendLocalReply(res, 500, '', { serverName: this.serverName, grpc: false });
   }
 
   /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */

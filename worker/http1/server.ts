@@ -279,9 +279,13 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     }
     this.state = 'body';
     const req = new Http1Request(this.socket, this);
-    req.httpVersionMajor = major;
-    req.httpVersionMinor = minor;
-    if (major !== 1 || minor !== 1) req.httpVersion = `${major}.${minor}`;
+    // As Envoy's HTTP/1 codec (checkProtocolVersion): a request line that is not HTTP/1.1 (1.0,
+    // 0.9, or the 2.0 that llhttp lets through) is served as HTTP/1.0, so 426 unless accept_http_10.
+    // Never HTTP/2: that comes only through the HTTP/2 codec, and code keyed on the major would read a stream that is not there.
+    if (major !== 1 || minor !== 1) {
+      req.httpVersionMinor = 0;
+      req.httpVersion = '1.0';
+    }
     req.method = METHODS[method] ?? 'GET';
     req.url = url;
     req.rawHeaders = raw;

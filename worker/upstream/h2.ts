@@ -8,6 +8,7 @@ import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type Ups
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
+import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
 
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
@@ -129,6 +130,7 @@ export class H2Connection {
     let expiry: NodeJS.Timeout | undefined;
     // The connection's own socket: `session.socket` is a stand-in that throws once a closing session lets the socket go.
     let socket: Socket | undefined;
+    destroyOutsideCallbacks(session, () => socket);
     session.once('connect', (_session: ClientHttp2Session, connected: Socket) => {
       socket = connected;
       tls?.outcome(null, socket as TLSSocket);
