@@ -118,10 +118,10 @@ export class ListenerManager {
   }
 
   /** Binds (or inherits) every bootstrap listener's socket; on a failure closes what it opened and throws, naming the listener. */
-  async addStatic(bootstrap: JsonObject, tls: LoadedTls, nowMs = Date.now()): Promise<void> {
+  async addStatic(bootstrap: JsonObject, listenerNames: readonly string[], tls: LoadedTls, nowMs = Date.now()): Promise<void> {
     try {
       for (const [i, config] of list(obj(bootstrap.static_resources).listeners).entries()) {
-        const name = String(config.name ?? `listener_${i}`);
+        const name = listenerNames[i]!;
         const socket = await this.sockets.bind(config, name);
         const chainTls: ListenerResource['tls'] = {};
         for (const [key] of filterChainsOf(config)) {

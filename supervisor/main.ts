@@ -113,7 +113,7 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
   const listeners = new ListenerManager(sockets, () => ({ direction: 'all', strategy: options.drainStrategy, drainTimeMs: options.drainTimeS * 1000, startedAt: Date.now() }), buckets);
   let adminSocket: AdminSocket | undefined;
   try {
-    await listeners.addStatic(loaded.bootstrap, loaded.tls);
+    await listeners.addStatic(loaded.bootstrap, loaded.listenerNames, loaded.tls);
     adminSocket = AdminSocket.bind(loaded.bootstrap);
   } catch (err) {
     epoch?.close();

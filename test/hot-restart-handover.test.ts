@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { HotRestartChannel } from '../supervisor/hot-restart/protocol.js';
 import { ListenSockets, type InheritSocket } from '../supervisor/listen-sockets.js';
 import { ListenerManager } from '../supervisor/listener-manager.js';
+import { staticListenerNames } from '../shared/config/resources.js';
 import { tempDir } from './helpers/cli.js';
 
 const tmp = tempDir();
@@ -60,12 +61,12 @@ describe('listener hand-over between epochs', () => {
     const newConfig = { static_resources: { listeners: [...oldConfig.static_resources.listeners, listener('added', { socket_address: { address: '127.0.0.1', port_value: 0 } })] } };
     const oldSockets = new ListenSockets(1);
     const old = manager(oldSockets);
-    await old.addStatic(oldConfig, NO_TLS);
+    await old.addStatic(oldConfig, staticListenerNames(oldConfig), NO_TLS);
     const { parent, child, inherit } = channels(old, 1);
     const nextSockets = new ListenSockets(1, inherit);
     const next = manager(nextSockets);
     try {
-      await next.addStatic(newConfig, NO_TLS);
+      await next.addStatic(newConfig, staticListenerNames(newConfig), NO_TLS);
       const [web, pipe, added] = next.listeners.map((l) => nextSockets.open.get(l.socketId)!);
       assert.equal(web!.address, old.listeners[0]!.address, 'the same port, though configured as 0');
       assert.ok(web!.inherited && pipe!.inherited && !added!.inherited);
@@ -91,7 +92,7 @@ describe('listener hand-over between epochs', () => {
     const reuse = (port = 0) => ({ static_resources: { listeners: [{ ...listener('web', { socket_address: { address: '127.0.0.1', port_value: port } }), enable_reuse_port: true }] } });
     const oldSockets = new ListenSockets(3);
     const old = manager(oldSockets);
-    await old.addStatic(reuse(), NO_TLS);
+    await old.addStatic(reuse(), staticListenerNames(reuse()), NO_TLS);
     const first = oldSockets.open.get(old.listeners[0]!.socketId)!;
     assert.equal(first.fds.length, 3, 'one socket per worker');
     assert.equal(new Set(first.fds.map((fd) => fstatSync(fd).ino)).size, 3, 'three sockets, not one shared');
@@ -107,7 +108,7 @@ describe('listener hand-over between epochs', () => {
     const fourSockets = { closeAll: () => undefined } as Pick<ListenSockets, 'closeAll'>;
     const servers: ReturnType<typeof createServer>[] = [];
     try {
-      await two.addStatic(reuse(), NO_TLS);
+      await two.addStatic(reuse(), staticListenerNames(reuse()), NO_TLS);
       const second = twoSockets.open.get(two.listeners[0]!.socketId)!;
       assert.ok(second.inherited);
       assert.equal(second.fds.length, 3);
@@ -119,7 +120,7 @@ describe('listener hand-over between epochs', () => {
       const four = new ListenSockets(4, b.inherit);
       fourSockets.closeAll = () => four.closeAll();
       const fourManager = manager(four);
-      await fourManager.addStatic(reuse(), NO_TLS);
+      await fourManager.addStatic(reuse(), staticListenerNames(reuse()), NO_TLS);
       const third = four.open.get(fourManager.listeners[0]!.socketId)!;
       assert.equal(third.fds.length, 4);
       assert.equal(third.address, first.address);
@@ -150,14 +151,14 @@ describe('listener hand-over between epochs', () => {
     const config = (reusePort: boolean) => ({ static_resources: { listeners: [{ ...listener('web', { socket_address: { address: '127.0.0.1', port_value: 0 } }), enable_reuse_port: reusePort }] } });
     const oldSockets = new ListenSockets(2);
     const old = manager(oldSockets);
-    await old.addStatic(config(false), NO_TLS);
+    await old.addStatic(config(false), staticListenerNames(config(false)), NO_TLS);
     const shared = oldSockets.open.get(old.listeners[0]!.socketId)!;
     assert.equal(shared.fds.length, 1);
     const { parent, child, inherit } = channels(old, 4);
     const nextSockets = new ListenSockets(2, inherit);
     const next = manager(nextSockets);
     try {
-      await next.addStatic(config(true), NO_TLS);
+      await next.addStatic(config(true), staticListenerNames(config(true)), NO_TLS);
       const socket = nextSockets.open.get(next.listeners[0]!.socketId)!;
       assert.equal(socket.fds.length, 1, 'no second socket can bind beside one without SO_REUSEPORT');
       assert.deepEqual(nextSockets.ofWorker(socket, 1), socket.fds, 'both workers share it');

@@ -17,6 +17,7 @@ import { upgradeV2Bootstrap } from './upgrade-v2.js';
 import { buildIdentity } from '../version.js';
 import { readDataSource } from './data-source.js';
 import { loadAllTls, type LoadedTls } from '../tls/context.js';
+import { staticListenerNames } from './resources.js';
 
 /**
  * Loads a bootstrap the way Envoy does: the file's format from its extension (`.pb` binary,
@@ -48,6 +49,8 @@ export interface LoadedBootstrap {
   warnings: string[];
   /** The TLS contexts, their certificates and keys read now (a hot restart reads them again). */
   tls: LoadedTls;
+  /** Each of static_resources.listeners' names: its own, or the UUID minted for it (staticListenerNames). */
+  listenerNames: string[];
   /** The sources and their read, for the next epoch of a hot restart. */
   handOver: BootstrapHandOver;
 }
@@ -264,7 +267,8 @@ export function sourcesOf(src: BootstrapSource, file: Buffer | undefined): Boots
 export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = bootstrapSources(src), readElsewhere?: BootstrapRead, readHere: (sources: BootstrapSources) => BootstrapRead = readBootstrap): LoadedBootstrap {
   const read = readElsewhere ?? readHere(sources);
   if (read.refused) throw new BootstrapError(read.refused);
-  const local = localChecks(read.bootstrap);
+  const listenerNames = staticListenerNames(read.bootstrap);
+  const local = localChecks(read.bootstrap, listenerNames);
   // What an earlier error causes is left out: an error under a field that already failed (or
   // above it), and a route's "unknown cluster" once a cluster itself is in error.
   const clusterInError = [...read.failed, ...read.refusedFields].some((f) => f.startsWith('static_resources.clusters['));
@@ -275,6 +279,7 @@ export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = 
     unknownFields: read.unknownFields,
     warnings: [...read.warnings, ...bootstrapWarnings(read.bootstrap), ...unknownFieldWarnings(read.unknownFields)],
     tls: local.tls,
+    listenerNames,
     handOver: { sources, read, readElsewhere: readElsewhere !== undefined },
   };
 }
@@ -336,10 +341,10 @@ function readSources(src: BootstrapSource, fileBytes: Buffer | undefined, maxVal
 }
 
 /** The whole-bootstrap checks (some look at the file system) and the TLS material, read now. */
-function localChecks(bootstrap: JsonObject): { errors: string[]; tls: LoadedTls } {
+function localChecks(bootstrap: JsonObject, listenerNames: readonly string[]): { errors: string[]; tls: LoadedTls } {
   const errors: string[] = [];
   checkBootstrapSemantics(bootstrap, errors);
-  return { errors, tls: loadAllTls(bootstrap, readDataSource, errors) };
+  return { errors, tls: loadAllTls(bootstrap, listenerNames, readDataSource, errors) };
 }
 
 function unknownFieldWarnings(unknownFields: UnknownFieldUse[]): string[] {

@@ -1,3 +1,4 @@
+import { cryptoModule } from '../builtins.js';
 import type { TlsContext } from '../tls/context.js';
 import { list, obj } from './access.js';
 import type { JsonObject } from './proto-json.js';
@@ -29,6 +30,15 @@ export interface UpdateFailure {
   lastUpdateAttemptMs: number;
   details: string;
   versionInfo: string;
+}
+
+/**
+ * The names of the bootstrap's listeners, in order: its own, or (as Envoy's listener manager
+ * does for a listener without one) a random UUID. Minted once, by the load, so that the TLS
+ * contexts, the listener manager, the workers and the admin all find a listener by the same name.
+ */
+export function staticListenerNames(bootstrap: JsonObject): string[] {
+  return list(obj(bootstrap.static_resources).listeners).map((l) => (typeof l.name === 'string' && l.name !== '' ? l.name : cryptoModule().randomUUID()));
 }
 
 /** The bootstrap's clusters. */

@@ -216,11 +216,12 @@ export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObje
   return loaded;
 }
 
-export function loadAllTls(bootstrap: JsonObject, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): LoadedTls {
+/** `listenerNames`: each bootstrap listener's name, as the load minted them (staticListenerNames). */
+export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string[], read: (ds: JsonObject) => Buffer | undefined, errors: string[]): LoadedTls {
   const loaded: LoadedTls = { listeners: {}, clusters: {} };
   const resources = obj(bootstrap.static_resources);
   list(resources.listeners).forEach((l, li) => {
-    const name = String(l.name ?? '');
+    const name = listenerNames[li]!;
     for (const [key, context] of Object.entries(loadListenerTls(l, `static_resources.listeners[${li}]`, read, errors))) loaded.listeners[listenerChainKey(name, key)] = context;
   });
   list(resources.clusters).forEach((c, i) => {
