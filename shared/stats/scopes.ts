@@ -78,9 +78,9 @@ class ScopedCodes {
     }
     c[0].inc();
     c[1].inc();
-    if (ms === undefined) return;
+    // Envoy's chargeBasicResponseStat: every charged code completes a request; only a response that came has a time.
     (this.completed ??= stats.counter(`${this.prefix}upstream_rq_completed`)).inc();
-    (this.time ??= stats.histogram(`${this.prefix}upstream_rq_time`)).record(ms);
+    if (ms !== undefined) (this.time ??= stats.histogram(`${this.prefix}upstream_rq_time`)).record(ms);
   }
 }
 
@@ -225,11 +225,23 @@ export class ClusterStats {
   /** The split figures by scope, each made at its first use; codes by number, so a response builds no name. */
   private readonly scopes = new Map<string, ScopedCodes>();
 
-  /** `<scope>upstream_rq_<code>` and its class; with a time, also `_completed` and `upstream_rq_time` (retry. has neither). */
+  /** `<scope>upstream_rq_<code>`, its class and `_completed`; with a time, `upstream_rq_time` (retry. and local replies have none). */
   private chargeScoped(scope: string, status: number, ms: number | undefined): void {
     let s = this.scopes.get(scope);
     if (!s) this.scopes.set(scope, (s = new ScopedCodes(`${this.prefix}${scope}`)));
     s.charge(status, ms);
+  }
+
+  /**
+   * A reply the router made itself for a request to this cluster — a connect failure, a reset, a
+   * timeout, an overflow, no healthy host, maintenance mode — charged as Envoy's router charges it
+   * (chargeUpstreamCode): the code, its class and completion, also under `internal.` or
+   * `external.`, and no time (nothing answered). Without it a cluster that fails every request
+   * reads 0 % errors on every dashboard.
+   */
+  localReply(status: number, internal: boolean): void {
+    this.charge(status);
+    this.chargeScoped(internal ? 'internal.' : 'external.', status, undefined);
   }
 
   /** A response counted as the cluster's without its timing (upstream_rq_<code>, its class, completion): ext_authz's denials. */

@@ -251,6 +251,7 @@ class Exchange implements UpstreamHandler, Deadlined {
         record.responseFlags |= ResponseFlag.noHealthyUpstream;
         record.responseCodeDetails = 'no_healthy_upstream';
       }
+      this.chargeLocalReply(LocalReply.noHealthyUpstream.status);
       this.localReply(LocalReply.noHealthyUpstream);
       return;
     }
@@ -407,7 +408,7 @@ class Exchange implements UpstreamHandler, Deadlined {
       // Between two tries: nothing is in flight upstream; the exchange ends as that try's failure would.
       clearTimeout(this.backoffTimer);
       this.backoffTimer = undefined;
-      this.tryFailed(reason);
+      this.tryFailed(reason, true);
       return;
     }
     const cs = this.cluster.stats;
@@ -430,7 +431,8 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.tryFailed(err);
   }
 
-  private tryFailed(err: Error): void {
+  /** `betweenTries`: the route's timeout (or the client) came during a retry's back-off, with no try under way. */
+  private tryFailed(err: Error, betweenTries = false): void {
     this.endTry();
     if (this.done) return; // a try answered for already (aborted once it started)
     const failure = classify(err);
@@ -442,13 +444,15 @@ class Exchange implements UpstreamHandler, Deadlined {
     const cs = this.cluster.stats;
     // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
     if (failure !== 'max_stream_duration') this.lastHost?.outcome('G');
+    // A try that failed on a host it reached for counts as that host's error (Envoy's router, retried or not).
+    if (failure !== 'max_stream_duration') this.lastHost?.stats.rqError.inc();
     if (failure === 'connect') {
-      cs.cxConnectFail.inc();
-      // The request waited for a connection that failed: Envoy's pool fails its pending requests so.
+      // The request waited for a connection that failed: Envoy's pool fails its pending requests so (the connection's failure is the host's, counted once).
       cs.rqPendingFailureEject.inc();
     }
     else if (failure === 'timeout') {
-      cs.rqTimeout.inc();
+      // As Envoy's onResponseTimeout: counted for a try awaiting its response, none between tries.
+      if (!betweenTries) cs.rqTimeout.inc();
       this.lastHost?.stats.rqTimeout.inc();
     }
     else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
@@ -494,7 +498,10 @@ class Exchange implements UpstreamHandler, Deadlined {
       record.responseFlags |= FAILURE_LOG[failure].flag | (retriable && this.retried ? ResponseFlag.upstreamRetryLimitExceeded : 0);
       record.responseCodeDetails = FAILURE_LOG[failure].details;
     }
-    this.localReply(this.failureReply(failure));
+    const reply = this.failureReply(failure);
+    // Envoy charges no code when a stream's max duration ends it, nor for a route timeout that came between two tries.
+    if (failure !== 'max_stream_duration' && !betweenTries) this.chargeLocalReply(reply.status);
+    this.localReply(reply);
   }
 
   /** The local reply for a try's failure, as Envoy words each. */
@@ -540,6 +547,7 @@ class Exchange implements UpstreamHandler, Deadlined {
       record.responseFlags |= ResponseFlag.upstreamOverflow;
       record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
     }
+    this.chargeLocalReply(LocalReply.overflow.status);
     this.localReply(LocalReply.overflow);
   }
 
@@ -597,6 +605,11 @@ class Exchange implements UpstreamHandler, Deadlined {
     removeDeadline(this);
   }
 
+  /** The cluster's code figures for a reply made here (see ClusterStats.localReply). */
+  private chargeLocalReply(status: number): void {
+    this.cluster.stats.localReply(status, this.req.headers['x-envoy-internal'] === 'true');
+  }
+
   private localReply(reply: { status: number; body: string }): void {
     this.finish();
     sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
@@ -623,7 +636,7 @@ export async function forward(req: DownstreamRequest, res: DownstreamResponse, a
   // Envoy's maintenance mode: the runtime's upstream.maintenance_mode.<cluster> percent of requests get an immediate 503.
   if (featureEnabled(cluster.maintenanceModeKey, 0)) {
     cluster.stats.rqMaintenanceMode.inc();
-    cluster.stats.charge(503);
+    cluster.stats.localReply(503, req.headers['x-envoy-internal'] === 'true');
     if (ctx.record) {
       ctx.record.responseFlags |= ResponseFlag.upstreamOverflow;
       ctx.record.responseCodeDetails = 'maintenance_mode';

@@ -133,7 +133,7 @@ class Session {
     this.upstreams.set(host.address, up);
     if (this.entry) this.entry.upstreamHost = host.address;
     host.activeRequests++;
-    host.connectionOpened();
+    host.connectionStarted();
     const cs = clusterUdp(this.cluster.name);
     socket.on('message', (data: Buffer, from: RemoteInfo) => {
       // Only the host's datagrams are the session's (the socket is not connected: sends may start at once).

@@ -70,20 +70,28 @@ export class Host implements ConnectionObserver {
     return this.hostStats;
   }
 
-  /** An upstream connection opened: per-host and cluster figures (its connect time and protocol when known). */
-  connectionOpened(info?: ConnectionOpened): void {
+  /**
+   * An upstream connection is being made: it counts in upstream_cx_total and _active (and the
+   * host's) from now, connected or not, as Envoy's pool counts a connection when it creates it
+   * (conn_pool_base.cc), so a host that refuses every connection shows its attempts.
+   */
+  connectionStarted(protocol?: 'http1' | 'http2'): void {
     this.cluster.noteTraffic();
     this.stats.cxTotal.inc();
     this.stats.cxActive.inc();
     const cs = this.cluster.stats;
     cs.cxTotal.inc();
     cs.cxActive.inc();
-    if (info) {
-      cs.cxConnectMs.record(Math.round(info.connectMs));
-      if (info.protocol) (info.protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
-      if (info.protocol === 'http1') http1CodecStats(`cluster.${this.cluster.name}.`);
-      if (info.socket) this.cluster.openSockets.add(info.socket);
-    }
+    if (protocol) (protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
+  }
+
+  /** The connection connected (and handshook): its connect time, its codec's figures, its socket. */
+  connectionOpened(info?: ConnectionOpened): void {
+    if (!info) return;
+    const cs = this.cluster.stats;
+    cs.cxConnectMs.record(Math.round(info.connectMs));
+    if (info.protocol === 'http1') http1CodecStats(`cluster.${this.cluster.name}.`);
+    if (info.socket) this.cluster.openSockets.add(info.socket);
   }
 
   connectionClosed(info?: ConnectionClosed): void {
@@ -126,9 +134,16 @@ export class Host implements ConnectionObserver {
     this.cluster.outcomes?.record(this.info.address, kind);
   }
 
+  /** A connection that never connected (refused, unreachable, its handshake failed, connect_timeout): counted once, whatever waited on it; it is destroyed, locally if it timed out. */
   connectionFailed(timedOut = false): void {
     this.stats.cxConnectFail.inc();
-    if (timedOut) this.cluster.stats.cxConnectTimeout.inc();
+    this.stats.cxActive.dec();
+    const cs = this.cluster.stats;
+    cs.cxConnectFail.inc();
+    if (timedOut) cs.cxConnectTimeout.inc();
+    cs.cxActive.dec();
+    cs.cxDestroy.inc();
+    (timedOut ? cs.cxDestroyLocal : cs.cxDestroyRemote).inc();
   }
 
   /** The keep-alive pool to this host at a priority, created on first use. */
@@ -150,7 +165,10 @@ export class Host implements ConnectionObserver {
         limits: this.cluster.limits,
       },
       {
-        connectionStarted: () => breaker.acquire('cx'),
+        connectionStarted: () => {
+          breaker.acquire('cx');
+          this.connectionStarted('http2');
+        },
         connectionOpened: (info) => this.connectionOpened(info),
         connectionClosed: (info) => {
           this.connectionClosed(info);

@@ -69,8 +69,8 @@ export type ConnectionLimit = 'idle_timeout' | 'max_connection_duration' | 'max_
 
 /** Told of each connection's life, for the connection figures. */
 export interface ConnectionObserver {
-  /** A connection is being attempted (it counts against max_connections from here; optional). */
-  connectionStarted?(): void;
+  /** A connection is being attempted: it counts in upstream_cx_total and against max_connections from here. */
+  connectionStarted?(protocol?: 'http1' | 'http2'): void;
   connectionOpened(info?: ConnectionOpened): void;
   connectionClosed(info?: ConnectionClosed): void;
   /** It never connected; `timedOut` when connect_timeout passed. */

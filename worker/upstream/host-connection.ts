@@ -24,6 +24,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
   const socket = tls
     ? tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options })
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
+  host.connectionStarted();
   let connected = false;
   let failed = false;
   const started = performance.now();
@@ -33,7 +34,6 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     failed = true;
     tls?.outcome(err);
     host.connectionFailed(err.code === CONNECT_TIMEOUT);
-    cluster.stats.cxConnectFail.inc();
     host.outcome('G');
     events.failed(err);
     socket.destroy();

@@ -159,6 +159,7 @@ export class Http1Connection implements Deadlined {
     private readonly events: Http1ConnectionEvents,
   ) {
     const tls = target.tls;
+    observer.connectionStarted?.('http1');
     this.socket = tls ? tlsModule().connect({ host: target.ip, port: target.port, ...tls.options }) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const parser = new HTTPParser();
