@@ -71,7 +71,7 @@ async function smuggling(p: RunningProxy, upstream: { hits: number }): Promise<v
     const codes = statuses(await sendVector(p.ports.get('web')!, v.bytes));
     if (codes[0] === 400) refused++;
     else if (codes[0] === 200) served++;
-    if ((v.expect === 'refused') !== (codes[0] === 400)) wrong.push(`${v.name}: ${codes.join(',')}`);
+    if ((v.expect === 'refused') !== (codes[0] === (v.status ?? 400))) wrong.push(`${v.name}: ${codes.join(',')}`);
   }
   console.log(`request smuggling: ${VECTORS.length} vectors: refused ${refused}, served ${served}, not as expected ${wrong.length}${wrong.length ? ` (${wrong.join('; ')})` : ''}; upstream requests ${upstream.hits}`);
 }

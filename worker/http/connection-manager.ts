@@ -1,7 +1,7 @@
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import type { IncomingMessage } from 'node:http';
-import { Http1Server } from '../http1/server.js';
+import { Http1Server, UNSUPPORTED_TRANSFER_CODING } from '../http1/server.js';
 import type { Http1Request } from '../http1/request.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
@@ -76,6 +76,15 @@ export interface ConnectionManagerContext {
 const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
 const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
 const ROUTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
+
+/**
+ * A transfer coding other than a lone `chunked` is Envoy's 501 (http1.invalid_transfer_encoding),
+ * checked before Content-Length beside Transfer-Encoding (400): the server's own check, or
+ * llhttp's refusal of a coding after `chunked`.
+ */
+function unsupportedTransferCoding(err: NodeJS.ErrnoException & { reason?: string }): boolean {
+  return err.code === UNSUPPORTED_TRANSFER_CODING || (err.code === 'HPE_INVALID_TRANSFER_ENCODING' && err.reason === 'Invalid `Transfer-Encoding` header value');
+}
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
 function serverLocalAddress(version: 'v4' | 'v6'): string {
@@ -236,17 +245,24 @@ export class HttpConnectionManager {
     // Checked often enough for the configured timeouts (and the idle timeout of a connection between requests) to mean what they say.
     const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity, idleMs || Infinity) / 4)));
     const h1 = new Http1Server(
-      { maxHeaderSize, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
+      { maxHeaderSize, acceptHttp10: this.acceptHttp10, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
       {
         request: handler,
         // Upgrades and CONNECT leave the parser here; see upgradeHttp1().
         upgrade: (req, socket, head) => this.upgradeHttp1(req, socket, head, streamIdleMs),
         clientError: (err, socket) => {
-          // A malformed request, headers over max_request_headers_kb, or a request/headers timeout.
+          // A malformed request (400; 501 for a transfer coding Envoy does not serve), headers over
+          // max_request_headers_kb (431), or a request/headers timeout (408).
           const [status, reason] =
-            err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+            err.code === 'HPE_HEADER_OVERFLOW'
+              ? [431, 'Request Header Fields Too Large']
+              : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+                ? [408, 'Request Timeout']
+                : unsupportedTransferCoding(err)
+                  ? [501, 'Not Implemented']
+                  : [400, 'Bad Request'];
           if (status === 408) this.stats.rqTimeout.inc();
-          if (status === 400) this.stats.cxProtocolError.inc();
+          if (status === 400 || status === 501) this.stats.cxProtocolError.inc();
           if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
           else socket.destroy();
         },
@@ -467,7 +483,10 @@ export class HttpConnectionManager {
     if (http10 && !this.acceptHttp10) {
       // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
       stats.cxProtocolError.inc();
-      if (record) record.responseFlags |= ResponseFlag.downstreamProtocolError;
+      if (record) {
+        record.responseFlags |= ResponseFlag.downstreamProtocolError;
+        record.responseCodeDetails = 'low_version';
+      }
       res.shouldKeepAlive = false;
       sendLocalReply(res, 426, 'Upgrade Required', reply);
       return;

@@ -221,9 +221,19 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
-    if (action.timeoutMs > 0) addDeadline(this, this.started, action.timeoutMs);
+    // As Envoy's router (onRequestComplete): the route's timeout runs from the end of the client's
+    // request, so an upload longer than the timeout is not cut off midway.
+    if (action.timeoutMs > 0) {
+      if (body === null || Buffer.isBuffer(body) || req.complete) addDeadline(this, this.started, action.timeoutMs);
+      else req.once('end', () => this.requestComplete());
+    }
     // on, not once: a response closes once, and once's wrapper and its removal cost every request.
     res.on('close', this.onClose);
+  }
+
+  /** The client's request has been read whole (its body streamed): the route's timeout starts. */
+  private requestComplete(): void {
+    if (!this.done) addDeadline(this, performance.now(), this.action.timeoutMs);
   }
 
   /** The route's timeout passed before the response ended. */

@@ -70,6 +70,8 @@ export class Http1Response extends EventEmitter {
   destroyed = false;
   /** The connection closes after this response. */
   last = false;
+  /** Answered with an `HTTP/1.0` status line (an HTTP/1.0 request, with accept_http_10). */
+  http10 = false;
   private head: string | undefined;
   private headWritten = false;
   private hasBody: boolean;
@@ -167,7 +169,7 @@ export class Http1Response extends EventEmitter {
     this.statusCode = status;
     this.statusMessage ??= REASON_PHRASES[status] ?? 'unknown';
     if (status === 204 || status === 304 || status < 200) this.hasBody = false;
-    let line = `HTTP/1.1 ${status} ${this.statusMessage}\r\n`;
+    let line = `${this.http10 ? 'HTTP/1.0' : 'HTTP/1.1'} ${status} ${this.statusMessage}\r\n`;
     if (INVALID_VALUE.test(this.statusMessage)) throw httpError('ERR_INVALID_CHAR', 'Invalid character in statusMessage', TypeError);
     const state = { connection: false, contentLength: false, te: false, date: false, trailer: false };
     if (this.outHeaders && given !== undefined) {

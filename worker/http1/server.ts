@@ -33,6 +33,8 @@ import { Http1Response, type ResponseConnection } from './response.js';
 
 export interface Http1ServerOptions {
   maxHeaderSize: number;
+  /** accept_http_10: an HTTP/1.0 request is answered with an `HTTP/1.0` status line, as Envoy's codec answers it (else it gets 426, as 1.1). */
+  acceptHttp10?: boolean;
   /** request_timeout (0: none): the whole request must have been read by then. */
   requestTimeoutMs: number;
   /** request_headers_timeout (0: none): the request's head must have been read by then. */
@@ -46,7 +48,12 @@ export interface Http1ServerOptions {
 export interface Http1ServerHandlers {
   request(req: Http1Request, res: Http1Response): void;
   upgrade(req: Http1Request, socket: Socket, head: Buffer): void;
-  /** A request that is not HTTP/1.1 (the parser's `HPE_*` code), a head too large, or a timeout (`ERR_HTTP_REQUEST_TIMEOUT`). Nothing more is read from the socket. */
+  /**
+   * A request that is not HTTP/1.1 (the parser's `HPE_*` code, or UNSUPPORTED_TRANSFER_CODING for
+   * a transfer coding other than a lone `chunked`), a head too large, or a timeout
+   * (`ERR_HTTP_REQUEST_TIMEOUT`). Nothing more is read from the socket. After pipelined requests,
+   * it comes once the responses to those before it have been written (never after one that closed).
+   */
   clientError(err: NodeJS.ErrnoException, socket: Socket): void;
 }
 
@@ -57,6 +64,17 @@ const CONTINUE_LINE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
 function timeoutError(): NodeJS.ErrnoException {
   return Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+}
+
+/** llhttp's lenient flag for the version: any `HTTP/<digit>.<digit>` is read (and served as 1.0 here, as Envoy's codec serves it). */
+const LENIENT_VERSION = 0x10;
+const CHUNKED_ONLY = /^\s*chunked\s*$/i;
+
+/** What a Transfer-Encoding other than a lone `chunked` is refused with (Envoy's 501, http1.invalid_transfer_encoding). */
+export const UNSUPPORTED_TRANSFER_CODING = 'ERR_UNSUPPORTED_TRANSFER_CODING';
+
+function transferCodingError(): NodeJS.ErrnoException {
+  return Object.assign(new Error('http/1.1 protocol error: unsupported transfer encoding'), { code: UNSUPPORTED_TRANSFER_CODING });
 }
 
 function resetError(): NodeJS.ErrnoException {
@@ -125,6 +143,8 @@ class ServerConnection implements RequestConnection, ResponseConnection {
   /** The request being answered, and the pipelined ones waiting for it. */
   private current: { req: Http1Request; res: Http1Response } | undefined;
   private readonly waiting: { req: Http1Request; keepAlive: boolean }[] = [];
+  /** What stopped the parser after a pipelined request, given to clientError once the responses before it are written. */
+  private deferredError: ParseError | NodeJS.ErrnoException | undefined;
   private state: ReadState = 'waiting';
   private messageStart = performance.now();
   private pausedForQueue = false;
@@ -157,7 +177,7 @@ class ServerConnection implements RequestConnection, ResponseConnection {
   ) {
     socket.setNoDelay(true);
     const parser = new HTTPParser();
-    parser.initialize(HTTPParser.REQUEST, {}, server.options.maxHeaderSize, 0);
+    parser.initialize(HTTPParser.REQUEST, {}, server.options.maxHeaderSize, LENIENT_VERSION);
     parser[HTTPParser.kOnMessageBegin] = () => this.messageBegan();
     parser[HTTPParser.kOnHeaders] = (fields: string[], url: string) => this.headersArrived(fields, url);
     parser[HTTPParser.kOnHeadersComplete] = (major: number, minor: number, fields: string[] | undefined, method: number, url: string | undefined, _status: number, _message: string, upgrade: boolean, keepAlive: boolean) =>
@@ -285,6 +305,8 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     if (major !== 1 || minor !== 1) {
       req.httpVersionMinor = 0;
       req.httpVersion = '1.0';
+      // llhttp keeps a connection of a later version open; an HTTP/1.0 one stays only with `Connection: keep-alive`.
+      if (major !== 1 || minor !== 0) keepAlive = false;
     }
     req.method = METHODS[method] ?? 'GET';
     req.url = url;
@@ -292,6 +314,11 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     if (req.method === 'PRI') {
       this.sawPreface = true;
       return 1;
+    }
+    if (!this.transferCodingSupported(raw, req.method)) {
+      // As Envoy's codec: 501, before anything of the request goes further; the parser stops here.
+      this.failed(transferCodingError());
+      return 2;
     }
     if (upgrade) {
       req.upgrade = true;
@@ -305,6 +332,18 @@ class ServerConnection implements RequestConnection, ResponseConnection {
       this.socket.pause();
     } else this.dispatch(req, keepAlive);
     return 0;
+  }
+
+  /** Envoy's codec serves a Transfer-Encoding of a lone `chunked` only (llhttp reads `gzip, chunked` as chunked and drops the coding), and none on a CONNECT. */
+  private transferCodingSupported(raw: string[], method: string): boolean {
+    let found: string | undefined;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!;
+      if (name.length !== 17 || name.toLowerCase() !== 'transfer-encoding') continue;
+      if (found !== undefined) return false; // two of them: `chunked, chunked` at best
+      found = raw[i + 1]!;
+    }
+    return found === undefined || (CHUNKED_ONLY.test(found) && method !== 'CONNECT');
   }
 
   private messageComplete(): void {
@@ -321,6 +360,7 @@ class ServerConnection implements RequestConnection, ResponseConnection {
 
   private dispatch(req: Http1Request, keepAlive: boolean): void {
     const res = new Http1Response(req, this.socket, this, keepAlive);
+    if (req.httpVersionMinor === 0 && this.server.options.acceptHttp10) res.http10 = true;
     this.current = { req, res };
     if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
       const headers = req.headers;
@@ -364,6 +404,12 @@ class ServerConnection implements RequestConnection, ResponseConnection {
       this.dispatch(next.req, next.keepAlive);
       return;
     }
+    const error = this.deferredError;
+    if (error) {
+      this.deferredError = undefined;
+      this.server.handlers.clientError(error as NodeJS.ErrnoException, this.socket);
+      return;
+    }
     this.unpauseQueue();
     // A stream's idle timeout on the socket's timer ends with its stream: idle, the connection is the keep-alive check's.
     if (this.socket.timeout) this.socket.setTimeout(0);
@@ -400,6 +446,17 @@ class ServerConnection implements RequestConnection, ResponseConnection {
     if (this.dead) return;
     this.dead = true;
     this.socket.off('data', this.onData);
+    const current = this.current;
+    if (current !== undefined && this.incoming !== current.req) {
+      // A pipelined request broke while an earlier one is answered: as Envoy's codec, which reads
+      // the next request only once the one before it is done, the earlier responses go first.
+      // A broken request that was queued is dropped; the error takes its place.
+      const broken = this.waiting.findIndex((w) => w.req === this.incoming);
+      if (broken >= 0) this.waiting.splice(broken, 1);
+      this.incoming = undefined;
+      this.deferredError = err;
+      return;
+    }
     this.server.handlers.clientError(err as NodeJS.ErrnoException, this.socket);
   }
 
