@@ -136,8 +136,12 @@ export class ListenSockets {
     private readonly inherit?: InheritSocket,
   ) {}
 
-  /** The listener's socket: taken from the previous epoch when it has one, else bound; a bind failure names the listener. */
-  async bind(listener: JsonObject, name: string): Promise<ListenSocket> {
+  /**
+   * The listener's socket: taken from the previous epoch when it has one, else bound; a bind
+   * failure names the listener. `handOverKey` is what the previous epoch knows the listener by
+   * besides its address (its name, unless it has none: see ListenerManager.addStatic).
+   */
+  async bind(listener: JsonObject, name: string, handOverKey = name): Promise<ListenSocket> {
     const { address: configuredAddress, pipe, udp } = configuredAddressOf(listener);
     const reusePort = reusePortOf(listener);
     const backlog = typeof listener.tcp_backlog_size === 'number' ? listener.tcp_backlog_size : DEFAULT_BACKLOG;
@@ -145,7 +149,7 @@ export class ListenSockets {
     const inherited: number[] = [];
     const seen = new Set<number>();
     for (let k = 0; this.inherit && k < MAX_HANDED_OVER; k++) {
-      const fd = await this.inherit(handOverAddress(configuredAddress, pipe, udp), name, k);
+      const fd = await this.inherit(handOverAddress(configuredAddress, pipe, udp), handOverKey, k);
       if (fd === undefined) break;
       // A previous build answered every index with its one socket: a socket seen already ends the list.
       const inode = fstatSync(fd).ino;

@@ -75,6 +75,11 @@ function directionOf(config: JsonObject): TrafficDirection {
   return (config.traffic_direction ?? 'UNSPECIFIED') as TrafficDirection;
 }
 
+/** What two epochs both call the `index`-th static listener when it has no name. */
+function unnamedHandOverKey(index: number): string {
+  return `static_resources.listeners[${index}]`;
+}
+
 export class ListenerManager {
   private readonly byName = new Map<string, ListenerResource>();
   /** New versions waiting for their route tables before they serve (Envoy's warming listeners). */
@@ -104,6 +109,8 @@ export class ListenerManager {
 
   /** The token-bucket slots this manager's listeners hold (see bucketSlotsFor). */
   private readonly ownedSlots = new Set<number>();
+  /** The names minted for static listeners that have none, by their hand-over key (unnamedHandOverKey). */
+  private readonly unnamedStatic = new Map<string, string>();
   /** Each listener name's connection-count slot in the breaker region, for the tree's life (see LISTENER_CAPACITY). */
   private readonly connectionSlots = new Map<string, number>();
 
@@ -122,7 +129,11 @@ export class ListenerManager {
     try {
       for (const [i, config] of list(obj(bootstrap.static_resources).listeners).entries()) {
         const name = listenerNames[i]!;
-        const socket = await this.sockets.bind(config, name);
+        // An unnamed listener's UUID is new in every epoch: the next epoch asks for its socket (a
+        // port-0 one is found by this, not by its address) by its place in static_resources.
+        const handOverKey = name === config.name ? name : unnamedHandOverKey(i);
+        if (handOverKey !== name) this.unnamedStatic.set(handOverKey, name);
+        const socket = await this.sockets.bind(config, name, handOverKey);
         const chainTls: ListenerResource['tls'] = {};
         for (const [key] of filterChainsOf(config)) {
           const context = tls.listeners[listenerChainKey(name, key)];
@@ -453,7 +464,7 @@ export class ListenerManager {
     const open = [...this.sockets.open.values()];
     const byAddress = open.find((s) => socketHandOverAddress(s, true) === address);
     if (byAddress) return byAddress;
-    const named = this.byName.get(listenerName);
+    const named = this.byName.get(this.unnamedStatic.get(listenerName) ?? listenerName);
     const socket = named && !named.stopped ? this.sockets.open.get(named.socketId) : undefined;
     return socket && socketHandOverAddress(socket) === address ? socket : undefined;
   }

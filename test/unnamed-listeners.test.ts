@@ -148,6 +148,20 @@ describe('listeners without a name', () => {
   });
 });
 
+describe('an unnamed listener on port 0 across a hot restart', () => {
+  it("keeps its port: the next epoch asks for the socket by the listener's place, its UUID being new", async () => {
+    const config = { admin: { address }, static_resources: { listeners: [{ address, filter_chains: [{ filters: [hcmFilter('restarted', answer('served'))] }] }] } };
+    const e0 = await startProxy(config, ['--concurrency', '1', '--parent-shutdown-time-s', '2']);
+    const [name0, port0] = [...e0.ports][0]!;
+    const e1 = await startProxy(config, ['--base-id', String(e0.baseId), '--restart-epoch', '1', '--concurrency', '1', '--parent-shutdown-time-s', '2']);
+    const [name1, port1] = [...e1.ports][0]!;
+    assert.equal(port1, port0, 'the same port');
+    assert.notEqual(name1, name0);
+    assert.match(name1, UUID);
+    assert.equal((await httpRequest(`http://127.0.0.1:${port1}/`)).body, 'served');
+  });
+});
+
 describe('a cluster without a name', () => {
   it('is refused, naming the field (Cluster.name is min_len: 1)', async () => {
     const tmp = tempDir();
