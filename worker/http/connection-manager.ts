@@ -291,9 +291,9 @@ export class HttpConnectionManager {
     this.sessions.add(session);
     const socket = this.h2Socket!;
     destroyOutsideCallbacks(session, () => socket);
-    this.limits?.http2Session(this.h2Socket!, session);
+    this.limits?.http2Session(socket, session);
     if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
-    this.guards.set(session, new Http2SessionGuard(session, this.h2Socket!, this.stats, tuning.keepalive));
+    this.guards.set(session, new Http2SessionGuard(session, socket, this.stats, tuning.keepalive));
     session.once('close', () => this.sessions.delete(session));
     // nghttp2 found the peer breaking the protocol (Node then destroys the session).
     session.on('error', (err: NodeJS.ErrnoException) => {
