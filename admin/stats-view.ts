@@ -1,6 +1,6 @@
 import type { RE2JS } from 're2js';
 import { re2 } from '../shared/re2.js';
-import { mergedGaugeValue, type MergedCounter, type MergedGauge, type MergedStats } from '../shared/stats/merged.js';
+import { gaugeDisplayValue, type MergedCounter, type MergedGauge, type MergedStats } from '../shared/stats/merged.js';
 import { runtimeFeature } from '../shared/runtime.js';
 import { isHiddenStat } from '../shared/stats/scopes.js';
 import { finish, finishYielding, type Pausing } from './pausing.js';
@@ -87,7 +87,7 @@ export interface Selection {
    * at: the renderer hands over what it has, so that the admin answers other requests meanwhile
    * even when a filter keeps nothing. The object is the same at every step: read it, do not keep it.
    */
-  scalars: Iterable<{ readonly name: string; readonly value: number } | null>;
+  scalars: Iterable<{ readonly name: string; readonly value: number | bigint } | null>;
   histograms: string[];
 }
 
@@ -211,11 +211,11 @@ export function select(merged: MergedStats, names: SortedNames, p: StatsParams):
   const gaugeStats = all.gaugeStats;
   const keepCounter = (i: number) => keep(counters[i]!, counterStats[i]!.used);
   const keepGauge = (j: number) => keep(gauges[j]!, gaugeStats[j]!.used);
-  function* scalars(): Generator<{ name: string; value: number } | null> {
+  function* scalars(): Generator<{ name: string; value: number | bigint } | null> {
     // The two sorted lists merged, each filtered on the way. One object is handed out, changed
     // at each step (a new one per name was a tenth of /stats at 100,000 stats); values are read
     // from the records the name lists hold (a lookup by name per stat was most of the rest).
-    const step = { name: '', value: 0 };
+    const step: { name: string; value: number | bigint } = { name: '', value: 0 };
     let i = 0;
     let j = 0;
     let looked = 0;
@@ -241,7 +241,7 @@ export function select(merged: MergedStats, names: SortedNames, p: StatsParams):
         counterKept = false;
       } else {
         step.name = gauges[j]!;
-        step.value = mergedGaugeValue(gaugeStats[j++]!);
+        step.value = gaugeDisplayValue(gaugeStats[j++]!);
         gaugeKept = false;
       }
       yield step;

@@ -6,7 +6,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../shared/config/wkt.js';
 import { getLogger } from '../shared/log/logger.js';
 import { binBounds } from '../shared/stats/histogram.js';
-import { mergedGaugeValue, type MergedStats } from '../shared/stats/merged.js';
+import { gaugeDisplayValue, type MergedStats } from '../shared/stats/merged.js';
 import { extractTags } from './render/stats-prometheus.js';
 
 /**
@@ -78,14 +78,14 @@ export class StatsdSinks {
       counters.push([name, c.value >= last ? c.value - last : c.value]);
       this.lastCounters.set(name, c.value);
     }
-    const gauges: [string, number][] = [];
-    for (const [name, g] of merged.gauges) if (g.used) gauges.push([name, mergedGaugeValue(g)]);
+    const gauges: [string, number | bigint][] = [];
+    for (const [name, g] of merged.gauges) if (g.used) gauges.push([name, gaugeDisplayValue(g)]);
     const samples: [string, number][] = [];
     for (const [name, h] of merged.histograms) {
       for (const [bin, count] of h.interval) for (let i = 0; i < count; i++) samples.push([name, binBounds(bin).lower]);
     }
     for (const sink of this.sinks) {
-      const line = (name: string, value: number, type: string) => {
+      const line = (name: string, value: number | bigint, type: string) => {
         if (!sink.tagged) return `${sink.prefix}.${name}:${value}|${type}`;
         const { extracted, tags } = extractTags(name);
         return `${sink.prefix}.${extracted}:${value}|${type}${tags.length ? `|#${tags.map(([k, v]) => `${k}:${v}`).join(',')}` : ''}`;

@@ -1,3 +1,5 @@
+import { BlockList, isIP } from 'node:net';
+
 /** Addresses as the proxy prints them (`1.2.3.4:80`, `[::1]:80`, or a pipe path) and as Envoy's API shapes them. */
 
 export function formatAddress(host: string, port: number): string {
@@ -84,4 +86,22 @@ function formatIpv6(groups: number[]): string {
   const hex = groups.map((g) => g.toString(16));
   if (best < 0) return hex.join(':');
   return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+}
+
+/**
+ * A CidrRange (`address_prefix`, `prefix_len`; a missing length is the whole address) as a test
+ * of an IP address; an IPv4 client on a dual-stack socket (`::ffff:a.b.c.d`) counts as IPv4.
+ */
+export function compileCidrRange(range: { address_prefix?: unknown; prefix_len?: unknown }): (ip: string) => boolean {
+  const address = String(range.address_prefix ?? '');
+  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  const len = typeof range.prefix_len === 'number' ? range.prefix_len : family === 'ipv6' ? 128 : 32;
+  const block = new BlockList();
+  block.addSubnet(address, len, family);
+  return (ip) => {
+    const v = isIP(ip);
+    if (v === 0) return false;
+    const plain = v === 6 && ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+    return block.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
+  };
 }

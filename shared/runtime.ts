@@ -42,6 +42,12 @@ export function runtimeFeature(key: string, defaultValue: boolean): boolean {
   return defaultValue;
 }
 
+/** Envoy's getInteger(key, default): the runtime's unsigned integer under `key`, else the default. */
+export function runtimeInteger(key: string, defaultValue: number): number {
+  const raw = runtimeValue(key);
+  return raw !== undefined && /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : defaultValue;
+}
+
 /** Envoy's featureEnabled(key, default): the runtime's integer percentage under `key` (else `defaultPercent`) of requests. */
 export function featureEnabled(key: string, defaultPercent: number): boolean {
   const raw = runtimeValue(key);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
+import { xxHash64 } from '../shared/hashing.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -46,6 +47,8 @@ before(async () => {
       ] }] },
       http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
       access_log: [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(tmp.dir, 'access.log') } }],
+      // A client forwarded by one proxy from 10/8 is internal (x-forwarded-for holds its one address).
+      internal_address_config: { cidr_ranges: [{ address_prefix: '10.0.0.0', prefix_len: 8 }] },
     },
   };
   proxy = await startProxy(
@@ -104,6 +107,13 @@ describe("Envoy's standard figures, moving", () => {
     cds('v2');
     await waitFor('the new version applied', async () => ((await stat('cluster_manager.cds.config_reload')) === 2 ? true : undefined));
     assert.notEqual(await stat('cluster_manager.cds.version'), version);
+    // The 64-bit hash to the last digit, in every format (a double would round it: 2^53 is 16 digits).
+    const exact = xxHash64('v2').toString();
+    assert.ok(exact.length > 16, exact);
+    const admin = `http://${proxy.admin}`;
+    assert.match((await httpRequest(`${admin}/stats?filter=^cluster_manager\\.cds\\.version$`)).body, new RegExp(`^cluster_manager\\.cds\\.version: ${exact}$`, 'm'));
+    assert.match((await httpRequest(`${admin}/stats?format=json&filter=^cluster_manager\\.cds\\.version$`)).body, new RegExp(`"value":${exact}\\b`));
+    assert.match((await httpRequest(`${admin}/stats/prometheus`)).body, new RegExp(`^envoy_cluster_manager_cds_version\\{\\} ${exact}$`, 'm'));
     assert.ok((await stat('cluster_manager.cds.config_reload_time_ms')) >= reloadedAt);
   });
 
@@ -111,12 +121,14 @@ describe("Envoy's standard figures, moving", () => {
     const url = `http://127.0.0.1:${proxy.ports.get('web')}/`;
     const routed = await stat('http.web.rq_total');
     await httpRequest(url);
-    await httpRequest(url, { headers: { 'x-envoy-internal': 'true' } });
+    // An internal client (internal_address_config), and one that only claims to be.
+    await httpRequest(url, { headers: { 'x-forwarded-for': '10.1.2.3' } });
+    await httpRequest(url, { headers: { 'x-forwarded-for': '10.1.2.3' } });
     await httpRequest(url, { headers: { 'x-envoy-internal': 'true' } });
     assert.equal(await stat('cluster.dns.internal.upstream_rq_200'), 2);
     assert.equal(await stat('cluster.dns.internal.upstream_rq_2xx'), 2);
-    assert.equal(await stat('cluster.dns.external.upstream_rq_completed'), 1);
-    assert.equal(await stat('http.web.rq_total'), routed + 3);
+    assert.equal(await stat('cluster.dns.external.upstream_rq_completed'), 2);
+    assert.equal(await stat('http.web.rq_total'), routed + 4);
   });
 
   it('answers a path that is not relative with 404, counted as Envoy counts it', async () => {

@@ -124,7 +124,7 @@ after(async () => {
 });
 
 /** A proxy whose listener `name` traces to the collector and routes to `cluster` (at `port`). */
-function tracedBootstrap(name: string, cluster: string, port: number, options: { tracing?: object; route?: object; router?: object; version?: string; collector?: number; bootstrapTracing?: boolean } = {}): object {
+function tracedBootstrap(name: string, cluster: string, port: number, options: { tracing?: object; route?: object; router?: object; version?: string; collector?: number; bootstrapTracing?: boolean; hcm?: object } = {}): object {
   const provider = { name: 'envoy.tracers.zipkin', typed_config: { '@type': ZIPKIN, collector_cluster: 'zipkin', collector_endpoint: '/api/v2/spans', collector_endpoint_version: options.version ?? 'HTTP_JSON' } };
   return {
     node: { id: `${name}-node`, cluster: `${name}-service` },
@@ -148,6 +148,7 @@ function tracedBootstrap(name: string, cluster: string, port: number, options: {
                     tracing: { ...(options.bootstrapTracing ? {} : { provider }), ...options.tracing },
                     route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster }, ...options.route }] }] },
                     http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE, ...options.router } }],
+                    ...options.hcm,
                   },
                 },
               ],
@@ -225,8 +226,10 @@ describe('Zipkin tracing across two proxies', () => {
 });
 
 describe('the sampling decision', () => {
-  it('does not report a request random_sampling leaves out, and tells the upstream (x-b3-sampled: 0); x-envoy-force-trace forces it', async () => {
-    const proxy = await startProxy(tracedBootstrap('sampled', 'app', appPort, { tracing: { random_sampling: { value: 0 } } }), ['--concurrency', '1']);
+  it('does not report a request random_sampling leaves out, and tells the upstream (x-b3-sampled: 0); x-envoy-force-trace forces it (from an internal client)', async () => {
+    // The client on 127.0.0.1 is internal (use_remote_address, internal_address_config): only such a client may force a trace.
+    const internal = { use_remote_address: true, internal_address_config: { cidr_ranges: [{ address_prefix: '127.0.0.0', prefix_len: 8 }] } };
+    const proxy = await startProxy(tracedBootstrap('sampled', 'app', appPort, { tracing: { random_sampling: { value: 0 } }, hcm: internal }), ['--concurrency', '1']);
     received.length = 0;
     await httpRequest(`http://127.0.0.1:${proxy.ports.get('sampled')}/quiet`);
     assert.equal(appSaw.at(-1)!['x-b3-sampled'], '0');

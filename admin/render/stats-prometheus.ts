@@ -231,7 +231,7 @@ export function* renderPrometheus(merged: MergedStats, options: PrometheusOption
     }
   }
   yield* section(index.counters, 'counter', (n) => merged.counters.get(n)!.used, (m) => `${m.family}{${m.labels}} ${merged.counters.get(m.name)!.value}\n`);
-  yield* section(index.gauges, 'gauge', (n) => merged.gauges.get(n)!.used, (m) => `${m.family}{${m.labels}} ${merged.gaugeValue(m.name)}\n`);
+  yield* section(index.gauges, 'gauge', (n) => merged.gauges.get(n)!.used, (m) => `${m.family}{${m.labels}} ${merged.gaugeDisplay(m.name)}\n`);
   if (options.textReadouts) {
     yield* section(index.textReadouts, 'gauge', (n) => merged.textReadouts.get(n)!.used, (m) => `${m.family}{${labels(m.tags, [['text_value', merged.textReadouts.get(m.name)!.value]])}} 0\n`);
   }

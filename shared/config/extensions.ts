@@ -257,6 +257,27 @@ export const EXTENSIONS: readonly Extension[] = [
     deprecatedNames: [],
   },
   {
+    // A retry avoids the hosts its request already tried (worker/http/retry-state.ts).
+    name: 'envoy.retry_host_predicates.previous_hosts',
+    category: 'envoy.retry_host_predicates',
+    typeName: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
+    deprecatedNames: [],
+  },
+  {
+    // A retry avoids canary hosts (endpoint metadata envoy.lb canary: true).
+    name: 'envoy.retry_host_predicates.omit_canary_hosts',
+    category: 'envoy.retry_host_predicates',
+    typeName: 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate',
+    deprecatedNames: [],
+  },
+  {
+    // A retry goes to a priority its request has not tried yet, while one is left.
+    name: 'envoy.retry_priorities.previous_priorities',
+    category: 'envoy.retry_priorities',
+    typeName: 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig',
+    deprecatedNames: [],
+  },
+  {
     // Reads the TLS ClientHello (SNI, ALPN) for filter-chain matching; always on where a chain needs it.
     name: 'envoy.filters.listener.tls_inspector',
     category: 'envoy.filters.listener',

@@ -9,7 +9,7 @@ import { list, obj } from './access.js';
 import { rdsUsers } from './resources.js';
 import { extensionByName, extensionByTypeName, type Extension } from './extensions.js';
 import type { JsonObject } from './proto-json.js';
-import { typeNameOfUrl } from './wkt.js';
+import { durationMs, typeNameOfUrl } from './wkt.js';
 import { chainMatchOf, matchKey } from '../chain-match.js';
 import { checkHttpFilterConfig, checkPerFilterConfigs } from './filter-checks.js';
 import { checkRegex } from '../matchers.js';
@@ -96,6 +96,23 @@ function checkRouteUpgrades(action: Obj, path: string, errors: string[]): void {
   });
 }
 
+/** A retry_policy as Envoy's RetryPolicyImpl refuses it: a back-off maximum below its base; matchers' regexes compile. */
+function checkRetryPolicy(policy: unknown, path: string, errors: string[]): void {
+  if (policy === undefined) return;
+  const p = obj(policy);
+  const backOff = obj(p.retry_back_off);
+  const ms = (d: unknown) => Math.max(1, durationMs(String(d)));
+  if (typeof backOff.base_interval === 'string' && typeof backOff.max_interval === 'string' && ms(backOff.max_interval) < ms(backOff.base_interval)) {
+    errors.push(`${path}.retry_back_off.max_interval: retry_policy.max_interval must greater than or equal to the base_interval`);
+  }
+  for (const field of ['retriable_headers', 'retriable_request_headers']) {
+    list(p[field]).forEach((h, i) => {
+      checkRegex(obj(h.safe_regex_match).regex, `${path}.${field}[${i}].safe_regex_match.regex`, errors);
+      checkRegex(obj(obj(h.string_match).safe_regex).regex, `${path}.${field}[${i}].string_match.safe_regex.regex`, errors);
+    });
+  }
+}
+
 export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {
   const vhostNames = new Map<string, number>();
   checkHeaderMutations(rc, path, errors);
@@ -103,6 +120,7 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
     const vhPath = `${path}.virtual_hosts[${v}]`;
     checkHeaderMutations(vh, vhPath, errors);
     checkPerFilterConfigs(vh, vhPath, [vh.cors, `${vhPath}.cors`], errors);
+    checkRetryPolicy(vh.retry_policy, `${vhPath}.retry_policy`, errors);
     const name = String(vh.name);
     if (vhostNames.has(name)) errors.push(`${vhPath}.name: duplicate virtual host name '${name}' (also virtual_hosts[${vhostNames.get(name)}])`);
     vhostNames.set(name, v);
@@ -123,6 +141,7 @@ export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, e
         if (action.prefix_rewrite !== undefined) errors.push(`${rPath}.route: cannot specify both prefix_rewrite and regex_rewrite`);
       }
       checkRouteUpgrades(action, `${rPath}.route`, errors);
+      checkRetryPolicy(action.retry_policy, `${rPath}.route.retry_policy`, errors);
       const validate = rc.validate_clusters !== false;
       if (validate && typeof action.cluster === 'string' && !clusters.has(action.cluster)) {
         errors.push(`${rPath}.route.cluster: route: unknown cluster '${action.cluster}'`);

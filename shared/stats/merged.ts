@@ -33,6 +33,13 @@ export interface MergedGauge {
   used: boolean;
   /** Process-local: the largest report, not the sum. */
   local: boolean;
+  /** The last report's exact 64-bit value, when it had one (a local gauge: an xDS version hash). */
+  exact?: bigint;
+}
+
+/** What the renderers print: the exact 64-bit value where there is one, else mergedGaugeValue. */
+export function gaugeDisplayValue(g: MergedGauge): number | bigint {
+  return g.exact ?? mergedGaugeValue(g);
 }
 
 /** The sum over processes; for a process-local gauge, the largest report (they agree when healthy). */
@@ -95,7 +102,7 @@ export class MergedStats {
       c.value += d;
       if (d > 0) c.used = true;
     }
-    for (const [name, value, used, mode] of delta.gauges) {
+    for (const [name, value, used, mode, exact] of delta.gauges) {
       if (this.rejects(name)) continue;
       let g = this.gauges.get(name);
       if (!g) {
@@ -104,6 +111,8 @@ export class MergedStats {
       }
       g.total += value - (g.bySource.get(source) ?? 0);
       g.bySource.set(source, value);
+      if (exact !== undefined) g.exact = exact;
+      else if (g.exact !== undefined) delete g.exact;
       if (used) g.used = true;
     }
     for (const [name, bins] of delta.histograms) {
@@ -129,6 +138,12 @@ export class MergedStats {
       t.value = value;
       if (used) t.used = true;
     }
+  }
+
+  /** gaugeDisplayValue of the gauge named; 0 for none. */
+  gaugeDisplay(name: string): number | bigint {
+    const g = this.gauges.get(name);
+    return g ? gaugeDisplayValue(g) : 0;
   }
 
   /** mergedGaugeValue of the gauge named; 0 for none. */
@@ -173,7 +188,7 @@ export class MergedStats {
       for (const [source, value] of g.bySource) {
         let d = bySource.get(source);
         if (!d) bySource.set(source, (d = empty()));
-        d.gauges.push([name, value, g.used, mode]);
+        d.gauges.push(g.exact === undefined ? [name, value, g.used, mode] : [name, value, g.used, mode, g.exact]);
       }
     }
     for (const [name, h] of this.histograms) all.histograms.push([name, [...h.cumulative]]);

@@ -126,6 +126,9 @@ export class ClusterStats {
   readonly rqRetryLimitExceeded: Counter;
   /** Retries that waited Envoy's default exponential back-off. */
   readonly rqRetryBackoffExponential: Counter;
+  /** Retries that waited as the upstream's rate-limit reset header said (rate_limited_retry_back_off). */
+  readonly rqRetryBackoffRatelimited: Counter;
+  readonly rqPerTryIdleTimeout: Counter;
   /** Retries given up, and mirror copies dropped, for a body too long to keep (worker/http/mirror.ts counts the copies). */
   readonly retryOrShadowAbandoned: Counter;
   /** Upstream connections whose bytes were not valid HTTP (upstream_cx_protocol_error). */
@@ -186,6 +189,8 @@ export class ClusterStats {
     this.rqTxReset = stats.counter(`${p}upstream_rq_tx_reset`);
     this.rqRetryLimitExceeded = stats.counter(`${p}upstream_rq_retry_limit_exceeded`);
     this.rqRetryBackoffExponential = stats.counter(`${p}upstream_rq_retry_backoff_exponential`);
+    this.rqRetryBackoffRatelimited = stats.counter(`${p}upstream_rq_retry_backoff_ratelimited`);
+    this.rqPerTryIdleTimeout = stats.counter(`${p}upstream_rq_per_try_idle_timeout`);
     this.retryOrShadowAbandoned = stats.counter(`${p}retry_or_shadow_abandoned`);
     this.rqMaintenanceMode = stats.counter(`${p}upstream_rq_maintenance_mode`);
     this.cxProtocolError = stats.counter(`${p}upstream_cx_protocol_error`);

@@ -59,6 +59,8 @@ export class Gauge extends Stat {
   readonly kind = 'gauge';
   value = 0;
   used = false;
+  /** A 64-bit value a double cannot hold exactly (an xDS `version` hash): shown as these digits. */
+  exact: bigint | undefined = undefined;
 
   constructor(name: string, store: StatsStore, readonly mode: GaugeMode) {
     super(name, store);
@@ -70,8 +72,18 @@ export class Gauge extends Stat {
    * a 6,000-cluster tree ship 72,000 unchanged gauges every time, and the admin merge them.
    */
   set(v: number): void {
-    if (v === this.value && this.used) return;
+    if (v === this.value && this.used && this.exact === undefined) return;
+    this.exact = undefined;
     this.value = v;
+    this.used = true;
+    if (!this.queued) this.touch();
+  }
+
+  /** A 64-bit unsigned value, kept exact through the deltas, the merge and every renderer. */
+  setExact(v: bigint): void {
+    if (v === this.exact && this.used) return;
+    this.exact = v;
+    this.value = Number(v);
     this.used = true;
     if (!this.queued) this.touch();
   }
@@ -116,7 +128,8 @@ export interface StatsDelta {
   /** While tracking is on: the names looked up since the last delta, with their counts. */
   recentLookups: [name: string, count: number][];
   counters: [name: string, delta: number][];
-  gauges: [name: string, value: number, used: boolean, mode: GaugeMode][];
+  /** `exact`: the gauge's 64-bit value when a double would round it (see Gauge.setExact). */
+  gauges: [name: string, value: number, used: boolean, mode: GaugeMode, exact?: bigint][];
   histograms: [name: string, bins: [key: number, count: number][]][];
   textReadouts: [name: string, value: string, used: boolean][];
 }
@@ -195,7 +208,7 @@ export class StatsStore {
         delta.counters.push([stat.name, stat.pending]);
         stat.pending = 0;
       } else if (stat instanceof Gauge) {
-        delta.gauges.push([stat.name, stat.value, stat.used, stat.mode]);
+        delta.gauges.push(stat.exact === undefined ? [stat.name, stat.value, stat.used, stat.mode] : [stat.name, stat.value, stat.used, stat.mode, stat.exact]);
       } else if (stat instanceof Histogram) {
         delta.histograms.push([stat.name, [...stat.pending]]);
         stat.pending = new Map();

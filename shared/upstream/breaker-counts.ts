@@ -126,3 +126,25 @@ export function thresholdsOf(cluster: JsonObject, priority: BreakerPriority): ty
   };
 }
 
+
+/** CircuitBreakers.Thresholds.retry_budget: while set, concurrent retries are bounded by a share of the cluster's requests rather than max_retries. */
+export interface RetryBudget {
+  /** budget_percent, 20 when unset. */
+  percent: number;
+  /** min_retry_concurrency, 3 when unset. */
+  minConcurrency: number;
+}
+
+export function retryBudgetOf(cluster: JsonObject, priority: BreakerPriority): RetryBudget | undefined {
+  const t = thresholdsEntry(cluster, priority);
+  if (!t || t.retry_budget === undefined) return undefined;
+  const b = obj(t.retry_budget);
+  // A budget_percent given is its value (an empty Percent is 0), as Envoy reads it.
+  const percent = b.budget_percent === undefined ? 20 : Number(obj(b.budget_percent).value ?? 0);
+  return { percent, minConcurrency: typeof b.min_retry_concurrency === 'number' ? b.min_retry_concurrency : 3 };
+}
+
+/** Envoy's RetryBudgetImpl::max: the budget's share of active and pending requests (a whole number), never under its minimum. */
+export function retryBudgetLimit(budget: RetryBudget, activeRequests: number, pendingRequests: number): number {
+  return Math.max(Math.floor((budget.percent / 100) * (activeRequests + pendingRequests)), budget.minConcurrency);
+}

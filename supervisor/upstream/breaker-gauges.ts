@@ -1,12 +1,13 @@
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Gauge } from '../../shared/stats/store.js';
-import { RESOURCES, thresholdsEntry, thresholdsOf, type BreakerCounts, type BreakerPriority, type BreakerResource } from '../../shared/upstream/breaker-counts.js';
+import { RESOURCES, retryBudgetLimit, retryBudgetOf, thresholdsEntry, thresholdsOf, type BreakerCounts, type BreakerPriority, type BreakerResource, type RetryBudget } from '../../shared/upstream/breaker-counts.js';
 
 /**
  * Envoy's circuit-breaker gauges, read from the tree's counts (shared memory) before each stats
  * collection: `cluster.<name>.circuit_breakers.<default|high>.<resource>_open` is 1 while the tree
  * is at the threshold, and with `track_remaining: true` `remaining_<resource>` is what is left.
+ * Under a retry_budget, `rq_retry_open` follows the budget and `remaining_retries` stays 0, as in Envoy.
  * Envoy's `cx_pool_open` / `remaining_cx_pools` are absent: `max_connection_pools` is refused.
  */
 
@@ -16,6 +17,8 @@ const REMAINING: Record<BreakerResource, string> = { cx: 'remaining_cx', pending
 interface Watched {
   base: number;
   limit: number;
+  /** For the retry resource under a retry budget: the budget, and where the requests it is a share of are counted. */
+  budget?: { budget: RetryBudget; rq: number; pending: number };
   open: Gauge;
   remaining: Gauge | undefined;
 }
@@ -42,10 +45,12 @@ export class BreakerGauges {
       const limits = thresholdsOf(cluster, priority);
       const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
       const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
+      const budget = retryBudgetOf(cluster, priority);
       for (const resource of RESOURCES) {
         entries.push({
           base: this.counts.base(name, priority, resource),
           limit: limitOf[resource],
+          ...(resource === 'retry' && budget ? { budget: { budget, rq: this.counts.base(name, priority, 'rq'), pending: this.counts.base(name, priority, 'pending') } } : {}),
           open: stats.gauge(prefix + OPEN[resource], 'local'),
           remaining: config?.track_remaining === true ? stats.gauge(prefix + REMAINING[resource], 'local') : undefined,
         });
@@ -61,6 +66,11 @@ export class BreakerGauges {
     for (const entries of this.watched.values()) {
       for (const w of entries) {
         const used = this.counts.total(w.base);
+        if (w.budget) {
+          w.open.set(used >= retryBudgetLimit(w.budget.budget, this.counts.total(w.budget.rq), this.counts.total(w.budget.pending)) ? 1 : 0);
+          w.remaining?.set(0);
+          continue;
+        }
         w.open.set(used >= w.limit ? 1 : 0);
         w.remaining?.set(Math.max(0, w.limit - used));
       }

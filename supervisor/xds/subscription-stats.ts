@@ -8,7 +8,7 @@ import type { Counter, Gauge } from '../../shared/stats/store.js';
  * time), a rejection (resources refused: a NACK), or a failure (nothing could be read). An
  * accepted update with another version than the last is a config reload (`config_reload`, and for
  * CDS, LDS and RDS its time, `config_reload_time_ms`); `version` is Envoy's xxHash64 of the
- * version_info (a gauge: above 2^53 it is the nearest double).
+ * version_info (a gauge holding the exact 64-bit value, see Gauge.setExact).
  */
 export class SubscriptionStats {
   private readonly attempts;
@@ -58,7 +58,7 @@ export class SubscriptionStats {
     const now = Date.now();
     this.updateTime.set(now);
     this.versionText.set(versionInfo);
-    this.version.set(Number(xxHash64(versionInfo)));
+    this.version.setExact(xxHash64(versionInfo));
     if (versionInfo !== this.lastVersion) {
       this.lastVersion = versionInfo;
       this.configReload.inc();

@@ -110,6 +110,7 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
       '@type': HCM_TYPE,
       stat_prefix: statPrefix,
       add_user_agent: true,
+      internal_address_config: { cidr_ranges: [{ address_prefix: '10.0.0.0', prefix_len: 8 }] },
       route_config: { name: `${statPrefix}_routes`, virtual_hosts: [vhost(routes)] },
       http_filters: router,
       access_log: [{ name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: accessLog } }],
@@ -178,8 +179,8 @@ export async function startCatalogueRun(): Promise<CatalogueRun> {
   for (const path of ['/', '/h2', '/tls', '/ring', '/maglev', '/canary', '/flaky?key=catalogue&fail=1']) {
     await httpRequest(`${base}${path}`, { headers: { 'x-user': 'u1', 'user-agent': 'Mozilla/5.0 (iOS 17.0; iPhone)' } });
   }
-  // An internal request (x-envoy-internal: true), for the router's internal.* codes.
-  await httpRequest(`${base}/`, { headers: { 'x-envoy-internal': 'true' } });
+  // An internal request (its client 10.1.2.3 is in internal_address_config), for the router's internal.* codes.
+  await httpRequest(`${base}/`, { headers: { 'x-forwarded-for': '10.1.2.3' } });
   await httpRequest(`http://127.0.0.1:${port('discovered_listener')}/`);
   const h2session = h2connect(base);
   await new Promise<void>((resolve, reject) => {

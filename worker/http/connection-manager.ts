@@ -40,6 +40,7 @@ import { absoluteForm, hasDuplicateHost } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
 import { requestId } from './request-id.js';
+import { classifyRequest, compileInternalAddresses, type InternalAddresses } from './internal-request.js';
 import { UpgradePolicy, upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
 
@@ -109,6 +110,8 @@ export class HttpConnectionManager {
   private readonly dispatchContext: DispatchContext;
   private readonly useRemoteAddress: boolean;
   private readonly skipXffAppend: boolean;
+  /** internal_address_config: which clients' requests are internal (see internal-request.ts). */
+  private readonly internalAddresses: InternalAddresses;
   private readonly generateRequestId: boolean;
   private readonly preserveRequestId: boolean;
   private readonly maxHeadersCount: number;
@@ -174,6 +177,7 @@ export class HttpConnectionManager {
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
     this.skipXffAppend = config.skip_xff_append === true;
+    this.internalAddresses = compileInternalAddresses(config.internal_address_config as Obj | undefined);
     this.generateRequestId = config.generate_request_id !== false;
     this.preserveRequestId = config.preserve_external_request_id === true;
     this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
@@ -526,11 +530,16 @@ export class HttpConnectionManager {
       }
     }
 
-    if (this.generateRequestId && (headers['x-request-id'] === undefined || (this.useRemoteAddress && !this.preserveRequestId))) {
+    // Internal or external (internal_address_config): an external request's x-envoy control headers go now.
+    const peer = peerAddress(req);
+    const { edge } = classifyRequest(headers, { useRemoteAddress: this.useRemoteAddress, peer }, this.internalAddresses);
+    // An edge request gets its own request id unless preserve_external_request_id, and names its client.
+    if (this.generateRequestId && (headers['x-request-id'] === undefined || (edge && !this.preserveRequestId))) {
       headers['x-request-id'] = requestId();
     }
+    if (edge && peer !== undefined) headers['x-envoy-external-address'] = peer;
     if (this.useRemoteAddress && !this.skipXffAppend) {
-      const client = peerAddress(req) ?? this.localAddress;
+      const client = peer ?? this.localAddress;
       const xff = headers['x-forwarded-for'];
       headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
     }

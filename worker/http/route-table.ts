@@ -11,6 +11,7 @@ import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-polic
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
 import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
 import { isGrpcContentType } from './grpc.js';
+import { compileRetryPolicy, type RetryPolicy } from './retry-state.js';
 
 export type { RequestView } from '../../shared/matchers.js';
 
@@ -25,16 +26,6 @@ type Obj = JsonObject;
 export interface WeightedCluster {
   name: string;
   weight: number;
-}
-
-export interface RetryPolicy {
-  on5xx: boolean;
-  onGatewayError: boolean;
-  onConnectFailure: boolean;
-  onReset: boolean;
-  onRetriableStatusCodes: Set<number>;
-  numRetries: number;
-  perTryTimeoutMs: number;
 }
 
 export interface ForwardAction {
@@ -129,20 +120,6 @@ export function chooseClusterName(action: ForwardAction): string | undefined {
   return weighted.at(-1)?.name;
 }
 
-function compileRetryPolicy(p: Obj | undefined): RetryPolicy | undefined {
-  if (!p) return undefined;
-  const on = String(p.retry_on ?? '').split(',').map((s) => s.trim());
-  return {
-    on5xx: on.includes('5xx'),
-    onGatewayError: on.includes('gateway-error') || on.includes('5xx'),
-    onConnectFailure: on.includes('connect-failure') || on.includes('5xx') || on.includes('gateway-error'),
-    onReset: on.includes('reset') || on.includes('5xx') || on.includes('gateway-error'),
-    onRetriableStatusCodes: new Set(on.includes('retriable-status-codes') ? (p.retriable_status_codes as number[] | undefined) ?? [] : []),
-    numRetries: typeof p.num_retries === 'number' ? p.num_retries : 1,
-    perTryTimeoutMs: typeof p.per_try_timeout === 'string' ? durationMs(p.per_try_timeout) : 0,
-  };
-}
-
 function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
   if (route.direct_response) {
     const d = obj(route.direct_response);
@@ -175,11 +152,16 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
-    retry: compileRetryPolicy((a.retry_policy as Obj | undefined) ?? vhostRetry),
+    ...retryPolicyOf((a.retry_policy as Obj | undefined) ?? vhostRetry),
     ...(mirrors ? { mirrors } : {}),
     ...(a.upgrade_configs !== undefined ? { upgrades: routeUpgrades(a.upgrade_configs) } : {}),
     ...connectTermination(a.upgrade_configs),
   };
+}
+
+/** The route's retry_policy (else its virtual host's), compiled; none when neither has one. */
+function retryPolicyOf(policy: Obj | undefined): { retry?: RetryPolicy } {
+  return policy === undefined ? {} : { retry: compileRetryPolicy(obj(policy)) };
 }
 
 /** The route's CONNECT entry with connect_config, if it has one (see ForwardAction.terminateConnect). */

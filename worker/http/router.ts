@@ -13,7 +13,8 @@ import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
-import type { ForwardAction, RetryPolicy } from './route-table.js';
+import type { ForwardAction } from './route-table.js';
+import { RetryState, type ResetReason, type RetryAccounting, type RetryStatus } from './retry-state.js';
 import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
@@ -21,10 +22,12 @@ import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '
 
 /**
  * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
- * the host's keep-alive pool, and streams the response back. Retries follow the route's
- * retry_policy (5xx, gateway-error, connect-failure, reset, retriable-status-codes) and need a
- * replayable body: a request body with a content-length of up to 64 KiB is buffered when a
- * retry policy exists (as Envoy buffers for retries); a larger or chunked one streams, once.
+ * the host's keep-alive pool, and streams the response back. Retries are decided by the request's
+ * retry state (retry-state.ts: the route's retry_policy and the request's x-envoy-retry-* headers)
+ * and need a replayable body: a request body with a content-length of up to 64 KiB is buffered
+ * when retries are possible (as Envoy buffers for retries); a larger or chunked one streams, once.
+ * The route's timeouts may be overridden by an internal request's x-envoy-upstream-rq-timeout-ms
+ * and x-envoy-upstream-rq-per-try-timeout-ms (see routeTimeouts).
  *
  * Hot path (measured with `PROFILE=1 npm run bench`): the upstream connection calls this class
  * back (upstream-handler.ts), so a request costs one object and its timers, with no AbortController,
@@ -35,9 +38,6 @@ import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '
 const log = getLogger('router', import.meta.url);
 
 const RETRY_BUFFER_LIMIT = 64 * 1024;
-/** Envoy's default retry back-off (RetryPolicy.retry_back_off unset): 25 ms base, ten times that at most. */
-const RETRY_BACKOFF_BASE_MS = 25;
-const RETRY_BACKOFF_MAX_MS = 250;
 
 export interface ForwardContext {
   /** The connection manager's figures (no_cluster). */
@@ -74,7 +74,7 @@ export interface ForwardContext {
   setCookies?: string[];
 }
 
-export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'max_stream_duration' | 'client';
+export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'per_try_idle_timeout' | 'max_stream_duration' | 'client';
 
 /**
  * An abort reason, allocated once: aborting is control flow here, not an error report. It has no
@@ -89,6 +89,7 @@ function abortReason(message: string, failure: Failure): Error & { failure: Fail
 const ABORT = {
   timeout: abortReason('route timeout', 'timeout'),
   perTry: abortReason('per-try timeout', 'per_try_timeout'),
+  perTryIdle: abortReason('per-try idle timeout', 'per_try_idle_timeout'),
   maxStream: abortReason('upstream max stream duration reached', 'max_stream_duration'),
   client: abortReason('downstream went away', 'client'),
 };
@@ -99,6 +100,7 @@ export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; det
   reset: { flag: ResponseFlag.upstreamConnectionTermination, details: 'upstream_reset_before_response_started{connection_termination}' },
   timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_response_timeout' },
   per_try_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_timeout' },
+  per_try_idle_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_idle_timeout' },
   max_stream_duration: { flag: ResponseFlag.upstreamMaxStreamDurationReached, details: 'upstream_max_stream_duration_reached' },
 };
 
@@ -109,18 +111,48 @@ export function classify(err: Error & { failure?: Failure; code?: string }): Fai
   return 'reset';
 }
 
-function shouldRetryStatus(policy: RetryPolicy, status: number): boolean {
-  if (policy.on5xx && status >= 500) return true;
-  if (policy.onGatewayError && (status === 502 || status === 503 || status === 504)) return true;
-  return policy.onRetriableStatusCodes.has(status);
+/** What a failed try means to the retry decision (Envoy's stream reset reasons: a per-try timeout or max stream duration is a local reset). */
+function resetReason(failure: Failure, err: { refused?: boolean }): ResetReason {
+  if (failure === 'connect') return 'connect';
+  return err.refused ? 'refused' : 'reset';
 }
 
-function shouldRetryFailure(policy: RetryPolicy, failure: Failure): boolean {
-  if (failure === 'connect') return policy.onConnectFailure;
-  if (failure === 'per_try_timeout') return policy.on5xx || policy.onGatewayError || policy.onReset;
-  // The cluster's max_stream_duration resets the try locally: retried as a reset is.
-  if (failure === 'reset' || failure === 'max_stream_duration') return policy.onReset;
-  return false;
+/**
+ * The route's timeouts for one request, as Envoy's FilterUtility::finalTimeout: the route's
+ * timeout and the retry policy's per-try timeout, unless the request's
+ * x-envoy-upstream-rq-timeout-ms / x-envoy-upstream-rq-per-try-timeout-ms (only an internal
+ * request keeps them, see internal-request.ts) say otherwise; both are consumed. A per-try
+ * timeout not under the whole timeout is dropped. x-envoy-upstream-rq-timeout-alt-response makes
+ * a timeout's answer 204.
+ */
+export interface RouteTimeouts {
+  /** 0: none. */
+  globalMs: number;
+  perTryMs: number;
+  perTryIdleMs: number;
+  /** The 504 of a timeout is a 204 instead. */
+  altResponse: boolean;
+}
+
+function headerNumber(headers: IncomingHttpHeaders, name: string): number | undefined {
+  const v = headers[name];
+  if (v === undefined) return undefined;
+  delete headers[name];
+  const t = (Array.isArray(v) ? v[0]! : v).trim();
+  return /^\+?\d+$/.test(t) ? Number(t) : undefined;
+}
+
+export function routeTimeouts(action: ForwardAction, headers: IncomingHttpHeaders): RouteTimeouts {
+  let globalMs = action.timeoutMs;
+  let perTryMs = action.retry?.perTryTimeoutMs ?? 0;
+  const timeoutHeader = headerNumber(headers, 'x-envoy-upstream-rq-timeout-ms');
+  if (timeoutHeader !== undefined) globalMs = timeoutHeader;
+  const perTryHeader = headerNumber(headers, 'x-envoy-upstream-rq-per-try-timeout-ms');
+  if (perTryHeader !== undefined) perTryMs = perTryHeader;
+  if (perTryMs >= globalMs && globalMs !== 0) perTryMs = 0;
+  const alt = headers['x-envoy-upstream-rq-timeout-alt-response'] !== undefined;
+  if (alt) delete headers['x-envoy-upstream-rq-timeout-alt-response'];
+  return { globalMs, perTryMs, perTryIdleMs: action.retry?.perTryIdleTimeoutMs ?? 0, altResponse: alt };
 }
 
 /**
@@ -172,6 +204,13 @@ export function downstreamResponseHeaders(statusCode: number, headers: IncomingH
   return out;
 }
 
+/** The response flag of a retry that was due and refused: URX for the limit, UO for the breaker. */
+function retryRefusalFlag(decision: RetryStatus): number {
+  if (decision === 'limit') return ResponseFlag.upstreamRetryLimitExceeded;
+  if (decision === 'overflow') return ResponseFlag.upstreamOverflow;
+  return 0;
+}
+
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
 class Exchange implements UpstreamHandler, Deadlined {
   private host: Host | undefined;
@@ -190,16 +229,21 @@ class Exchange implements UpstreamHandler, Deadlined {
   private perTryTimer: NodeJS.Timeout | undefined;
   /** The cluster's max_stream_duration, from the moment the try has its upstream stream. */
   private streamTimer: NodeJS.Timeout | undefined;
-  /** Waiting before a retry (Envoy's back-off), and which step of it the next wait takes. */
+  /** per_try_idle_timeout: restarted by each piece of the try's response. */
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Waiting before a retry (Envoy's back-off). */
   private backoffTimer: NodeJS.Timeout | undefined;
-  private backoffStep = 1;
   private done = false;
   private readonly started = performance.now();
+  /** When the client's request was read whole (the route's timeout runs from then). */
+  private requestDoneAt: number | undefined;
   private tryStarted = 0;
   private retried = false;
-  /** Circuit-breaker units this exchange holds: a retry admitted but not yet started, the current try's retry, a pending dispatch. */
-  private retryToken = false;
-  private tryHoldsRetry = false;
+  /** Some try's request reached its connection (Envoy's upstream_request_started, for reset-before-request). */
+  private requestStarted = false;
+  /** Where x-envoy-expected-rq-timeout-ms's value is in `headers` (a retry sends the time left). */
+  private readonly expectedAt: number;
+  /** Circuit-breaker units this exchange holds: a pending dispatch, the request (the retry unit is the retry state's). */
   private pendingHeld = false;
   private rqHeld = false;
   private readonly breaker: CircuitBreaker;
@@ -215,25 +259,48 @@ class Exchange implements UpstreamHandler, Deadlined {
     private readonly cluster: Cluster,
     private readonly ctx: ForwardContext,
     private body: Buffer | Readable | null,
-    private retriesLeft: number,
+    private readonly retry: RetryState | undefined,
+    private readonly timeouts: RouteTimeouts,
   ) {
     this.breaker = cluster.breakers[action.priority];
-    this.headers = upstreamHeaders(ctx.headers, ctx.authority, action.timeoutMs);
+    // x-envoy-expected-rq-timeout-ms: the per-try timeout if there is one, else the whole one.
+    this.headers = upstreamHeaders(ctx.headers, ctx.authority, timeouts.perTryMs || timeouts.globalMs);
+    this.expectedAt = timeouts.perTryMs || timeouts.globalMs ? this.headers.length - 1 : -1;
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
     // As Envoy's router (onRequestComplete): the route's timeout runs from the end of the client's
     // request, so an upload longer than the timeout is not cut off midway.
-    if (action.timeoutMs > 0) {
-      if (body === null || Buffer.isBuffer(body) || req.complete) addDeadline(this, this.started, action.timeoutMs);
-      else req.once('end', () => this.requestComplete());
-    }
+    if (body === null || Buffer.isBuffer(body) || req.complete) this.requestDoneAt = this.started;
+    else req.once('end', () => this.requestComplete());
+    if (timeouts.globalMs > 0 && this.requestDoneAt !== undefined) addDeadline(this, this.started, timeouts.globalMs);
     // on, not once: a response closes once, and once's wrapper and its removal cost every request.
     res.on('close', this.onClose);
   }
 
-  /** The client's request has been read whole (its body streamed): the route's timeout starts. */
+  /** The client's request has been read whole (its body streamed): the route's timeout starts, and a try's per-try timeout. */
   private requestComplete(): void {
-    if (!this.done) addDeadline(this, performance.now(), this.action.timeoutMs);
+    if (this.done) return;
+    this.requestDoneAt = performance.now();
+    if (this.timeouts.globalMs > 0) addDeadline(this, this.requestDoneAt, this.timeouts.globalMs);
+    if (this.controller) this.armPerTryTimeout();
+  }
+
+  /** The try's per-try timeout, from when it has its connection and the client's request is whole (Envoy's onPoolReady / onRequestComplete). */
+  private armPerTryTimeout(): void {
+    const perTry = this.timeouts.perTryMs;
+    if (perTry > 0 && !this.perTryTimer) this.perTryTimer = setTimeout(() => this.abort(ABORT.perTry), perTry);
+  }
+
+  /** The per-try idle timeout, (re)started when the try gets its connection and by each piece of its response. */
+  private touchIdle(): void {
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.perTryIdle(), this.timeouts.perTryIdleMs);
+  }
+
+  private perTryIdle(): void {
+    this.idleTimer = undefined;
+    this.cluster.stats.rqPerTryIdleTimeout.inc();
+    this.abort(ABORT.perTryIdle);
   }
 
   /** The route's timeout passed before the response ended. */
@@ -253,7 +320,8 @@ class Exchange implements UpstreamHandler, Deadlined {
   }
 
   private start(): void {
-    const host = this.cluster.pickHost(this.ctx.hash);
+    // A retry's host: the retry predicates may reject a pick (previous_hosts, omit_canary_hosts), and previous_priorities steer the priority.
+    const host = this.retried && this.retry ? this.cluster.pickHost(this.ctx.hash, this.retry) : this.cluster.pickHost(this.ctx.hash);
     if (!host) {
       this.cluster.stats.cxNoneHealthy.inc();
       const record = this.ctx.record;
@@ -274,11 +342,13 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.cluster.stats.rqPendingTotal.inc();
     this.cluster.stats.rqPendingActive.inc();
     this.host = host;
+    this.retry?.onHostAttempted(host, host.info.priority);
     const record = this.ctx.record;
     if (record) {
       record.upstreamHost = host.address;
       record.attemptCount = (record.attemptCount ?? 0) + 1;
     }
+    if (this.retried && this.expectedAt >= 0) this.headers[this.expectedAt] = String(this.expectedTimeoutMs());
     host.activeRequests++;
     host.stats.rqTotal.inc();
     host.stats.rqActive.inc();
@@ -286,8 +356,6 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.tryStarted = performance.now();
     this.discarding = false;
     this.controller = undefined;
-    const perTry = this.action.retry?.perTryTimeoutMs;
-    if (perTry) this.perTryTimer = setTimeout(() => this.abort(ABORT.perTry), perTry);
     if (this.cluster.http2) {
       host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
       return;
@@ -307,6 +375,14 @@ class Exchange implements UpstreamHandler, Deadlined {
     return (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   }
 
+  /** A retry's x-envoy-expected-rq-timeout-ms: the per-try timeout (else the whole), never above what the whole timeout has left (at least 1). */
+  private expectedTimeoutMs(): number {
+    const { perTryMs, globalMs } = this.timeouts;
+    if (globalMs === 0) return perTryMs;
+    const left = Math.max(1, Math.round(globalMs - (performance.now() - (this.requestDoneAt ?? this.started))));
+    return Math.min(perTryMs || globalMs, left);
+  }
+
   onRequestStart(controller: UpstreamController): void {
     this.releasePending();
     this.controller = controller;
@@ -314,11 +390,14 @@ class Exchange implements UpstreamHandler, Deadlined {
       controller.abort(ABORT.client);
       return;
     }
+    this.requestStarted = true;
+    if (this.requestDoneAt !== undefined) this.armPerTryTimeout();
+    if (this.timeouts.perTryIdleMs > 0) this.touchIdle();
     const maxStreamMs = this.cluster.limits.maxStreamMs;
     if (maxStreamMs > 0) this.streamTimer = setTimeout(() => this.maxStreamDurationReached(), maxStreamMs);
   }
 
-  /** The cluster's max_stream_duration: the try is reset (retried as a reset, see shouldRetryFailure). */
+  /** The cluster's max_stream_duration: the try is reset (retried as a local reset is). */
   private maxStreamDurationReached(): void {
     this.streamTimer = undefined;
     this.cluster.stats.rqMaxDurationReached.inc();
@@ -332,9 +411,9 @@ class Exchange implements UpstreamHandler, Deadlined {
     if (headers['x-envoy-immediate-health-check-fail'] !== undefined) this.host?.immediateHealthCheckFail();
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
     this.host?.outcome(outcomeOfStatus(statusCode));
-    const policy = this.action.retry;
-    const retriable = policy !== undefined && shouldRetryStatus(policy, statusCode);
-    if (retriable && this.admitRetry()) {
+    if (this.idleTimer) this.touchIdle();
+    const decision = this.retryable() ? this.retry!.onHeaders(statusCode, headers) : 'no';
+    if (decision === 'yes') {
       this.discarding = true;
       return;
     }
@@ -342,7 +421,7 @@ class Exchange implements UpstreamHandler, Deadlined {
     if (record) {
       record.upstreamResponded();
       record.responseCodeDetails = 'via_upstream';
-      if (retriable && this.retried) record.responseFlags |= ResponseFlag.upstreamRetryLimitExceeded;
+      record.responseFlags |= retryRefusalFlag(decision);
     }
     const out = downstreamResponseHeaders(statusCode, headers, this.ctx, this.started);
     if (controller.headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
@@ -350,6 +429,7 @@ class Exchange implements UpstreamHandler, Deadlined {
   }
 
   onResponseData(controller: UpstreamController, chunk: Buffer): void {
+    if (this.idleTimer) this.touchIdle();
     if (this.discarding) return;
     // The client may hold the listener's per_connection_buffer_limit_bytes unwritten; a chunk past
     // that pauses the upstream until it has been written out (Envoy's flow control).
@@ -385,7 +465,7 @@ class Exchange implements UpstreamHandler, Deadlined {
   private responseEnded(trailers: IncomingHttpHeaders, last?: Buffer): void {
     this.endTry();
     if (this.discarding) {
-      this.retry();
+      this.scheduleRetry();
       return;
     }
     this.finish();
@@ -434,7 +514,7 @@ class Exchange implements UpstreamHandler, Deadlined {
     }
     if (this.controller) this.controller.abort(reason);
     else if (this.pool?.cancel(this)) this.tryFailed(reason);
-    else if (this.host && reason !== ABORT.perTry) this.tryFailed(reason);
+    else if (this.host && reason !== ABORT.perTry && reason !== ABORT.perTryIdle) this.tryFailed(reason);
   }
 
   onResponseError(_controller: UpstreamController, err: Error): void {
@@ -442,7 +522,7 @@ class Exchange implements UpstreamHandler, Deadlined {
   }
 
   /** `betweenTries`: the route's timeout (or the client) came during a retry's back-off, with no try under way. */
-  private tryFailed(err: Error, betweenTries = false): void {
+  private tryFailed(err: Error & { refused?: boolean; streamOnly?: boolean }, betweenTries = false): void {
     this.endTry();
     if (this.done) return; // a try answered for already (aborted once it started)
     const failure = classify(err);
@@ -465,9 +545,11 @@ class Exchange implements UpstreamHandler, Deadlined {
       if (!betweenTries) cs.rqTimeout.inc();
       this.lastHost?.stats.rqTimeout.inc();
     }
-    else if (failure === 'per_try_timeout') cs.rqPerTryTimeout.inc();
-    else if (failure === 'max_stream_duration') {
-      // counted when it fired (upstream_rq_max_duration_reached)
+    else if (failure === 'per_try_timeout') {
+      cs.rqPerTryTimeout.inc();
+      this.lastHost?.stats.rqTimeout.inc();
+    } else if (failure === 'max_stream_duration' || failure === 'per_try_idle_timeout') {
+      // counted when it fired (upstream_rq_max_duration_reached, upstream_rq_per_try_idle_timeout)
     } else if ((err as { noError?: boolean }).noError) {
       // An HTTP/2 stream the upstream reset with NO_ERROR: its connection carries on.
       cs.rqRxResetNoError.inc();
@@ -497,50 +579,47 @@ class Exchange implements UpstreamHandler, Deadlined {
       this.res.destroy();
       return;
     }
-    const policy = this.action.retry;
-    const retriable = failure !== 'timeout' && policy !== undefined && !(this.body instanceof Readable) && shouldRetryFailure(policy, failure);
-    if (retriable && this.admitRetry()) {
-      this.retry();
+    // The route's timeout is never retried; a try that failed otherwise may be, as a reset of its kind.
+    const decision = failure !== 'timeout' && !betweenTries && this.retryable() ? this.retry!.onReset(resetReason(failure, err), this.requestStarted) : 'no';
+    if (decision === 'yes') {
+      this.scheduleRetry();
       return;
     }
+    const outcome = failure === 'reset' ? resetLog(err) : FAILURE_LOG[failure];
     if (record) {
       // Only the outcome is logged: a failed try that a retry made good leaves no flag.
-      record.responseFlags |= FAILURE_LOG[failure].flag | (retriable && this.retried ? ResponseFlag.upstreamRetryLimitExceeded : 0);
-      record.responseCodeDetails = FAILURE_LOG[failure].details;
+      record.responseFlags |= outcome.flag | retryRefusalFlag(decision);
+      record.responseCodeDetails = outcome.details;
     }
-    const reply = this.failureReply(failure);
+    const reply = this.failureReply(failure, err);
     // Envoy charges no code when a stream's max duration ends it, nor for a route timeout that came between two tries.
     if (failure !== 'max_stream_duration' && !betweenTries) this.chargeLocalReply(reply.status);
     this.localReply(reply);
   }
 
-  /** The local reply for a try's failure, as Envoy words each. */
-  private failureReply(failure: Exclude<Failure, 'client'>): { status: number; body: string } {
+  /**
+   * The local reply for a try's failure, as Envoy words each: a reset's names its reason (after
+   * retries, "retried and the latest reset reason"); a timeout is 504, or 204 when the request
+   * asked so (x-envoy-upstream-rq-timeout-alt-response).
+   */
+  private failureReply(failure: Exclude<Failure, 'client'>, err: { refused?: boolean; streamOnly?: boolean }): { status: number; body: string } {
     switch (failure) {
-      case 'connect':
-        return LocalReply.connectFailure;
       case 'timeout':
       case 'per_try_timeout':
-        return LocalReply.upstreamTimeout;
+      case 'per_try_idle_timeout':
+        return this.timeouts.altResponse ? { status: 204, body: '' } : LocalReply.upstreamTimeout;
       case 'max_stream_duration':
         return this.req.complete ? LocalReply.upstreamMaxStreamDuration : LocalReply.upstreamMaxStreamDurationIncomplete;
-      default:
-        return LocalReply.connectionTermination;
+      default: {
+        const reason = failure === 'connect' ? 'connection failure' : resetLog(err).reason;
+        return { status: 503, body: `upstream connect error or disconnect/reset before headers. ${this.retried ? 'retried and the latest ' : ''}reset reason: ${reason}` };
+      }
     }
   }
 
-  /** A retry is due: allowed while retries are left and the breaker's max_retries is not reached. */
-  private admitRetry(): boolean {
-    if (this.retriesLeft <= 0) {
-      this.cluster.stats.rqRetryLimitExceeded.inc();
-      return false;
-    }
-    if (!this.breaker.tryAcquire('retry')) {
-      this.breaker.overflow.retry.inc();
-      return false;
-    }
-    this.retryToken = true;
-    return true;
+  /** Whether this request can be retried at all: it has a retry state, and its body can be sent again (a streamed body cannot). */
+  private retryable(): boolean {
+    return this.retry !== undefined && !(this.body instanceof Readable);
   }
 
   private releasePending(): void {
@@ -562,21 +641,12 @@ class Exchange implements UpstreamHandler, Deadlined {
   }
 
   /**
-   * The next try, after Envoy's default back-off: jittered exponential, a random wait below
-   * 25 ms, then 75, 175 …, never above 250 ms (upstream_rq_retry_backoff_exponential). A timeout
-   * or the client leaving meanwhile ends the exchange (see abort()).
+   * The next try, after the retry state's back-off (see RetryState.nextBackoffMs). A timeout or
+   * the client leaving meanwhile ends the exchange (see abort()).
    */
-  private retry(): void {
-    this.tryHoldsRetry = this.retryToken;
-    this.retryToken = false;
-    this.retriesLeft--;
+  private scheduleRetry(): void {
     this.retried = true;
-    const cs = this.cluster.stats;
-    cs.rqRetry.inc();
-    cs.rqRetryBackoffExponential.inc();
-    const ceiling = (2 ** this.backoffStep - 1) * RETRY_BACKOFF_BASE_MS;
-    if (ceiling <= RETRY_BACKOFF_MAX_MS) this.backoffStep++;
-    const delay = Math.min(Math.floor(Math.random() * ceiling), RETRY_BACKOFF_MAX_MS);
+    const delay = this.retry!.nextBackoffMs();
     this.backoffTimer = setTimeout(() => {
       this.backoffTimer = undefined;
       this.start();
@@ -585,12 +655,10 @@ class Exchange implements UpstreamHandler, Deadlined {
 
   private endTry(): void {
     this.releasePending();
-    if (this.tryHoldsRetry) {
-      this.tryHoldsRetry = false;
-      this.breaker.release('retry');
-    }
     if (this.perTryTimer) clearTimeout(this.perTryTimer);
     this.perTryTimer = undefined;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     if (this.streamTimer) clearTimeout(this.streamTimer);
     this.streamTimer = undefined;
     this.pool = undefined;
@@ -606,12 +674,10 @@ class Exchange implements UpstreamHandler, Deadlined {
     if (this.done) return;
     this.done = true;
     this.releasePending();
-    if (this.tryHoldsRetry || this.retryToken) this.breaker.release('retry');
-    this.tryHoldsRetry = this.retryToken = false;
+    this.retry?.release();
     if (this.rqHeld) this.breaker.release('rq');
     this.rqHeld = false;
     this.cluster.stats.rqActive.dec();
-    if (this.retried && this.res.statusCode < 500) this.cluster.stats.rqRetrySuccess.inc();
     removeDeadline(this);
   }
 
@@ -624,6 +690,36 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.finish();
     sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
   }
+}
+
+/** A reset's response flag, details and reason, as Envoy names them: a refused or reset HTTP/2 stream, else the connection's termination. */
+function resetLog(err: { refused?: boolean; streamOnly?: boolean }): { flag: number; details: string; reason: string } {
+  if (err.refused) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_refused_stream_reset}', reason: 'remote refused stream reset' };
+  if (err.streamOnly) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_reset}', reason: 'remote reset' };
+  return { ...FAILURE_LOG.reset, reason: 'connection termination' };
+}
+
+const accounting = new WeakMap<CircuitBreaker, RetryAccounting>();
+
+/** What a retry state counts and holds, for one cluster at one priority (its breaker's retry unit, its retry figures). */
+function retryAccounting(cluster: Cluster, priority: 0 | 1): RetryAccounting {
+  const breaker = cluster.breakers[priority];
+  let a = accounting.get(breaker);
+  if (a) return a;
+  const cs = cluster.stats;
+  a = {
+    canRetry: () => breaker.hasRoom('retry'),
+    acquireRetry: () => breaker.acquire('retry'),
+    releaseRetry: () => breaker.release('retry'),
+    retry: () => cs.rqRetry.inc(),
+    success: () => cs.rqRetrySuccess.inc(),
+    limitExceeded: () => cs.rqRetryLimitExceeded.inc(),
+    overflow: () => breaker.overflow.retry.inc(),
+    backoffExponential: () => cs.rqRetryBackoffExponential.inc(),
+    backoffRatelimited: () => cs.rqRetryBackoffRatelimited.inc(),
+  };
+  accounting.set(breaker, a);
+  return a;
 }
 
 /** The cluster the request was routed to; without one (not configured, or removed), the route's cluster_not_found_response_code. */
@@ -658,8 +754,12 @@ export async function forward(req: DownstreamRequest, res: DownstreamResponse, a
   // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
   const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);
   let body: Buffer | Readable | null = ctx.body ?? (hasBody ? req : null);
-  let retries = action.retry?.numRetries ?? 0;
-  if (hasBody && retries > 0 && !Buffer.isBuffer(body)) {
+  // The timeouts, then the retry state, each consuming the request headers it reads (as Envoy's router does, in that order).
+  const timeouts = routeTimeouts(action, ctx.headers);
+  const view = { method: req.method ?? 'GET', path: ctx.path, authority: ctx.authority, headers: ctx.headers };
+  let retry = RetryState.create(action.retry, ctx.headers, view, retryAccounting(cluster, action.priority));
+  if (retry && !retry.enabled) retry = undefined;
+  if (hasBody && retry && !Buffer.isBuffer(body)) {
     if (body === req && length !== undefined && Number(length) <= RETRY_BUFFER_LIMIT) {
       try {
         body = await readBody(req);
@@ -668,12 +768,12 @@ export async function forward(req: DownstreamRequest, res: DownstreamResponse, a
       }
     } else {
       // Too long (or of unknown length) to keep for a retry: it streams once, as Envoy abandons the retry.
-      retries = 0;
+      retry = undefined;
       cluster.stats.retryOrShadowAbandoned.inc();
     }
   }
   if (body instanceof Readable) followBodyFlow(body, ctx.stats);
-  new Exchange(req, res, action, cluster, ctx, body, retries).begin();
+  new Exchange(req, res, action, cluster, ctx, body, retry, timeouts).begin();
 }
 
 /**

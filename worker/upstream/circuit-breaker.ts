@@ -3,7 +3,7 @@ import { stats } from '../../shared/stats/process.js';
 import { runtimeFeature } from '../../shared/runtime.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { BreakerCounts, BreakerPriority, BreakerResource } from '../../shared/upstream/breaker-counts.js';
-import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
+import { retryBudgetLimit, retryBudgetOf, thresholdsOf, type RetryBudget } from '../../shared/upstream/breaker-counts.js';
 
 /**
  * One cluster's circuit breaker at one priority, as one worker applies it: a connection, a
@@ -43,6 +43,7 @@ export function countRequestOverflow(overflow: BreakerOverflowStats): void {
 export class CircuitBreaker {
   private readonly base: Record<BreakerResource, number>;
   private readonly limit: Record<BreakerResource, number>;
+  private readonly budget: RetryBudget | undefined;
 
   constructor(
     private readonly counts: BreakerCounts,
@@ -60,11 +61,14 @@ export class CircuitBreaker {
       retry: counts.base(cluster, priority, 'retry'),
     };
     this.limit = { cx: t.max_connections, pending: t.max_pending_requests, rq: t.max_requests, retry: t.max_retries };
+    this.budget = retryBudgetOf(config, priority);
   }
 
-  /** Whether the tree is under its limit for `resource`. */
+  /** Whether the tree is under its limit for `resource` (for retries under a retry_budget, the budget's share of the requests now). */
   hasRoom(resource: BreakerResource): boolean {
-    return this.counts.total(this.base[resource]) < this.limit[resource];
+    const used = this.counts.total(this.base[resource]);
+    if (resource === 'retry' && this.budget) return used < retryBudgetLimit(this.budget, this.counts.total(this.base.rq), this.counts.total(this.base.pending));
+    return used < this.limit[resource];
   }
 
   /** Takes one unit of `resource` if the tree is under its limit. */

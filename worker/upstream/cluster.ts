@@ -21,7 +21,7 @@ import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
-import { PrioritySet } from './priority-set.js';
+import { PrioritySet, type PrioritySteering } from './priority-set.js';
 import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
 
 /**
@@ -31,6 +31,12 @@ import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
  */
 
 type Obj = JsonObject;
+
+/** What a retry asks of host selection (worker/http/retry-state.ts's RetryState). */
+export interface RetrySelection extends PrioritySteering {
+  readonly policy: { hostSelectionMaxAttempts: number };
+  shouldSelectAnotherHost(host: Host): boolean;
+}
 
 export class Host implements ConnectionObserver {
   activeRequests = 0;
@@ -64,6 +70,11 @@ export class Host implements ConnectionObserver {
 
   get address(): string {
     return this.info.address;
+  }
+
+  /** Endpoint metadata envoy.lb canary: true (omit_canary_hosts). */
+  get canary(): boolean {
+    return this.info.canary;
   }
 
   get stats(): HostStats {
@@ -287,11 +298,18 @@ export class Cluster {
    * Envoy's choice: a priority by the levels' health (see PrioritySet), then its healthy or
    * degraded hosts (in panic, all of its hosts), then the cluster's load balancer among them.
    */
-  pickHost(hash?: bigint): Host | undefined {
+  pickHost(hash?: bigint, retry?: RetrySelection): Host | undefined {
     if (this.hostList.length === 0) return undefined;
-    const { hosts, panic } = this.priorities.choose(hash);
-    if (panic) this.stats.lbHealthyPanic.inc();
-    return this.hashBalancer ? this.hashBalancer.pick(hosts, hash) : this.balancer.pick(hosts);
+    // A retry picks again while its predicates reject the host, host_selection_retry_max_attempts times at most, then takes the last pick (as Envoy's chooseHost).
+    const picks = retry ? retry.policy.hostSelectionMaxAttempts + 1 : 1;
+    let host: Host | undefined;
+    for (let i = 0; i < picks; i++) {
+      const { hosts, panic } = this.priorities.choose(hash, retry);
+      if (panic) this.stats.lbHealthyPanic.inc();
+      host = this.hashBalancer ? this.hashBalancer.pick(hosts, hash) : this.balancer.pick(hosts);
+      if (!host || !retry?.shouldSelectAnotherHost(host)) return host;
+    }
+    return host;
   }
 
   async close(): Promise<void> {

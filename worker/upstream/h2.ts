@@ -309,17 +309,20 @@ export class H2Connection {
       handler.onResponseEnd?.(ctl, trailers);
     });
     // streamOnly: the stream was reset and its connection carries on (no connection was destroyed with it).
+    // refused: the upstream refused the stream (RST_STREAM or a GOAWAY before it, REFUSED_STREAM): it never processed it.
     stream.on('error', (err: Error) => {
       if (finished) return;
       finished = true;
-      handler.onResponseError?.(ctl, wasConnected || entry.connected ? Object.assign(err, { streamOnly: entry.connected && !session.destroyed }) : connectError(err, entry.error));
+      const refused = stream.rstCode === http2Module().constants.NGHTTP2_REFUSED_STREAM;
+      handler.onResponseError?.(ctl, wasConnected || entry.connected ? Object.assign(err, { streamOnly: entry.connected && !session.destroyed, refused }) : connectError(err, entry.error));
     });
     stream.on('close', () => {
       if (finished) return;
       finished = true;
       const streamOnly = entry.connected && !session.destroyed;
       // noError: the upstream reset it with NO_ERROR (upstream_rq_rx_reset_no_error rather than _rx_reset).
-      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET', streamOnly, noError: streamOnly && stream.rstCode === http2Module().constants.NGHTTP2_NO_ERROR });
+      const { NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM } = http2Module().constants;
+      const err = Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET', streamOnly, noError: streamOnly && stream.rstCode === NGHTTP2_NO_ERROR, refused: stream.rstCode === NGHTTP2_REFUSED_STREAM });
       handler.onResponseError?.(ctl, entry.connected ? err : connectError(err, entry.error));
     });
     if (Buffer.isBuffer(body)) stream.end(body);

@@ -43,12 +43,19 @@ interface Locality<H> {
 
 export type HostSource = 'healthy' | 'degraded' | 'all';
 
+/** A retry's say in the priority (the previous_priorities retry priority, see worker/http/retry-state.ts). */
+export interface PrioritySteering {
+  excludedPriorities(): ReadonlySet<number> | undefined;
+  priorityExclusionExhausted(): void;
+}
+
 export class PrioritySet<H extends LevelHost> {
   levels: Level<H>[] = [];
   private healthyLoad: number[] = [];
   private degradedLoad: number[] = [];
   /** Every level in panic (or a single level): the whole choice is simple. */
   private single = true;
+  private factor = 140;
   private readonly localityPickers = new WeakMap<Locality<H>[], RoundRobin<Locality<H>>>();
 
   constructor(
@@ -60,20 +67,11 @@ export class PrioritySet<H extends LevelHost> {
     const byPriority: H[][] = [];
     for (const h of hosts) (byPriority[h.info.priority] ??= []).push(h);
     const factor = hosts[0]?.info.overprovisioningFactor ?? 140;
+    this.factor = factor;
     this.levels = Array.from({ length: Math.max(1, byPriority.length) }, (_, p) => this.level(byPriority[p] ?? [], factor));
-    const health = this.levels.map((l) => (l.count > 0 ? Math.min(100, Math.floor((factor * l.healthy.length) / l.count)) : 0));
-    const degraded = this.levels.map((l) => (l.count > 0 ? Math.min(100, Math.floor((factor * l.degraded.length) / l.count)) : 0));
-    const total = Math.min(100, health.reduce((a, b) => a + b, 0) + degraded.reduce((a, b) => a + b, 0));
-    this.healthyLoad = this.levels.map(() => 0);
-    this.degradedLoad = this.levels.map(() => 0);
-    if (total > 0) {
-      const healthy = distribute(this.healthyLoad, health, 100, total);
-      const rest = distribute(this.degradedLoad, degraded, healthy.remaining, total);
-      if (rest.remaining > 0) {
-        if (healthy.first >= 0) this.healthyLoad[healthy.first]! += rest.remaining;
-        else this.degradedLoad[rest.first]! += rest.remaining;
-      }
-    }
+    const { healthyLoad, degradedLoad, total } = this.loads();
+    this.healthyLoad = healthyLoad;
+    this.degradedLoad = degradedLoad;
     if (this.panicThreshold === 0 && total === 0) {
       this.healthyLoad[0] = 100;
       for (const l of this.levels) l.panic = false;
@@ -87,6 +85,26 @@ export class PrioritySet<H extends LevelHost> {
       if (totalPanic) this.loadByHostCount();
     }
     this.single = this.levels.length === 1 && this.degradedLoad[0] === 0;
+  }
+
+  /** Envoy's priority load: each level's share of requests by its health (levels in `excluded` count as having none). */
+  private loads(excluded?: ReadonlySet<number>): { healthyLoad: number[]; degradedLoad: number[]; total: number } {
+    const factor = this.factor;
+    const share = (l: Level<H>, p: number, n: number) => (l.count > 0 && !excluded?.has(p) ? Math.min(100, Math.floor((factor * n) / l.count)) : 0);
+    const health = this.levels.map((l, p) => share(l, p, l.healthy.length));
+    const degraded = this.levels.map((l, p) => share(l, p, l.degraded.length));
+    const total = Math.min(100, health.reduce((a, b) => a + b, 0) + degraded.reduce((a, b) => a + b, 0));
+    const healthyLoad = this.levels.map(() => 0);
+    const degradedLoad = this.levels.map(() => 0);
+    if (total > 0) {
+      const healthy = distribute(healthyLoad, health, 100, total);
+      const rest = distribute(degradedLoad, degraded, healthy.remaining, total);
+      if (rest.remaining > 0) {
+        if (healthy.first >= 0) healthyLoad[healthy.first]! += rest.remaining;
+        else degradedLoad[rest.first]! += rest.remaining;
+      }
+    }
+    return { healthyLoad, degradedLoad, total };
   }
 
   private level(all: H[], factor: number): Level<H> {
@@ -128,14 +146,23 @@ export class PrioritySet<H extends LevelHost> {
    * one, else at random), then that level's
    * healthy or degraded hosts (or, in panic, all of them; with locality weighting, one locality's).
    */
-  choose(hash: bigint | undefined): { hosts: readonly H[]; panic: boolean } {
+  choose(hash: bigint | undefined, retry?: PrioritySteering): { hosts: readonly H[]; panic: boolean } {
     let level: Level<H>;
     let source: HostSource;
-    if (this.single) {
+    const excluded = retry?.excludedPriorities();
+    if (excluded?.size) {
+      // previous_priorities: the load without the levels already tried; none left, and the tries start over.
+      const steered = this.loads(excluded);
+      if (steered.total > 0) ({ level, source } = this.priority(this.draw(hash), steered.healthyLoad, steered.degradedLoad));
+      else {
+        retry!.priorityExclusionExhausted();
+        return this.choose(hash);
+      }
+    } else if (this.single) {
       level = this.levels[0]!;
       source = 'healthy';
     } else {
-      ({ level, source } = this.priority(hash !== undefined ? Number(hash % 100n) + 1 : Math.floor(Math.random() * 100) + 1));
+      ({ level, source } = this.priority(this.draw(hash), this.healthyLoad, this.degradedLoad));
     }
     if (level.panic) return { hosts: level.all, panic: true };
     const localities = source === 'healthy' ? level.healthyLocalities : level.degradedLocalities;
@@ -143,14 +170,19 @@ export class PrioritySet<H extends LevelHost> {
     return { hosts: source === 'healthy' ? (level.healthy.length ? level.healthy : level.degraded) : level.degraded, panic: false };
   }
 
-  private priority(draw: number): { level: Level<H>; source: HostSource } {
+  /** A request's draw from 1 to 100: by its hash when it has one, else at random. */
+  private draw(hash: bigint | undefined): number {
+    return hash !== undefined ? Number(hash % 100n) + 1 : Math.floor(Math.random() * 100) + 1;
+  }
+
+  private priority(draw: number, healthyLoad: number[], degradedLoad: number[]): { level: Level<H>; source: HostSource } {
     let sum = 0;
     for (let p = 0; p < this.levels.length; p++) {
-      sum += this.healthyLoad[p]!;
+      sum += healthyLoad[p]!;
       if (draw <= sum) return { level: this.levels[p]!, source: 'healthy' };
     }
     for (let p = 0; p < this.levels.length; p++) {
-      sum += this.degradedLoad[p]!;
+      sum += degradedLoad[p]!;
       if (draw <= sum) return { level: this.levels[p]!, source: 'degraded' };
     }
     return { level: this.levels[0]!, source: 'healthy' };

@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import { compileCidrRange as cidrMatcher } from '../../../shared/address.js';
 import { list, obj } from '../../../shared/config/access.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import { compileHeaderMatcher, compileStringMatcher, type RequestView } from '../../../shared/matchers.js';
@@ -23,20 +23,6 @@ interface Rules {
   policies: [name: string, matches: Matcher][];
 }
 
-function cidrMatcher(range: JsonObject): (ip: string) => boolean {
-  const address = String(range.address_prefix ?? '');
-  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  const len = typeof range.prefix_len === 'number' ? range.prefix_len : family === 'ipv6' ? 128 : 32;
-  const block = new BlockList();
-  block.addSubnet(address, len, family);
-  return (ip) => {
-    const v = isIP(ip);
-    if (v === 0) return false;
-    // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
-    const plain = v === 6 && ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
-    return block.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
-  };
-}
 
 function pathOnly(path: string): string {
   const q = path.indexOf('?');

@@ -1,0 +1,412 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { list, obj } from '../../shared/config/access.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import { durationMs } from '../../shared/config/wkt.js';
+import { compileHeaderMatcher, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
+import { featureEnabled, runtimeInteger } from '../../shared/runtime.js';
+
+/**
+ * A request's retries, as Envoy's retry_state_impl.cc decides them: the route's retry_policy
+ * merged with the request's x-envoy-retry-on, x-envoy-retry-grpc-on, x-envoy-max-retries,
+ * x-envoy-retriable-status-codes and x-envoy-retriable-header-names; whether a response or a
+ * reset is retried; how long to back off before the next try (jittered exponential, or the
+ * upstream's rate-limit reset header); and which hosts and priorities a retry avoids.
+ *
+ * The router (router.ts) asks `onHeaders` or `onReset` after each try and acts on the answer;
+ * the circuit breaker's retry unit and the retry stats are counted here, as Envoy counts them.
+ */
+
+/** retry_on conditions (x-envoy-retry-on), as bits. */
+export const RETRY_ON: Readonly<Record<string, number>> = {
+  '5xx': 1 << 0,
+  'gateway-error': 1 << 1,
+  'connect-failure': 1 << 2,
+  'retriable-4xx': 1 << 3,
+  'refused-stream': 1 << 4,
+  'retriable-status-codes': 1 << 5,
+  'retriable-headers': 1 << 6,
+  reset: 1 << 7,
+  'reset-before-request': 1 << 8,
+  'envoy-ratelimited': 1 << 9,
+  // Only an HTTP/3 upstream with TCP fallback fails so; this proxy's clusters are TCP, so it never applies (as in Envoy for such a cluster).
+  'http3-post-connect-failure': 1 << 10,
+};
+
+/** gRPC conditions (retry_on and x-envoy-retry-grpc-on), as bits, with the grpc-status each retries. */
+export const RETRY_GRPC_ON: Readonly<Record<string, number>> = {
+  cancelled: 1 << 11,
+  'deadline-exceeded': 1 << 12,
+  internal: 1 << 13,
+  'resource-exhausted': 1 << 14,
+  unavailable: 1 << 15,
+};
+
+const GRPC_STATUS_BIT: Readonly<Record<number, number>> = {
+  1: RETRY_GRPC_ON.cancelled!,
+  4: RETRY_GRPC_ON['deadline-exceeded']!,
+  13: RETRY_GRPC_ON.internal!,
+  8: RETRY_GRPC_ON['resource-exhausted']!,
+  14: RETRY_GRPC_ON.unavailable!,
+};
+const ANY_GRPC = Object.values(RETRY_GRPC_ON).reduce((a, b) => a | b, 0);
+const ON = RETRY_ON as Record<string, number>;
+
+/** Envoy's split: comma-separated, blanks trimmed, empty tokens skipped. */
+function tokens(value: string): string[] {
+  return value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+}
+
+/** The bits of a retry_on list in `table`, and the tokens it does not know (Envoy ignores them). */
+export function parseConditions(value: string, table: Readonly<Record<string, number>>): { bits: number; unknown: string[] } {
+  let bits = 0;
+  const unknown: string[] = [];
+  for (const t of tokens(value)) {
+    const bit = table[t];
+    if (bit === undefined) unknown.push(t);
+    else bits |= bit;
+  }
+  return { bits, unknown };
+}
+
+export interface ResetHeader {
+  name: string;
+  /** UNIX_TIMESTAMP: the header is the time the limit resets; SECONDS: the seconds until then. */
+  unixTimestamp: boolean;
+}
+
+/** A route's (or virtual host's) retry_policy, compiled once. */
+export interface RetryPolicy {
+  retryOn: number;
+  /** num_retries: 1 when unset. */
+  numRetries: number;
+  /** 0: none. */
+  perTryTimeoutMs: number;
+  perTryIdleTimeoutMs: number;
+  retriableStatusCodes: readonly number[];
+  /** retriable_headers: matched against a try's response headers (`:status` included). */
+  retriableHeaders: readonly HeaderMatcher[];
+  /** retriable_request_headers: when set, a request matching none of them is not retried. */
+  retriableRequestHeaders: readonly HeaderMatcher[];
+  /** retry_back_off; unset, the runtime's upstream.base_retry_backoff_ms (25) and ten times it. */
+  backOff?: { baseMs: number; maxMs?: number };
+  rateLimitedBackOff?: { resetHeaders: readonly ResetHeader[]; maxMs: number };
+  /** retry_host_predicate: envoy.retry_host_predicates.previous_hosts / omit_canary_hosts. */
+  previousHosts: boolean;
+  omitCanaryHosts: boolean;
+  /** retry_priority envoy.retry_priorities.previous_priorities: its update_frequency. */
+  previousPrioritiesEvery?: number;
+  /** host_selection_retry_max_attempts: how often a host a predicate rejects is picked again (1 when unset). */
+  hostSelectionMaxAttempts: number;
+}
+
+/** What an empty retry_policy (or none, for a request that asks for retries by header) means: Envoy's defaults. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  retryOn: 0,
+  numRetries: 1,
+  perTryTimeoutMs: 0,
+  perTryIdleTimeoutMs: 0,
+  retriableStatusCodes: [],
+  retriableHeaders: [],
+  retriableRequestHeaders: [],
+  previousHosts: false,
+  omitCanaryHosts: false,
+  hostSelectionMaxAttempts: 1,
+};
+
+const PREVIOUS_HOSTS = 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate';
+const OMIT_CANARY_HOSTS = 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate';
+const PREVIOUS_PRIORITIES = 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig';
+
+function typeOf(extension: JsonObject): string {
+  return String(obj(extension.typed_config)['@type'] ?? '').replace(/^.*\//, '');
+}
+
+/** Duration to milliseconds, sub-millisecond values raised to 1 (as Envoy rounds them). */
+function atLeastOneMs(duration: unknown): number | undefined {
+  if (typeof duration !== 'string') return undefined;
+  return Math.max(1, durationMs(duration));
+}
+
+export function compileRetryPolicy(p: JsonObject): RetryPolicy {
+  const retryOn = String(p.retry_on ?? '');
+  const backOff = p.retry_back_off === undefined ? undefined : obj(p.retry_back_off);
+  const limited = p.rate_limited_retry_back_off === undefined ? undefined : obj(p.rate_limited_retry_back_off);
+  const predicates = list(p.retry_host_predicate).map(typeOf);
+  const priority = p.retry_priority === undefined ? undefined : obj(p.retry_priority);
+  const attempts = Number(p.host_selection_retry_max_attempts ?? 0);
+  return {
+    retryOn: parseConditions(retryOn, RETRY_ON).bits | parseConditions(retryOn, RETRY_GRPC_ON).bits,
+    numRetries: typeof p.num_retries === 'number' ? p.num_retries : 1,
+    perTryTimeoutMs: typeof p.per_try_timeout === 'string' ? durationMs(p.per_try_timeout) : 0,
+    perTryIdleTimeoutMs: typeof p.per_try_idle_timeout === 'string' ? durationMs(p.per_try_idle_timeout) : 0,
+    retriableStatusCodes: ((p.retriable_status_codes as number[] | undefined) ?? []).map(Number),
+    retriableHeaders: list(p.retriable_headers).map(compileHeaderMatcher),
+    retriableRequestHeaders: list(p.retriable_request_headers).map(compileHeaderMatcher),
+    ...(backOff ? { backOff: { baseMs: atLeastOneMs(backOff.base_interval) ?? 25, ...(backOff.max_interval !== undefined ? { maxMs: atLeastOneMs(backOff.max_interval) } : {}) } } : {}),
+    ...(limited
+      ? {
+          rateLimitedBackOff: {
+            resetHeaders: list(limited.reset_headers).map((h) => ({ name: String(h.name).toLowerCase(), unixTimestamp: h.format === 'UNIX_TIMESTAMP' })),
+            maxMs: atLeastOneMs(limited.max_interval) ?? 300_000,
+          },
+        }
+      : {}),
+    previousHosts: predicates.includes(PREVIOUS_HOSTS),
+    omitCanaryHosts: predicates.includes(OMIT_CANARY_HOSTS),
+    ...(priority && typeOf(priority) === PREVIOUS_PRIORITIES ? { previousPrioritiesEvery: Number(obj(priority.typed_config).update_frequency ?? 0) } : {}),
+    hostSelectionMaxAttempts: attempts > 0 ? attempts : 1,
+  };
+}
+
+/** Why a try ended without a response, as the retry decision needs it (Envoy's StreamResetReason, grouped). */
+export type ResetReason = 'connect' | 'refused' | 'reset' | 'overflow';
+
+/** A retry decision's outcome, as Envoy's RetryStatus. */
+export type RetryStatus = 'yes' | 'no' | 'limit' | 'overflow';
+
+/** The circuit breaker's retry unit, and the cluster's retry figures (see router.ts). */
+export interface RetryAccounting {
+  /** The breaker's max_retries (or retry budget) has room for one more. */
+  canRetry(): boolean;
+  acquireRetry(): void;
+  releaseRetry(): void;
+  retry(): void;
+  success(): void;
+  limitExceeded(): void;
+  overflow(): void;
+  backoffExponential(): void;
+  backoffRatelimited(): void;
+}
+
+/** A host as retry predicates see it. */
+export interface RetryHost {
+  readonly canary: boolean;
+}
+
+function headerString(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Envoy's SimpleAtoi: an unsigned decimal, nothing else. */
+function unsigned(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const t = value.trim();
+  return /^\+?\d+$/.test(t) ? Number(t) : undefined;
+}
+
+export class RetryState {
+  private retryOn: number;
+  private retriesLeft: number;
+  private readonly statusCodes: number[];
+  private readonly headerMatchers: HeaderMatcher[];
+  /** A retry was granted and its unit of the breaker is held, until the next decision (Envoy's armed callback). */
+  private armed = false;
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+  /** The exponential back-off's next interval: base, doubled while under half the maximum, then the maximum. */
+  private nextInterval: number;
+  /** The next wait, when a rate-limited response named it (used once). */
+  private ratelimitedMs: number | undefined;
+  /** Hosts tried (previous_hosts), and priorities tried since the last update (previous_priorities). */
+  private readonly triedHosts: RetryHost[] = [];
+  private readonly triedPriorities = new Set<number>();
+  private attemptsSinceUpdate = 0;
+  private excluded: ReadonlySet<number> | undefined;
+
+  /**
+   * The request's retry state, or none when nothing could be retried. The request's retry
+   * headers are consumed here either way (removed from `headers`), as Envoy consumes them.
+   */
+  static create(policy: RetryPolicy | undefined, headers: IncomingHttpHeaders, rq: RequestView, accounting: RetryAccounting): RetryState | undefined {
+    const retryOn = headerString(headers, 'x-envoy-retry-on');
+    const grpcOn = headerString(headers, 'x-envoy-retry-grpc-on');
+    let state: RetryState | undefined;
+    if (retryOn !== undefined || grpcOn !== undefined || (policy && policy.retryOn !== 0)) {
+      state = new RetryState(policy ?? DEFAULT_RETRY_POLICY, headers, rq, accounting, retryOn, grpcOn);
+    }
+    for (const h of CONSUMED_HEADERS) delete headers[h];
+    return state;
+  }
+
+  private constructor(
+    readonly policy: RetryPolicy,
+    headers: IncomingHttpHeaders,
+    rq: RequestView,
+    private readonly accounting: RetryAccounting,
+    retryOnHeader: string | undefined,
+    grpcOnHeader: string | undefined,
+  ) {
+    this.retryOn = policy.retryOn;
+    this.retriesLeft = policy.numRetries;
+    this.statusCodes = [...policy.retriableStatusCodes];
+    this.headerMatchers = [...policy.retriableHeaders];
+    this.baseMs = policy.backOff?.baseMs ?? runtimeInteger('upstream.base_retry_backoff_ms', 25);
+    this.maxMs = policy.backOff?.maxMs ?? this.baseMs * 10;
+    this.nextInterval = this.baseMs;
+    if (retryOnHeader !== undefined) this.retryOn |= parseConditions(retryOnHeader, RETRY_ON).bits;
+    if (grpcOnHeader !== undefined) this.retryOn |= parseConditions(grpcOnHeader, RETRY_GRPC_ON).bits;
+    if (policy.retriableRequestHeaders.length && !policy.retriableRequestHeaders.some((m) => m(rq))) this.retryOn = 0;
+    const max = unsigned(headerString(headers, 'x-envoy-max-retries'));
+    if (this.retryOn !== 0 && max !== undefined) this.retriesLeft = max;
+    const codes = headerString(headers, 'x-envoy-retriable-status-codes');
+    if (codes !== undefined) {
+      for (const c of codes.split(',')) {
+        const n = unsigned(c);
+        if (n !== undefined) this.statusCodes.push(n);
+      }
+    }
+    const names = headerString(headers, 'x-envoy-retriable-header-names');
+    if (names !== undefined) for (const name of tokens(names)) this.headerMatchers.push(compileHeaderMatcher({ name }));
+  }
+
+  /** Whether any condition is on (a request whose retriable_request_headers did not match has none). */
+  get enabled(): boolean {
+    return this.retryOn !== 0;
+  }
+
+  /** A try's response headers: retried, or not (and why not). `grpcStatus` is a headers-only (trailers-only) answer's. */
+  onHeaders(status: number, headers: IncomingHttpHeaders): RetryStatus {
+    return this.decide(this.wouldRetryHeaders(status, headers), headers);
+  }
+
+  /**
+   * A try that ended with no response: retried, or not. `started`: a try's request reached its
+   * connection (Envoy's upstream_request_started, sticky across tries). A per-try timeout is a
+   * local reset here, as in Envoy.
+   */
+  onReset(reason: ResetReason, started: boolean): RetryStatus {
+    return this.decide(this.wouldRetryReset(reason, started));
+  }
+
+
+  private wouldRetryHeaders(status: number, headers: IncomingHttpHeaders): boolean {
+    // An upstream Envoy's rate limit: retried only under envoy-ratelimited, whatever else is on.
+    if (headers['x-envoy-ratelimited'] !== undefined) return (this.retryOn & ON['envoy-ratelimited']!) !== 0;
+    const on = this.retryOn;
+    if (on & ON['5xx']! && status >= 500 && status < 600) return true;
+    if (on & ON['gateway-error']! && status >= 502 && status <= 504) return true;
+    if (on & ON['retriable-4xx']! && status === 409) return true;
+    if (on & ON['retriable-status-codes']! && this.statusCodes.includes(status)) return true;
+    if (on & ON['retriable-headers']! && this.headerMatchers.length) {
+      const view: RequestView = { method: '', path: '', authority: '', headers: { ...headers, ':status': String(status) } };
+      if (this.headerMatchers.some((m) => m(view))) return true;
+    }
+    if (on & ANY_GRPC) {
+      const grpc = unsigned(headerString(headers, 'grpc-status'));
+      const bit = grpc === undefined ? undefined : GRPC_STATUS_BIT[grpc];
+      if (bit !== undefined && on & bit) return true;
+    }
+    return false;
+  }
+
+  private wouldRetryReset(reason: ResetReason, started: boolean): boolean {
+    if (reason === 'overflow') return false;
+    const on = this.retryOn;
+    if (reason === 'connect' && on & ON['connect-failure']!) return true;
+    if (on & ON['reset-before-request']! && !started) return true;
+    if (on & (ON.reset! | ON['5xx']! | ON['gateway-error']!)) return true;
+    return reason === 'refused' && (on & ON['refused-stream']!) !== 0;
+  }
+
+  /** Envoy's shouldRetry: the success of an earlier retry, the limit, then the breaker's retry unit. */
+  private decide(wouldRetry: boolean, headers?: IncomingHttpHeaders): RetryStatus {
+    if (this.armed && !wouldRetry) this.accounting.success();
+    this.release();
+    if (!wouldRetry) return 'no';
+    if (this.retriesLeft <= 0) {
+      this.accounting.limitExceeded();
+      return 'limit';
+    }
+    this.retriesLeft--;
+    if (!this.accounting.canRetry()) {
+      this.accounting.overflow();
+      return 'overflow';
+    }
+    // The runtime's upstream.use_retry percentage may turn retries off (no figure, no flag).
+    if (!featureEnabled('upstream.use_retry', 100)) return 'no';
+    this.accounting.acquireRetry();
+    this.armed = true;
+    this.accounting.retry();
+    if (headers && this.policy.rateLimitedBackOff) this.ratelimitedMs = this.resetInterval(headers);
+    return 'yes';
+  }
+
+  /** The breaker's retry unit, held from a granted retry to the next decision (or the request's end). */
+  release(): void {
+    if (!this.armed) return;
+    this.armed = false;
+    this.accounting.releaseRetry();
+  }
+
+  /**
+   * The wait before the retry just granted: from a rate-limited response's reset header (a random
+   * wait between it and 1.5 times it), else Envoy's fully jittered exponential back-off: a random
+   * wait below the interval, which starts at the base and doubles while under half the maximum,
+   * then stays at the maximum (25 ms base: below 25, 50, 100, 200, then 250 ms).
+   */
+  nextBackoffMs(): number {
+    const limited = this.ratelimitedMs;
+    this.ratelimitedMs = undefined;
+    if (limited !== undefined) {
+      this.accounting.backoffRatelimited();
+      return limited + Math.floor(Math.random() * (limited / 2));
+    }
+    this.accounting.backoffExponential();
+    const interval = this.nextInterval;
+    this.nextInterval = interval < this.maxMs / 2 ? interval * 2 : this.maxMs;
+    return Math.floor(Math.random() * interval);
+  }
+
+  /** The first reset header that parses to a wait within max_interval (over 1 ms), in milliseconds. */
+  private resetInterval(headers: IncomingHttpHeaders): number | undefined {
+    const limited = this.policy.rateLimitedBackOff!;
+    for (const h of limited.resetHeaders) {
+      const value = unsigned(headerString(headers, h.name));
+      if (value === undefined) continue;
+      const ms = h.unixTimestamp ? value * 1000 - Date.now() : value * 1000;
+      if (ms > 1 && ms <= limited.maxMs) return ms;
+    }
+    return undefined;
+  }
+
+  /** A try went to `host` at `priority` (what previous_hosts and previous_priorities remember). */
+  onHostAttempted(host: RetryHost, priority: number): void {
+    if (this.policy.previousHosts) this.triedHosts.push(host);
+    const every = this.policy.previousPrioritiesEvery;
+    if (every !== undefined) {
+      this.triedPriorities.add(priority);
+      if (++this.attemptsSinceUpdate >= every) {
+        this.attemptsSinceUpdate = 0;
+        this.excluded = new Set(this.triedPriorities);
+      }
+    }
+  }
+
+  /** Whether a host just picked is to be replaced by another pick (a retry host predicate rejects it). */
+  shouldSelectAnotherHost(host: RetryHost): boolean {
+    return (this.policy.omitCanaryHosts && host.canary) || (this.policy.previousHosts && this.triedHosts.includes(host));
+  }
+
+  /** The priorities previous_priorities keeps the next try out of (undefined: none). */
+  excludedPriorities(): ReadonlySet<number> | undefined {
+    return this.excluded;
+  }
+
+  /** Every priority was excluded: previous_priorities starts over (Envoy resets its attempted list then). */
+  priorityExclusionExhausted(): void {
+    this.triedPriorities.clear();
+    this.excluded = undefined;
+  }
+}
+
+/** The request headers the retry state consumes, set or not (none goes upstream). */
+export const CONSUMED_HEADERS = [
+  'x-envoy-retry-on',
+  'x-envoy-retry-grpc-on',
+  'x-envoy-max-retries',
+  'x-envoy-hedge-on-per-try-timeout',
+  'x-envoy-retriable-header-names',
+  'x-envoy-retriable-status-codes',
+  'x-envoy-upstream-rq-per-try-timeout-ms',
+];
