@@ -7,6 +7,7 @@ import { getLogger } from '../shared/log/logger.js';
 import { loadClusterTls } from '../shared/tls/context.js';
 import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
+import { presentAtZero } from '../shared/stats/always-present.js';
 
 const log = getLogger('upstream', import.meta.url);
 
@@ -63,6 +64,7 @@ export class ClusterManager {
   private readonly warmingGauge = stats.gauge('cluster_manager.warming_clusters', 'local');
 
   constructor(bootstrap: JsonObject, loadedAtMs: number) {
+    presentAtZero('clusterManager', 'cluster_manager.');
     for (const config of bootstrapClusterConfigs(bootstrap)) {
       const name = String(config.name);
       this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: loadedAtMs, breakerSlot: this.slotFor(name) });

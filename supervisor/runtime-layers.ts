@@ -5,6 +5,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
 import type { RuntimeSnapshot } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
+import { presentAtZero } from '../shared/stats/always-present.js';
 
 /**
  * The runtime layers of the bootstrap's `layered_runtime`, held by the supervisor: static layers
@@ -84,6 +85,7 @@ export class RuntimeLayers {
     serviceCluster: string,
     private readonly onChange: () => void,
   ) {
+    presentAtZero('runtime', 'runtime.');
     const layered = bootstrap.layered_runtime as JsonObject | undefined;
     if (layered) {
       const configured = (layered.layers as JsonObject[] | undefined) ?? [];

@@ -4,6 +4,7 @@ import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { daysUntil, firstCertExpiry } from '../shared/tls/certificates.js';
 import type { LoadedTls } from '../shared/tls/context.js';
+import { presentAtZero } from '../shared/stats/always-present.js';
 
 /** The `server.*` figures only the supervisor knows, refreshed before each of its deltas. */
 
@@ -29,6 +30,7 @@ export class ServerStats {
     staticUnknownFields: number,
     tls: LoadedTls,
   ) {
+    presentAtZero('server', 'server.');
     this.firstCertExpiry = firstCertExpiry(tls);
     stats.gauge('server.concurrency', 'local').set(concurrency);
     stats.gauge('server.hot_restart_epoch', 'local').set(restartEpoch);

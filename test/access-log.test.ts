@@ -134,7 +134,7 @@ describe('HTTP access logs', () => {
       return l.some((x) => x.includes('"req-nr"')) && l.some((x) => x.includes('"req-uf"')) && l.some((x) => x.includes('" 502 ')) ? l : undefined;
     });
     assert.match(main.find((l) => l.includes('"req-nr"'))!, /"GET \/nowhere HTTP\/1\.1" 404 NR 0 0 \d+ - /);
-    assert.match(main.find((l) => l.includes('"req-uf"'))!, /"GET \/down HTTP\/1\.1" 503 UF 0 91 \d+ - .* "127\.0\.0\.1:\d+"$/);
+    assert.match(main.find((l) => l.includes('"req-uf"'))!, /"GET \/down HTTP\/1\.1" 503 UF 0 167 \d+ - .* "127\.0\.0\.1:\d+"$/);
 
     const errors = await waitFor('three error entries', () => {
       const l = lines(paths.errors);
@@ -142,8 +142,8 @@ describe('HTTP access logs', () => {
     });
     assert.deepEqual(errors.find((e) => e.code === 404), { code: 404, flags: 'NR', details: 'route_not_found', cluster: null, route: null, body: '' });
     assert.deepEqual(errors.find((e) => e.code === 503), {
-      code: 503, flags: 'UF', details: 'upstream_reset_before_response_started{connection_failure}', cluster: 'down', route: null,
-      body: 'upstream connect error or disconnect/reset before headers. reset reason: connection failure',
+      code: 503, flags: 'UF', details: 'upstream_reset_before_response_started{remote_connection_failure|delayed_connect_error:_Connection_refused}', cluster: 'down', route: null,
+      body: 'upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused',
     });
     assert.deepEqual(errors.find((e) => e.code === 502), { code: 502, flags: '-', details: 'via_upstream', cluster: 'a', route: 'api', body: '' });
     assert.ok(!errors.some((e) => e.code === 200), 'the status filter keeps successes out');

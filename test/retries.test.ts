@@ -132,7 +132,7 @@ describe('retries', () => {
     // Only a refusing host: retried once, then 503 with URX and UF (the log's flags are checked in failure-stats.test.ts).
     const dead = await httpRequest(url('external', '/dead/'));
     assert.equal(dead.status, 503);
-    assert.match(dead.body, /retried and the latest reset reason: connection failure/);
+    assert.match(dead.body, /retried and the latest reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused$/);
     assert.equal(await statValue(proxy, 'cluster.dead.upstream_rq_retry_limit_exceeded'), 1);
   });
 

@@ -194,7 +194,7 @@ describe('HTTP connection manager over HTTP/1.1', () => {
 
   it('answers 503 for a connect failure and for a cluster without hosts', async () => {
     const down = await httpRequest(`${base()}/down`);
-    assert.deepEqual([down.status, down.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
+    assert.deepEqual([down.status, down.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused']);
     // The request waited for a connection that failed: Envoy's pool counts it as ejected from the pending queue.
     assert.ok((await statValue(proxy, 'cluster.down.upstream_rq_pending_failure_eject')) >= 1);
     const empty = await httpRequest(`${base()}/empty`);
@@ -263,7 +263,7 @@ describe('HTTP/2 upstreams', () => {
 
   it('answer Envoy\'s 503 when the HTTP/2 host refuses the connection', async () => {
     const r = await httpRequest(`${base()}/h2down`);
-    assert.deepEqual([r.status, r.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: connection failure']);
+    assert.deepEqual([r.status, r.body], [503, 'upstream connect error or disconnect/reset before headers. reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused']);
   });
 });
 

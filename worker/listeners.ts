@@ -4,7 +4,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/config/extensions.js';
 import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
-import { connectionEntry, ResponseFlag } from '../shared/access-log/entry.js';
+import { connectionEntry, noteInspectedServerName, ResponseFlag } from '../shared/access-log/entry.js';
 import { AccessLogs } from '../shared/access-log/loggers.js';
 import type { ListenerResource } from '../shared/config/resources.js';
 import { bindBucketSlots } from '../shared/ratelimit/bucket-slots.js';
@@ -64,7 +64,7 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
 /** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
 export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & { workerIndex?: number };
 
-/** `tls_inspector.*` (Envoy roots them there, for every listener), made when a listener first inspects. */
+/** `tls_inspector.*` (Envoy roots them there, for every listener), made with the first listener that inspects. */
 let inspector: { count(hello: ClientHello, bytes: number): void } | undefined;
 
 function inspectorStats(): NonNullable<typeof inspector> {
@@ -139,7 +139,11 @@ export class ServedListener {
     };
     this.chains = list(config.filter_chains).map((c, i) => build(c, String(i)));
     this.defaultChain = config.default_filter_chain ? build(obj(config.default_filter_chain), 'default') : undefined;
-    this.inspect = this.chains.some((c) => needsInspection(c.match));
+    // The TLS inspector runs where a chain matches on what it reads, or where it is configured (its
+    // figures and %REQUESTED_SERVER_NAME% are then there, as in Envoy); its tls_inspector.* exist from the start.
+    const inspectorConfigured = list(config.listener_filters).some((f) => String(obj(f.typed_config)['@type'] ?? '').endsWith('.tls_inspector.v3.TlsInspector') || f.name === 'envoy.filters.listener.tls_inspector');
+    this.inspect = inspectorConfigured || this.chains.some((c) => needsInspection(c.match));
+    if (this.inspect) inspectorStats();
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix, ctx.workerIndex);
     const { counts, worker } = ctx.clusters.breakers;
@@ -192,9 +196,10 @@ export class ServedListener {
       this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });
       return;
     }
-    this.readClientHello(raw, (hello) =>
-      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: hello.serverName, transportProtocol: hello.tls ? 'tls' : 'raw_buffer', applicationProtocols: hello.alpn }),
-    );
+    this.readClientHello(raw, (hello) => {
+      noteInspectedServerName(raw, hello.serverName);
+      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: hello.serverName, transportProtocol: hello.tls ? 'tls' : 'raw_buffer', applicationProtocols: hello.alpn });
+    });
   }
 
   /** Envoy's tls_inspector: reads until the ClientHello is whole (or the bytes say plaintext), then puts them back, counting what it found. */

@@ -36,6 +36,10 @@ export interface AccessLogEntry {
   routeName?: string;
   filterChainName?: string;
   localReplyBody?: string;
+  /** The server name the client asked for: its TLS SNI, as the TLS inspector or the handshake read it. */
+  requestedServerName?: string;
+  /** Why the upstream connection failed before it was established (see shared/upstream/transport-failure.ts). */
+  upstreamTransportFailureReason?: string;
   /** The health-check filter answered or passed this request as a health check. */
   healthCheck: boolean;
   /** Dynamic metadata the HTTP filters set, by namespace (header_to_metadata, ext_authz, …). */
@@ -125,6 +129,21 @@ export interface ConnectionAddresses {
   remotePort?: number;
   localAddress?: string;
   localPort?: number;
+  /** A TLS socket's SNI (Node's TLSSocket: false when none). */
+  servername?: string | false | null;
+}
+
+/** The SNI the TLS inspector read from a connection it passed on without terminating TLS (a TCP proxy of TLS). */
+const inspectedServerNames = new WeakMap<object, string>();
+
+export function noteInspectedServerName(connection: object, name: string | undefined): void {
+  if (name) inspectedServerNames.set(connection, name);
+}
+
+/** %REQUESTED_SERVER_NAME%: the handshake's SNI where this proxy terminates TLS, else the TLS inspector's. */
+export function requestedServerName(connection: ConnectionAddresses): string | undefined {
+  if (typeof connection.servername === 'string' && connection.servername) return connection.servername;
+  return inspectedServerNames.get(connection);
 }
 
 /** A connection's access-log entry (a TCP proxy's, or a listener's): no request or response, just addresses, bytes and time. */
@@ -142,6 +161,7 @@ export function connectionEntry(downstream: ConnectionAddresses, cluster?: strin
     attemptCount: upstreamHost ? 1 : 0,
     downstreamRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
     downstreamLocalAddress: addressText(downstream.localAddress, downstream.localPort),
+    requestedServerName: requestedServerName(downstream),
     healthCheck: false,
   };
 }

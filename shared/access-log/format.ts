@@ -68,9 +68,9 @@ const STREAM_INFO: Record<string, Command> = {
   ROUTE_NAME: (e) => e.routeName || undefined,
   FILTER_CHAIN_NAME: (e) => e.filterChainName || undefined,
   LOCAL_REPLY_BODY: (e) => e.localReplyBody ?? '',
-  // No TLS yet, downstream or upstream: there is never a server name or a TLS failure to report.
-  REQUESTED_SERVER_NAME: () => undefined,
-  UPSTREAM_TRANSPORT_FAILURE_REASON: () => undefined,
+  REQUESTED_SERVER_NAME: (e) => e.requestedServerName || undefined,
+  // Envoy prints it with its spaces as underscores.
+  UPSTREAM_TRANSPORT_FAILURE_REASON: (e) => (e.upstreamTransportFailureReason ? e.upstreamTransportFailureReason.replace(/ /g, '_') : undefined),
 };
 
 /** Commands Envoy has that this proxy cannot fill, with why, so the error says more than "unknown". */

@@ -205,6 +205,8 @@ function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string
   if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
   if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
   checkHttpFilters(list(hcm.http_filters), `${path}.http_filters`, errors);
+  // Envoy's own words; an HTTP connection manager here is always on a TCP listener (no QUIC in Node 20).
+  if (hcm.codec_type === 'HTTP3') errors.push(`${path}.codec_type: HTTP/3 codec configured on non-QUIC listener (HTTP/3 needs QUIC, which Node 20 does not have)`);
   const upgradeTypes = new Set<string>();
   list(hcm.upgrade_configs).forEach((u, i) => {
     const uPath = `${path}.upgrade_configs[${i}]`;

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { stats } from './process.js';
 import type { Counter, Gauge, Histogram } from './store.js';
+import { presentAtZero } from './always-present.js';
 
 /** A downstream connection's requests in flight, and its user-agent figures once its first request named one. */
 export interface ConnectionRequests {
@@ -81,6 +82,8 @@ export class HttpStats {
   /** stream_idle_timeout and request_timeout answered (408). */
   readonly rqIdleTimeout: Counter;
   readonly rqTimeout: Counter;
+  /** request_headers_timeout passed before the request's head was whole. */
+  readonly rqHeaderTimeout: Counter;
   /** listener.<address>.http.<prefix>.downstream_rq_<class> and _completed: the connection manager's figures on its listener. */
   private readonly listenerRqClass: Counter[] | undefined;
   private readonly listenerRqCompleted: Counter | undefined;
@@ -148,6 +151,8 @@ export class HttpStats {
     this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);
     this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);
     this.rqTimeout = stats.counter(`${p}downstream_rq_timeout`);
+    this.rqHeaderTimeout = stats.counter(`${p}downstream_rq_header_timeout`);
+    presentAtZero('connectionManager', p);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { stats } from './process.js';
 import type { Counter, Gauge, Histogram, TextReadout } from './store.js';
+import { presentAtZero } from './always-present.js';
 
 /**
  * Envoy's stat names for the parts of the data plane, resolved once per listener, connection
@@ -41,6 +42,7 @@ export class ListenerStats {
       this.workerCxActive = stats.gauge(`${prefix}worker_${workerIndex}.downstream_cx_active`);
     }
     this.serverConnections = stats.gauge('server.total_connections');
+    presentAtZero('listener', prefix);
   }
 
   opened(): void {
@@ -209,6 +211,7 @@ export class ClusterStats {
     this.cxConnectAttemptsExceeded = stats.counter(`${p}upstream_cx_connect_attempts_exceeded`);
     this.rqPendingFailureEject = stats.counter(`${p}upstream_rq_pending_failure_eject`);
     this.rqPerCx = stats.histogram(`${p}upstream_rq_per_cx`);
+    presentAtZero('cluster', p);
   }
 
   /**

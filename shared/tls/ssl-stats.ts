@@ -1,6 +1,7 @@
 import type { TLSSocket } from 'node:tls';
 import { stats } from '../stats/process.js';
 import type { Counter } from '../stats/store.js';
+import { presentAtZero } from '../stats/always-present.js';
 
 /** Envoy's `ssl.*` figures of a listener (`listener.<address>.ssl.`) or a cluster (`cluster.<name>.ssl.`). */
 export interface SslStats {
@@ -11,10 +12,13 @@ export interface SslStats {
   failVerifyError: Counter;
   failVerifySan: Counter;
   sessionReused: Counter;
+  /** A client presented a certificate (a listener that asks for one). */
+  clientCertificatePresented: Counter;
 }
 
 export function sslStats(prefix: string): SslStats {
   const p = `${prefix}ssl.`;
+  presentAtZero('ssl', p);
   return {
     handshake: stats.counter(`${p}handshake`),
     connectionError: stats.counter(`${p}connection_error`),
@@ -23,6 +27,7 @@ export function sslStats(prefix: string): SslStats {
     failVerifyError: stats.counter(`${p}fail_verify_error`),
     failVerifySan: stats.counter(`${p}fail_verify_san`),
     sessionReused: stats.counter(`${p}session_reused`),
+    clientCertificatePresented: stats.counter(`${p}client_certificate_presented`),
   };
 }
 

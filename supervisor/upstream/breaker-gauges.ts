@@ -8,7 +8,8 @@ import { RESOURCES, retryBudgetLimit, retryBudgetOf, thresholdsEntry, thresholds
  * collection: `cluster.<name>.circuit_breakers.<default|high>.<resource>_open` is 1 while the tree
  * is at the threshold, and with `track_remaining: true` `remaining_<resource>` is what is left.
  * Under a retry_budget, `rq_retry_open` follows the budget and `remaining_retries` stays 0, as in Envoy.
- * Envoy's `cx_pool_open` / `remaining_cx_pools` are absent: `max_connection_pools` is refused.
+ * `cx_pool_open` is there at 0, as Envoy always shows it: `max_connection_pools` is refused, so the
+ * pools have no limit to be at; `remaining_cx_pools` (track_remaining) is left out, as it would count pools this proxy does not.
  */
 
 const OPEN: Record<BreakerResource, string> = { cx: 'cx_open', pending: 'rq_pending_open', rq: 'rq_open', retry: 'rq_retry_open' };
@@ -46,6 +47,7 @@ export class BreakerGauges {
       const limitOf: Record<BreakerResource, number> = { cx: limits.max_connections, pending: limits.max_pending_requests, rq: limits.max_requests, retry: limits.max_retries };
       const prefix = `cluster.${name}.circuit_breakers.${label.toLowerCase()}.`;
       const budget = retryBudgetOf(cluster, priority);
+      stats.gauge(`${prefix}cx_pool_open`, 'local');
       for (const resource of RESOURCES) {
         entries.push({
           base: this.counts.base(name, priority, resource),

@@ -11,6 +11,7 @@ import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import { HealthFlag } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
+import { presentAtZero } from '../../shared/stats/always-present.js';
 
 /**
  * Active health checking (a cluster's `health_checks`), one checker per cluster for the whole
@@ -55,6 +56,7 @@ class HealthCheckStats {
 
   constructor(cluster: string) {
     const p = `cluster.${cluster}.health_check.`;
+    presentAtZero('healthCheck', p);
     this.attempt = stats.counter(`${p}attempt`);
     this.success = stats.counter(`${p}success`);
     this.failure = stats.counter(`${p}failure`);

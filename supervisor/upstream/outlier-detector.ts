@@ -5,6 +5,7 @@ import { stats } from '../../shared/stats/process.js';
 import { HealthFlag } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { OUTLIER_READOUT_PREFIX, type OutcomeKind, type OutcomeRuns, type OutlierReport } from '../../shared/upstream/outcomes.js';
+import { presentAtZero } from '../../shared/stats/always-present.js';
 
 /**
  * Outlier detection (a cluster's `outlier_detection`), one detector per cluster for the whole
@@ -55,6 +56,7 @@ export class OutlierDetector {
   ) {
     this.c = settings(config);
     const p = `cluster.${cluster}.outlier_detection.`;
+    presentAtZero('outlierDetection', p);
     for (const name of [
       'ejections_enforced_total', 'ejections_overflow', 'ejections_total', 'ejections_consecutive_5xx',
       'ejections_enforced_consecutive_5xx', 'ejections_detected_consecutive_5xx',

@@ -265,7 +265,8 @@ export class HttpConnectionManager {
                 : unsupportedTransferCoding(err)
                   ? [501, 'Not Implemented']
                   : [400, 'Bad Request'];
-          if (status === 408) this.stats.rqTimeout.inc();
+          // Envoy counts a configured request_headers_timeout apart (downstream_rq_header_timeout); the 60 s stand-in for none is the request's.
+          if (status === 408) ((err as { headers?: boolean }).headers && headersTimeoutMs > 0 && headersTimeout === headersTimeoutMs ? this.stats.rqHeaderTimeout : this.stats.rqTimeout).inc();
           if (status === 400 || status === 501) this.stats.cxProtocolError.inc();
           if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
           else socket.destroy();

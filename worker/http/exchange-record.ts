@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import { Http1Request, type RequestObserver } from '../http1/request.js';
 import { Http1Response, type ResponseObserver } from '../http1/response.js';
-import { addressText, type AccessLogEntry } from '../../shared/access-log/entry.js';
+import { addressText, requestedServerName, type AccessLogEntry, type ConnectionAddresses } from '../../shared/access-log/entry.js';
 import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
 
@@ -67,6 +67,8 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
   attemptCount?: number;
   readonly downstreamRemoteAddress?: string;
   readonly downstreamLocalAddress?: string;
+  readonly requestedServerName?: string;
+  upstreamTransportFailureReason?: string;
   routeName?: string;
   filterChainName?: string;
   localReplyBody?: string;
@@ -85,6 +87,7 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
     const addresses = socketAddresses(req.socket);
     this.downstreamRemoteAddress = addresses.remote;
     this.downstreamLocalAddress = addresses.local;
+    this.requestedServerName = addresses.serverName;
 
     // HTTP/1.1's request and response tell the record themselves; others' methods are wrapped.
     if (req instanceof Http1Request) req.observer = this;
@@ -235,6 +238,7 @@ export function requestEntry(req: DownstreamRequest, request: RequestView): Acce
     bytesSent: 0,
     downstreamRemoteAddress: addresses.remote,
     downstreamLocalAddress: addresses.local,
+    requestedServerName: addresses.serverName,
     healthCheck: false,
   };
 }
@@ -243,6 +247,8 @@ export function requestEntry(req: DownstreamRequest, request: RequestView): Acce
 interface Addresses {
   remote: string | undefined;
   local: string | undefined;
+  /** The connection's SNI (%REQUESTED_SERVER_NAME%). */
+  serverName: string | undefined;
 }
 
 /**
@@ -255,7 +261,11 @@ const addressesOf = new WeakMap<object, Addresses>();
 function socketAddresses(socket: DownstreamRequest['socket']): Addresses {
   let addresses = addressesOf.get(socket);
   if (addresses === undefined) {
-    addresses = { remote: addressText(socket.remoteAddress, socket.remotePort), local: addressText(socket.localAddress, socket.localPort) };
+    addresses = {
+      remote: addressText(socket.remoteAddress, socket.remotePort),
+      local: addressText(socket.localAddress, socket.localPort),
+      serverName: requestedServerName(socket as ConnectionAddresses),
+    };
     addressesOf.set(socket, addresses);
   }
   return addresses;

@@ -15,7 +15,6 @@ import { applyHeadersToAdd, compileHeadersToAdd, type HeaderToAdd, type MutableH
 export const LocalReply = {
   noRoute: { status: 404, body: '' },
   noHealthyUpstream: { status: 503, body: 'no healthy upstream' },
-  connectFailure: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection failure' },
   connectionTermination: { status: 503, body: 'upstream connect error or disconnect/reset before headers. reset reason: connection termination' },
   upstreamTimeout: { status: 504, body: 'upstream request timeout' },
   /** The cluster's max_stream_duration: 504 once the client's request was whole, else 408 (as Envoy's maybeRequestTimeoutCode). */

@@ -18,6 +18,7 @@ import { RetryState, type ResetReason, type RetryAccounting, type RetryStatus } 
 import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
+import { connectResetReason, transportFailureReason, underscored } from '../../shared/upstream/transport-failure.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 
 /**
@@ -104,8 +105,10 @@ export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; det
   max_stream_duration: { flag: ResponseFlag.upstreamMaxStreamDurationReached, details: 'upstream_max_stream_duration_reached' },
 };
 
-export function classify(err: Error & { failure?: Failure; code?: string }): Failure {
+export function classify(err: Error & { failure?: Failure; code?: string; connectFailure?: boolean }): Failure {
   if (err.failure) return err.failure;
+  // The connection never came up (refused, unreachable, its TLS handshake failed): a connect failure, as Envoy's pool reports it.
+  if (err.connectFailure) return 'connect';
   const code = err.code ?? '';
   if (code === CONNECT_TIMEOUT || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
   return 'reset';
@@ -585,11 +588,13 @@ class Exchange implements UpstreamHandler, Deadlined {
       this.scheduleRetry();
       return;
     }
-    const outcome = failure === 'reset' ? resetLog(err) : FAILURE_LOG[failure];
+    const connect = failure === 'connect' ? connectLog(err) : undefined;
+    const outcome = failure === 'reset' ? resetLog(err) : (connect ?? FAILURE_LOG[failure]);
     if (record) {
       // Only the outcome is logged: a failed try that a retry made good leaves no flag.
       record.responseFlags |= outcome.flag | retryRefusalFlag(decision);
       record.responseCodeDetails = outcome.details;
+      if (connect) record.upstreamTransportFailureReason = connect.transport;
     }
     const reply = this.failureReply(failure, err);
     // Envoy charges no code when a stream's max duration ends it, nor for a route timeout that came between two tries.
@@ -602,7 +607,7 @@ class Exchange implements UpstreamHandler, Deadlined {
    * retries, "retried and the latest reset reason"); a timeout is 504, or 204 when the request
    * asked so (x-envoy-upstream-rq-timeout-alt-response).
    */
-  private failureReply(failure: Exclude<Failure, 'client'>, err: { refused?: boolean; streamOnly?: boolean }): { status: number; body: string } {
+  private failureReply(failure: Exclude<Failure, 'client'>, err: Error & { refused?: boolean; streamOnly?: boolean }): { status: number; body: string } {
     switch (failure) {
       case 'timeout':
       case 'per_try_timeout':
@@ -611,7 +616,7 @@ class Exchange implements UpstreamHandler, Deadlined {
       case 'max_stream_duration':
         return this.req.complete ? LocalReply.upstreamMaxStreamDuration : LocalReply.upstreamMaxStreamDurationIncomplete;
       default: {
-        const reason = failure === 'connect' ? 'connection failure' : resetLog(err).reason;
+        const reason = failure === 'connect' ? connectLog(err).reason : resetLog(err).reason;
         return { status: 503, body: `upstream connect error or disconnect/reset before headers. ${this.retried ? 'retried and the latest ' : ''}reset reason: ${reason}` };
       }
     }
@@ -697,6 +702,23 @@ function resetLog(err: { refused?: boolean; streamOnly?: boolean }): { flag: num
   if (err.refused) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_refused_stream_reset}', reason: 'remote refused stream reset' };
   if (err.streamOnly) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_reset}', reason: 'remote reset' };
   return { ...FAILURE_LOG.reset, reason: 'connection termination' };
+}
+
+/**
+ * A connect failure's flag (UF), details and reason, as Envoy 1.37 words them: the reset reason
+ * (`remote connection failure`, `connection timeout`) and the transport's failure reason
+ * (`delayed connect error: Connection refused`, a TLS error), e.g. details
+ * `upstream_reset_before_response_started{remote_connection_failure|delayed_connect_error:_Connection_refused}`.
+ */
+export function connectLog(err: Error): { flag: number; details: string; reason: string; transport: string | undefined } {
+  const reset = connectResetReason(err, CONNECT_TIMEOUT);
+  const transport = transportFailureReason(err, CONNECT_TIMEOUT);
+  return {
+    flag: FAILURE_LOG.connect.flag,
+    transport,
+    details: `upstream_reset_before_response_started{${underscored(reset)}${transport ? `|${underscored(transport)}` : ''}}`,
+    reason: transport ? `${reset}, transport failure reason: ${transport}` : reset,
+  };
 }
 
 const accounting = new WeakMap<CircuitBreaker, RetryAccounting>();

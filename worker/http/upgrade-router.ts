@@ -15,7 +15,7 @@ import { connectToHost } from '../upstream/host-connection.js';
 import { pump, type FlowSink } from '../tcp/flow-control.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
 import type { ForwardAction } from './route-table.js';
-import { classify, downstreamResponseHeaders, FAILURE_LOG, routedCluster, type Failure, type ForwardContext } from './router.js';
+import { classify, connectLog, downstreamResponseHeaders, FAILURE_LOG, routedCluster, type Failure, type ForwardContext } from './router.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
 /**
@@ -364,13 +364,15 @@ class UpgradeExchange implements Tunnel {
       cs.cxDestroyWithActiveRq.inc();
     }
     if (!counted) this.host.outcome('G');
-    const kind = failure === 'per_try_timeout' ? 'timeout' : failure;
+    const kind = failure === 'per_try_timeout' || failure === 'per_try_idle_timeout' ? 'timeout' : failure;
+    const connect = kind === 'connect' ? connectLog(err) : undefined;
     const record = this.ctx.record;
     if (record) {
       record.responseFlags |= FAILURE_LOG[kind].flag;
-      record.responseCodeDetails = FAILURE_LOG[kind].details;
+      record.responseCodeDetails = connect?.details ?? FAILURE_LOG[kind].details;
+      if (connect) record.upstreamTransportFailureReason = connect.transport;
     }
-    const reply = kind === 'connect' ? LocalReply.connectFailure : kind === 'timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination;
+    const reply = connect ? { status: 503, body: `upstream connect error or disconnect/reset before headers. reset reason: ${connect.reason}` } : kind === 'timeout' ? LocalReply.upstreamTimeout : LocalReply.connectionTermination;
     sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
   }
 

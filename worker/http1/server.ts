@@ -62,8 +62,9 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 const KEEP_ALIVE_MARGIN_MS = 1000;
 const CONTINUE_LINE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
-function timeoutError(): NodeJS.ErrnoException {
-  return Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+/** `headers`: the request's head was still incomplete at the headers timeout (request_headers_timeout, rather than request_timeout). */
+function timeoutError(headers: boolean): NodeJS.ErrnoException & { headers: boolean } {
+  return Object.assign(new Error(headers ? 'Request header timeout' : 'Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT', headers });
 }
 
 /** llhttp's lenient flag for the version: any `HTTP/<digit>.<digit>` is read (and served as 1.0 here, as Envoy's codec serves it). */
@@ -227,7 +228,8 @@ class ServerConnection implements RequestConnection, ResponseConnection {
       return;
     }
     const elapsed = now - this.messageStart;
-    if ((headersTimeoutMs > 0 && this.state !== 'body' && elapsed > headersTimeoutMs) || (requestTimeoutMs > 0 && elapsed > requestTimeoutMs)) this.failed(timeoutError());
+    const whole = requestTimeoutMs > 0 && elapsed > requestTimeoutMs;
+    if (whole || (headersTimeoutMs > 0 && this.state !== 'body' && elapsed > headersTimeoutMs)) this.failed(timeoutError(!whole));
   }
 
   /** Bytes read, written or drained since the last check restart the stream's idle time; none for its whole timeout, and it times out (once, until there is activity again). */

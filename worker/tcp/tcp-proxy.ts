@@ -14,6 +14,9 @@ import { countRequestOverflow } from '../upstream/circuit-breaker.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { pump } from './flow-control.js';
 import { connectToHost } from '../upstream/host-connection.js';
+import { transportFailureReason } from '../../shared/upstream/transport-failure.js';
+import { CONNECT_TIMEOUT } from '../upstream/upstream-handler.js';
+import { presentAtZero } from '../../shared/stats/always-present.js';
 
 /**
  * The TCP proxy network filter (envoy.filters.network.tcp_proxy): each downstream connection is
@@ -56,6 +59,7 @@ export class TcpProxy {
   ) {
     this.idleMs = typeof config.idle_timeout === 'string' ? durationMs(config.idle_timeout) : 3_600_000;
     const p = `tcp.${String(config.stat_prefix)}.`;
+    presentAtZero('tcpProxy', p);
     this.cxTotal = stats.counter(`${p}downstream_cx_total`);
     this.noRoute = stats.counter(`${p}downstream_cx_no_route`);
     this.idleTimeout = stats.counter(`${p}idle_timeout`);
@@ -175,7 +179,10 @@ export class TcpProxy {
           return;
         }
         host.cluster.stats.cxConnectAttemptsExceeded.inc();
-        if (entry) entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
+        if (entry) {
+          entry.responseFlags |= ResponseFlag.upstreamConnectionFailure;
+          entry.upstreamTransportFailureReason = transportFailureReason(err, CONNECT_TIMEOUT);
+        }
         downstream.destroy();
       },
       closed: () => {

@@ -65,6 +65,7 @@ export class DownstreamTls {
       this.stats.noCertificate.inc();
       return true;
     }
+    this.stats.clientCertificatePresented.inc();
     if (!socket.authorized) {
       this.stats.failVerifyError.inc();
       return false;

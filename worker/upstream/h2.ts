@@ -40,8 +40,10 @@ export interface H2Target {
  * router needs is the session's own failure (ECONNREFUSED, a connect timeout), as an HTTP/1.1 connection reports it.
  */
 function connectError(err: Error, sessionError: Error | undefined): Error {
-  const code = (sessionError as NodeJS.ErrnoException | undefined)?.code ?? 'ECONNREFUSED';
-  return Object.assign(new Error(sessionError?.message ?? err.message), { code: code === CONNECT_TIMEOUT ? code : 'ECONNREFUSED' });
+  const failure = sessionError as (NodeJS.ErrnoException & { library?: string; reason?: string }) | undefined;
+  // A TLS handshake's error keeps what OpenSSL said (see shared/upstream/transport-failure.ts).
+  const tls = failure?.library !== undefined ? { library: failure.library, reason: failure.reason } : {};
+  return Object.assign(new Error(failure?.message ?? err.message), { code: failure?.code ?? 'ECONNREFUSED', connectFailure: true, ...tls });
 }
 
 /** An upstream connection established: how long it took, and what it speaks. */

@@ -519,7 +519,8 @@ export class Http1Connection implements Deadlined {
     clearTimeout(this.expiryTimer);
     const socket = this.socket;
     if (!this.connected) {
-      const err = (this.connectError ?? closedError(`connection to ${this.target.address} closed before it was established`)) as NodeJS.ErrnoException;
+      // connectFailure: whatever ended it (a refusal, a TLS handshake, a reset), it never connected.
+      const err = Object.assign((this.connectError ?? closedError(`connection to ${this.target.address} closed before it was established`)) as NodeJS.ErrnoException, { connectFailure: true });
       this.target.tls?.outcome(err);
       this.observer.connectionFailed(err.code === CONNECT_TIMEOUT);
       const first = this.first;
