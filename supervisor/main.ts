@@ -19,6 +19,7 @@ import { sdNotify } from './sd-notify.js';
 import { discardSpareWorkers, forkSpareWorkers } from './spares.js';
 import { ProcessTree } from './tree.js';
 import { AdminBindError, AdminSocket } from './admin-socket.js';
+import { luaLoadErrors } from '../shared/lua/load-check.js';
 
 /**
  * The supervisor's lifecycle, top to bottom: parse the command line, set up logging, load and
@@ -153,7 +154,11 @@ async function serve(options: Options, loaded: LoadedBootstrap, established: Hot
 async function loadConfiguration(options: Options, epoch: HotRestartEpoch | undefined): Promise<LoadedBootstrap | undefined> {
   try {
     const sources = bootstrapSources(options);
-    return loadBootstrap(options, sources, await epoch?.parent.configuration(sources), (s) => readWithoutOptimising(s, () => readBootstrap(s)));
+    const loaded = loadBootstrap(options, sources, await epoch?.parent.configuration(sources), (s) => readWithoutOptimising(s, () => readBootstrap(s)));
+    // As Envoy: a Lua script that does not load (syntax, a require() that finds nothing) refuses the configuration.
+    const luaErrors = await luaLoadErrors(loaded.bootstrap, 'bootstrap');
+    if (luaErrors.length) throw new BootstrapError(luaErrors);
+    return loaded;
   } catch (err) {
     if (!(err instanceof BootstrapError)) {
       // A reader's bug rather than the file's fault; the configuration is still unusable. One line

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, watchFile, unwatchFile } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import type { JsonObject } from '../shared/config/proto-json.js';
@@ -71,6 +71,16 @@ function readDiskLayer(dir: string, prefix: string, out: Map<string, string>): s
   return errors;
 }
 
+/** What tells one version of a path from another: its inode, change and modification times (or that it is missing). */
+function statIdentity(stat: () => Stats): string {
+  try {
+    const s = stat();
+    return `${s.dev}:${s.ino}:${s.ctimeMs}:${s.mtimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}
+
 export class RuntimeLayers {
   private readonly layers: Layer[] = [];
   private readonly keysGauge = stats.gauge('runtime.num_keys', 'local');
@@ -79,6 +89,7 @@ export class RuntimeLayers {
   private readonly loadSuccess = stats.counter('runtime.load_success');
   private readonly loadError = stats.counter('runtime.load_error');
   private readonly watched: string[] = [];
+  private poll: NodeJS.Timeout | undefined;
 
   constructor(
     bootstrap: JsonObject,
@@ -108,15 +119,8 @@ export class RuntimeLayers {
       if (configured.length === 0) this.layers.push({ kind: 'admin', name: 'admin', values: new Map() });
     }
     this.reloadDisk();
-    for (const layer of this.layers) {
-      if (layer.kind !== 'disk' || this.watched.includes(layer.root)) continue;
-      // Operators swap the symlink root atomically; a stat poll sees the swap (and is cheap).
-      watchFile(layer.root, { interval: 1000 }, () => {
-        this.reloadDisk();
-        this.onChange();
-      });
-      this.watched.push(layer.root);
-    }
+    for (const layer of this.layers) if (layer.kind === 'disk' && !this.watched.includes(layer.root)) this.watched.push(layer.root);
+    if (this.watched.length) this.watchRoots();
     this.updateGauges();
   }
 
@@ -174,7 +178,31 @@ export class RuntimeLayers {
     this.overridesGauge.set(this.layers.some((l) => l.kind === 'admin' && l.values.size > 0) ? 1 : 0);
   }
 
+  /**
+   * Operators swap a symlink root atomically (`ln -s v2 new && mv -Tf new current`), often back
+   * to a directory seen before, or to the same one after changing what is under it (Envoy's
+   * fault-injection sandbox does both): every swap is a new link, so the link itself is watched
+   * (lstat), with the directory it leads to (stat), once a second. Any change reloads every disk
+   * layer, as Envoy reloads on each move of a root.
+   */
+  private watchRoots(): void {
+    const identity = (root: string) => `${statIdentity(() => lstatSync(root))}/${statIdentity(() => statSync(root))}`;
+    const seen = new Map(this.watched.map((root) => [root, identity(root)]));
+    this.poll = setInterval(() => {
+      let changed = false;
+      for (const root of this.watched) {
+        const now = identity(root);
+        if (now !== seen.get(root)) changed = true;
+        seen.set(root, now);
+      }
+      if (!changed) return;
+      this.reloadDisk();
+      this.onChange();
+    }, 1000);
+    this.poll.unref();
+  }
+
   close(): void {
-    for (const root of this.watched) unwatchFile(root);
+    clearInterval(this.poll);
   }
 }

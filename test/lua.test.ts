@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { filterBootstrap } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
+import { runProxy, tempDir } from './helpers/cli.js';
 
 /** The Lua filter (envoy.filters.http.lua) as Envoy's: the stream handle API on real requests, per-route scripts, errors. */
 
@@ -118,5 +121,45 @@ describe('the Lua filter', () => {
     assert.deepEqual([named.headers['x-other'], named.headers['x-lua']], ['yes', undefined]);
     const off = JSON.parse((await send('/disabled')).body) as Echoed;
     assert.equal(off.headers['x-lua'], undefined);
+  });
+});
+
+describe('Lua modules and load errors', () => {
+  const tmp = tempDir('proxy-lua-');
+
+  after(() => tmp.cleanup());
+
+  it('require() finds a module relative to the working directory, as LuaJIT\'s package.path does (./?.lua), and ?/init.lua along a path the script adds', async () => {
+    mkdirSync(join(tmp.dir, 'lib', 'pkg'), { recursive: true });
+    writeFileSync(join(tmp.dir, 'lib', 'mylibrary.lua'), 'local M = {}\nfunction M.greet(name) return "hello " .. name end\nreturn M\n');
+    writeFileSync(join(tmp.dir, 'lib', 'pkg', 'init.lua'), 'return { answer = 42 }\n');
+    const script = `
+package.path = package.path .. ";./lib/?/init.lua"
+local mylib = require("lib.mylibrary")
+local pkg = require("pkg")
+function envoy_on_request(handle)
+  handle:headers():add("x-greeting", mylib.greet("lua"))
+  handle:headers():add("x-answer", tostring(pkg.answer))
+  handle:headers():replace(":path", "/echo")
+end`;
+    const filter = { name: 'envoy.filters.http.lua', typed_config: { '@type': LUA, default_source_code: { inline_string: script } } };
+    const p = await startProxy(filterBootstrap('modules', [filter], [{ match: { prefix: '/' }, route: { cluster: 'backend' } }], upstream.port), ['--concurrency', '1'], {}, { cwd: tmp.dir });
+    const r = await httpRequest(`http://127.0.0.1:${p.ports.get('modules')}/`);
+    const seen = (JSON.parse(r.body) as Echoed).headers;
+    assert.deepEqual([seen['x-greeting'], seen['x-answer']], ['hello lua', '42']);
+    await p.stop();
+  });
+
+  it('refuses a configuration whose script does not load: a syntax error, a module that is not there', async () => {
+    const config = (code: string) => {
+      const filter = { name: 'envoy.filters.http.lua', typed_config: { '@type': LUA, inline_code: code } };
+      return tmp.file(`lua-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(filterBootstrap('broken', [filter], [{ match: { prefix: '/' }, route: { cluster: 'backend' } }], 1)));
+    };
+    const syntax = await runProxy(['--mode', 'validate', '-c', config('function envoy_on_request(handle) handle:headers( end')], {}, 20_000);
+    assert.equal(syntax.code, 1);
+    assert.match(syntax.stderr, /http_filters\[0\]\.typed_config\.inline_code: script load error: .*expected/);
+    const missing = await runProxy(['--mode', 'validate', '-c', config('local m = require("no.such.module")')], {}, 20_000);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /script load error: .*module 'no\.such\.module' not found:.*no file '\.\/no\/such\/module\.lua'/s);
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { minimalBootstrap } from './helpers/bootstraps.js';
@@ -97,6 +97,16 @@ describe('layered runtime', () => {
     renameSync(`${root}.new`, root);
     await waitFor('the disk layer to reload', async () => ((await runtime()).entries['feature.ratio']?.final_value === '95' ? true : undefined));
     assert.equal(await stat('load_error'), 1);
+    // Back to a directory seen before, after changing what is under it (Envoy's fault-injection
+    // sandbox: rm -r v1/…/delay, then ln -s v1 new && mv -Tf new current): v1 itself is unchanged, the link is new.
+    writeFileSync(join(v1, 'app', 'feature', 'ratio'), '10');
+    symlinkSync(v1, `${root}.new`);
+    renameSync(`${root}.new`, root);
+    await waitFor('the disk layer back on v1', async () => ((await runtime()).entries['feature.ratio']?.final_value === '10' ? true : undefined));
+    unlinkSync(join(v1, 'app', 'feature', 'ratio'));
+    symlinkSync(v1, `${root}.new`);
+    renameSync(`${root}.new`, root);
+    await waitFor('the key gone with the same target swapped in again', async () => ((await runtime()).entries['feature.ratio'] === undefined ? true : undefined));
     await proxy.stop();
   });
 

@@ -115,7 +115,8 @@ export async function stopAllProxies(): Promise<void> {
   await Promise.all([...running].map((p) => p.stop('SIGKILL')));
 }
 
-export async function startProxy(bootstrap: object, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningProxy> {
+/** `options.cwd`: the working directory of the proxy (the repository's unless given). */
+export async function startProxy(bootstrap: object, args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { cwd?: string } = {}): Promise<RunningProxy> {
   const tmp = tempDir('proxy-run-');
   const config = tmp.file('bootstrap.json', JSON.stringify(bootstrap));
   const adminPath = join(tmp.dir, 'admin-address');
@@ -131,7 +132,7 @@ export async function startProxy(bootstrap: object, args: string[] = [], env: No
     familyKnown = true;
   };
   const child = spawn(process.execPath, [proxyBin, '-c', config, '--admin-address-path', adminPath, ...identity, ...args], {
-    cwd: repoRoot,
+    cwd: options.cwd ?? repoRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { obj } from '../../../shared/config/access.js';
 import { readDataSource } from '../../../shared/config/data-source.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
@@ -5,8 +6,8 @@ import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import { getLogger } from '../../../shared/log/logger.js';
 import { stats } from '../../../shared/stats/process.js';
 import type { Counter } from '../../../shared/stats/store.js';
-import { HostOp, LUA_LOG_LEVELS, PRELUDE } from '../../lua/prelude.js';
-import { LuaScriptError, LuaState, type ArgReader, type HostFunctions, type LuaValue, type OpResult, type PendingOp, type ResultWriter } from '../../lua/wasm-lua.js';
+import { HostOp, LUA_LOG_LEVELS, PRELUDE } from '../../../shared/lua/prelude.js';
+import { LuaScriptError, LuaState, type ArgReader, type HostFunctions, type LuaValue, type OpResult, type PendingOp, type ResultWriter } from '../../../shared/lua/wasm-lua.js';
 import { AsyncRequestError, sendToCluster } from '../../upstream/async-client.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../../shared/config/buffer-limit.js';
 import type { FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
@@ -80,6 +81,15 @@ class CallTable {
 
 const calls = new CallTable();
 
+/** A module's source for require(), by path (relative to the working directory, as LuaJIT opens it); undefined when there is no file. */
+function readModule(path: string): string | undefined {
+  try {
+    return readFileSync(path).toString('latin1');
+  } catch {
+    return undefined;
+  }
+}
+
 function callOf(id: number): Call {
   const call = calls.get(id);
   if (!call) throw new Error('this handle belongs to a request that has finished');
@@ -130,6 +140,10 @@ const PSEUDO_REQUEST = [':authority', ':path', ':method', ':scheme'];
 /** The synchronous host functions every Lua state of the worker shares (they find their request by id). */
 const host: HostFunctions = {
   call(op: number, args: ArgReader, out: ResultWriter): void {
+    if (op === HostOp.readModule) {
+      out.bytes(readModule(args.text(1) ?? ''));
+      return;
+    }
     const call = callOf(args.number(1));
     switch (op) {
       case HostOp.headerGet: {

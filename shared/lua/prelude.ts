@@ -27,7 +27,15 @@ export const HostOp = {
   base64: 17,
   now: 18,
   httpCallAsync: 19,
+  /** A module file's bytes for require() (nil when there is no such file). */
+  readModule: 20,
 } as const;
+
+/**
+ * Where require() looks, as Envoy's LuaJIT does: relative to the working directory first, then
+ * LuaJIT's own directories (LUA_PATH_DEFAULT of LuaJIT 2.1).
+ */
+export const PACKAGE_PATH = './?.lua;/usr/local/share/luajit-2.1/?.lua;/usr/local/share/lua/5.1/?.lua;/usr/local/share/lua/5.1/?/init.lua';
 
 /** Log levels as the handle's log methods pass them. */
 export const LUA_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'critical'] as const;
@@ -41,6 +49,27 @@ local host = __host
 __host = nil
 local yield, setmetatable, error, type = coroutine.yield, setmetatable, error, type
 ${constants}
+
+-- require() finds modules on the file system, along package.path, as Envoy's LuaJIT does (the
+-- interpreter's own file functions see only an empty in-memory file system).
+package.path = ${JSON.stringify(PACKAGE_PATH)}
+package.cpath = ''
+local function filesystem_searcher(name)
+  local file = name:gsub('%.', '/')
+  local tried = {}
+  for template in package.path:gmatch('[^;]+') do
+    local path = template:gsub('%?', file)
+    local source = host(readModule, path)
+    if source then
+      local chunk, err = load(source, '@' .. path)
+      if not chunk then error(string.format("error loading module '%s' from file '%s':\\n\\t%s", name, path, err), 0) end
+      return chunk, path
+    end
+    tried[#tried + 1] = "\\n\\tno file '" .. path .. "'"
+  end
+  return table.concat(tried)
+end
+package.searchers = { package.searchers[1], filesystem_searcher }
 
 -- os.exit, os.execute and the like reach past the script: they are not there.
 if os then os.exit = nil; os.execute = nil; os.remove = nil; os.rename = nil; os.tmpname = nil; os.getenv = nil end

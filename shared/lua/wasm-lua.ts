@@ -179,6 +179,20 @@ export class LuaState {
     return state;
   }
 
+  /** Loads `source` as create() does (its top level runs), then frees the state: for checking a configuration. Throws what create() would. */
+  static async check(prelude: string, source: string, name: string, host: HostFunctions): Promise<void> {
+    const module = await (loading ??= loadModule());
+    const engine = await module.factory.createEngine({ injectObjects: false, enableProxy: false });
+    try {
+      const state = new LuaState(module, engine.global.address, host);
+      state.registerHost();
+      state.doString(prelude, 'prelude.lua');
+      state.doString(source, name);
+    } finally {
+      engine.global.close();
+    }
+  }
+
   /** Whether the script defines a global function of that name. */
   defines(global: string): boolean {
     const type = this.c.lua_getglobal(this.L, this.name(global));
