@@ -1,7 +1,9 @@
 import { configureHistogramBuckets } from './render/histogram-view.js';
 import { statsMatcher } from './stats-matcher.js';
 import { StatsdSinks } from './statsd-sinks.js';
-import { configureTags } from './render/stats-prometheus.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { stats } from '../shared/stats/process.js';
+import { configureTags } from '../shared/stats/tags.js';
 import { writeFileSync } from 'node:fs';
 import { formatAddress, isLoopback } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
@@ -76,6 +78,8 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
     ((info.commandLineOptions.stats_tag as string[] | undefined) ?? []).map((t) => [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] as [string, string]),
     bootstrap.stats_config as JsonObject | undefined,
   );
+  // The admin process's own histogram samples go to the sinks as it records them.
+  sendHistogramSamples(stats, openStatsdSinks(bootstrap));
   const endpoints: AdminEndpoint[] = [];
   endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),

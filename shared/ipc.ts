@@ -69,6 +69,8 @@ export interface ServerContext {
   logSettings: LogSettingsMessage;
   /** Whether POST /healthcheck/fail is in effect. */
   healthCheckFailing: boolean;
+  /** --stats-tag: fixed tags of every statistic (DogStatsD lines carry them). */
+  statsTags: [string, string][];
   /** Whether stat-name lookups are being recorded (a replacement worker starts that way too). */
   statsLookupTracking: boolean;
   /** The runtime layers' values when the child starts; `runtime` messages follow every change. */

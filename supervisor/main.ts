@@ -1,4 +1,6 @@
 import { stats } from '../shared/stats/process.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { configureTags } from '../shared/stats/tags.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';
 import { bootstrapAccessLogPaths } from '../shared/access-log/loggers.js';
@@ -95,6 +97,9 @@ function establishEpoch(options: Options): HotRestartEpoch | null {
 
 /** `established`: the epoch, when it was established before the configuration was loaded. */
 async function serve(options: Options, loaded: LoadedBootstrap, established: HotRestartEpoch | undefined): Promise<number> {
+  // The supervisor's histogram samples (initialization_time_ms, cluster updates) go to the statsd sinks as it records them.
+  configureTags(options.statsTags, loaded.bootstrap.stats_config as JsonObject | undefined);
+  sendHistogramSamples(stats, openStatsdSinks(loaded.bootstrap));
   const accessLogError = openAccessLogs(loaded.bootstrap);
   if (accessLogError) {
     established?.close();

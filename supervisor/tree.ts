@@ -149,6 +149,7 @@ export class ProcessTree {
       logSettings,
       healthCheckFailing: startsDraining(loaded.bootstrap),
       statsLookupTracking: false,
+      statsTags: options.statsTags,
       runtime: this.runtime.snapshot(),
       drains: [],
       enableMutexTracing: options.enableMutexTracing,

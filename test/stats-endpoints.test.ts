@@ -98,6 +98,7 @@ describe('/stats text', () => {
       'http.web.downstream_cx_http1_active: 0',
       'http.web.downstream_cx_http1_soft_drain: 0',
       'http.web.downstream_cx_http2_active: 0',
+      'http.web.downstream_cx_http3_active: 0',
       'http.web.downstream_cx_rx_bytes_buffered: 0',
       'http.web.downstream_cx_ssl_active: 0',
       'http.web.downstream_cx_tx_bytes_buffered: 0',

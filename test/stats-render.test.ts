@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatDouble, formatG, formatG32, percentLabel } from '../admin/render/numbers.js';
-import { extractTags, renderPrometheus, segmentOrder } from '../admin/render/stats-prometheus.js';
+import { renderPrometheus, segmentOrder } from '../admin/render/stats-prometheus.js';
+import { extractTags } from '../shared/stats/tags.js';
 import { renderStatsJson } from '../admin/render/stats-json.js';
 import { renderStatsText } from '../admin/render/stats-text.js';
 import { select, SortedNames, parseStatsParams } from '../admin/stats-view.js';

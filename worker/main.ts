@@ -8,6 +8,8 @@ import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared
 import { applyProfilerOrder, heapSnapshotFile, type ProfilerOutcome } from '../shared/profiler.js';
 import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { configureTags } from '../shared/stats/tags.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';
 import { startTap, stopTap } from './http/tap.js';
@@ -43,6 +45,9 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   applyLogSettings(server.logSettings);
   healthCheckFailing = server.healthCheckFailing;
   stats.trackLookups(server.statsLookupTracking);
+  // statsd / DogStatsD: this worker's histogram samples go out as it records them, as Envoy's workers send theirs.
+  configureTags(server.statsTags, server.bootstrap.stats_config as JsonObject | undefined);
+  sendHistogramSamples(stats, openStatsdSinks(server.bootstrap));
   setRuntime(server.runtime);
   if (server.enableMutexTracing) startContentionTracing();
   // A replacement worker joins the profiling in progress.

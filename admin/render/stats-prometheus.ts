@@ -4,10 +4,7 @@ import { isHiddenStat } from '../../shared/stats/scopes.js';
 import { bucketsFor, histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 import { finish, finishYielding, type Pausing } from '../pausing.js';
-import type { RE2JS } from 're2js';
-import { re2 } from '../../shared/re2.js';
-import { list } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
+import { extractTags } from '../../shared/stats/tags.js';
 
 /**
  * /stats/prometheus: text exposition 0.0.4 as Envoy writes it. Tags are extracted from the stat
@@ -16,80 +13,6 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
  * typed once, and sorted by the tag-extracted dotted name segment by segment (so dashboards and
  * `promtool check metrics` see what they would see from Envoy).
  */
-
-interface Extractor {
-  tag: string;
-  /** Group 1 is removed from the name; group 2 is the tag's value. */
-  regex: RegExp;
-}
-
-// Envoy's default tag extractors (source/common/config/well_known_names.cc) for the stat names
-// this proxy emits, in Envoy's order.
-const EXTRACTORS: Extractor[] = [
-  { tag: 'envoy.response_code', regex: /_rq(_(\d{3}))$/ },
-  { tag: 'envoy.response_code_class', regex: /_rq_((\d))xx$/ },
-  { tag: 'envoy.http_conn_manager_prefix', regex: /^(?:listener\.(?:[^.]*\.)*?)?http\.(([^.]*)\.)/ },
-  { tag: 'envoy.listener_address', regex: /^listener\.(((?:[_.\d]*|[_[\]a-fA-F\d]*))\.)/ },
-  { tag: 'envoy.cluster_name', regex: /^cluster\.(([^.]*)\.)/ },
-  { tag: 'envoy.tcp_prefix', regex: /^tcp\.(([^.]*)\.)/ },
-];
-
-interface Tagged {
-  /** The name with every extracted tag value removed. */
-  extracted: string;
-  tags: [string, string][];
-}
-
-/** A custom extractor from stats_config.stats_tags (an RE2 regex; its first group is removed, its second, or else its first, is the value). */
-interface CustomExtractor {
-  tag: string;
-  regex: RE2JS;
-}
-
-/**
- * What tags every statistic gets, as Envoy's tag producer: the fixed ones first (`--stats-tag`,
- * then stats_config.stats_tags with fixed_value), then the configured regex extractors, then
- * Envoy's default ones unless `use_all_default_tags` is false.
- */
-let tagConfig: { fixed: [string, string][]; custom: CustomExtractor[]; defaults: boolean } = { fixed: [], custom: [], defaults: true };
-
-export function configureTags(commandLineTags: [string, string][], statsConfig: JsonObject | undefined): void {
-  const fixed = [...commandLineTags];
-  const custom: CustomExtractor[] = [];
-  for (const t of list(statsConfig?.stats_tags)) {
-    if (typeof t.fixed_value === 'string') fixed.push([String(t.tag_name), t.fixed_value]);
-    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: re2().compile(t.regex) });
-  }
-  tagConfig = { fixed, custom, defaults: statsConfig?.use_all_default_tags !== false };
-  taggedCache.clear();
-}
-
-const taggedCache = new Map<string, Tagged>();
-
-export function extractTags(name: string): Tagged {
-  let cached = taggedCache.get(name);
-  if (cached) return cached;
-  let extracted = name;
-  const tags: [string, string][] = [...tagConfig.fixed];
-  for (const { tag, regex } of tagConfig.custom) {
-    const m = regex.matcher(extracted);
-    if (!m.find() || m.groupCount() < 1 || m.group(1) === null) continue;
-    const value = m.groupCount() >= 2 && m.group(2) !== null ? m.group(2)! : m.group(1)!;
-    tags.push([tag, value]);
-    extracted = extracted.slice(0, m.start(1)) + extracted.slice(m.end(1));
-  }
-  for (const { tag, regex } of tagConfig.defaults ? EXTRACTORS : []) {
-    const m = regex.exec(extracted);
-    if (!m || m[1] === undefined || m[2] === undefined) continue;
-    if (tag === 'envoy.listener_address' && m[2] === 'admin') continue;
-    tags.push([tag, m[2]]);
-    const start = m.index + m[0].lastIndexOf(m[1]);
-    extracted = extracted.slice(0, start) + extracted.slice(start + m[1].length);
-  }
-  cached = { extracted, tags };
-  taggedCache.set(name, cached);
-  return cached;
-}
 
 const sanitize = (s: string) => s.replace(/[^a-zA-Z0-9_]/g, '_');
 const familyName = (extracted: string) => `envoy_${sanitize(extracted)}`;

@@ -106,6 +106,9 @@ export class Histogram extends Stat {
     const key = binKey(value);
     this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
     if (!this.queued) this.touch();
+    // statsd and DogStatsD sinks get each sample as it is recorded (shared/stats/statsd.ts).
+    const sink = this.store.sampleSink;
+    if (sink !== undefined) sink(this, value);
   }
 }
 
@@ -136,6 +139,8 @@ export interface StatsDelta {
 
 export class StatsStore {
   readonly changed: Stat[] = [];
+  /** Told of every histogram sample when it is recorded (the statsd sinks, when the bootstrap has any). */
+  sampleSink: ((histogram: Histogram, value: number) => void) | undefined = undefined;
   private readonly stats = new Map<string, Stat>();
   private lookups = 0;
   private tracking = false;

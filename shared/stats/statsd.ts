@@ -1,0 +1,99 @@
+import type { Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import { dgramModule } from '../builtins.js';
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { typeNameOfUrl } from '../config/wkt.js';
+import { getLogger } from '../log/logger.js';
+import { isHiddenStat } from './scopes.js';
+import type { Histogram, StatsStore } from './store.js';
+import { extractTags } from './tags.js';
+
+/**
+ * `envoy.stat_sinks.statsd` and `envoy.stat_sinks.dog_statsd`, as Envoy's UDP sinks write them:
+ * - counters and gauges at each flush (admin/statsd-sinks.ts, from the whole tree's figures);
+ * - each histogram sample when it is recorded, by the process that records it, one datagram a
+ *   sample with the value recorded (Envoy's onHistogramComplete, on the worker thread): a flush's
+ *   samples never arrive as one burst that a receiver's socket buffer cannot hold.
+ * statsd lines are `<prefix>.<name>:<value>|<type>` with the full name. DogStatsD uses the
+ * tag-extracted name and puts the tags after the type (`|#envoy.cluster_name:foo,…`), and packs
+ * the flush's lines into datagrams of up to `max_bytes_per_datagram`. This proxy's internal
+ * figures (names starting with `_`: per-host counts, host lists) are never sent: their names hold
+ * addresses (a colon) and Envoy has no such stats.
+ */
+
+const log = getLogger('main', import.meta.url);
+const STATSD = 'envoy.config.metrics.v3.StatsdSink';
+const DOG_STATSD = 'envoy.config.metrics.v3.DogStatsdSink';
+
+export interface StatsdSink {
+  prefix: string;
+  /** DogStatsD: tag-extracted names, tags after the type. */
+  tagged: boolean;
+  /** DogStatsD's max_bytes_per_datagram (0: a line a datagram). */
+  maxBytes: number;
+  host: string;
+  port: number;
+  socket: Socket;
+}
+
+/** The bootstrap's statsd and DogStatsD sinks, each with a UDP socket of its own (unref'd: it keeps no process alive). */
+export function openStatsdSinks(bootstrap: JsonObject): StatsdSink[] {
+  const sinks: StatsdSink[] = [];
+  for (const s of list(bootstrap.stats_sinks)) {
+    const config = obj(s.typed_config);
+    const type = typeNameOfUrl(String(config['@type'] ?? ''));
+    const byName = s.name === 'envoy.stat_sinks.statsd' || s.name === 'envoy.stat_sinks.dog_statsd';
+    if (type !== STATSD && type !== DOG_STATSD && !byName) continue;
+    const sa = obj(obj(config.address).socket_address);
+    const host = String(sa.address);
+    const socket = dgramModule().createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+    socket.on('error', (err) => log.debug(`stats sink ${host}:${String(sa.port_value)}: ${err.message}`));
+    socket.unref();
+    const tagged = type === DOG_STATSD || s.name === 'envoy.stat_sinks.dog_statsd';
+    sinks.push({
+      prefix: typeof config.prefix === 'string' && config.prefix ? config.prefix : 'envoy',
+      tagged,
+      maxBytes: tagged && typeof config.max_bytes_per_datagram === 'number' ? config.max_bytes_per_datagram : 0,
+      host,
+      port: Number(sa.port_value),
+      socket,
+    });
+  }
+  return sinks;
+}
+
+/** A stat's line to a sink, without its value: what goes before the value, and after it. */
+export function statsdLineParts(sink: StatsdSink, name: string, type: string): [before: string, after: string] {
+  if (!sink.tagged) return [`${sink.prefix}.${name}:`, `|${type}`];
+  const { extracted, tags } = extractTags(name);
+  return [`${sink.prefix}.${extracted}:`, `|${type}${tags.length ? `|#${tags.map(([k, v]) => `${k}:${v}`).join(',')}` : ''}`];
+}
+
+export function statsdLine(sink: StatsdSink, name: string, value: number | bigint, type: string): string {
+  const [before, after] = statsdLineParts(sink, name, type);
+  return `${before}${value}${after}`;
+}
+
+/** Whether a stat goes to the sinks at all. */
+export function sentToSinks(name: string): boolean {
+  return !isHiddenStat(name);
+}
+
+/**
+ * Sends each histogram sample `store` records from now on to `sinks`, as it is recorded. Each
+ * histogram's line parts are made once; a hidden histogram sends nothing.
+ */
+export function sendHistogramSamples(store: StatsStore, sinks: StatsdSink[]): void {
+  if (sinks.length === 0) return;
+  const parts = new Map<Histogram, [StatsdSink, string, string][] | null>();
+  store.sampleSink = (h, value) => {
+    let lines = parts.get(h);
+    if (lines === undefined) {
+      lines = sentToSinks(h.name) ? sinks.map((s) => [s, ...statsdLineParts(s, h.name, 'ms')] as [StatsdSink, string, string]) : null;
+      parts.set(h, lines);
+    }
+    if (lines === null) return;
+    for (const [sink, before, after] of lines) sink.socket.send(`${before}${value}${after}`, sink.port, sink.host);
+  };
+}
