@@ -166,10 +166,14 @@ describe('statsd sinks and a real statsd daemon', () => {
 });
 
 describe('a histogram sample', () => {
-  it('goes out when it is recorded, with the value recorded (not its bin\'s), and never for an internal histogram', async () => {
+  it('goes out when it is recorded (with the others of its turn of the event loop), with the value recorded (not its bin\'s), and never for an internal histogram', async () => {
     const receiver = createSocket('udp4');
     const got: string[] = [];
-    receiver.on('message', (m) => got.push(m.toString()));
+    const datagrams: string[] = [];
+    receiver.on('message', (m) => {
+      datagrams.push(m.toString());
+      got.push(...m.toString().split('\n'));
+    });
     receiver.bind(0, '127.0.0.1');
     await once(receiver, 'listening');
     const store = new StatsStore();
@@ -181,6 +185,11 @@ describe('a histogram sample', () => {
     store.histogram('cluster.a.upstream_rq_time').record(17);
     await waitFor('two samples', () => (got.length >= 2 ? true : undefined));
     assert.deepEqual(got, ['envoy.cluster.a.upstream_rq_time:1234|ms', 'envoy.cluster.a.upstream_rq_time:17|ms']);
+    assert.equal(datagrams.length, 1, 'the samples of one turn of the event loop share a datagram');
+    // A sample of a later turn goes on its own.
+    store.histogram('cluster.a.upstream_rq_time').record(5);
+    await waitFor('the third sample', () => (got.length >= 3 ? true : undefined));
+    assert.deepEqual([datagrams.length, got[2]], [2, 'envoy.cluster.a.upstream_rq_time:5|ms']);
     for (const s of sinks) s.socket.close();
     receiver.close();
   });

@@ -11,7 +11,7 @@
 // plain proxy in alternating rounds; and TLS termination (a listener with a DownstreamTlsContext
 // against the plaintext one), on keep-alive connections and with a handshake per request.
 // HTTP filters (FILTER_BENCHES) are measured the same way, one at a time.
-// BENCH_ONLY=outlier, tls, tracing, stats, access-log, or a filter bench's name (cors, local_ratelimit, …)
+// BENCH_ONLY=outlier, tls, tracing, stats, statsd, access-log, or a filter bench's name (cors, local_ratelimit, …)
 // measures only that cost;
 // PAIRED=1 loads both sides of each comparison at once (see compare); ROUNDS=n rounds (default 3);
 // PROFILE=1 PROFILE_FILTER=<name> profiles the proxy with that filter.
@@ -21,6 +21,7 @@
 // BASELINE_BOOTSTRAP=access-log (or a filter bench's name) has both serve that bootstrap instead.
 // Prints figures; asserts nothing.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +93,14 @@ try {
     writeFileSync(join(dir, `bootstrap-tracing-${percent}.json`), JSON.stringify({ ...bootstrap, static_resources: { ...bootstrap.static_resources, clusters: [...bootstrap.static_resources.clusters, zipkinCluster] } }));
   }
   delete hcm.tracing;
+  // A statsd sink: every histogram sample is a datagram when it is recorded (to a socket here that counts them).
+  const statsdReceiver = dgram.createSocket('udp4');
+  let statsdDatagrams = 0;
+  statsdReceiver.on('message', () => statsdDatagrams++);
+  await new Promise<void>((resolve) => statsdReceiver.bind(0, '127.0.0.1', () => resolve()));
+  statsdReceiver.unref();
+  const statsdPort = (statsdReceiver.address() as { port: number }).port;
+  writeFileSync(join(dir, 'bootstrap-statsd.json'), JSON.stringify({ ...bootstrap, stats_sinks: [{ name: 'envoy.stat_sinks.statsd', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink', address: { socket_address: { address: '127.0.0.1', port_value: statsdPort } } } }] }));
   const cluster = bootstrap.static_resources.clusters[0] as Record<string, unknown>;
   cluster.outlier_detection = { consecutive_5xx: 5, interval: '10s' };
   writeFileSync(join(dir, 'bootstrap-outlier.json'), JSON.stringify(bootstrap));
@@ -260,6 +269,13 @@ try {
       const inert = await startProxy('inert', { PROXY_BENCH_STATS: 'off' });
       await withPlain((plain) => compare('statistics cost', ['stats on ', 'stats off'], plain, { url: `http://127.0.0.1:${inert.port}/`, pid: inert.child.pid! }));
       inert.child.kill('SIGTERM');
+    }
+    // The cost of a statsd sink: each request's histogram samples sent as datagrams when recorded.
+    if (!only || only === 'statsd') {
+      const sinking = await startProxy('statsd', {}, 'bootstrap-statsd.json');
+      await withPlain((plain) => compare('statsd sink cost (samples sent when recorded)', ['statsd sink', 'no sink    '], { url: `http://127.0.0.1:${sinking.port}/`, pid: sinking.child.pid! }, plain));
+      sinking.child.kill('SIGTERM');
+      console.log(`  statsd: ${statsdDatagrams} datagrams received`);
     }
     // The cost of an access log: every request written to a file in Envoy's default format.
     if (!only || only === 'access-log') {
