@@ -14,11 +14,12 @@ import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction } from './route-table.js';
-import { RetryState, type ResetReason, type RetryAccounting, type RetryStatus } from './retry-state.js';
-import { CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler } from '../upstream/upstream-handler.js';
+import { RetryState, type RetryAccounting, type RetryStatus } from './retry-state.js';
+import { ABORT, classify, connectLog, FAILURE_LOG, resetLog, resetReason, type Failure } from './upstream-failures.js';
+import { routeTimeouts, type RouteTimeouts } from './route-timeouts.js';
+import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-handler.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
-import { connectResetReason, transportFailureReason, underscored } from '../../shared/upstream/transport-failure.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 
 /**
@@ -75,88 +76,6 @@ export interface ForwardContext {
   setCookies?: string[];
 }
 
-export type Failure = 'connect' | 'reset' | 'timeout' | 'per_try_timeout' | 'per_try_idle_timeout' | 'max_stream_duration' | 'client';
-
-/**
- * An abort reason, allocated once: aborting is control flow here, not an error report. It has no
- * stack: one captured as the module loads would name the bundle's top level, and keep that
- * function's code (the whole bundle's initialisation, 110 KB of bytecode) alive for the
- * process's life.
- */
-function abortReason(message: string, failure: Failure): Error & { failure: Failure } {
-  return Object.assign(new Error(message), { failure, stack: `Error: ${message}` });
-}
-
-const ABORT = {
-  timeout: abortReason('route timeout', 'timeout'),
-  perTry: abortReason('per-try timeout', 'per_try_timeout'),
-  perTryIdle: abortReason('per-try idle timeout', 'per_try_idle_timeout'),
-  maxStream: abortReason('upstream max stream duration reached', 'max_stream_duration'),
-  client: abortReason('downstream went away', 'client'),
-};
-
-/** What each failure means in an access log: its response flag and Envoy's response code details. */
-export const FAILURE_LOG: Record<Exclude<Failure, 'client'>, { flag: number; details: string }> = {
-  connect: { flag: ResponseFlag.upstreamConnectionFailure, details: 'upstream_reset_before_response_started{connection_failure}' },
-  reset: { flag: ResponseFlag.upstreamConnectionTermination, details: 'upstream_reset_before_response_started{connection_termination}' },
-  timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_response_timeout' },
-  per_try_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_timeout' },
-  per_try_idle_timeout: { flag: ResponseFlag.upstreamRequestTimeout, details: 'upstream_per_try_idle_timeout' },
-  max_stream_duration: { flag: ResponseFlag.upstreamMaxStreamDurationReached, details: 'upstream_max_stream_duration_reached' },
-};
-
-export function classify(err: Error & { failure?: Failure; code?: string; connectFailure?: boolean }): Failure {
-  if (err.failure) return err.failure;
-  // The connection never came up (refused, unreachable, its TLS handshake failed): a connect failure, as Envoy's pool reports it.
-  if (err.connectFailure) return 'connect';
-  const code = err.code ?? '';
-  if (code === CONNECT_TIMEOUT || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connect';
-  return 'reset';
-}
-
-/** What a failed try means to the retry decision (Envoy's stream reset reasons: a per-try timeout or max stream duration is a local reset). */
-function resetReason(failure: Failure, err: { refused?: boolean }): ResetReason {
-  if (failure === 'connect') return 'connect';
-  return err.refused ? 'refused' : 'reset';
-}
-
-/**
- * The route's timeouts for one request, as Envoy's FilterUtility::finalTimeout: the route's
- * timeout and the retry policy's per-try timeout, unless the request's
- * x-envoy-upstream-rq-timeout-ms / x-envoy-upstream-rq-per-try-timeout-ms (only an internal
- * request keeps them, see internal-request.ts) say otherwise; both are consumed. A per-try
- * timeout not under the whole timeout is dropped. x-envoy-upstream-rq-timeout-alt-response makes
- * a timeout's answer 204.
- */
-export interface RouteTimeouts {
-  /** 0: none. */
-  globalMs: number;
-  perTryMs: number;
-  perTryIdleMs: number;
-  /** The 504 of a timeout is a 204 instead. */
-  altResponse: boolean;
-}
-
-function headerNumber(headers: IncomingHttpHeaders, name: string): number | undefined {
-  const v = headers[name];
-  if (v === undefined) return undefined;
-  delete headers[name];
-  const t = (Array.isArray(v) ? v[0]! : v).trim();
-  return /^\+?\d+$/.test(t) ? Number(t) : undefined;
-}
-
-export function routeTimeouts(action: ForwardAction, headers: IncomingHttpHeaders): RouteTimeouts {
-  let globalMs = action.timeoutMs;
-  let perTryMs = action.retry?.perTryTimeoutMs ?? 0;
-  const timeoutHeader = headerNumber(headers, 'x-envoy-upstream-rq-timeout-ms');
-  if (timeoutHeader !== undefined) globalMs = timeoutHeader;
-  const perTryHeader = headerNumber(headers, 'x-envoy-upstream-rq-per-try-timeout-ms');
-  if (perTryHeader !== undefined) perTryMs = perTryHeader;
-  if (perTryMs >= globalMs && globalMs !== 0) perTryMs = 0;
-  const alt = headers['x-envoy-upstream-rq-timeout-alt-response'] !== undefined;
-  if (alt) delete headers['x-envoy-upstream-rq-timeout-alt-response'];
-  return { globalMs, perTryMs, perTryIdleMs: action.retry?.perTryIdleTimeoutMs ?? 0, altResponse: alt };
-}
 
 /**
  * An HTTP/2 upstream's headers-only answer, set and not written: the end that follows sends it as
@@ -697,29 +616,6 @@ class Exchange implements UpstreamHandler, Deadlined {
   }
 }
 
-/** A reset's response flag, details and reason, as Envoy names them: a refused or reset HTTP/2 stream, else the connection's termination. */
-function resetLog(err: { refused?: boolean; streamOnly?: boolean }): { flag: number; details: string; reason: string } {
-  if (err.refused) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_refused_stream_reset}', reason: 'remote refused stream reset' };
-  if (err.streamOnly) return { flag: ResponseFlag.upstreamRemoteReset, details: 'upstream_reset_before_response_started{remote_reset}', reason: 'remote reset' };
-  return { ...FAILURE_LOG.reset, reason: 'connection termination' };
-}
-
-/**
- * A connect failure's flag (UF), details and reason, as Envoy 1.37 words them: the reset reason
- * (`remote connection failure`, `connection timeout`) and the transport's failure reason
- * (`delayed connect error: Connection refused`, a TLS error), e.g. details
- * `upstream_reset_before_response_started{remote_connection_failure|delayed_connect_error:_Connection_refused}`.
- */
-export function connectLog(err: Error): { flag: number; details: string; reason: string; transport: string | undefined } {
-  const reset = connectResetReason(err, CONNECT_TIMEOUT);
-  const transport = transportFailureReason(err, CONNECT_TIMEOUT);
-  return {
-    flag: FAILURE_LOG.connect.flag,
-    transport,
-    details: `upstream_reset_before_response_started{${underscored(reset)}${transport ? `|${underscored(transport)}` : ''}}`,
-    reason: transport ? `${reset}, transport failure reason: ${transport}` : reset,
-  };
-}
 
 const accounting = new WeakMap<CircuitBreaker, RetryAccounting>();
 
