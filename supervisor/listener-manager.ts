@@ -15,6 +15,7 @@ import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+import { luaLoadErrors } from '../shared/lua/load-check.js';
 
 /**
  * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -232,6 +233,8 @@ export class ListenerManager {
       const tlsErrors: string[] = [];
       const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors);
       errors.push(...tlsErrors);
+      // A Lua script that does not load refuses the listener (Envoy's script load error), as at start.
+      errors.push(...(await luaLoadErrors(config, 'listener')));
       if (errors.length) {
         refuse(name, name, errors, config);
         continue;

@@ -169,7 +169,10 @@ describe('listeners from a file (LDS)', () => {
     unwritable.filter_chains[0].filters[0].typed_config.access_log = [
       { name: 'envoy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: join(tmp.dir, 'no-such-dir', 'access.log') } },
     ];
-    publish('6', [listener('dyn', 'b', { stat_prefix: 'renamed' }), listener('bad', 'nowhere'), unwritable, listener('good', 'a')]);
+    // A Lua script that does not load (Envoy's script load error): refused at the update, not when a worker loads it.
+    const scripted = listener('scripted', 'a') as any;
+    scripted.filter_chains[0].filters[0].typed_config.http_filters.unshift({ name: 'envoy.filters.http.lua', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua', inline_code: 'local m = require("not.here")' } });
+    publish('6', [listener('dyn', 'b', { stat_prefix: 'renamed' }), listener('bad', 'nowhere'), unwritable, scripted, listener('good', 'a')]);
     const good = await portOf('good');
     assert.equal(await body(good), 'A');
     assert.equal(await stat('listener_manager.lds.update_rejected'), rejectedBefore + 1);
@@ -178,6 +181,8 @@ describe('listeners from a file (LDS)', () => {
     assert.match(d.get('bad').error_state.details, /unknown cluster 'nowhere'/);
     assert.equal(d.get('bad').error_state.failed_configuration.name, 'bad');
     assert.match(d.get('unwritable').error_state.details, /unable to open access log file '.*no-such-dir\/access\.log'/);
+    assert.match(d.get('scripted').error_state.details, /http_filters\[0\]\.typed_config\.inline_code: script load error: .*module 'not\.here' not found/);
+    assert.equal((await ports()).has('scripted'), false);
     // One readable place for all of it (beyond Envoy).
     const status = (await httpRequest(`http://${proxy.admin}/config_status`)).body;
     assert.match(status, /^listener good, active, version '6', since \S+Z$/m);
