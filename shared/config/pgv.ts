@@ -66,6 +66,11 @@ function checkString(rules: Rules, kind: string, s: string, fail: (msg: string) 
     const allowed = Array.isArray(inList) ? inList : [inList];
     if (!allowed.includes(s)) fail(`value must be in list [${allowed.join(', ')}]`);
   }
+  const notIn = r('not_in');
+  if (notIn !== undefined) {
+    const banned = Array.isArray(notIn) ? notIn : [notIn];
+    if (banned.includes(s)) fail(`value must not be in list [${banned.join(', ')}]`);
+  }
   const pattern = r('pattern');
   if (typeof pattern === 'string') {
     let re = patternCache.get(pattern);
@@ -119,10 +124,11 @@ function checkDuration(rules: Rules, text: string, fail: (msg: string) => void):
   const parts = parseDuration(text);
   if (!parts) return;
   const value = durationNanos(parts);
+  // A bound given as an empty message (`gt: {}`) is zero, as PGV reads it.
   const bound = (name: string): bigint | undefined => {
     const s = rules[`duration.${name}.seconds`];
     const n = rules[`duration.${name}.nanos`];
-    if (s === undefined && n === undefined) return undefined;
+    if (s === undefined && n === undefined && rules[`duration.${name}`] === undefined) return undefined;
     return BigInt(Number(s ?? 0)) * 1_000_000_000n + BigInt(Number(n ?? 0));
   };
   const show = (ns: bigint) => `${Number(ns) / 1e9}s`;
@@ -178,6 +184,14 @@ function checkValue(rules: Rules, value: unknown, fail: (msg: string) => void, e
   }
 }
 
+/** An enum's `in` and `not_in` (by number, as PGV compares them). */
+function checkEnumLists(rules: Rules, n: number, fail: (msg: string) => void): void {
+  const notIn = rules['enum.not_in'];
+  if (notIn !== undefined && [notIn].flat().includes(n)) fail(`value must not be in list [${[notIn].flat().join(', ')}]`);
+  const inList = rules['enum.in'];
+  if (inList !== undefined && ![inList].flat().includes(n)) fail(`value must be in list [${[inList].flat().join(', ')}]`);
+}
+
 /**
  * Evaluates a field's PGV rules; each violation is added to `errors` as `<path>: <message>`.
  * `value` is the normalised value (undefined when absent); `enumNumber` the numeric value of
@@ -200,10 +214,11 @@ export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumbe
       if (typeof min === 'number' && min > 0) fail(`value must contain at least ${min} item(s)`);
       return;
     }
-    // PGV checks scalars even when unset (at their default), but not messages.
+    // PGV checks scalars even when unset (at their default), but not messages; an unset enum is its value 0.
     if (isMessage) return;
     const defaultValue = field.type === 'string' || field.type === 'bytes' ? '' : field.type === 'bool' ? false : 0;
     checkValue(rules, defaultValue, fail, () => true);
+    if (field.resolvedType && 'values' in (field.resolvedType as object)) checkEnumLists(rules, 0, fail);
     return;
   }
   if (field.map) {
@@ -239,10 +254,7 @@ export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumbe
   const enumType = field.resolvedType && 'values' in (field.resolvedType as object) ? (field.resolvedType as protobuf.Enum) : null;
   if (enumType && typeof enumNumber === 'number') {
     checkValue(rules, enumNumber, fail, (n) => Object.values(enumType.values).includes(n));
-    const notIn = rules['enum.not_in'];
-    if (notIn !== undefined && (Array.isArray(notIn) ? notIn : [notIn]).includes(enumNumber)) fail(`value must not be in list [${notIn}]`);
-    const inList = rules['enum.in'];
-    if (inList !== undefined && !(Array.isArray(inList) ? inList : [inList]).includes(enumNumber)) fail(`value must be in list [${inList}]`);
+    checkEnumLists(rules, enumNumber, fail);
     return;
   }
   checkValue(rules, value, fail);

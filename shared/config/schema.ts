@@ -82,7 +82,7 @@ const ADDED_FIELDS: [message: string, field: string, id: number, type: string, r
 ];
 
 const cacheFile = join(distDir, 'envoy-schema.json');
-const cacheKey = `units:${xdsVersion}:${schemaFiles.join(',')}:${ADDED_FIELDS.map((f) => f.join('/')).join(',')}`;
+const cacheKey = `units:${xdsVersion}:rules-whole:${schemaFiles.join(',')}:${ADDED_FIELDS.map((f) => f.join('/')).join(',')}`;
 
 export function loadSchemaFromProtos(): protobuf.Root {
   const root = new protobuf.Root();
@@ -100,12 +100,47 @@ export function loadSchemaFromProtos(): protobuf.Root {
   };
   root.loadSync(schemaFiles, { keepCase: true });
   root.resolveAll();
+  keepWholeRules(root);
   for (const [message, name, id, type, rule] of ADDED_FIELDS) {
     const field = new protobuf.Field(name, id, type, rule);
     root.lookupType(message).add(field);
     field.resolve();
   }
   return root;
+}
+
+/**
+ * protobufjs flattens a field's options into dotted keys, and keeps only the last value of a key
+ * given twice and nothing of an empty message: `(validate.rules).string = {in: "a", in: "b"}`
+ * becomes `…string.in: "b"`, and `duration = {gt: {}}` (greater than zero) disappears. Its
+ * `parsedOptions` have them whole; the `(validate.rules)` keys are made again from them, a
+ * repeated value as its list and an empty message as `{}` (see pgv.ts), for the loader and for
+ * the cached schema alike.
+ */
+function keepWholeRules(ns: protobuf.NamespaceBase): void {
+  for (const object of ns.nestedArray) {
+    if (object instanceof protobuf.Type) {
+      for (const field of object.fieldsArray) {
+        const parsed = (field as unknown as { parsedOptions?: Record<string, unknown>[] }).parsedOptions;
+        if (!parsed?.some((o) => '(validate.rules)' in o)) continue;
+        const options: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(field.options ?? {})) if (!k.startsWith('(validate.rules).')) options[k] = v;
+        for (const o of parsed) if (o['(validate.rules)'] !== undefined) flattenRules(o['(validate.rules)'], '(validate.rules)', options);
+        field.options = options;
+      }
+    }
+    if (object instanceof protobuf.Namespace) keepWholeRules(object);
+  }
+}
+
+function flattenRules(value: unknown, key: string, out: Record<string, unknown>): void {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length > 0) {
+    for (const [k, v] of Object.entries(value)) flattenRules(v, `${key}.${k}`, out);
+    return;
+  }
+  const previous = out[key];
+  // The same rule given in two option entries: every value kept.
+  out[key] = previous === undefined ? value : [...[previous].flat(), ...[value].flat()];
 }
 
 /**
