@@ -259,9 +259,20 @@ describe('field checks from the schema and Envoy\'s constraint annotations', () 
     ['empty cluster name', (d) => (d.static_resources.clusters[0].name = ''), /clusters\[0\]\.name: value length must be at least 1 characters/],
     ['unknown enum value', (d) => (d.static_resources.clusters[0].type = 'ROUND'), /clusters\[0\]\.type: unknown value "ROUND" for enum envoy\.config\.cluster\.v3\.Cluster\.DiscoveryType/],
     ['malformed duration', (d) => (d.static_resources.clusters[0].connect_timeout = '250ms'), /connect_timeout: expected a duration such as "1s"/],
-    ['a map for a repeated field', (d) => (d.static_resources.clusters = { a: 1 }), /static_resources\.clusters: expected a list for repeated field clusters/],
+    // A lone object where a list belongs is a list of one (Envoy's loader): its fields are then checked as an item's.
+    ['a map for a repeated field', (d) => (d.static_resources.clusters = { a: 1 }), /static_resources\.clusters\[0\]\.a: unknown field/],
     ['two members of a oneof', (d) => (d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.path = '/x'), /only one of .*prefix.*path/],
   ]);
+
+  it('reads a lone object where a list belongs as a list of one, as Envoy\'s loader does (a listener\'s filters as a mapping)', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.static_resources.listeners[0].filter_chains[0].filters = d.static_resources.listeners[0].filter_chains[0].filters[0];
+    d.static_resources.clusters = d.static_resources.clusters[0];
+    const got = load({ configPath: tmp.file('lone.yaml', yamlOf(d)) });
+    const bootstrap = got.bootstrap as any;
+    assert.equal(bootstrap.static_resources.listeners[0].filter_chains[0].filters.length, 1);
+    assert.equal(bootstrap.static_resources.clusters[0].name, 'backend');
+  });
 
   it('reports every error of a document at once', () => {
     const d = minimalBootstrap() as Record<string, any>;

@@ -211,12 +211,11 @@ export class ProtoJsonReader {
       return { value: out };
     }
     if (field.repeated) {
-      if (!Array.isArray(raw)) {
-        this.error(path, `expected a list for repeated field ${field.name}, got ${describe(raw)}`);
-        return undefined;
-      }
+      // A lone value where a list belongs is a list of one, as Envoy's loader reads it (protobuf's
+      // JSON parser with allow_legacy_syntax): Envoy's dynamic-config-fs sandbox writes `filters:` so.
+      const items = Array.isArray(raw) ? raw : [raw];
       const values: unknown[] = [];
-      raw.forEach((item, i) => {
+      items.forEach((item, i) => {
         const got = this.readSingle(field, item, `${path}[${i}]`);
         if (got !== undefined) values.push(got.value);
       });
