@@ -264,6 +264,14 @@ describe('field checks from the schema and Envoy\'s constraint annotations', () 
     ['two members of a oneof', (d) => (d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.path = '/x'), /only one of .*prefix.*path/],
   ]);
 
+  it('takes a stats_tags regex as Envoy\'s std::regex does: Istio\'s lookahead loads, a regex without a group is refused', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.stats_config = { stats_tags: [{ tag_name: 'http_conn_manager_prefix', regex: '^listener(?=\\.).*?\\.http\\.(((?:[_.[:digit:]]*|[_\\[\\]aAbBcCdDeEfF[:digit:]]*))\\.)' }] };
+    load({ configPath: tmp.file('istio-tags.yaml', yamlOf(d)) });
+    d.stats_config = { stats_tags: [{ tag_name: 'bad', regex: '^listener(?=x)' }] };
+    assert.match(errorsOf({ configPath: tmp.file('no-group.yaml', yamlOf(d)) })[0]!, /stats_tags\[0\]\.regex: a tag's regex needs a capture group/);
+  });
+
   it('reads a lone object where a list belongs as a list of one, as Envoy\'s loader does (a listener\'s filters as a mapping)', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.static_resources.listeners[0].filter_chains[0].filters = d.static_resources.listeners[0].filter_chains[0].filters[0];

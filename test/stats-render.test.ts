@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatDouble, formatG, formatG32, percentLabel } from '../admin/render/numbers.js';
 import { renderPrometheus, segmentOrder } from '../admin/render/stats-prometheus.js';
-import { extractTags } from '../shared/stats/tags.js';
+import { configureTags, extractTags } from '../shared/stats/tags.js';
 import { renderStatsJson } from '../admin/render/stats-json.js';
 import { renderStatsText } from '../admin/render/stats-text.js';
 import { select, SortedNames, parseStatsParams } from '../admin/stats-view.js';
@@ -80,6 +80,21 @@ describe('tag extraction and ordering', () => {
     assert.deepEqual(extractTags('http.admin.downstream_rq_4xx'), { extracted: 'http.downstream_rq_xx', tags: [['envoy.response_code_class', '4'], ['envoy.http_conn_manager_prefix', 'admin']] });
     assert.deepEqual(extractTags('listener.127.0.0.1_10000.downstream_cx_total'), { extracted: 'listener.downstream_cx_total', tags: [['envoy.listener_address', '127.0.0.1_10000']] });
     assert.deepEqual(extractTags('cluster.svc.upstream_cx_total').extracted, 'cluster.upstream_cx_total');
+  });
+
+  it('reads stats_tags regexes as Envoy\'s std::regex does (ECMAScript: Istio\'s lookahead and POSIX class names)', () => {
+    // Istio's bootstrap tag for a listener's connection manager prefix.
+    const istio = '^listener(?=\\.).*?\\.http\\.(((?:[_.[:digit:]]*|[_\\[\\]aAbBcCdDeEfF[:digit:]]*))\\.)';
+    configureTags([], { stats_tags: [{ tag_name: 'http_conn_manager_prefix', regex: istio }], use_all_default_tags: false });
+    try {
+      assert.deepEqual(extractTags('listener.0.0.0.0_15006.http.10.1.2.3_8080.downstream_rq_2xx'), {
+        extracted: 'listener.0.0.0.0_15006.http.downstream_rq_2xx',
+        tags: [['http_conn_manager_prefix', '10.1.2.3_8080']],
+      });
+      assert.deepEqual(extractTags('cluster.x.upstream_rq_total').tags, [], 'the lookahead needs listener.');
+    } finally {
+      configureTags([], undefined);
+    }
   });
 
   it('orders names segment by segment', () => {

@@ -1,4 +1,3 @@
-import { re2 } from '../re2.js';
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { compileAccessLogFilter } from '../access-log/filter.js';
@@ -15,6 +14,7 @@ import { checkHttpFilterConfig, checkPerFilterConfigs } from './filter-checks.js
 import { checkRegex } from '../matchers.js';
 import { checkHttp2Options } from './http2-options.js';
 import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../upstream/protocol.js';
+import { stdRegex } from '../std-regex.js';
 
 const HCM_TYPE_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
@@ -536,7 +536,15 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void 
   checkStatsTags(obj(bootstrap.stats_config), errors);
 }
 
-/** stats_config.stats_tags: a name once; a regex that RE2 compiles, with a group to take out of the name. */
+/**
+ * stats_config.stats_tags: a name once; a regex with a group to take out of the name. Envoy
+ * compiles these with std::regex (ECMAScript), not RE2: Istio's bootstraps use lookaheads.
+ */
+/** The capture groups of an ECMAScript regex (throws its syntax error). */
+function ecmaScriptGroups(source: string): number {
+  return stdRegex(`${source}|`).exec('')!.length - 1;
+}
+
 function checkStatsTags(statsConfig: Obj, errors: string[]): void {
   const names = new Set<string>();
   list(statsConfig.stats_tags).forEach((t, i) => {
@@ -546,7 +554,7 @@ function checkStatsTags(statsConfig: Obj, errors: string[]): void {
     names.add(name);
     if (typeof t.regex === 'string') {
       try {
-        if (re2().compile(t.regex).groupCount() < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
+        if (ecmaScriptGroups(t.regex) < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
       } catch (err) {
         errors.push(`${path}.regex: ${(err as Error).message}`);
       }

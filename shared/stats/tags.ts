@@ -1,7 +1,6 @@
-import type { RE2JS } from 're2js';
 import { list } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
-import { re2 } from '../re2.js';
+import { stdRegex } from '../std-regex.js';
 
 /**
  * Tags of a statistic, as Envoy's tag producer makes them from its name: the fixed ones first
@@ -33,10 +32,13 @@ export interface Tagged {
   tags: [string, string][];
 }
 
-/** A custom extractor from stats_config.stats_tags (an RE2 regex; its first group is removed, its second, or else its first, is the value). */
+/**
+ * A custom extractor from stats_config.stats_tags: an ECMAScript regex, as Envoy's std::regex
+ * reads it (its first group is removed, its second, or else its first, is the value).
+ */
 interface CustomExtractor {
   tag: string;
-  regex: RE2JS;
+  regex: RegExp;
 }
 
 /** This process's tag configuration (configureTags). */
@@ -47,7 +49,7 @@ export function configureTags(commandLineTags: [string, string][], statsConfig: 
   const custom: CustomExtractor[] = [];
   for (const t of list(statsConfig?.stats_tags)) {
     if (typeof t.fixed_value === 'string') fixed.push([String(t.tag_name), t.fixed_value]);
-    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: re2().compile(t.regex) });
+    else if (typeof t.regex === 'string') custom.push({ tag: String(t.tag_name), regex: stdRegex(t.regex, 'd') });
   }
   tagConfig = { fixed, custom, defaults: statsConfig?.use_all_default_tags !== false };
   taggedCache.clear();
@@ -61,11 +63,11 @@ export function extractTags(name: string): Tagged {
   let extracted = name;
   const tags: [string, string][] = [...tagConfig.fixed];
   for (const { tag, regex } of tagConfig.custom) {
-    const m = regex.matcher(extracted);
-    if (!m.find() || m.groupCount() < 1 || m.group(1) === null) continue;
-    const value = m.groupCount() >= 2 && m.group(2) !== null ? m.group(2)! : m.group(1)!;
-    tags.push([tag, value]);
-    extracted = extracted.slice(0, m.start(1)) + extracted.slice(m.end(1));
+    const m = regex.exec(extracted);
+    const removed = m?.indices?.[1];
+    if (!m || m[1] === undefined || !removed) continue;
+    tags.push([tag, m[2] ?? m[1]]);
+    extracted = extracted.slice(0, removed[0]) + extracted.slice(removed[1]);
   }
   for (const { tag, regex } of tagConfig.defaults ? EXTRACTORS : []) {
     const m = regex.exec(extracted);
