@@ -272,6 +272,23 @@ describe('field checks from the schema and Envoy\'s constraint annotations', () 
     assert.match(errorsOf({ configPath: tmp.file('no-group.yaml', yamlOf(d)) })[0]!, /stats_tags\[0\]\.regex: a tag's regex needs a capture group/);
   });
 
+  it('unwraps a TypedStruct (udpa.type.v1 and xds.type.v3) into the typed configuration it names, as Envoy does', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    const hcm = d.static_resources.listeners[0].filter_chains[0].filters[0];
+    hcm.typed_config = { '@type': 'type.googleapis.com/udpa.type.v1.TypedStruct', type_url: hcm.typed_config['@type'], value: { ...hcm.typed_config, '@type': undefined } };
+    delete hcm.typed_config.value['@type'];
+    const router = hcm.typed_config.value.http_filters.at(-1);
+    router.typed_config = { '@type': 'type.googleapis.com/xds.type.v3.TypedStruct', type_url: 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router', value: { start_child_span: true } };
+    const got = load({ configPath: tmp.file('typed-struct.yaml', yamlOf(d)) }).bootstrap as any;
+    const filter = got.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    assert.equal(filter['@type'], HCM_TYPE);
+    assert.equal(filter.stat_prefix, hcm.typed_config.value.stat_prefix);
+    assert.deepEqual(filter.http_filters.at(-1).typed_config, { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router', start_child_span: true });
+    // Its value is checked as that type's: an unknown field is named.
+    router.typed_config.value = { no_such_field: 1 };
+    assert.match(errorsOf({ configPath: tmp.file('typed-struct-bad.yaml', yamlOf(d)) }).join('\n'), /no_such_field: unknown field/);
+  });
+
   it('reads a lone object where a list belongs as a list of one, as Envoy\'s loader does (a listener\'s filters as a mapping)', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.static_resources.listeners[0].filter_chains[0].filters = d.static_resources.listeners[0].filter_chains[0].filters[0];

@@ -359,6 +359,20 @@ export class ProtoJsonReader {
     }
     const typeUrl = value['@type'];
     const typeName = typeNameOfUrl(typeUrl);
+    // A TypedStruct (udpa.type.v1 or xds.type.v3) names the type of its Struct `value`: it is that
+    // typed configuration, as Envoy unwraps it (Istio configures extensions so).
+    if (TYPED_STRUCTS.has(typeName)) {
+      const inner = value.type_url;
+      if (typeof inner !== 'string' || !inner) {
+        this.error(childPath(path, 'type_url'), `a TypedStruct needs a type_url naming its value's type`);
+        return undefined;
+      }
+      if (value.value !== undefined && !isPlainObject(value.value)) {
+        this.error(childPath(path, 'value'), `expected an object (google.protobuf.Struct), got ${describe(value.value)}`);
+        return undefined;
+      }
+      return this.readAny({ ...(value.value as JsonObject | undefined), '@type': inner }, path);
+    }
     const type = lookupTypeOrNull(this.root, typeName);
     const { '@type': _ignored, ...rest } = value;
     if (!type) {
@@ -373,6 +387,8 @@ export class ProtoJsonReader {
     return normalised;
   }
 }
+
+const TYPED_STRUCTS = new Set(['udpa.type.v1.TypedStruct', 'xds.type.v3.TypedStruct']);
 
 const NOT_WELL_KNOWN = Symbol('not a well-known type');
 const readWellKnownNames = new Set([
