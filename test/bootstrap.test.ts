@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fromProto3JSON } from 'proto3-json-serializer';
 import { BOOTSTRAP_TYPE, BootstrapError, loadBootstrap, type BootstrapSource, type LoadedBootstrap } from '../shared/config/bootstrap.js';
@@ -130,6 +131,24 @@ describe('bootstrap formats', () => {
     const path = tmp.file('unknown.pb', withUnknown);
     assert.match(errorsOf({ configPath: path })[0]!, /#999: unknown field in envoy\.config\.bootstrap\.v3\.Bootstrap/);
     assert.equal(load({ configPath: path, allowUnknownStaticFields: true }).unknownFields.length, 1);
+  });
+
+  it('reports bytes that are not a protobuf message as the file\'s error, naming it', () => {
+    // An unknown field number with wire type 6 (none such), and a length past the end.
+    for (const bytes of [[0xb8, 0x3e, 0x01, 0xbe, 0x3e], [0x0a, 0xff, 0x01, 0x00]]) {
+      const path = tmp.file(`corrupt-${bytes.length}.pb`, Buffer.from(bytes));
+      const errors = errorsOf({ configPath: path, allowUnknownStaticFields: true });
+      assert.equal(errors.length, 1, errors.join('\n'));
+      assert.match(errors[0]!, /corrupt-\d\.pb: .*malformed binary data \(/);
+    }
+  });
+
+  it('refuses a string that is not UTF-8, with its path, in YAML and in binary', () => {
+    const yaml = Buffer.concat([Buffer.from('node:\n  id: "edge-'), Buffer.from([0xc3, 0x28]), Buffer.from('"\n  cluster: c\n')]);
+    assert.deepEqual(errorsOf({ configPath: tmp.file('latin.yaml', yaml) }), [`${join(tmp.dir, 'latin.yaml')}: node.id: invalid UTF-8 in a string`]);
+    // Bootstrap.node (1) { id (1): "a\xff" }
+    const binary = Buffer.from([0x0a, 0x04, 0x0a, 0x02, 0x61, 0xff]);
+    assert.match(errorsOf({ configPath: tmp.file('latin.pb', binary) }).join('\n'), /latin\.pb: node\.id: malformed binary data \(a string field holds invalid UTF-8\)/);
   });
 
   it('reports unreadable files and YAML syntax errors', () => {

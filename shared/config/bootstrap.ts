@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
@@ -168,15 +169,36 @@ function readWhole(path: string): Buffer {
   }
 }
 
-/** `data`, read from `path`, parsed by the format its extension names. */
+/** `data`, read from `path`, parsed by the format its extension names; a text format's bytes must be UTF-8, as protobuf's parsers require. */
 function parseSource(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type, maxValues = MAX_VALUES): Parsed {
+  const parsed = parseSourceAs(path, data, root, type, maxValues);
+  if (bootstrapFormat(path) !== 'binary' && !isUtf8(data)) throw new BootstrapError(invalidUtf8(parsed.document, path));
+  return parsed;
+}
+
+/** Where a document read from bytes that are not UTF-8 has its replaced characters (U+FFFD): each string's path; the file's when none is in a string. */
+function invalidUtf8(document: unknown, file: string): string[] {
+  const found: string[] = [];
+  const walk = (v: unknown, at: string) => {
+    if (typeof v === 'string') {
+      if (v.includes('\uFFFD')) found.push(`${file}: ${at || '(the document)'}: invalid UTF-8 in a string`);
+    } else if (Array.isArray(v)) v.forEach((item, i) => walk(item, `${at}[${i}]`));
+    else if (v !== null && typeof v === 'object') for (const [k, item] of Object.entries(v)) walk(item, at ? `${at}.${k}` : k);
+  };
+  walk(document, '');
+  return found.length ? found : [`${file}: the file is not valid UTF-8`];
+}
+
+function parseSourceAs(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type, maxValues: number): Parsed {
   switch (bootstrapFormat(path)) {
     case 'binary': {
       let decoded: ReturnType<BinaryDecoder['decode']>;
       try {
         decoded = new BinaryDecoder(root).decode(type, data);
       } catch (err) {
-        tooDeep(err, path);
+        // Bytes that are not a protobuf message (a bad wire type, a length past the end) are the file's fault, not a bug.
+        if (err instanceof RangeError && /call stack/i.test(err.message)) tooDeep(err, path);
+        throw new BootstrapError([`${path}: malformed binary data (${(err as Error).message})`]);
       }
       if (decoded.errors.length) throw new BootstrapError(decoded.errors.map((e) => `${path}: ${e}`));
       return { document: withinLimits(decoded.json, path, maxValues), unknownFields: decoded.unknownFields };

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs';
 import { MAX_DEPTH } from './limits.js';
 import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
@@ -56,7 +57,12 @@ export class BinaryDecoder {
       case 'fixed64': return longToJson(reader.fixed64());
       case 'sfixed64': return longToJson(reader.sfixed64());
       case 'bool': return reader.bool();
-      case 'string': return reader.string();
+      case 'string': {
+        // protobuf (and Envoy) refuse a string that is not UTF-8; Node's decoder would swap in U+FFFD.
+        const bytes = reader.bytes();
+        if (!isUtf8(bytes)) throw new Error('a string field holds invalid UTF-8');
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      }
       case 'bytes': return Buffer.from(reader.bytes()).toString('base64');
       default: throw new Error(`unsupported scalar type ${kind}`);
     }
