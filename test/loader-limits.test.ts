@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { BootstrapError, loadBootstrap, type BootstrapSource } from '../shared/config/bootstrap.js';
-import { documentLimitError, MAX_DEPTH, MAX_VALUES } from '../shared/config/limits.js';
+import { documentLimitError, MAX_BYTES, MAX_DEPTH, MAX_VALUES } from '../shared/config/limits.js';
 import { readMessage } from '../shared/config/message.js';
 import { fuzzedBootstraps } from './helpers/bootstrap-fuzz.js';
 import { runProxy, tempDir } from './helpers/cli.js';
@@ -41,14 +41,24 @@ describe('loader limits', () => {
     assert.match(documentLimitError(deep) ?? '', new RegExp(`^nested deeper than ${MAX_DEPTH} levels \\(at a\\.a\\.a\\.a\\.a\\.a…\\)$`));
     let wide: unknown = Array.from({ length: 1000 }, () => 0);
     for (let i = 0; i < 4; i++) wide = Array.from({ length: 10 }, () => wide);
-    assert.equal(documentLimitError(wide), `expands to more than ${MAX_VALUES.toLocaleString('en-US')} values (YAML aliases used as a "billion laughs"?)`);
+    assert.equal(documentLimitError(wide), `has more than ${MAX_VALUES.toLocaleString('en-US')} values once its YAML aliases are expanded (a "billion laughs"?)`);
+    // Without aliases, the limit is named for what it is.
+    assert.equal(documentLimitError({ values: Array.from({ length: 2000 }, () => 0) }, 1000), 'has more than 1,000 values');
+    // Few values, many bytes: a 1 MB string used 300 times.
+    const big = 'x'.repeat(1024 * 1024);
+    const many = { a: Array.from({ length: 300 }, () => ({ s: big })) };
+    assert.equal(documentLimitError(many), `is larger than ${MAX_BYTES / (1024 * 1024)} MiB`);
+    const shared1 = { s: big };
+    assert.equal(documentLimitError({ a: Array.from({ length: 300 }, () => shared1) }), `is larger than ${MAX_BYTES / (1024 * 1024)} MiB once its YAML aliases are expanded (a "billion laughs"?)`);
     const loop: Record<string, unknown> = {};
     loop.self = [loop];
     assert.match(documentLimitError(loop) ?? '', /^a YAML alias refers to a value that contains it \(at self\[0\]\)$/);
   });
 
   const probes: [string, string | Uint8Array, RegExp][] = [
-    ['bomb.yaml', aliasBomb(), /bomb\.yaml: refused: expands to more than 10,000,000 values/],
+    ['bomb.yaml', aliasBomb(), /bomb\.yaml: refused: has more than 10,000,000 values once its YAML aliases are expanded/],
+    // A 1 MB string referenced 10,000 times under node.metadata: 10 GB once expanded (it used to validate, then crash serve).
+    ['strings.yaml', `s: &s "${'x'.repeat(1024 * 1024)}"\nnode:\n  metadata:\n    l: [${Array.from({ length: 10_000 }, () => '*s').join(', ')}]\n`, /strings\.yaml: refused: is larger than 256 MiB/],
     ['deep.json', `{"node": {"metadata": ${'{"a": '.repeat(100_000)}1${'}'.repeat(100_000)}}}`, /deep\.json: refused: nested deeper than 100 levels \(at node\.metadata\.a\.a\.a\.a…\)/],
     ['deep.yaml', `node: {metadata: ${'{a: '.repeat(20_000)}1${'}'.repeat(20_000)}}\n`, /deep\.yaml: unable to parse YAML: nesting exceeded maxDepth \(100\)/],
     ['deep.pb_text', `node { metadata { ${'fields { key: "a" value { struct_value { '.repeat(20_000)}${'} } } '.repeat(20_000)}} }\n`, /deep\.pb_text: unable to parse text proto: line 1: nested deeper than 100 levels/],
@@ -71,7 +81,7 @@ describe('loader limits', () => {
 
   it('refuses an alias bomb in an admin request body too (POST /tap parses YAML)', () => {
     const got = readMessage('envoy.admin.v3.TapRequest', aliasBomb());
-    assert.match(got.errors.join('\n'), /^refused: expands to more than 10,000,000 values/);
+    assert.match(got.errors.join('\n'), /^refused: has more than 10,000,000 values once its YAML aliases are expanded/);
   });
 
   it('turns 1,000 seeded mutations of a bootstrap, in every format, into a bootstrap or a configuration error', () => {
