@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { BootstrapError, loadBootstrap } from '../shared/config/bootstrap.js';
-import { fieldRules } from '../shared/config/pgv.js';
+import { checkFieldRules, fieldRules } from '../shared/config/pgv.js';
 import { loadSchemaFromProtos } from '../shared/config/schema.js';
 import { bootstrapSource, HCM_TYPE, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
 
@@ -108,5 +108,82 @@ describe('PGV rules', () => {
       })).filter((e) => e.includes('san_type'));
     assert.deepEqual(san('DNS'), []);
     assert.match(san('SAN_TYPE_UNSPECIFIED').join('\n'), /san_type: value must not be in list \[0\]/);
+  });
+});
+
+describe('each PGV rule kind, one value that passes and one that fails', () => {
+  const root = protobuf.Root.fromJSON({
+    nested: {
+      google: { nested: { protobuf: { nested: { Duration: { fields: { seconds: { type: 'int64', id: 1 }, nanos: { type: 'int32', id: 2 } } } } } } },
+      t: { nested: { Color: { values: { UNSET: 0, RED: 1, BLUE: 2 } }, M: { fields: { x: { type: 'int32', id: 1 } } }, H: { fields: {} } } },
+    },
+  });
+  /** A field of `type` with these rules (as the loader's options are: `(validate.rules).` keys), resolved in `root`. */
+  const fieldWith = (type: string, rules: Record<string, unknown>, rule?: 'repeated' | 'map'): protobuf.Field => {
+    const options = Object.fromEntries(Object.entries(rules).map(([k, v]) => [`(validate.rules).${k}`, v]));
+    const f = rule === 'map' ? (new protobuf.MapField('f', 1, 'string', type, options) as unknown as protobuf.Field) : new protobuf.Field('f', 1, type, rule === 'repeated' ? 'repeated' : undefined, undefined, options);
+    const holder = root.lookupType('t.H');
+    holder.add(f);
+    f.resolve();
+    holder.remove(f);
+    return f;
+  };
+  const errors = (f: protobuf.Field, value: unknown, enumNumber?: number | number[]) => {
+    const out: string[] = [];
+    checkFieldRules(f, value, enumNumber, 'f', out);
+    return out;
+  };
+  // [rules, type, passes, fails, the failure's message (null: none to try), rule?]
+  const cases: [Record<string, unknown>, string, unknown, unknown, RegExp | null, ('repeated' | 'map')?][] = [
+    [{ 'string.min_len': 1 }, 'string', 'a', '', /at least 1 characters/],
+    [{ 'string.max_bytes': 3 }, 'string', 'abc', 'abcd', /at most 3 bytes/],
+    [{ 'string.in': ['http', 'https'] }, 'string', 'https', 'ftp', /must be in list \[http, https\]/],
+    [{ 'string.not_in': ['x', 'y'] }, 'string', 'z', 'y', /must not be in list \[x, y\]/],
+    [{ 'string.prefix': '/' }, 'string', '/a', 'a', /does not have prefix/],
+    [{ 'string.pattern': '^[a-z]+$' }, 'string', 'abc', 'ab1', /does not match regex pattern/],
+    [{ 'string.well_known_regex': 'HTTP_HEADER_NAME', 'string.strict': false }, 'string', 'x-a', 'x\na', /valid HTTP header name/],
+    [{ 'string.min_len': 1, 'string.ignore_empty': true }, 'string', '', undefined, null],
+    [{ 'bool.const': true }, 'bool', true, false, /must equal true/],
+    [{ 'bytes.min_len': 2 }, 'bytes', Buffer.from('ab').toString('base64'), Buffer.from('a').toString('base64'), /at least 2 bytes/],
+    [{ 'bytes.max_len': 1 }, 'bytes', Buffer.from('a').toString('base64'), Buffer.from('ab').toString('base64'), /at most 1 bytes/],
+    [{ 'uint32.gt': 0 }, 'uint32', 1, 0, /greater than 0/],
+    [{ 'uint32.gte': 1, 'uint32.lte': 5 }, 'uint32', 5, 6, /inside range \[1, 5\]/],
+    [{ 'uint32.lt': 10 }, 'uint32', 9, 10, /less than 10/],
+    [{ 'int32.gt': -1 }, 'int32', 0, -1, /greater than -1/],
+    [{ 'uint64.lte': 100 }, 'uint64', 100, 101, /less than or equal to 100/],
+    [{ 'double.gte': 0 }, 'double', 0, -0.5, /greater than or equal to 0/],
+    [{ 'double.gt': 0 }, 'double', 0.1, 0, /greater than 0/],
+    [{ 'duration.gt': {} }, 'google.protobuf.Duration', '0.001s', '0s', /greater than 0s/],
+    [{ 'duration.gte': {} }, 'google.protobuf.Duration', '0s', '-1s', /greater than or equal to 0s/],
+    [{ 'duration.lte': {} }, 'google.protobuf.Duration', '0s', '1s', /less than or equal to 0s/],
+    [{ 'duration.gte.nanos': 1000000 }, 'google.protobuf.Duration', '0.001s', '0.0001s', /greater than or equal to 0\.001s/],
+    [{ 'duration.lt.seconds': 10 }, 'google.protobuf.Duration', '9s', '10s', /less than 10s/],
+    [{ 'duration.required': true }, 'google.protobuf.Duration', '1s', undefined, /required/],
+    [{ 'message.required': true }, 't.M', { x: 1 }, undefined, /required/],
+    [{ 'repeated.min_items': 1 }, 'string', ['a'], undefined, /at least 1 item/, 'repeated'],
+    [{ 'repeated.max_items': 1 }, 'string', ['a'], ['a', 'b'], /no more than 1 item/, 'repeated'],
+    [{ 'repeated.unique': true }, 'string', ['a', 'b'], ['a', 'a'], /unique items/, 'repeated'],
+    [{ 'repeated.items.string.min_len': 1 }, 'string', ['a'], ['a', ''], /\[1\]: value length must be at least 1/, 'repeated'],
+    [{ 'repeated.items.uint32.lt': 3 }, 'uint32', [2], [3], /\[0\]: value must be less than 3/, 'repeated'],
+    [{ 'map.min_pairs': 1 }, 'string', { a: 'b' }, {}, /at least 1 pair/, 'map'],
+    [{ 'map.keys.string.min_len': 2 }, 'string', { ab: 'x' }, { a: 'x' }, /map key 'a': value length must be at least 2/, 'map'],
+  ];
+  for (const [rules, type, passes, fails, message, rule] of cases) {
+    it(`${Object.keys(rules).join(' + ')}${rule ? ` (${rule})` : ''}`, () => {
+      const f = fieldWith(type, rules, rule);
+      assert.deepEqual(errors(f, passes), [], `passes: ${JSON.stringify(passes)}`);
+      if (message === null) return;
+      assert.match(errors(f, fails).join('\n'), message, `fails: ${JSON.stringify(fails)}`);
+    });
+  }
+  it('enum.defined_only, enum.in, enum.not_in (by number; an unset enum is 0)', () => {
+    const f = fieldWith('t.Color', { 'enum.defined_only': true, 'enum.not_in': [0] });
+    assert.deepEqual(errors(f, 'RED', 1), []);
+    assert.match(errors(f, 'UNSET', 0).join('\n'), /must not be in list \[0\]/);
+    assert.match(errors(f, undefined).join('\n'), /must not be in list \[0\]/);
+    assert.match(errors(f, 7, 7).join('\n'), /defined enum values/);
+    const g = fieldWith('t.Color', { 'enum.in': [1, 2] });
+    assert.deepEqual(errors(g, 'BLUE', 2), []);
+    assert.match(errors(g, 'UNSET', 0).join('\n'), /must be in list \[1, 2\]/);
   });
 });
