@@ -12,12 +12,12 @@ import { bootstrapSource, HCM_TYPE, minimalBootstrap, staticCluster } from './he
 
 /** The rules pgv.ts evaluates, by kind (a repeated field's item rules and a map's key rules are these too). */
 const IMPLEMENTED: Record<string, string[]> = {
-  string: ['min_len', 'max_len', 'min_bytes', 'max_bytes', 'prefix', 'in', 'not_in', 'pattern', 'well_known_regex', 'strict', 'ignore_empty'],
+  string: ['min_len', 'max_len', 'min_bytes', 'max_bytes', 'prefix', 'suffix', 'in', 'not_in', 'pattern', 'well_known_regex', 'strict', 'ignore_empty'],
   bytes: ['min_len', 'max_len'],
   bool: ['const'],
   enum: ['defined_only', 'in', 'not_in'],
   duration: ['gt', 'gte', 'lt', 'lte', 'required'],
-  message: ['required'],
+  message: ['required', 'skip'],
   any: ['required'],
   repeated: ['min_items', 'max_items', 'unique'],
   map: ['min_pairs', 'max_pairs'],
@@ -73,7 +73,7 @@ describe('PGV rules', () => {
     hcm.access_log = log(['UF', 'XX']);
     const errors = errorsOf(doc);
     assert.equal(errors.length, 1, errors.join('\n'));
-    assert.match(errors[0]!, /flags: \[1\]: value must be in list \[LH, UH, UT, .*, DR\]/);
+    assert.match(errors[0]!, /flags: \[1\]: value must be in list \[LH, UH, UT, .*, DR, UDO\]/);
   });
 
   it('reads an empty bound as zero: connect_timeout 0s and -1s are refused, a millisecond passes', () => {
@@ -140,6 +140,7 @@ describe('each PGV rule kind, one value that passes and one that fails', () => {
     [{ 'string.in': ['http', 'https'] }, 'string', 'https', 'ftp', /must be in list \[http, https\]/],
     [{ 'string.not_in': ['x', 'y'] }, 'string', 'z', 'y', /must not be in list \[x, y\]/],
     [{ 'string.prefix': '/' }, 'string', '/a', 'a', /does not have prefix/],
+    [{ 'string.suffix': '.lua' }, 'string', 'a.lua', 'a.py', /does not have suffix "\.lua"/],
     [{ 'string.pattern': '^[a-z]+$' }, 'string', 'abc', 'ab1', /does not match regex pattern/],
     [{ 'string.well_known_regex': 'HTTP_HEADER_NAME', 'string.strict': false }, 'string', 'x-a', 'x\na', /valid HTTP header name/],
     [{ 'string.min_len': 1, 'string.ignore_empty': true }, 'string', '', undefined, null],

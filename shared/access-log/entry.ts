@@ -53,7 +53,7 @@ export interface AccessLogEntry {
  */
 export const RESPONSE_FLAG_NAMES = [
   'LH', 'UH', 'UT', 'LR', 'UR', 'UF', 'UC', 'UO', 'NR', 'DI', 'FI', 'RL', 'UAEX', 'RLSE', 'DC', 'URX', 'SI', 'IH', 'DPE',
-  'UMSDR', 'RFCF', 'NFCF', 'DT', 'UPE', 'NC', 'OM', 'DF', 'DO', 'DR',
+  'UMSDR', 'RFCF', 'NFCF', 'DT', 'UPE', 'NC', 'OM', 'DF', 'DO', 'DR', 'UDO',
 ] as const;
 
 const bit = (name: (typeof RESPONSE_FLAG_NAMES)[number]) => 1 << RESPONSE_FLAG_NAMES.indexOf(name);

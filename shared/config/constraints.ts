@@ -40,6 +40,8 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
       checkFieldRules(field, value, enumNumber, fieldPath, errors);
     }
     if (!(field.resolvedType instanceof protobuf.Type) || value === undefined) continue;
+    // message.skip: the message's own rules are not checked there (PGV's skip).
+    if (fieldRules(field)?.['message.skip'] === true) continue;
     const inner = field.resolvedType;
     if (field.map) {
       for (const [k, v] of Object.entries(value as JsonObject)) checkNested(inner, v, `${fieldPath}[${JSON.stringify(k)}]`, errors);

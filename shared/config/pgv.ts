@@ -61,6 +61,8 @@ function checkString(rules: Rules, kind: string, s: string, fail: (msg: string) 
   if (typeof maxBytes === 'number' && bytes > maxBytes) fail(`value length must be at most ${maxBytes} bytes`);
   const prefix = r('prefix');
   if (typeof prefix === 'string' && !s.startsWith(prefix)) fail(`value does not have prefix "${prefix}"`);
+  const suffix = r('suffix');
+  if (typeof suffix === 'string' && !s.endsWith(suffix)) fail(`value does not have suffix "${suffix}"`);
   const inList = r('in');
   if (inList !== undefined) {
     const allowed = Array.isArray(inList) ? inList : [inList];

@@ -2,20 +2,24 @@ import { createRequire } from 'node:module';
 import { accessSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import protobuf from 'protobufjs';
-import { distDir } from '../paths.js';
+import { distDir, packageRoot } from '../paths.js';
+import { createHash } from 'node:crypto';
 
 /**
- * Envoy's published v3 API, loaded with protobufjs from the .proto files that
- * @grpc/grpc-js-xds ships (deps/envoy-api and its imports). Loading ~500 .proto files takes
- * 100-140 ms; the build writes the resolved descriptor to dist/ so that start-up (which counts
- * on every hot restart) reads one JSON file instead.
+ * Envoy's current v3 API, loaded with protobufjs from the .proto files vendored in
+ * third_party/envoy-api (Envoy's data-plane-api and everything it imports, verbatim; its README
+ * names each upstream commit, and scripts/refresh-envoy-api.sh replaces it). Loading the files
+ * takes a few hundred ms; the build writes the resolved descriptor to dist/ so that start-up
+ * (which counts on every hot restart) reads one JSON file instead, and materialises only the
+ * units a configuration reaches.
  */
 const require = createRequire(import.meta.url);
-const xdsPackageJson = require.resolve('@grpc/grpc-js-xds/package.json');
-const xdsVersion: string = JSON.parse(readFileSync(xdsPackageJson, 'utf8')).version;
+const apiDir = join(packageRoot, 'third_party', 'envoy-api');
+/** Which API the schema is: the vendored README names its upstream commits (a refresh changes it, and the cache with it). */
+const apiVersion = createHash('sha256').update(readFileSync(join(apiDir, 'README.md'))).digest('hex').slice(0, 16);
 const includeDirs = [
-  ...['envoy-api', 'googleapis', 'protoc-gen-validate', 'xds'].map((d) => join(dirname(xdsPackageJson), 'deps', d)),
-  // google/protobuf/descriptor.proto, imported by the validate and udpa annotations.
+  apiDir,
+  // google/protobuf/*.proto, imported everywhere (protobufjs ships them).
   dirname(require.resolve('protobufjs/package.json')),
 ];
 
@@ -72,17 +76,9 @@ export const schemaFiles = [
   'envoy/service/discovery/v3/discovery.proto',
 ];
 
-/**
- * Fields Envoy added after the API release @grpc/grpc-js-xds bundles, that this proxy reads:
- * [message, field, number, type, rule]. Numbers are Envoy's, so binary bootstraps decode too.
- * `Admin.allow_paths` (Envoy 1.37) takes the message's next free number, 7.
- */
-const ADDED_FIELDS: [message: string, field: string, id: number, type: string, rule?: string][] = [
-  ['envoy.config.bootstrap.v3.Admin', 'allow_paths', 7, '.envoy.type.matcher.v3.StringMatcher', 'repeated'],
-];
 
 const cacheFile = join(distDir, 'envoy-schema.json');
-const cacheKey = `units:${xdsVersion}:rules-whole:${schemaFiles.join(',')}:${ADDED_FIELDS.map((f) => f.join('/')).join(',')}`;
+const cacheKey = `units:${apiVersion}:rules-whole:${schemaFiles.join(',')}`;
 
 export function loadSchemaFromProtos(): protobuf.Root {
   const root = new protobuf.Root();
@@ -101,11 +97,6 @@ export function loadSchemaFromProtos(): protobuf.Root {
   root.loadSync(schemaFiles, { keepCase: true });
   root.resolveAll();
   keepWholeRules(root);
-  for (const [message, name, id, type, rule] of ADDED_FIELDS) {
-    const field = new protobuf.Field(name, id, type, rule);
-    root.lookupType(message).add(field);
-    field.resolve();
-  }
   return root;
 }
 

@@ -1,0 +1,38 @@
+// The schema is Envoy's current API (third_party/envoy-api, Envoy 1.37's data-plane-api): fields
+// Envoy added after the API @grpc/grpc-js-xds bundles are known, so one this proxy does not
+// implement is refused as "not supported by this proxy" with its path, never as an unknown field
+// (which reads like the operator's typo).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { BootstrapError, loadBootstrap } from '../shared/config/bootstrap.js';
+import { envoySchema } from '../shared/config/schema.js';
+import { bootstrapSource, minimalBootstrap } from './helpers/bootstraps.js';
+
+function errorsOf(doc: object): string[] {
+  try {
+    loadBootstrap(bootstrapSource({ configYaml: JSON.stringify(doc) }));
+  } catch (err) {
+    assert.ok(err instanceof BootstrapError, String(err));
+    return err.errors;
+  }
+  return [];
+}
+
+describe("Envoy's current API", () => {
+  it('knows the messages and fields of Envoy 1.37', () => {
+    const root = envoySchema();
+    assert.ok(root.lookupType('envoy.config.route.v3.RouteMatch').fields.cookies);
+    assert.ok(root.lookupType('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext').fields.auto_sni_san_validation);
+    assert.ok(root.lookupType('envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit').fields.rate_limits);
+    assert.equal(root.lookupType('envoy.config.bootstrap.v3.Admin').fields.allow_paths!.id, 7);
+  });
+
+  it('refuses a 1.37 field it does not implement as not supported, naming it', () => {
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.cookies = [{ name: 'session', string_match: { exact: 'x' } }];
+    const errors = errorsOf(doc);
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0]!, /routes\[0\]\.match\.cookies: field 'cookies' of envoy\.config\.route\.v3\.RouteMatch is not supported by this proxy/);
+    assert.doesNotMatch(errors[0]!, /unknown field/);
+  });
+});
