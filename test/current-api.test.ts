@@ -35,4 +35,22 @@ describe("Envoy's current API", () => {
     assert.match(errors[0]!, /routes\[0\]\.match\.cookies: field 'cookies' of envoy\.config\.route\.v3\.RouteMatch is not supported by this proxy/);
     assert.doesNotMatch(errors[0]!, /unknown field/);
   });
+
+  it('refuses auto_sni_san_validation and a local rate limit\'s rate_limits the same way', () => {
+    const tls = minimalBootstrap() as Record<string, any>;
+    tls.static_resources.clusters[0].transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', auto_sni_san_validation: true },
+    };
+    assert.match(errorsOf(tls).join('\n'), /transport_socket\.typed_config\.auto_sni_san_validation: field 'auto_sni_san_validation' of envoy\.extensions\.transport_sockets\.tls\.v3\.UpstreamTlsContext is not supported by this proxy/);
+    const limited = minimalBootstrap() as Record<string, any>;
+    const hcm = limited.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    hcm.http_filters.unshift({
+      name: 'envoy.filters.http.local_ratelimit',
+      typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit', stat_prefix: 'l', rate_limits: [{ actions: [{ request_headers: { header_name: 'x-user', descriptor_key: 'user' } }] }] },
+    });
+    const errors = errorsOf(limited).join('\n');
+    assert.match(errors, /http_filters\[0\]\.typed_config\.rate_limits: field 'rate_limits' of envoy\.extensions\.filters\.http\.local_ratelimit\.v3\.LocalRateLimit is not supported by this proxy/);
+    assert.doesNotMatch(errors, /unknown field/);
+  });
 });
