@@ -5,10 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
-import { BootstrapError, loadBootstrap } from '../shared/config/bootstrap.js';
 import { checkFieldRules, fieldRules } from '../shared/config/pgv.js';
 import { loadSchemaFromProtos } from '../shared/config/schema.js';
-import { bootstrapSource, HCM_TYPE, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
+import { HCM_TYPE, loadErrors, minimalBootstrap, staticCluster } from './helpers/bootstraps.js';
 
 /** The rules pgv.ts evaluates, by kind (a repeated field's item rules and a map's key rules are these too). */
 const IMPLEMENTED: Record<string, string[]> = {
@@ -24,15 +23,7 @@ const IMPLEMENTED: Record<string, string[]> = {
   ...Object.fromEntries(['int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32', 'sfixed64', 'double', 'float'].map((k) => [k, ['const', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in']])),
 };
 
-function errorsOf(doc: object): string[] {
-  try {
-    loadBootstrap(bootstrapSource({ configYaml: JSON.stringify(doc) }));
-  } catch (err) {
-    assert.ok(err instanceof BootstrapError, String(err));
-    return err.errors;
-  }
-  return [];
-}
+const errorsOf = loadErrors;
 
 function withCluster(over: object): object {
   const doc = minimalBootstrap() as { static_resources: { clusters: object[] } };

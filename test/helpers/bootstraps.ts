@@ -1,4 +1,4 @@
-import type { BootstrapSource } from '../../shared/config/bootstrap.js';
+import { BootstrapError, loadBootstrap, type BootstrapSource } from '../../shared/config/bootstrap.js';
 
 /** Small v3 bootstraps for tests, as plain canonical JSON. */
 
@@ -86,4 +86,15 @@ export function bootstrapSource(over: Partial<BootstrapSource>): BootstrapSource
     serviceZone: '',
     ...over,
   };
+}
+
+/** The configuration errors of loading `doc` as a bootstrap (given inline); none when it loads. */
+export function loadErrors(doc: object): string[] {
+  try {
+    loadBootstrap(bootstrapSource({ configYaml: JSON.stringify(doc) }));
+  } catch (err) {
+    if (!(err instanceof BootstrapError)) throw err;
+    return err.errors;
+  }
+  return [];
 }
