@@ -124,6 +124,15 @@ describe('clusters from a file (CDS)', () => {
     assert.deepEqual(dump.configs.map((c: { cluster: { name: string } }) => c.cluster.name), ['second']);
   });
 
+  it('changes nothing when a resource cannot be decoded (an unknown enum value), its valid siblings neither: update_failure, as Envoy\'s loader fails the file', async () => {
+    publish(response('5b', [cluster('second', a.port), cluster('third', a.port), cluster('broken', a.port, ', lb_policy: NO_SUCH_POLICY')]));
+    await waitForStat('cluster_manager.cds.update_failure', 2);
+    assert.equal(await stat('cluster_manager.active_clusters'), 1, 'third was not added');
+    assert.match(proxy.output(), /filesystem config update failure: .*resources\[2\]\.lb_policy: unknown value "NO_SUCH_POLICY"/);
+    const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_active_clusters`)).body);
+    assert.deepEqual(dump.configs.map((c: { cluster: { name: string } }) => c.cluster.name), ['second']);
+  });
+
   it('counts unknown fields in a cluster (server.dynamic_unknown_fields) and applies it, by default', async () => {
     publish(response('6', [cluster('second', b.port, ', no_such_field: 1')]));
     await waitForStat('server.dynamic_unknown_fields', 1);

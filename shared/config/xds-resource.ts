@@ -1,6 +1,6 @@
 import { checkConstraints } from './constraints.js';
 import { checkAnyUses, type Extension } from './extensions.js';
-import { ProtoJsonReader, type JsonObject } from './proto-json.js';
+import { lookupTypeOrNull, ProtoJsonReader, type JsonObject } from './proto-json.js';
 import { envoySchema } from './schema.js';
 import { checkCluster, checkListener, checkRouteConfig } from './semantic.js';
 import { checkSupportedFields } from './supported.js';
@@ -28,6 +28,24 @@ export interface CheckedResource {
   errors: string[];
   /** Unknown fields seen (allowed, unless rejected), e.g. `Cluster.foo`. */
   unknownFields: string[];
+}
+
+/**
+ * Why a resource of a JSON or YAML discovery response cannot be decoded at all (an unknown enum
+ * value, a wrong type, a malformed duration, an unknown type URL), as opposed to decoding into
+ * something invalid: Envoy's JSON loader fails on the whole file then (unknown fields aside,
+ * which it retries without), so the update changes nothing. Empty when it decodes.
+ */
+export function decodeErrors(any: JsonObject): string[] {
+  const { '@type': typeUrl, ...fields } = any;
+  if (typeof typeUrl !== 'string') return ['a resource without "@type"'];
+  const root = envoySchema();
+  const typeName = typeNameOfUrl(typeUrl);
+  const type = lookupTypeOrNull(root, typeName);
+  if (!type) return [`unknown type URL '${typeUrl}'`];
+  const reader = new ProtoJsonReader(root, { unknownFields: 'allow' });
+  reader.readMessage(type, fields, '');
+  return reader.errors.map((e) => e.replace(/^\./, ''));
 }
 
 /**

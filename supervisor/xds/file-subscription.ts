@@ -3,6 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { BootstrapError, readSource } from '../../shared/config/bootstrap.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
+import { decodeErrors } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { SubscriptionStats } from './subscription-stats.js';
 import { working } from '../../shared/idle-housekeeping.js';
@@ -13,9 +14,10 @@ import { working } from '../../shared/idle-housekeeping.js';
  * start, and read again only when a file is renamed onto the path — write a temporary file beside
  * it and `mv` it there; a write in place is never picked up half-written. With
  * `watched_directory`, any rename into that directory reloads the path (Kubernetes ConfigMaps
- * swap a `..data` symlink). A file that cannot be read or parsed changes nothing
- * (`update_failure`); one whose resources are refused is `update_rejected`, and its valid
- * resources still apply, as Envoy's CDS applies them.
+ * swap a `..data` symlink). A file that cannot be read, parsed or decoded (a resource with an
+ * unknown enum value, say: Envoy's JSON loader fails the whole file) changes nothing
+ * (`update_failure`); one that decodes but whose resources are refused is `update_rejected`, and
+ * its valid resources still apply, as Envoy's CDS applies them.
  *
  * Node's watcher reports renames and creations alike, so a file deleted and created anew at the
  * path is also read again (Envoy waits for a rename).
@@ -89,6 +91,13 @@ export class FileSubscription {
     }
     const versionInfo = typeof response.version_info === 'string' ? response.version_info : '';
     const resources = Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [];
+    // As Envoy's loader: a resource that cannot be decoded fails the whole file, which changes nothing (update_failure).
+    const undecodable = resources.flatMap((r, i) => decodeErrors(r).map((e) => `resources[${i}]${e.startsWith('[') ? '' : e.includes(':') ? '.' : ': '}${e}`));
+    if (undecodable.length) {
+      this.stats.failed();
+      log.warn(`filesystem config update failure: ${this.path}: ${undecodable.join('; ')}`);
+      return;
+    }
     let errors: string[];
     try {
       errors = await this.stats.update(versionInfo, () => this.apply(versionInfo, resources));
