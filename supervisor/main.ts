@@ -22,6 +22,7 @@ import { discardSpareWorkers, forkSpareWorkers } from './spares.js';
 import { ProcessTree } from './tree.js';
 import { AdminBindError, AdminSocket } from './admin-socket.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
+import { obj } from '../shared/config/access.js';
 
 /**
  * The supervisor's lifecycle, top to bottom: parse the command line, set up logging, load and
@@ -98,7 +99,7 @@ function establishEpoch(options: Options): HotRestartEpoch | null {
 /** `established`: the epoch, when it was established before the configuration was loaded. */
 async function serve(options: Options, loaded: LoadedBootstrap, established: HotRestartEpoch | undefined): Promise<number> {
   // The supervisor's histogram samples (initialization_time_ms, cluster updates) go to the statsd sinks as it records them.
-  configureTags(options.statsTags, loaded.bootstrap.stats_config as JsonObject | undefined);
+  configureTags(options.statsTags, obj(loaded.bootstrap.stats_config));
   sendHistogramSamples(stats, openStatsdSinks(loaded.bootstrap));
   const accessLogError = openAccessLogs(loaded.bootstrap);
   if (accessLogError) {

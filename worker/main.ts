@@ -19,6 +19,7 @@ import { RouteTables } from './http/route-tables.js';
 import { ClusterManager } from './upstream/cluster.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
+import { obj } from '../shared/config/access.js';
 
 /**
  * A worker's lifecycle: wait for `init` from the supervisor, build the clusters (with the hosts
@@ -46,7 +47,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   healthCheckFailing = server.healthCheckFailing;
   stats.trackLookups(server.statsLookupTracking);
   // statsd / DogStatsD: this worker's histogram samples go out as it records them, as Envoy's workers send theirs.
-  configureTags(server.statsTags, server.bootstrap.stats_config as JsonObject | undefined);
+  configureTags(server.statsTags, obj(server.bootstrap.stats_config));
   sendHistogramSamples(stats, openStatsdSinks(server.bootstrap));
   setRuntime(server.runtime);
   if (server.enableMutexTracing) startContentionTracing();

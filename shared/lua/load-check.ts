@@ -39,17 +39,20 @@ function scriptsIn(root: unknown, path: string, out: Script[]): Script[] {
   return out;
 }
 
+/** A module's source for require(), by path (relative to the working directory, as LuaJIT opens it); undefined when there is no such file. */
+export function readModule(path: string): string | undefined {
+  try {
+    return readFileSync(path).toString('latin1');
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a script's top level may ask of its host: require()'s files, nothing of a request. */
 const loadHost: HostFunctions = {
   call(op, args, out) {
     if (op !== HostOp.readModule) throw new Error('there is no request while the script loads');
-    let source: string | undefined;
-    try {
-      source = readFileSync(args.text(1) ?? '').toString('latin1');
-    } catch {
-      source = undefined;
-    }
-    out.bytes(source);
+    out.bytes(readModule(args.text(1) ?? ''));
   },
   wait: async () => ({ error: 'there is no request while the script loads' }),
 };

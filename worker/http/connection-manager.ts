@@ -177,7 +177,7 @@ export class HttpConnectionManager {
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
     this.skipXffAppend = config.skip_xff_append === true;
-    this.internalAddresses = compileInternalAddresses(config.internal_address_config as Obj | undefined);
+    this.internalAddresses = compileInternalAddresses(obj(config.internal_address_config));
     this.generateRequestId = config.generate_request_id !== false;
     this.preserveRequestId = config.preserve_external_request_id === true;
     this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);

@@ -189,7 +189,7 @@ function headerString(headers: IncomingHttpHeaders, name: string): string | unde
 }
 
 /** Envoy's SimpleAtoi: an unsigned decimal, nothing else. */
-function unsigned(value: string | undefined): number | undefined {
+export function unsigned(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const t = value.trim();
   return /^\+?\d+$/.test(t) ? Number(t) : undefined;

@@ -152,7 +152,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
-    ...retryPolicyOf((a.retry_policy as Obj | undefined) ?? vhostRetry),
+    ...retryPolicyOf(a.retry_policy ?? vhostRetry),
     ...(mirrors ? { mirrors } : {}),
     ...(a.upgrade_configs !== undefined ? { upgrades: routeUpgrades(a.upgrade_configs) } : {}),
     ...connectTermination(a.upgrade_configs),
@@ -160,7 +160,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
 }
 
 /** The route's retry_policy (else its virtual host's), compiled; none when neither has one. */
-function retryPolicyOf(policy: Obj | undefined): { retry?: RetryPolicy } {
+function retryPolicyOf(policy: unknown): { retry?: RetryPolicy } {
   return policy === undefined ? {} : { retry: compileRetryPolicy(obj(policy)) };
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ForwardAction } from './route-table.js';
+import { unsigned } from './retry-state.js';
 
 /**
  * The route's timeouts for one request, as Envoy's FilterUtility::finalTimeout: the route's
@@ -22,8 +23,7 @@ function headerNumber(headers: IncomingHttpHeaders, name: string): number | unde
   const v = headers[name];
   if (v === undefined) return undefined;
   delete headers[name];
-  const t = (Array.isArray(v) ? v[0]! : v).trim();
-  return /^\+?\d+$/.test(t) ? Number(t) : undefined;
+  return unsigned(Array.isArray(v) ? v[0] : v);
 }
 
 export function routeTimeouts(action: ForwardAction, headers: IncomingHttpHeaders): RouteTimeouts {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { obj } from '../../../shared/config/access.js';
 import { readDataSource } from '../../../shared/config/data-source.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
@@ -7,6 +6,7 @@ import { getLogger } from '../../../shared/log/logger.js';
 import { stats } from '../../../shared/stats/process.js';
 import type { Counter } from '../../../shared/stats/store.js';
 import { HostOp, LUA_LOG_LEVELS, PRELUDE } from '../../../shared/lua/prelude.js';
+import { readModule } from '../../../shared/lua/load-check.js';
 import { LuaScriptError, LuaState, type ArgReader, type HostFunctions, type LuaValue, type OpResult, type PendingOp, type ResultWriter } from '../../../shared/lua/wasm-lua.js';
 import { AsyncRequestError, sendToCluster } from '../../upstream/async-client.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../../shared/config/buffer-limit.js';
@@ -80,15 +80,6 @@ class CallTable {
 }
 
 const calls = new CallTable();
-
-/** A module's source for require(), by path (relative to the working directory, as LuaJIT opens it); undefined when there is no file. */
-function readModule(path: string): string | undefined {
-  try {
-    return readFileSync(path).toString('latin1');
-  } catch {
-    return undefined;
-  }
-}
 
 function callOf(id: number): Call {
   const call = calls.get(id);
