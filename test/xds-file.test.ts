@@ -133,6 +133,15 @@ describe('clusters from a file (CDS)', () => {
     assert.deepEqual(dump.configs.map((c: { cluster: { name: string } }) => c.cluster.name), ['second']);
   });
 
+  it("changes nothing when a cluster breaks its message's rules (an empty bound: cleanup_interval: 0s), its valid siblings neither: update_rejected, as Envoy's decoder refuses the file", async () => {
+    const rejected = await stat('cluster_manager.cds.update_rejected');
+    publish(response('5c', [cluster('second', a.port), cluster('third', a.port), cluster('broken', a.port, ', cleanup_interval: 0s')]));
+    await waitForStat('cluster_manager.cds.update_rejected', rejected + 1);
+    assert.equal(await stat('cluster_manager.active_clusters'), 1, 'third was not added');
+    assert.match(proxy.output(), /filesystem config update rejected \(.*version '5c'\), nothing of it applied: cluster 'broken': cleanup_interval: value must be greater than 0s/);
+    assert.equal(await stat('cluster_manager.cds.update_failure'), 2, 'it was read: a rejection, not a failure');
+  });
+
   it('counts unknown fields in a cluster (server.dynamic_unknown_fields) and applies it, by default', async () => {
     publish(response('6', [cluster('second', b.port, ', no_such_field: 1')]));
     await waitForStat('server.dynamic_unknown_fields', 1);

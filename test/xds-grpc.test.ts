@@ -4,7 +4,7 @@ import { ServerCredentials } from '@grpc/grpc-js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { routesListener, staticCluster } from './helpers/bootstraps.js';
 import { makePki, UPSTREAM_TLS_TYPE } from './helpers/certs.js';
-import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
+import { CLUSTER_URL, LISTENER_URL, TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -68,6 +68,8 @@ describe('clusters from a control plane over ADS', () => {
     assert.deepEqual([ack.version_info, ack.error_detail, ack.node], ['1', undefined, undefined], 'the node only on the first request');
     assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^dynamic::added_via_api::true$/m);
     assert.equal(await statValue(proxy, 'control_plane.connected_state'), 1);
+    // As Envoy's gRPC subscriptions: an attempt at start, and one per response.
+    assert.deepEqual([await statValue(proxy, 'cluster_manager.cds.update_attempt'), await statValue(proxy, 'cluster_manager.cds.update_success')], [2, 1]);
   });
 
   it('applies an update, and NACKs a refused cluster with the last good version and error_detail while its valid sibling applies', async () => {
@@ -83,6 +85,24 @@ describe('clusters from a control plane over ADS', () => {
     assert.equal(await body(), 'B', 'the refused version did not replace the served one');
     assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^second::added_via_api::true$/m);
     assert.equal(await statValue(proxy, 'cluster_manager.cds.update_rejected'), 1);
+  });
+
+  it("refuses a response as a whole, as Envoy's decoder does, when a cluster breaks its message's rules (connect_timeout: 0s) or is of another type: NACKed naming each, nothing of it applied", async () => {
+    const added = await statValue(proxy, 'cluster_manager.cluster_added');
+    const from = cp.requests.length;
+    cp.set(CLUSTER_URL, '4', [cluster('dynamic', a.port, { connect_timeout: '0s' }), cluster('second', a.port), cluster('third', a.port), { '@type': LISTENER_URL, name: 'stray' }]);
+    const nonce = cp.lastNonce;
+    const nack = await cp.waitForRequest('the NACK', (rq) => rq.response_nonce === nonce, from);
+    assert.equal(nack.version_info, '2', 'the last version accepted');
+    assert.equal(obj(nack.error_detail).code, 13);
+    const detail = String(obj(nack.error_detail).message);
+    assert.match(detail, /cluster 'dynamic': connect_timeout: value must be greater than 0s/);
+    assert.match(detail, /cluster 'stray': a resource of type type\.googleapis\.com\/envoy\.config\.listener\.v3\.Listener where envoy\.config\.cluster\.v3\.Cluster was expected/);
+    assert.doesNotMatch(detail, /'third'|'second'/, 'only the resources at fault are named');
+    assert.equal(await statValue(proxy, 'cluster_manager.cds.update_rejected'), 2);
+    assert.equal(await body(), 'B');
+    assert.doesNotMatch((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^third::/m, 'the valid new cluster was not added either');
+    assert.equal(await statValue(proxy, 'cluster_manager.cluster_added'), added, 'nothing added');
   });
 
   it('keeps serving the last good configuration while the control plane is gone, and asks again with it when it is back', async () => {
@@ -205,6 +225,18 @@ describe('endpoints from a control plane (EDS over ADS)', () => {
       cp.set(ENDPOINTS_URL, '3', [assignment(b.port, 'UNHEALTHY')]);
       await waitFor('the EDS health status in /clusters', async () => (/::health_flags::\/failed_eds_health$/m.test((await httpRequest(`http://${proxy.admin}/clusters`)).body) ? true : undefined));
       assert.equal(await statValue(proxy, 'cluster.dynamic.update_success'), 3);
+
+      // A weight of 0 breaks LbEndpoint's rule (at least 1): the response is refused whole and NACKed.
+      const from = cp.requests.length;
+      const zero = assignment(a.port) as any;
+      zero.endpoints[0].lb_endpoints[0].load_balancing_weight = 0;
+      cp.set(ENDPOINTS_URL, '4', [zero]);
+      const nonce = cp.lastNonce;
+      const nack = await cp.waitForRequest('the EDS NACK', (rq) => rq.type_url === ENDPOINTS_URL && rq.response_nonce === nonce, from);
+      assert.match(String(obj(nack.error_detail).message), /endpoints 'dynamic-endpoints': endpoints\[0\]\.lb_endpoints\[0\]\.load_balancing_weight: value must be greater than or equal to 1/);
+      assert.equal(nack.version_info, '3');
+      assert.equal(await statValue(proxy, 'cluster.dynamic.update_rejected'), 1, "counted against the cluster's subscription");
+      assert.match((await httpRequest(`http://${proxy.admin}/clusters`)).body, /::health_flags::\/failed_eds_health$/m, 'version 3 still holds');
       await proxy.stop();
     } finally {
       cp.stop();
@@ -239,6 +271,15 @@ describe('route tables from a control plane (RDS over ADS)', () => {
       cp.set(ROUTES_URL, '2', [routes('to-b')]);
       await waitFor('version 2 to route', async () => ((await httpRequest(url)).body === 'B' ? true : undefined));
       assert.equal(await statValue(proxy, 'http.ingress.rds.ingress-routes.update_success'), 2);
+
+      // A virtual host without domains breaks its rule (at least one): refused whole, NACKed, version 2 routes on.
+      const from = cp.requests.length;
+      cp.set(ROUTES_URL, '3', [{ ...routes('to-a'), virtual_hosts: [{ name: 'all', domains: [], routes: [{ match: { prefix: '/' }, route: { cluster: 'to-a' } }] }] }]);
+      const nonce = cp.lastNonce;
+      const nack = await cp.waitForRequest('the RDS NACK', (rq) => rq.type_url === ROUTES_URL && rq.response_nonce === nonce, from);
+      assert.match(String(obj(nack.error_detail).message), /route configuration 'ingress-routes': virtual_hosts\[0\]\.domains: value must contain at least 1 item/);
+      assert.equal(await statValue(proxy, 'http.ingress.rds.ingress-routes.update_rejected'), 1);
+      assert.equal((await httpRequest(url)).body, 'B');
       const dump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_route_configs`)).body);
       assert.deepEqual(dump.configs.map((c: { version_info: string; route_config: { name: string } }) => [c.version_info, c.route_config.name]), [['2', 'ingress-routes']]);
       await proxy.stop();
@@ -274,11 +315,19 @@ describe('clusters over incremental xDS (DELTA_GRPC, ADS)', () => {
       assert.match(String(obj(nack.error_detail).message), /lb_policy: CLUSTER_PROVIDED is not supported/);
       assert.equal((await httpRequest(url)).body, 'B');
 
+      // Refused as a whole (a rule broken): the new cluster beside it is not held either.
+      const wholeFrom = cp.requests.length;
+      cp.set(CLUSTER_URL, '4', [cluster('dynamic', a.port, { connect_timeout: '0s' }), cluster('third', a.port)]);
+      const wholeNonce = cp.lastNonce;
+      const wholeNack = await cp.waitForRequest('the NACK of the whole', (rq) => rq.response_nonce === wholeNonce, wholeFrom);
+      assert.match(String(obj(wholeNack.error_detail).message), /cluster 'dynamic': connect_timeout: value must be greater than 0s/);
+      assert.doesNotMatch((await httpRequest(`http://${proxy.admin}/clusters`)).body, /^third::/m);
+
       cp.stop();
       const again = cp.requests.length;
       await cp.listen();
       const hello = await cp.waitForRequest('a new stream', () => true, again);
-      assert.equal(obj(hello.initial_resource_versions).dynamic, '2', 'the versions held (the refused version 3 is not), sent on the new stream');
+      assert.deepEqual(obj(hello.initial_resource_versions), { dynamic: '2' }, 'the versions held (neither the refused version 3 nor anything of the response refused whole), sent on the new stream');
       await proxy.stop();
     } finally {
       cp.stop();

@@ -29,7 +29,12 @@ function planFor(type: protobuf.Type): Plan {
   return plan;
 }
 
-export function checkConstraints(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
+/**
+ * `anyErrors`: where the errors inside an Any's payload go (by default with the others). Envoy
+ * validates a discovery resource without descending into its Anys (recurse_into_any false): a
+ * typed_config's rules are checked when its factory is built, resource by resource.
+ */
+export function checkConstraints(type: protobuf.Type, message: JsonObject, path: string, errors: string[], anyErrors: string[] = errors): void {
   if (fullName(type).startsWith('google.protobuf.')) return;
   const plan = planFor(type);
   for (const field of plan.fields) {
@@ -44,11 +49,11 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
     if (fieldRules(field)?.['message.skip'] === true) continue;
     const inner = field.resolvedType;
     if (field.map) {
-      for (const [k, v] of Object.entries(value as JsonObject)) checkNested(inner, v, `${fieldPath}[${JSON.stringify(k)}]`, errors);
+      for (const [k, v] of Object.entries(value as JsonObject)) checkNested(inner, v, `${fieldPath}[${JSON.stringify(k)}]`, errors, anyErrors);
     } else if (field.repeated) {
-      (value as unknown[]).forEach((v, i) => checkNested(inner, v, `${fieldPath}[${i}]`, errors));
+      (value as unknown[]).forEach((v, i) => checkNested(inner, v, `${fieldPath}[${i}]`, errors, anyErrors));
     } else {
-      checkNested(inner, value, fieldPath, errors);
+      checkNested(inner, value, fieldPath, errors, anyErrors);
     }
   }
   for (const oneof of plan.requiredOneofs) {
@@ -58,16 +63,16 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
   }
 }
 
-function checkNested(type: protobuf.Type, value: unknown, path: string, errors: string[]): void {
+function checkNested(type: protobuf.Type, value: unknown, path: string, errors: string[], anyErrors: string[]): void {
   if (fullName(type) === 'google.protobuf.Any') {
     const any = value as JsonObject;
     const inner = lookupTypeOrNull(type.root as protobuf.Root, typeNameOfUrl(String(any['@type'])));
     if (!inner) return; // an unknown type is reported by the extension check
     const { '@type': _t, ...fields } = any;
-    checkConstraints(inner, fields, path, errors);
+    checkConstraints(inner, fields, path, anyErrors, anyErrors);
     return;
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) checkConstraints(type, value as JsonObject, path, errors);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) checkConstraints(type, value as JsonObject, path, errors, anyErrors);
 }
 function enumNumbers(type: protobuf.Enum, value: unknown): number | number[] | undefined {
   const one = (v: unknown) => (typeof v === 'number' ? v : (type.values[String(v)] ?? 0));

@@ -91,7 +91,9 @@ export function lookupTypeOrNull(root: protobuf.Root, name: string): protobuf.Ty
   let type = cache.get(name);
   if (type === undefined) {
     try {
-      type = root.lookupType(name);
+      // protobufjs answers an empty name (an Any without a type URL) with the root itself.
+      const found = root.lookupType(name);
+      type = found instanceof protobuf.Type ? found : null;
     } catch {
       type = null;
     }

@@ -1,6 +1,6 @@
 import { checkConstraints } from './constraints.js';
 import { checkAnyUses, type Extension } from './extensions.js';
-import { lookupTypeOrNull, ProtoJsonReader, type JsonObject } from './proto-json.js';
+import { lookupTypeOrNull, ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { envoySchema } from './schema.js';
 import { checkCluster, checkListener, checkRouteConfig } from './semantic.js';
 import { checkSupportedFields } from './supported.js';
@@ -30,6 +30,83 @@ export interface CheckedResource {
   unknownFields: string[];
 }
 
+/** How each resource type names its resources in messages. */
+const KIND: Record<string, string> = {
+  [CLUSTER_TYPE]: 'cluster',
+  [ENDPOINTS_TYPE]: 'endpoints',
+  [ROUTE_TYPE]: 'route configuration',
+  [LISTENER_TYPE]: 'listener',
+};
+
+/**
+ * What the binary decoder found in a resource of a gRPC response that its JSON cannot show
+ * (malformed bytes, invalid UTF-8, unknown field numbers), with paths inside the resource.
+ */
+export interface BinaryFindings {
+  errors: string[];
+  unknownFields: UnknownFieldUse[];
+}
+const binaryFindings = new WeakMap<JsonObject, BinaryFindings>();
+
+/** Notes what decoding `resource` from bytes found; decodeResource takes it into account. */
+export function noteBinaryFindings(resource: JsonObject, findings: BinaryFindings): void {
+  if (findings.errors.length || findings.unknownFields.length) binaryFindings.set(resource, findings);
+}
+
+/**
+ * A resource as Envoy's resource decoder sees it (the Any converted and validated, its own
+ * unknown fields checked, without descending into the Anys it holds). `responseErrors` fail the
+ * whole response: Envoy's decoder throws, and the response changes nothing. `resourceErrors` are
+ * the resource's alone (inside its typed configs, checked when their factories are built).
+ */
+interface DecodedResource {
+  name: string | undefined;
+  message: JsonObject | undefined;
+  responseErrors: string[];
+  resourceErrors: string[];
+  unknownFields: UnknownFieldUse[];
+  anys: AnyUse[];
+}
+
+/** Each resource object is decoded once per update, however many checks ask (the pre-pass, then its manager). */
+const decoded = new WeakMap<JsonObject, { policy: UnknownDynamicFields; result: DecodedResource }>();
+
+function insideAny(error: string, anys: AnyUse[]): boolean {
+  return anys.some((a) => a.path !== '' && (error.startsWith(`${a.path}.`) || error.startsWith(`${a.path}[`)));
+}
+
+function decodeResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields): DecodedResource {
+  const cached = decoded.get(any);
+  if (cached && cached.policy === unknownFields) return cached.result;
+  const { '@type': typeUrl, ...fields } = any;
+  const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
+  const result: DecodedResource = { name, message: undefined, responseErrors: [], resourceErrors: [], unknownFields: [], anys: [] };
+  if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
+    // As Envoy's mux: a resource of another type than the response's fails the response.
+    result.responseErrors.push(`a resource of type ${String(typeUrl)} where ${typeName} was expected`);
+  } else {
+    const root = envoySchema();
+    const type = root.lookupType(typeName);
+    const reader = new ProtoJsonReader(root, { unknownFields: unknownFields === 'reject' ? 'reject' : 'allow' });
+    const message = reader.readMessage(type, fields, '');
+    result.anys = reader.anys;
+    const binary = binaryFindings.get(any);
+    result.unknownFields = [...reader.unknownFields];
+    const readErrors = [...(binary?.errors ?? []), ...reader.errors];
+    for (const u of binary?.unknownFields ?? []) {
+      if (unknownFields === 'reject') readErrors.push(`${u.path}: unknown field in ${u.typeName}`);
+      else result.unknownFields.push(u);
+    }
+    for (const e of readErrors) (insideAny(e, reader.anys) ? result.resourceErrors : result.responseErrors).push(e);
+    if (readErrors.length === 0 && message) {
+      checkConstraints(type, message, '', result.responseErrors, result.resourceErrors);
+      result.message = message;
+    }
+  }
+  decoded.set(any, { policy: unknownFields, result });
+  return result;
+}
+
 /**
  * Why a resource of a JSON or YAML discovery response cannot be decoded at all (an unknown enum
  * value, a wrong type, a malformed duration, an unknown type URL), as opposed to decoding into
@@ -49,24 +126,32 @@ export function decodeErrors(any: JsonObject): string[] {
 }
 
 /**
+ * The errors that refuse a whole discovery response of `typeName` (file or control plane), each
+ * naming its resource and field: a resource of another type, one that cannot be read, one that
+ * breaks its message's rules (Envoy's validation of the decoded resource), an unknown field with
+ * --reject-unknown-dynamic-fields. Empty: the response goes on to its resources one by one.
+ */
+export function responseErrors(typeName: string, resources: JsonObject[], unknownFields: UnknownDynamicFields): string[] {
+  const errors: string[] = [];
+  for (const [i, any] of resources.entries()) {
+    const d = decodeResource(typeName, any, unknownFields);
+    if (d.responseErrors.length) errors.push(`${KIND[typeName] ?? 'resource'} '${d.name ?? `resources[${i}]`}': ${d.responseErrors.join('; ')}`);
+  }
+  return errors;
+}
+
+/**
  * `clusters`: the names a route configuration with validate_clusters: true must name (RDS
  * defaults to false; a listener's inline route_config to true).
  */
 export function checkResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields, disabled: Set<Extension>, clusters?: Set<string>): CheckedResource {
-  const { '@type': typeUrl, ...fields } = any;
-  const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
-  if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
-    return { name, errors: [`a resource of type ${String(typeUrl)} where ${typeName} was expected`], unknownFields: [] };
-  }
-  const root = envoySchema();
-  const type = root.lookupType(typeName);
-  const reader = new ProtoJsonReader(root, { unknownFields: unknownFields === 'reject' ? 'reject' : 'allow' });
-  const message = reader.readMessage(type, fields, '') ?? {};
-  const errors = [...reader.errors];
-  if (errors.length === 0) {
-    checkConstraints(type, message, '', errors);
+  const d = decodeResource(typeName, any, unknownFields);
+  const errors = [...d.responseErrors, ...d.resourceErrors];
+  const message = d.message;
+  if (errors.length === 0 && message) {
+    const type = envoySchema().lookupType(typeName);
     checkSupportedFields(type, message, '', errors);
-    checkAnyUses(reader.anys, disabled, errors);
+    checkAnyUses(d.anys, disabled, errors);
     // Endpoints follow a static load_assignment's rules (IP literals, weights).
     if (typeName === ENDPOINTS_TYPE) checkCluster({ type: 'STATIC', load_assignment: message }, '', errors);
     // RDS tables default to validate_clusters: false (a static route_config to true), as in Envoy.
@@ -77,6 +162,6 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     }
     if (typeName === CLUSTER_TYPE) checkCluster(message, '', errors);
   }
-  const unknown = unknownFields === 'ignore' ? [] : reader.unknownFields.map((u) => `${u.typeName}.${u.field}`);
-  return errors.length ? { name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name, message, errors: [], unknownFields: unknown };
+  const unknown = unknownFields === 'ignore' ? [] : d.unknownFields.map((u) => `${u.typeName}.${u.field}`);
+  return errors.length || !message ? { name: d.name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name: d.name, message, errors: [], unknownFields: unknown };
 }

@@ -7,6 +7,7 @@ import { decodeErrors } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { SubscriptionStats } from './subscription-stats.js';
 import { working } from '../../shared/idle-housekeeping.js';
+import { ResponseRefused } from './response-refused.js';
 
 /**
  * File-based xDS (`path_config_source`, or the legacy `path`), with Envoy's semantics: the file is
@@ -16,8 +17,10 @@ import { working } from '../../shared/idle-housekeeping.js';
  * `watched_directory`, any rename into that directory reloads the path (Kubernetes ConfigMaps
  * swap a `..data` symlink). A file that cannot be read, parsed or decoded (a resource with an
  * unknown enum value, say: Envoy's JSON loader fails the whole file) changes nothing
- * (`update_failure`); one that decodes but whose resources are refused is `update_rejected`, and
- * its valid resources still apply, as Envoy's CDS applies them.
+ * (`update_failure`). One that decodes but that Envoy's resource decoder would refuse (a resource
+ * of another type, one breaking its message's rules) is `update_rejected` and changes nothing
+ * either; one whose resources are refused one by one is `update_rejected`, and its valid
+ * resources still apply, as Envoy's CDS applies them.
  *
  * Node's watcher reports renames and creations alike, so a file deleted and created anew at the
  * path is also read again (Envoy waits for a rename).
@@ -102,6 +105,10 @@ export class FileSubscription {
     try {
       errors = await this.stats.update(versionInfo, () => this.apply(versionInfo, resources));
     } catch (err) {
+      if (err instanceof ResponseRefused) {
+        log.warn(`filesystem config update rejected (${this.path}, version '${versionInfo}'), nothing of it applied: ${err.message}`);
+        return;
+      }
       errors = [(err as Error).message];
     }
     if (errors.length) log.warn(`filesystem config update rejected (${this.path}, version '${versionInfo}'): ${errors.join('; ')}`);

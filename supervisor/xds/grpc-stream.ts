@@ -2,12 +2,14 @@ import type { ChannelCredentials, Client, ClientDuplexStream } from '@grpc/grpc-
 import { fromProto3JSON } from 'proto3-json-serializer';
 import type protobuf from 'protobufjs';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { BinaryDecoder } from '../../shared/config/proto-binary.js';
+import { BinaryDecoder, type DecodeResult } from '../../shared/config/proto-binary.js';
+import { noteBinaryFindings, type BinaryFindings } from '../../shared/config/xds-resource.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import { working } from '../../shared/idle-housekeeping.js';
+import { ResponseRefused } from './response-refused.js';
 
 /**
  * One xDS stream to a control plane over gRPC, state of the world (api_type GRPC): an aggregated
@@ -15,7 +17,9 @@ import { working } from '../../shared/idle-housekeeping.js';
  *
  * - every subscription asks for its type (CDS and LDS are wildcards: no resource names);
  * - each response is applied, then ACKed with its version_info and nonce, or NACKed with the last
- *   accepted version, the nonce and `error_detail` (code 13, INTERNAL) naming what was refused;
+ *   accepted version, the nonce and `error_detail` (code 13, INTERNAL) naming what was refused:
+ *   a response refused as a whole (ResponseRefused) changes nothing, one whose resources are
+ *   refused one by one applies the others;
  * - the node goes on every request, or only on the first of a stream with
  *   `set_node_on_first_message_only`;
  * - a stream that ends or fails is opened again after Envoy's backoff (500 ms doubling to 30 s,
@@ -27,6 +31,13 @@ const log = getLogger('config', import.meta.url);
 const BASE_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 const INTERNAL = 13;
+/** As Envoy's: an error_detail message is cut at 4,096 characters (gRPC's trailers are small). */
+const ERROR_DETAIL_MAX = 4096;
+
+/** The NACK's error_detail: INTERNAL, with the reasons cut as Envoy cuts them. */
+export function nackDetail(message: string): JsonObject {
+  return { code: INTERNAL, message: message.length > ERROR_DETAIL_MAX ? `${message.slice(0, ERROR_DETAIL_MAX)}...(truncated)` : message };
+}
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters';
@@ -77,6 +88,41 @@ function messageTypes(delta: boolean) {
     });
   }
   return typesOf.get(delta)!;
+}
+
+/**
+ * A decoded DiscoveryResponse (or delta one), with what the decoder found inside each resource
+ * noted on it (noteBinaryFindings: malformed bytes refuse the response with a NACK, unknown
+ * fields are counted or refused, as Envoy's decoder treats them when it converts the Any). What
+ * is wrong outside the resources fails the message, and the stream, as protobuf's parse does in
+ * Envoy.
+ */
+export function resourcesNoted(decoded: DecodeResult, delta: boolean): JsonObject {
+  const findings = new Map<number, BinaryFindings>();
+  const prefix = delta ? /^resources\[(\d+)\]\.resource(?:\.|(?=: )|$)/ : /^resources\[(\d+)\](?:\.|(?=: )|$)/;
+  const sortOut = (path: string): { index: number; rest: string } | undefined => {
+    const m = prefix.exec(path);
+    return m ? { index: Number(m[1]), rest: path.slice(m[0].length) } : undefined;
+  };
+  const forResource = (index: number) => findings.get(index) ?? findings.set(index, { errors: [], unknownFields: [] }).get(index)!;
+  const outside: string[] = [];
+  for (const e of decoded.errors) {
+    const at = sortOut(e);
+    if (at) forResource(at.index).errors.push(at.rest.startsWith(': ') ? `<root>${at.rest}` : at.rest);
+    else outside.push(e);
+  }
+  if (outside.length) throw new Error(`undecodable DiscoveryResponse: ${outside.join('; ')}`);
+  for (const u of decoded.unknownFields) {
+    const at = sortOut(u.path);
+    if (at) forResource(at.index).unknownFields.push({ ...u, path: at.rest });
+  }
+  const resources = Array.isArray(decoded.json.resources) ? (decoded.json.resources as JsonObject[]) : [];
+  for (const [index, found] of findings) {
+    const r = resources[index];
+    const resource = delta ? (r?.resource as JsonObject | undefined) : r;
+    if (resource) noteBinaryFindings(resource, found);
+  }
+  return decoded.json;
 }
 
 /**
@@ -209,9 +255,7 @@ export class GrpcXdsStream {
       (bytes) => {
         // An update after an idle spell: the optimising compiler is on again before it is read.
         working();
-        const decoded = decoder().decode(response, bytes);
-        if (decoded.errors.length) throw new Error(`undecodable DiscoveryResponse: ${decoded.errors.join('; ')}`);
-        return decoded.json;
+        return resourcesNoted(decoder().decode(response, bytes), this.delta);
       },
       new grpc.Metadata(),
     );
@@ -251,7 +295,7 @@ export class GrpcXdsStream {
       ...(sub.names.length ? { resource_names: sub.names } : {}),
       type_url: sub.typeUrl,
       response_nonce: sub.nonce,
-      ...(errorDetail !== undefined ? { error_detail: { code: INTERNAL, message: errorDetail } } : {}),
+      ...(errorDetail !== undefined ? { error_detail: nackDetail(errorDetail) } : {}),
     });
   }
 
@@ -275,7 +319,7 @@ export class GrpcXdsStream {
       ...(unsubscribe.length ? { resource_names_unsubscribe: unsubscribe } : {}),
       ...(first && sub.held.size ? { initial_resource_versions: Object.fromEntries([...sub.held].map(([n, h]) => [n, h.version])) } : {}),
       ...(sub.nonce ? { response_nonce: sub.nonce } : {}),
-      ...(errorDetail !== undefined ? { error_detail: { code: INTERNAL, message: errorDetail } } : {}),
+      ...(errorDetail !== undefined ? { error_detail: nackDetail(errorDetail) } : {}),
     });
   }
 
@@ -306,7 +350,22 @@ export class GrpcXdsStream {
     const version = String((this.delta ? m.system_version_info : m.version_info) ?? '');
     const before = this.delta ? new Map(sub.held) : undefined;
     const resources = this.delta ? this.merge(sub, m) : Array.isArray(m.resources) ? (m.resources as JsonObject[]) : [];
-    const errors = await sub.apply(version, resources);
+    let errors: string[];
+    try {
+      errors = await sub.apply(version, resources);
+    } catch (err) {
+      if (!(err instanceof ResponseRefused)) throw err;
+      // Refused as a whole: nothing changed, and a delta subscription holds what it held before.
+      if (before) {
+        sub.held.clear();
+        for (const [name, held] of before) sub.held.set(name, held);
+      }
+      if (stream !== this.stream) return;
+      log.warn(`xDS: rejected ${typeUrl} version '${version}' as a whole (nothing of it applied): ${err.message}`);
+      this.request(sub, err.message);
+      this.initialised(sub);
+      return;
+    }
     // The stream ended while this applied: the new one asks again with the versions accepted.
     if (stream !== this.stream) {
       if (errors.length === 0) sub.version = version;
@@ -332,6 +391,11 @@ export class GrpcXdsStream {
       if (hold) this.pause(sub, hold);
       this.request(sub);
     }
+    this.initialised(sub);
+  }
+
+  /** A first response, accepted or refused, ends the type's initial fetch (as Envoy's init). */
+  private initialised(sub: Subscription): void {
     const first = sub.onFirst;
     sub.onFirst = undefined;
     first?.();

@@ -5,7 +5,7 @@ import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic.js';
 import { rdsUsersOf, type ClusterResource, type RouteResource } from '../../shared/config/resources.js';
-import { durationMs } from '../../shared/config/wkt.js';
+import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, LISTENER_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
@@ -18,6 +18,7 @@ import type { TlsContext } from '../../shared/tls/context.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
+import { ResponseRefused, screened } from './response-refused.js';
 
 /**
  * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers:
@@ -85,6 +86,11 @@ export class ConfigSources {
   private readonly rdsStats = new Map<string, SubscriptionStats[]>();
   private readonly rdsUsersSeen = new Set<string>();
   private readonly rdsFiles = new Set<string>();
+  /** The route configuration names and EDS service names asked for on each stream now. */
+  private readonly rdsNames = new Map<GrpcXdsStream, Set<string>>();
+  private readonly edsServices = new Map<GrpcXdsStream, Set<string>>();
+  /** The EDS clusters whose gRPC subscription has started (counted once, as Envoy's start). */
+  private readonly edsStarted = new Set<string>();
   /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
   private readonly initialFetches: Promise<void>[] = [];
   private readonly clusters: ClusterManager;
@@ -137,12 +143,14 @@ export class ConfigSources {
    */
   private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck: (() => Promise<void> | undefined) | undefined, scope: string): Promise<void> {
     const file = pathSourceOf(source);
+    const whole = screened(typeNameOfUrl(typeUrl), this.policy.unknownFields, apply);
     if (file) {
       log.info(`${what}: reading ${things} from ${file.path}${file.watchedDirectory ? ` (watching ${file.watchedDirectory})` : ''}`);
-      return this.watchFile(file, counts, apply);
+      return this.watchFile(file, counts, whole);
     }
     const stream = this.streamFor(source, method, scope);
-    const counted = (versionInfo: string, resources: JsonObject[]) => counts.update(versionInfo, () => apply(versionInfo, resources));
+    const counted = (versionInfo: string, resources: JsonObject[]) => counts.update(versionInfo, () => whole(versionInfo, resources));
+    counts.started();
     return this.initialFetch(source, what, counts, (first) => stream.subscribe(typeUrl, counted, first, [], holdAck));
   }
 
@@ -159,14 +167,16 @@ export class ConfigSources {
       if (!this.rdsUsersSeen.has(userKey)) {
         this.rdsUsersSeen.add(userKey);
         const userStats = this.rdsStats.get(user.name) ?? this.rdsStats.set(user.name, []).get(user.name)!;
-        userStats.push(new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`));
+        const stats = new SubscriptionStats(`http.${user.statPrefix}.rds.${user.name}.`);
+        userStats.push(stats);
+        if (!pathSourceOf(user.source)) stats.started();
       }
       const file = pathSourceOf(user.source);
       if (file) {
         if (this.rdsFiles.has(file.path)) continue;
         this.rdsFiles.add(file.path);
         const fileStats = this.rdsStats.get(user.name)!.at(-1)!;
-        this.initialFetches.push(this.watchFile(file, fileStats, (version, resources) => this.applyRds(version, resources, undefined)));
+        this.initialFetches.push(this.watchFile(file, fileStats, screened(ROUTE_TYPE, this.policy.unknownFields, (version, resources) => this.applyRds(version, resources, undefined))));
         continue;
       }
       const stream = this.streamFor(user.source, RDS_METHOD);
@@ -175,9 +185,14 @@ export class ConfigSources {
     }
     for (const [stream, { source, names }] of bySource) {
       const sorted = [...names].sort();
+      this.rdsNames.set(stream, names);
       if (stream.has(ROUTES_URL)) stream.rename(ROUTES_URL, sorted);
       else {
-        const apply = (version: string, resources: JsonObject[]) => this.applyRds(version, resources, this.rdsStats);
+        // Refused as a whole, a response counts against every route configuration asked for on the stream, as Envoy's watches each count it.
+        const refused = () => {
+          for (const name of this.rdsNames.get(stream) ?? []) for (const c of this.rdsStats.get(name) ?? []) c.refusedWhole();
+        };
+        const apply = this.counted(ROUTE_TYPE, refused, (version, resources) => this.applyRds(version, resources, this.rdsStats));
         this.initialFetches.push(this.initialFetch(source, 'rds', undefined, (first) => stream.subscribe(ROUTES_URL, apply, first, sorted)));
       }
     }
@@ -235,17 +250,33 @@ export class ConfigSources {
       if (file) {
         if (this.edsFiles.has(file.path)) continue;
         this.edsFiles.add(file.path);
-        this.initialFetches.push(this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`, false), (_version, resources) => this.applyEds(resources, false)));
+        this.initialFetches.push(this.watchFile(file, new SubscriptionStats(`cluster.${c.name}.`, false), screened(ENDPOINTS_TYPE, this.policy.unknownFields, (_version, resources) => this.applyEds(resources, false))));
         continue;
       }
       const stream = this.streamFor(eds.source, EDS_METHOD);
+      if (!this.edsStarted.has(c.name)) {
+        this.edsStarted.add(c.name);
+        new SubscriptionStats(`cluster.${c.name}.`, false).started();
+      }
       const entry = names.get(stream) ?? names.set(stream, { source: eds.source, names: new Set() }).get(stream)!;
       entry.names.add(eds.service);
     }
     for (const [stream, { source, names: wanted }] of names) {
       const sorted = [...wanted].sort();
+      this.edsServices.set(stream, wanted);
       if (stream.has(ENDPOINTS_URL)) stream.rename(ENDPOINTS_URL, sorted);
-      else this.initialFetches.push(this.initialFetch(source, 'eds', undefined, (first) => stream.subscribe(ENDPOINTS_URL, (_version, resources) => this.applyEds(resources, true), first, sorted)));
+      else {
+        // Refused as a whole, a response counts against every EDS cluster of the stream, as each cluster's subscription counts it in Envoy.
+        const refused = () => {
+          const services = this.edsServices.get(stream) ?? new Set();
+          for (const c of [...this.clusters.clusters, ...this.clusters.warming]) {
+            const eds = edsOf(c.config);
+            if (eds && services.has(eds.service)) new SubscriptionStats(`cluster.${c.name}.`, false).refusedWhole();
+          }
+        };
+        const apply = this.counted(ENDPOINTS_TYPE, refused, (_version, resources) => this.applyEds(resources, true));
+        this.initialFetches.push(this.initialFetch(source, 'eds', undefined, (first) => stream.subscribe(ENDPOINTS_URL, apply, first, sorted)));
+      }
     }
   }
 
@@ -281,6 +312,22 @@ export class ConfigSources {
       for (const t of warming) this.tree.assignEndpoints(t.name, checked.message, true);
     }
     return errors;
+  }
+
+  /**
+   * A control plane's response of a named type (EDS, RDS: counted per resource by `apply`),
+   * refused as a whole first where Envoy's decoder would refuse it; `refused` counts that.
+   */
+  private counted(typeName: string, refused: () => void, apply: (versionInfo: string, resources: JsonObject[]) => string[]): (versionInfo: string, resources: JsonObject[]) => string[] {
+    const whole = screened(typeName, this.policy.unknownFields, apply);
+    return (versionInfo, resources) => {
+      try {
+        return whole(versionInfo, resources);
+      } catch (err) {
+        if (err instanceof ResponseRefused) refused();
+        throw err;
+      }
+    };
   }
 
   /** A file source, read now and again at each rename onto it; resolves once the first reading is applied. */

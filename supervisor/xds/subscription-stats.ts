@@ -1,6 +1,7 @@
 import { xxHash64 } from '../../shared/hashing.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter, Gauge } from '../../shared/stats/store.js';
+import { ResponseRefused } from './response-refused.js';
 
 /**
  * A subscription's figures, named as Envoy names them under its prefix (e.g.
@@ -40,13 +41,31 @@ export class SubscriptionStats {
     this.version = stats.gauge(`${prefix}version`, 'local');
   }
 
-  /** Applies an update through `apply` and counts its outcome; returns the refusals (a promise when `apply` gives one). */
+  /**
+   * Applies an update through `apply` and counts its outcome; returns the refusals (a promise when
+   * `apply` gives one). A response refused as a whole (ResponseRefused, thrown on) is a rejection.
+   */
   update(versionInfo: string, apply: () => string[]): string[];
   update(versionInfo: string, apply: () => string[] | Promise<string[]>): string[] | Promise<string[]>;
   update(versionInfo: string, apply: () => string[] | Promise<string[]>): string[] | Promise<string[]> {
     this.attempts.inc();
-    const errors = apply();
-    return errors instanceof Promise ? errors.then((e) => this.outcome(versionInfo, e)) : this.outcome(versionInfo, errors);
+    const refused = (err: unknown): never => {
+      if (err instanceof ResponseRefused) this.rejections.inc();
+      throw err;
+    };
+    let errors: string[] | Promise<string[]>;
+    try {
+      errors = apply();
+    } catch (err) {
+      return refused(err);
+    }
+    return errors instanceof Promise ? errors.then((e) => this.outcome(versionInfo, e), refused) : this.outcome(versionInfo, errors);
+  }
+
+  /** A response refused as a whole, counted where no apply ran for it (every watcher of its type, as in Envoy). */
+  refusedWhole(): void {
+    this.attempts.inc();
+    this.rejections.inc();
   }
 
   private outcome(versionInfo: string, errors: string[]): string[] {
@@ -65,6 +84,14 @@ export class SubscriptionStats {
       this.configReloadTime?.set(now);
     }
     return errors;
+  }
+
+  /**
+   * A gRPC subscription started: an attempt of its own, as Envoy's gRPC subscriptions count one
+   * at start (so that ADS and per-type sources count alike), before any response.
+   */
+  started(): void {
+    this.attempts.inc();
   }
 
   /** An update that could not even be read. */
