@@ -1,6 +1,7 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { RouteResource, UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, ROUTE_TYPE } from '../shared/config/xds-resource.js';
+import { luaLoadErrors } from '../shared/lua/load-check.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 
@@ -28,16 +29,21 @@ export class RouteManager {
     return Object.fromEntries(this.byName);
   }
 
-  /** `clusters`: the tree's cluster names, for a table with validate_clusters: true. */
-  applyRds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, clusters: Set<string>, nowMs = Date.now()): { updated: RouteResource[]; rejected: string[] } {
+  /**
+   * `clusters`: the tree's cluster names, for a table with validate_clusters: true. A table whose
+   * per-route Lua source_code does not load is refused, as Envoy refuses it when it builds the
+   * route's filter config.
+   */
+  async applyRds(versionInfo: string, resources: JsonObject[], policy: DynamicFieldPolicy, clusters: Set<string>, nowMs = Date.now()): Promise<{ updated: RouteResource[]; rejected: string[] }> {
     const updated: RouteResource[] = [];
     const rejected: string[] = [];
     for (const [i, any] of resources.entries()) {
       const checked = checkResource(ROUTE_TYPE, any, policy.unknownFields, policy.disabledExtensions, clusters);
       const label = checked.name ?? `resources[${i}]`;
-      if (!checked.message) {
-        rejected.push(`route configuration '${label}': ${checked.errors.join('; ')}`);
-        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: checked.errors.join('; '), versionInfo });
+      const errors = checked.message ? await luaLoadErrors(checked.message, 'route configuration') : checked.errors;
+      if (!checked.message || errors.length) {
+        rejected.push(`route configuration '${label}': ${errors.join('; ')}`);
+        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo });
         continue;
       }
       const name = String(checked.message.name ?? '');

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { filterBootstrap } from './helpers/bootstraps.js';
-import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 import { runProxy, tempDir } from './helpers/cli.js';
 
@@ -161,5 +161,37 @@ end`;
     const missing = await runProxy(['--mode', 'validate', '-c', config('local m = require("no.such.module")')], {}, 20_000);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /script load error: .*module 'no\.such\.module' not found:.*no file '\.\/no\/such\/module\.lua'/s);
+  });
+
+  it("refuses a route table from RDS whose per-route script does not load, keeping the version that serves, as Envoy refuses it", async () => {
+    const rdsPath = join(tmp.dir, 'rds.yaml');
+    const table = (version: string, code: string) =>
+      JSON.stringify({
+        version_info: version,
+        resources: [{
+          '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+          name: 'lua-routes',
+          virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' }, typed_per_filter_config: { 'envoy.filters.http.lua': { '@type': PER_ROUTE, source_code: { inline_string: code } } } }] }],
+        }],
+      });
+    let n = 0;
+    const publish = (text: string) => {
+      const next = join(tmp.dir, `.rds-${++n}.json`);
+      writeFileSync(next, text);
+      renameSync(next, rdsPath);
+    };
+    writeFileSync(rdsPath, table('1', 'function envoy_on_request(handle) handle:headers():add("x-version", "1") end'));
+    const config = filterBootstrap('rds-lua', [{ name: 'envoy.filters.http.lua', typed_config: { '@type': LUA, default_source_code: { inline_string: '' } } }], [], upstream.port) as any;
+    const hcm = config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    delete hcm.route_config;
+    hcm.rds = { route_config_name: 'lua-routes', config_source: { path_config_source: { path: rdsPath }, resource_api_version: 'V3' } };
+    const p = await startProxy(config, ['--concurrency', '1']);
+    const seen = async () => (JSON.parse((await httpRequest(`http://127.0.0.1:${p.ports.get('rds-lua')}/echo`)).body) as Echoed).headers['x-version'];
+    assert.equal(await seen(), '1');
+    publish(table('2', 'function envoy_on_request(handle) handle:headers( end'));
+    await waitFor('the refusal', async () => ((await statValue(p, 'http.rds-lua.rds.lua-routes.update_rejected')) === 1 ? true : undefined));
+    assert.match(p.output(), /route configuration 'lua-routes': route configuration\.virtual_hosts\[0\]\.routes\[0\]\.typed_per_filter_config\.envoy\.filters\.http\.lua\.source_code: script load error/);
+    assert.equal(await seen(), '1', 'version 1 serves on');
+    await p.stop();
   });
 });

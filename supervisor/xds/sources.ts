@@ -199,9 +199,9 @@ export class ConfigSources {
   }
 
   /** Route configurations, each checked alone; `counters`: each name's figures (a file counts its own). */
-  private applyRds(versionInfo: string, resources: JsonObject[], counters: Map<string, SubscriptionStats[]> | undefined): string[] {
+  private async applyRds(versionInfo: string, resources: JsonObject[], counters: Map<string, SubscriptionStats[]> | undefined): Promise<string[]> {
     const clusterNames = new Set(this.clusters.clusters.map((c) => c.name));
-    const { updated, rejected } = this.tree.routes.applyRds(versionInfo, resources, this.policy, clusterNames);
+    const { updated, rejected } = await this.tree.routes.applyRds(versionInfo, resources, this.policy, clusterNames);
     if (updated.length || rejected.length) this.tree.applyRoutes(updated);
     if (counters) {
       for (const any of resources) {
@@ -318,7 +318,7 @@ export class ConfigSources {
    * A control plane's response of a named type (EDS, RDS: counted per resource by `apply`),
    * refused as a whole first where Envoy's decoder would refuse it; `refused` counts that.
    */
-  private counted(typeName: string, refused: () => void, apply: (versionInfo: string, resources: JsonObject[]) => string[]): (versionInfo: string, resources: JsonObject[]) => string[] {
+  private counted<R extends string[] | Promise<string[]>>(typeName: string, refused: () => void, apply: (versionInfo: string, resources: JsonObject[]) => R): (versionInfo: string, resources: JsonObject[]) => R {
     const whole = screened(typeName, this.policy.unknownFields, apply);
     return (versionInfo, resources) => {
       try {
