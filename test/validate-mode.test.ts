@@ -56,6 +56,27 @@ describe('--mode validate', () => {
     assert.ok(!existsSync(region) && !existsSync(`${region}.initializing`), 'no shared memory for its base id');
   });
 
+  it('agrees with serve: what validates but cannot serve (its port is taken) fails with a message naming why, and leaves nothing in /dev/shm', async () => {
+    const blocker = await listenOnFreePort();
+    const port = (blocker.address() as { port: number }).port;
+    const doc = minimalBootstrap() as Record<string, any>;
+    doc.admin.address.socket_address.port_value = 0;
+    doc.static_resources.listeners[0].address.socket_address.port_value = port;
+    const baseId = 200_000 + process.pid;
+    const region = `/dev/shm/proxy_shared_memory_${baseId * 10}`;
+    try {
+      const path = tmp.file('serve-taken.yaml', JSON.stringify(doc));
+      const validated = await runProxy(['--mode', 'validate', '-c', path]);
+      assert.equal(validated.code, 0, validated.stderr);
+      const served = await runProxy(['--base-id', String(baseId), '--concurrency', '1', '-c', path]);
+      assert.equal(served.code, 1);
+      assert.match(served.stderr, new RegExp(`cannot bind '127\\.0\\.0\\.1:${port}' for listener 'ingress': Address already in use`));
+    } finally {
+      blocker.close();
+    }
+    assert.ok(!existsSync(region) && !existsSync(`${region}.initializing`), 'its shared memory is gone');
+  });
+
   it('logs warnings (here: an allowed unknown field) without failing', async () => {
     const doc = minimalBootstrap() as Record<string, any>;
     doc.static_resources.clusters[0].future_field = 1;

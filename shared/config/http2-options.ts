@@ -1,6 +1,5 @@
 import type { Settings } from 'node:http2';
 import { list, obj } from './access.js';
-import type { JsonObject } from './proto-json.js';
 import { durationMs } from './wkt.js';
 
 /**

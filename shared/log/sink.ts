@@ -39,8 +39,8 @@ export class LogSink {
   /** `path` '' writes to `stdFd` (stderr unless told otherwise), flushed at the end of each tick. */
   constructor(
     readonly path: string,
-    private readonly flushIntervalMs: number,
-    private readonly stdFd = 2,
+    flushIntervalMs: number,
+    stdFd = 2,
     private readonly figures?: SinkFigures,
   ) {
     this.fd = path ? openSync(path, 'a') : stdFd;

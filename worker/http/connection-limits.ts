@@ -7,7 +7,6 @@ import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { stats } from '../../shared/stats/process.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { Counter } from '../../shared/stats/store.js';
 import type { HttpExchangeRecord } from './exchange-record.js';

@@ -1,7 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
-import { stats } from '../../shared/stats/process.js';
 import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
 import { publishCertificateExpiry } from '../../shared/tls/certificates.js';
 import { compileSanMatchers } from '../../shared/tls/san.js';
