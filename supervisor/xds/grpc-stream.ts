@@ -1,6 +1,7 @@
 import type { ChannelCredentials, Client, ClientDuplexStream } from '@grpc/grpc-js';
 import { fromProto3JSON } from 'proto3-json-serializer';
 import type protobuf from 'protobufjs';
+import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { BinaryDecoder, type DecodeResult } from '../../shared/config/proto-binary.js';
 import { noteBinaryFindings, type BinaryFindings } from '../../shared/config/xds-resource.js';
@@ -116,11 +117,10 @@ export function resourcesNoted(decoded: DecodeResult, delta: boolean): JsonObjec
     const at = sortOut(u.path);
     if (at) forResource(at.index).unknownFields.push({ ...u, path: at.rest });
   }
-  const resources = Array.isArray(decoded.json.resources) ? (decoded.json.resources as JsonObject[]) : [];
+  const resources = list(decoded.json.resources);
   for (const [index, found] of findings) {
     const r = resources[index];
-    const resource = delta ? (r?.resource as JsonObject | undefined) : r;
-    if (resource) noteBinaryFindings(resource, found);
+    if (r) noteBinaryFindings(delta ? obj(r.resource) : r, found);
   }
   return decoded.json;
 }
