@@ -1,4 +1,5 @@
 import { addressJson } from '../../shared/address.js';
+import type { Cluster } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
 import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
@@ -18,7 +19,7 @@ import type { AdminState } from '../state.js';
 
 const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
 const GAUGES = ['cx_active', 'rq_active'] as const;
-export const thresholds = (cluster: JsonObject, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
+export const thresholds = (cluster: Cluster, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
 
 export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const clusters = () => state.server.clusters;

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { list, obj } from '../../shared/config/access.js';
+import type { Cluster } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../shared/config/wkt.js';
 import { quantiles } from '../../shared/stats/histogram.js';
@@ -50,7 +51,7 @@ export class HystrixStream {
   private readonly windows = new Map<string, Windows>();
 
   constructor(
-    private readonly clusters: JsonObject[],
+    private readonly clusters: Cluster[],
     private readonly merged: MergedStats,
     private readonly numBuckets: number,
     private readonly flushIntervalMs: number,
@@ -116,7 +117,7 @@ export class HystrixStream {
     const windowMs = this.flushIntervalMs;
     let out = '';
     for (const c of this.clusters) {
-      const name = String(c.name);
+      const name = c.name ?? '';
       const r = this.roll(name);
       const maxPending = thresholds(c, 'DEFAULT').max_pending_requests;
       const hosts = this.merged.gauges.get(`cluster.${name}.membership_total`);
@@ -159,7 +160,7 @@ export class HystrixStream {
   }
 }
 
-export function dashboardEndpoints(bootstrap: JsonObject, clusters: JsonObject[], collector: StatsCollector): AdminEndpoint[] {
+export function dashboardEndpoints(bootstrap: JsonObject, clusters: Cluster[], collector: StatsCollector): AdminEndpoint[] {
   const buckets = hystrixBuckets(bootstrap);
   if (buckets === undefined) return [];
   const hystrix = new HystrixStream(clusters, collector.merged, buckets, collector.flushIntervalMs);

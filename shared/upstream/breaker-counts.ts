@@ -1,5 +1,4 @@
-import { list, obj } from '../config/access.js';
-import type { JsonObject } from '../config/proto-json.js';
+import type { Cluster, envoy } from '../config/envoy-types.js';
 import { native } from '../native/index.js';
 
 /**
@@ -111,18 +110,18 @@ export class BreakerCounts {
 export const DEFAULT_THRESHOLDS = { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 };
 
 /** The cluster's `circuit_breakers.thresholds` entry for a priority, if it has one. */
-export function thresholdsEntry(cluster: JsonObject, priority: BreakerPriority): JsonObject | undefined {
+export function thresholdsEntry(cluster: Cluster, priority: BreakerPriority): envoy.config.cluster.v3.CircuitBreakers.Thresholds | undefined {
   const name = priority === 1 ? 'HIGH' : 'DEFAULT';
-  return list(obj(cluster.circuit_breakers).thresholds).find((x) => (x.priority ?? 'DEFAULT') === name);
+  return cluster.circuit_breakers?.thresholds?.find((x) => (x.priority ?? 'DEFAULT') === name);
 }
 
-export function thresholdsOf(cluster: JsonObject, priority: BreakerPriority): typeof DEFAULT_THRESHOLDS {
-  const t = thresholdsEntry(cluster, priority) ?? {};
+export function thresholdsOf(cluster: Cluster, priority: BreakerPriority): typeof DEFAULT_THRESHOLDS {
+  const t = thresholdsEntry(cluster, priority);
   return {
-    max_connections: Number(t.max_connections ?? DEFAULT_THRESHOLDS.max_connections),
-    max_pending_requests: Number(t.max_pending_requests ?? DEFAULT_THRESHOLDS.max_pending_requests),
-    max_requests: Number(t.max_requests ?? DEFAULT_THRESHOLDS.max_requests),
-    max_retries: Number(t.max_retries ?? DEFAULT_THRESHOLDS.max_retries),
+    max_connections: t?.max_connections ?? DEFAULT_THRESHOLDS.max_connections,
+    max_pending_requests: t?.max_pending_requests ?? DEFAULT_THRESHOLDS.max_pending_requests,
+    max_requests: t?.max_requests ?? DEFAULT_THRESHOLDS.max_requests,
+    max_retries: t?.max_retries ?? DEFAULT_THRESHOLDS.max_retries,
   };
 }
 
@@ -135,13 +134,12 @@ export interface RetryBudget {
   minConcurrency: number;
 }
 
-export function retryBudgetOf(cluster: JsonObject, priority: BreakerPriority): RetryBudget | undefined {
-  const t = thresholdsEntry(cluster, priority);
-  if (!t || t.retry_budget === undefined) return undefined;
-  const b = obj(t.retry_budget);
+export function retryBudgetOf(cluster: Cluster, priority: BreakerPriority): RetryBudget | undefined {
+  const b = thresholdsEntry(cluster, priority)?.retry_budget;
+  if (b === undefined) return undefined;
   // A budget_percent given is its value (an empty Percent is 0), as Envoy reads it.
-  const percent = b.budget_percent === undefined ? 20 : Number(obj(b.budget_percent).value ?? 0);
-  return { percent, minConcurrency: typeof b.min_retry_concurrency === 'number' ? b.min_retry_concurrency : 3 };
+  const percent = b.budget_percent === undefined ? 20 : (b.budget_percent.value ?? 0);
+  return { percent, minConcurrency: b.min_retry_concurrency ?? 3 };
 }
 
 /** Envoy's RetryBudgetImpl::max: the budget's share of active and pending requests (a whole number), never under its minimum. */

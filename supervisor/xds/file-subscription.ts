@@ -1,6 +1,7 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { BootstrapError, readSource } from '../../shared/config/bootstrap.js';
+import type { envoy } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { decodeErrors } from '../../shared/config/xds-resource.js';
@@ -37,13 +38,13 @@ export interface PathSource {
 /** What a subscriber does with an update: the errors of the resources it refused (none: accepted), now or once applied. */
 export type ApplyUpdate = (versionInfo: string, resources: JsonObject[]) => string[] | Promise<string[]>;
 
-export function pathSourceOf(configSource: JsonObject): PathSource | undefined {
-  const pcs = configSource.path_config_source as JsonObject | undefined;
-  if (pcs && typeof pcs.path === 'string') {
-    const watched = (pcs.watched_directory as JsonObject | undefined)?.path;
-    return { path: pcs.path, ...(typeof watched === 'string' ? { watchedDirectory: watched } : {}) };
+export function pathSourceOf(configSource: envoy.config.core.v3.ConfigSource): PathSource | undefined {
+  const pcs = configSource.path_config_source;
+  if (pcs?.path !== undefined) {
+    const watched = pcs.watched_directory?.path;
+    return { path: pcs.path, ...(watched !== undefined ? { watchedDirectory: watched } : {}) };
   }
-  return typeof configSource.path === 'string' ? { path: configSource.path } : undefined;
+  return configSource.path !== undefined ? { path: configSource.path } : undefined;
 }
 
 export class FileSubscription {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { ChannelCredentials } from '@grpc/grpc-js';
 import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
+import type { Cluster, envoy } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic.js';
 import { rdsUsersOf, type ClusterResource, type RouteResource } from '../../shared/config/resources.js';
@@ -30,6 +31,9 @@ import { ResponseRefused, screened } from './response-refused.js';
  * LDS, then RDS, as Envoy's init orders them.
  */
 
+type ConfigSource = envoy.config.core.v3.ConfigSource;
+type ApiConfigSource = envoy.config.core.v3.ApiConfigSource;
+
 const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
 const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
 const LISTENERS_URL = `type.googleapis.com/${LISTENER_TYPE}`;
@@ -41,10 +45,10 @@ const RATE_LIMIT_FILL_RATE = 10;
 const INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 /** An EDS cluster's service name (the ClusterLoadAssignment's cluster_name) and its source. */
-function edsOf(cluster: JsonObject): { service: string; source: JsonObject } | undefined {
+function edsOf(cluster: Cluster): { service: string; source: ConfigSource } | undefined {
   if (cluster.type !== 'EDS') return undefined;
-  const eds = obj(cluster.eds_cluster_config);
-  return { service: typeof eds.service_name === 'string' && eds.service_name ? eds.service_name : String(cluster.name), source: obj(eds.eds_config) };
+  const eds = cluster.eds_cluster_config;
+  return { service: eds?.service_name || (cluster.name ?? ''), source: eds?.eds_config ?? {} };
 }
 
 /** `ip:port` of the first host of a static cluster (the xDS cluster a gRPC source names). */
@@ -141,7 +145,7 @@ export class ConfigSources {
    * A wildcard subscription (CDS, LDS: every resource of the type, full state) from the source's
    * file or control plane; resolves at its initial fetch.
    */
-  private subscribeAll(source: JsonObject, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck: (() => Promise<void> | undefined) | undefined, scope: string): Promise<void> {
+  private subscribeAll(source: ConfigSource, what: string, things: string, counts: SubscriptionStats, method: string, typeUrl: string, apply: ApplyUpdate, holdAck: (() => Promise<void> | undefined) | undefined, scope: string): Promise<void> {
     const file = pathSourceOf(source);
     const whole = screened(typeNameOfUrl(typeUrl), this.policy.unknownFields, apply);
     if (file) {
@@ -160,7 +164,7 @@ export class ConfigSources {
    * per user under `http.<stat_prefix>.rds.<route_config_name>.`.
    */
   private refreshRds(): void {
-    const bySource = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
+    const bySource = new Map<GrpcXdsStream, { source: ConfigSource; names: Set<string> }>();
     const served = [...this.tree.listeners.listeners.filter((l) => !l.stopped), ...this.tree.listeners.warmingNow].map((l) => l.config);
     for (const user of rdsUsersOf(served)) {
       const userKey = `${user.statPrefix}\n${user.name}`;
@@ -242,7 +246,7 @@ export class ConfigSources {
    * `initialFetches`; a file is read at once.
    */
   private refreshEds(): void {
-    const names = new Map<GrpcXdsStream, { source: JsonObject; names: Set<string> }>();
+    const names = new Map<GrpcXdsStream, { source: ConfigSource; names: Set<string> }>();
     for (const c of [...this.clusters.clusters, ...this.clusters.warming]) {
       const eds = edsOf(c.config);
       if (!eds) continue;
@@ -338,8 +342,8 @@ export class ConfigSources {
   }
 
   /** Resolves at the subscription's first response, or after the source's initial_fetch_timeout (default 15 s; 0: never). */
-  private initialFetch(source: JsonObject, what: string, counts: SubscriptionStats | undefined, subscribe: (first: () => void) => void): Promise<void> {
-    const timeoutMs = typeof source.initial_fetch_timeout === 'string' ? durationMs(source.initial_fetch_timeout) : INITIAL_FETCH_TIMEOUT_MS;
+  private initialFetch(source: ConfigSource, what: string, counts: SubscriptionStats | undefined, subscribe: (first: () => void) => void): Promise<void> {
+    const timeoutMs = source.initial_fetch_timeout !== undefined ? durationMs(source.initial_fetch_timeout) : INITIAL_FETCH_TIMEOUT_MS;
     return new Promise((resolve) => {
       const timer =
         timeoutMs > 0
@@ -357,7 +361,7 @@ export class ConfigSources {
   }
 
   /** What only the bootstrap can tell about a CDS cluster's EDS source: the same rules as a static one's. */
-  private checkEdsSource(cluster: JsonObject): string[] {
+  private checkEdsSource(cluster: Cluster): string[] {
     const eds = edsOf(cluster);
     if (!eds) return [];
     const errors: string[] = [];
@@ -377,19 +381,16 @@ export class ConfigSources {
    * control plane and service, its control_plane.* figures under `scope` (CDS's and LDS's, as
    * Envoy's; the per-type EDS and RDS streams, shared here by their subscriptions, report at the root).
    */
-  private streamFor(source: JsonObject, method: string, scope = ''): GrpcXdsStream {
+  private streamFor(source: ConfigSource, method: string, scope = ''): GrpcXdsStream {
     const ads = source.ads !== undefined;
-    const api = ads ? obj(obj(this.bootstrap.dynamic_resources).ads_config) : obj(source.api_config_source);
+    const api: ApiConfigSource = (ads ? obj(this.bootstrap.dynamic_resources).ads_config : source.api_config_source) ?? {};
     const key = ads ? 'ads' : `${method} ${JSON.stringify(api)}`;
     let stream = this.streams.get(key);
     if (!stream) {
-      const cluster = String(obj(obj(list(api.grpc_services)[0]).envoy_grpc).cluster_name);
+      const cluster = api.grpc_services?.[0]?.envoy_grpc?.cluster_name ?? '';
       const delta = api.api_type === 'DELTA_GRPC';
-      const limit = api.rate_limit_settings === undefined ? undefined : obj(api.rate_limit_settings);
-      const rateLimit = limit && {
-        maxTokens: typeof limit.max_tokens === 'number' ? limit.max_tokens : RATE_LIMIT_MAX_TOKENS,
-        fillRate: typeof limit.fill_rate === 'number' ? limit.fill_rate : RATE_LIMIT_FILL_RATE,
-      };
+      const limit = api.rate_limit_settings;
+      const rateLimit = limit && { maxTokens: limit.max_tokens ?? RATE_LIMIT_MAX_TOKENS, fillRate: limit.fill_rate ?? RATE_LIMIT_FILL_RATE };
       stream = new GrpcXdsStream(clusterTarget(this.bootstrap, cluster), this.credentialsFor(cluster), ads ? ADS_METHOD : method, obj(this.bootstrap.node), api.set_node_on_first_message_only === true, delta, rateLimit, ads ? '' : scope);
       this.streams.set(key, stream);
     }
