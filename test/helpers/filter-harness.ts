@@ -1,0 +1,211 @@
+import type { Transform } from 'node:stream';
+import type { AccessLogEntry } from '../../shared/access-log/entry.js';
+import type { JsonObject } from '../../shared/config/proto-json.js';
+import type { MutableHeaders } from '../../shared/header-mutation.js';
+import type { RequestView } from '../../shared/matchers.js';
+import { stats } from '../../shared/stats/process.js';
+import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
+import { perFilterConfigs } from '../../worker/http/filters/chain.js';
+import { RouteTable, type Route } from '../../worker/http/route-table.js';
+
+/**
+ * HTTP filters tested alone, as Envoy's filter tests run a filter against fake callbacks: a
+ * request the test describes, the filter's decision, and what it did through its callbacks
+ * (a local reply, response flags, metadata, a body read or replaced, body transforms) — no
+ * process tree, no sockets.
+ */
+
+export interface FakeRequestOptions {
+  method?: string;
+  path?: string;
+  authority?: string;
+  headers?: Record<string, string | string[]>;
+  /**
+   * The route configuration the request is routed by (canonical JSON, as the loader gives it);
+   * by default one virtual host for every domain with one route, prefix `/` to cluster
+   * `backend`. null: no route matches.
+   */
+  routeConfig?: JsonObject | null;
+  clusterName?: string;
+  connection?: Partial<ConnectionView>;
+  /** The request body, if it has one. */
+  body?: Buffer | string;
+  /** readBody() answers 'aborted' (the client went away). */
+  aborted?: boolean;
+}
+
+export interface LocalReply {
+  status: number;
+  headers: MutableHeaders;
+  body: string;
+}
+
+/** A FilterRequest whose callbacks record what the filter did. */
+export class FakeRequest implements FilterRequest {
+  readonly rq: RequestView;
+  readonly connection: ConnectionView;
+  readonly route: Route | undefined;
+  readonly clusterName: string | undefined;
+  readonly perRoute: JsonObject[];
+  /** The local reply the filter sent, if it did. */
+  replied: LocalReply | undefined;
+  /** Response flags set (ResponseFlag bits), and the response code details last given. */
+  flags = 0;
+  details: string | undefined;
+  /** The body as it would go upstream (after readBody and replaceBody). */
+  body: Buffer | undefined;
+  readonly requestTransforms: Transform[] = [];
+  readonly responseTransforms: Transform[] = [];
+  folded: { limit: number; fold: (status: number, headers: MutableHeaders, body: Buffer) => void } | undefined;
+  private readonly dynamicMetadata: Record<string, Record<string, unknown>> = {};
+  private readonly whenFinished: (() => void)[] = [];
+  private readonly aborted: boolean;
+  /** The route's typed_per_filter_config disables the filter: the chain would not run it. */
+  readonly skipped: boolean;
+
+  constructor(options: FakeRequestOptions = {}, filterName = '') {
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
+    const authority = options.authority ?? 'example.com';
+    headers.host ??= authority;
+    this.rq = { method: options.method ?? 'GET', path: options.path ?? '/', authority, headers };
+    this.connection = {
+      key: {},
+      directRemoteIp: '127.0.0.1',
+      directRemotePort: 40000,
+      remoteIp: '127.0.0.1',
+      localIp: '127.0.0.1',
+      localPort: 10000,
+      serverName: undefined,
+      tls: false,
+      protocol: 'HTTP/1.1',
+      peer: () => undefined,
+      ...options.connection,
+    };
+    const routes = options.routeConfig === undefined ? DEFAULT_ROUTES : options.routeConfig;
+    this.route = routes === null ? undefined : new RouteTable(routes).route(this.rq);
+    this.clusterName = options.clusterName ?? (this.route?.action.kind === 'route' ? this.route.action.cluster : undefined);
+    const perRoute = perFilterConfigs(this.route?.perFilter.get(filterName));
+    this.skipped = perRoute === 'disabled';
+    this.perRoute = perRoute === 'disabled' ? [] : perRoute;
+    this.body = options.body === undefined ? undefined : Buffer.from(options.body);
+    if (this.body) headers['content-length'] ??= String(this.body.length);
+    this.aborted = options.aborted === true;
+  }
+
+  reply(status: number, headers: MutableHeaders, body = ''): void {
+    if (this.replied) throw new Error('a second local reply for the same request');
+    this.replied = { status, headers, body };
+  }
+
+  flag(bit: number, details?: string): void {
+    this.flags |= bit;
+    if (details !== undefined) this.details = details;
+  }
+
+  finished(done: () => void): void {
+    this.whenFinished.push(done);
+  }
+
+  /** The exchange ends: what the filter asked to run then runs. */
+  finish(): void {
+    for (const done of this.whenFinished.splice(0)) done();
+  }
+
+  entry(): AccessLogEntry {
+    const c = this.connection;
+    return {
+      startTime: Date.now(),
+      protocol: c.protocol,
+      request: this.rq,
+      responseHeader: () => undefined,
+      responseCode: 0,
+      responseFlags: this.flags,
+      bytesReceived: 0,
+      bytesSent: 0,
+      downstreamRemoteAddress: `${c.directRemoteIp}:${c.directRemotePort}`,
+      downstreamLocalAddress: `${c.localIp}:${c.localPort}`,
+      requestedServerName: c.serverName,
+      healthCheck: false,
+      dynamicMetadata: this.dynamicMetadata,
+    };
+  }
+
+  async readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
+    if (this.aborted) return 'aborted';
+    if (this.body === undefined) return undefined;
+    return this.body.length > limit ? 'too_large' : this.body;
+  }
+
+  replaceBody(body: Buffer): void {
+    if (this.body === undefined) throw new Error('the request body has not been read');
+    this.body = body;
+    this.rq.headers['content-length'] = String(body.length);
+  }
+
+  metadata(): Record<string, Record<string, unknown>> {
+    return this.dynamicMetadata;
+  }
+
+  hasBody(): boolean {
+    return this.body !== undefined && this.body.length > 0;
+  }
+
+  transformRequestBody(transform: Transform): void {
+    this.requestTransforms.push(transform);
+    delete this.rq.headers['content-length'];
+  }
+
+  transformBody(transform: Transform): void {
+    this.responseTransforms.push(transform);
+  }
+
+  foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void {
+    this.folded = { limit, fold };
+  }
+}
+
+/** One filter instance and the request it saw. */
+export interface FilterRun {
+  filter: HttpFilter;
+  request: FakeRequest;
+  decision: FilterDecision;
+}
+
+/** Runs a request's headers through a new instance of the factory's filter (awaiting a filter that holds the request). */
+export async function decode(factory: HttpFilterFactory, options: FakeRequestOptions = {}): Promise<FilterRun> {
+  const request = new FakeRequest(options, factory.name);
+  const filter = factory.create();
+  // As the chain (worker/http/filters/run.ts): a filter the route disables is not run.
+  const decision = request.skipped ? 'continue' : await filter.decodeHeaders(request);
+  return { filter, request, decision };
+}
+
+/** A route configuration of one virtual host (every domain) with these routes. */
+export function routesOf(routes: JsonObject[], vhost: JsonObject = {}): JsonObject {
+  return { virtual_hosts: [{ name: 'all', domains: ['*'], routes, ...vhost }] };
+}
+
+const DEFAULT_ROUTES = routesOf([{ match: { prefix: '/' }, route: { cluster: 'backend' } }]);
+
+/** The response's headers through the filter (as the connection manager gives them, before they are written); returns them. */
+export function encode(run: FilterRun, status: number, headers: MutableHeaders = {}): MutableHeaders {
+  run.filter.encodeHeaders?.(status, headers);
+  return headers;
+}
+
+/** A counter's value in this process's store (a filter counts there, as in a worker). */
+export function counter(name: string): number {
+  return stats.counter(name).value;
+}
+
+/** Pipes `input` through a transform and returns all it wrote. */
+export function through(transform: Transform, input: Buffer | string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const out: Buffer[] = [];
+    transform.on('data', (c: Buffer) => out.push(c));
+    transform.on('end', () => resolve(Buffer.concat(out)));
+    transform.on('error', reject);
+    transform.end(input);
+  });
+}
