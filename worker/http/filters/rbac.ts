@@ -13,8 +13,32 @@ import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFil
  * match. With action ALLOW a request no policy matches is refused, with DENY one that a policy
  * matches, with 403 "RBAC: access denied". Shadow rules are evaluated and counted only. A route's
  * RBACPerRoute replaces the filter's rules (an empty one switches the filter off there).
- * Counted in http.<prefix>.rbac.{allowed,denied,shadow_allowed,shadow_denied}.
+ * Counted in http.<prefix>.rbac.[<rules_stat_prefix>.]{allowed,denied} and
+ * http.<prefix>.rbac.[<shadow_rules_stat_prefix>.]{shadow_allowed,shadow_denied}; the outcome and
+ * the policy that decided go in the dynamic metadata (namespace envoy.filters.http.rbac:
+ * <prefix>shadow_engine_result, <prefix>shadow_effective_policy_id, <prefix>enforced_engine_result,
+ * <prefix>enforced_effective_policy_id; a route's prefixes, when set, replace the filter's there).
  */
+
+const METADATA_NAMESPACE = 'envoy.filters.http.rbac';
+
+/** Envoy's statPrefixJoin: `prefix` and `token` with one dot between them. */
+function statPrefixJoin(prefix: string, token: string): string {
+  if (prefix === '') return token;
+  return prefix.endsWith('.') ? prefix + token : `${prefix}.${token}`;
+}
+
+interface Prefixes {
+  rules: string;
+  shadow: string;
+}
+
+function prefixesOf(config: JsonObject): Prefixes {
+  return {
+    rules: typeof config.rules_stat_prefix === 'string' ? config.rules_stat_prefix : '',
+    shadow: typeof config.shadow_rules_stat_prefix === 'string' ? config.shadow_rules_stat_prefix : '',
+  };
+}
 
 type Matcher = (rq: RequestView, conn: ConnectionView) => boolean;
 
@@ -142,11 +166,13 @@ class RbacFilter implements HttpFilter {
     private readonly rules: Rules | undefined,
     private readonly shadow: Rules | undefined,
     private readonly counters: Counters,
+    private readonly prefixes: Prefixes,
   ) {}
 
   decodeHeaders(request: FilterRequest): FilterDecision {
     let rules = this.rules;
     let shadow = this.shadow;
+    let keys = this.prefixes;
     if (request.perRoute.length) {
       const perRoute = request.perRoute[0]!;
       // An RBACPerRoute without rules switches the filter off for the route.
@@ -154,31 +180,51 @@ class RbacFilter implements HttpFilter {
       const rbac = obj(perRoute.rbac);
       rules = rbac.rules !== undefined ? rulesOf(obj(rbac.rules)) : undefined;
       shadow = rbac.shadow_rules !== undefined ? rulesOf(obj(rbac.shadow_rules)) : undefined;
+      const route = prefixesOf(rbac);
+      keys = { rules: route.rules || keys.rules, shadow: route.shadow || keys.shadow };
     }
-    if (shadow) (evaluate(shadow, request.rq, request.connection).allowed ? this.counters.shadowAllowed : this.counters.shadowDenied).inc();
-    if (!rules) return 'continue';
+    if (!rules && !shadow) return 'continue';
+    const fields: Record<string, unknown> = {};
+    if (shadow) {
+      const verdict = evaluate(shadow, request.rq, request.connection);
+      (verdict.allowed ? this.counters.shadowAllowed : this.counters.shadowDenied).inc();
+      if (verdict.policy !== undefined) fields[`${keys.shadow}shadow_effective_policy_id`] = verdict.policy;
+      fields[`${keys.shadow}shadow_engine_result`] = verdict.allowed ? 'allowed' : 'denied';
+    }
+    const metadata = request.metadata();
+    if (!rules) {
+      metadata[METADATA_NAMESPACE] = { ...metadata[METADATA_NAMESPACE], ...fields };
+      return 'continue';
+    }
     const verdict = evaluate(rules, request.rq, request.connection);
+    if (verdict.policy !== undefined) fields[`${keys.rules}enforced_effective_policy_id`] = verdict.policy;
+    fields[`${keys.rules}enforced_engine_result`] = verdict.allowed ? 'allowed' : 'denied';
+    metadata[METADATA_NAMESPACE] = { ...metadata[METADATA_NAMESPACE], ...fields };
     if (verdict.allowed) {
       this.counters.allowed.inc();
       return 'continue';
     }
     this.counters.denied.inc();
-    request.flag(0, `rbac_access_denied_matched_policy[${verdict.policy ?? 'none'}]`);
+    // As Envoy's responseDetail: white space in the policy's name becomes '_' (the access log splits on it).
+    request.flag(0, `rbac_access_denied_matched_policy[${(verdict.policy ?? 'none').replace(/\s/g, '_')}]`);
     request.reply(403, {}, 'RBAC: access denied');
     return 'stop';
   }
 }
 
 export function rbacFactory(name: string, config: JsonObject, statPrefix: string): HttpFilterFactory {
-  const prefix = `http.${statPrefix}.rbac.${typeof config.rules_stat_prefix === 'string' ? config.rules_stat_prefix : ''}`;
-  const shadowPrefix = `http.${statPrefix}.rbac.${typeof config.shadow_rules_stat_prefix === 'string' ? config.shadow_rules_stat_prefix : ''}`;
+  // As Envoy's generateStats: http.<prefix>.rbac., then each rules prefix joined with a dot.
+  const base = `http.${statPrefix}.rbac.`;
+  const prefixes = prefixesOf(config);
+  const enforced = statPrefixJoin(base, prefixes.rules);
+  const shadowed = statPrefixJoin(base, prefixes.shadow);
   const counters: Counters = {
-    allowed: stats.counter(`${prefix}allowed`),
-    denied: stats.counter(`${prefix}denied`),
-    shadowAllowed: stats.counter(`${shadowPrefix}shadow_allowed`),
-    shadowDenied: stats.counter(`${shadowPrefix}shadow_denied`),
+    allowed: stats.counter(statPrefixJoin(enforced, 'allowed')),
+    denied: stats.counter(statPrefixJoin(enforced, 'denied')),
+    shadowAllowed: stats.counter(statPrefixJoin(shadowed, 'shadow_allowed')),
+    shadowDenied: stats.counter(statPrefixJoin(shadowed, 'shadow_denied')),
   };
   const rules = config.rules !== undefined ? rulesOf(obj(config.rules)) : undefined;
   const shadow = config.shadow_rules !== undefined ? rulesOf(obj(config.shadow_rules)) : undefined;
-  return { name, create: () => new RbacFilter(rules, shadow, counters) };
+  return { name, create: () => new RbacFilter(rules, shadow, counters, prefixes) };
 }
