@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { IMPLEMENTED_WHOLE } from './implemented-whole.js';
 import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
 
@@ -238,9 +239,39 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.access_loggers.stream.v3.StderrAccessLog': ['log_format'],
   // content_type shapes local-reply bodies (an access log has none); formatters are extensions none of which is implemented.
   'envoy.config.core.v3.SubstitutionFormatString': ['text_format', 'json_format', 'text_format_source', 'omit_empty_values', 'json_format_options', 'content_type'],
+  // Messages implemented whole before the API was brought to Envoy 1.37, without the fields 1.37
+  // added to them: those are refused until they are built (an accepted field that does nothing
+  // would be a silent outage).
+  'envoy.config.route.v3.RateLimit.Action.GenericKey': ['descriptor_value', 'descriptor_key'],
+  'envoy.config.route.v3.RateLimit.Action.HeaderValueMatch': ['descriptor_value', 'descriptor_key', 'expect_match', 'headers'],
+  'envoy.config.route.v3.RateLimit.Action.QueryParameterValueMatch': ['descriptor_value', 'descriptor_key', 'expect_match', 'query_parameters'],
+  'envoy.extensions.filters.http.compressor.v3.CompressorOverrides': ['response_direction_config'],
+  'envoy.extensions.filters.http.ext_authz.v3.CheckSettings': ['context_extensions', 'disable_request_body_buffering', 'with_request_body'],
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config': ['request_rules', 'response_rules'],
+  'envoy.extensions.filters.http.lua.v3.Lua': ['inline_code', 'source_codes', 'default_source_code', 'stat_prefix'],
+  'envoy.extensions.filters.http.lua.v3.LuaPerRoute': ['disabled', 'name', 'source_code'],
+  'envoy.extensions.filters.http.ratelimit.v3.RateLimit': [
+    'domain', 'stage', 'request_type', 'timeout', 'failure_mode_deny', 'rate_limited_as_resource_exhausted', 'rate_limit_service', 'enable_x_ratelimit_headers',
+    'disable_x_envoy_ratelimited_header', 'rate_limited_status', 'response_headers_to_add', 'status_on_error', 'stat_prefix',
+  ],
+  'envoy.extensions.common.ratelimit.v3.LocalRateLimitDescriptor': ['entries', 'token_bucket'],
 };
 
-const supportedSets = new Map(Object.entries(SUPPORTED).map(([k, v]) => [k, new Set(v)]));
+const supportedSets = new Map([...Object.entries(SUPPORTED), ...Object.entries(IMPLEMENTED_WHOLE)].map(([k, v]) => [k, new Set(v)]));
+
+/**
+ * The fields of a message this proxy implements: its entry here (implemented in part) or in
+ * IMPLEMENTED_WHOLE; undefined for a message in neither (one the configuration cannot reach
+ * but through an Any, whose type the extension check decides).
+ */
+export function supportedFields(typeName: string): ReadonlySet<string> | undefined {
+  return supportedSets.get(typeName);
+}
+
+/** Whether a message is implemented in part (an entry of this file's table), not whole. */
+export function implementedInPart(typeName: string): boolean {
+  return Object.hasOwn(SUPPORTED, typeName);
+}
 
 /** What to use instead, for refused fields that operators often reach for. */
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
