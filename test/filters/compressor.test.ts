@@ -165,7 +165,7 @@ describe('the compressor filter', () => {
       const headers: MutableHeaders = { 'content-type': 'text/plain', ...(length === undefined ? {} : { 'content-length': length }) };
       assert.equal((await exchange(big, 'gzip', 200, headers)).compressed, compress, `content-length ${String(length)}`);
     }
-    assert.equal(stat('cmp5b', 'content_length_too_small'), 1);
+    assert.equal(stat('cmp5b', 'response.content_length_too_small'), 1, "with response_direction_config the direction's figures are under response., as Envoy's");
   });
 
   it('leaves alone a response already encoded, one with Cache-Control no-transform, one without a body (204, 304, 1xx, HEAD), and compresses a 206', async () => {
@@ -184,7 +184,7 @@ describe('the compressor filter', () => {
     const head = await exchange(f, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256' }, { method: 'HEAD' });
     assert.deepEqual([head.compressed, head.headers['content-length']], [false, '256'], 'HEAD');
     assert.equal((await exchange(f, 'gzip', 206, { 'content-type': 'text/plain', 'content-length': '256' })).compressed, true, '206');
-    assert.deepEqual([stat('cmp6', 'compressed'), stat('cmp6', 'not_compressed')], [2, 7]);
+    assert.deepEqual([stat('cmp6', 'compressed'), stat('cmp6', 'not_compressed')], [2, 8], 'every response not compressed counts, HEAD too');
   });
 
   it("adds Accept-Encoding to the upstream's Vary once; keeps a weak ETag, never sends the strong one with a compressed body, and with disable_on_etag_header leaves a response with an ETag alone", async () => {
@@ -204,14 +204,16 @@ describe('the compressor filter', () => {
     assert.deepEqual([weak.compressed, weak.headers.etag], [true, 'W/"686897696a7c876b7e"']);
     const strong = await exchange(f, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256', etag: '"686897696a7c876b7e"' });
     assert.equal(strong.compressed, true);
-    assert.notEqual(strong.headers.etag, '"686897696a7c876b7e"', 'the strong validator was for the uncompressed bytes');
+    assert.equal(strong.headers.etag, undefined, 'the strong validator was for the uncompressed bytes: removed, as Envoy removes it');
+    const lower = await exchange(f, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256', etag: 'w/"abc"' });
+    assert.equal(lower.headers.etag, 'w/"abc"', 'w/ is weak too');
 
     const careful = gzip('cmp8d', { response_direction_config: { disable_on_etag_header: true } });
     const tagged = await exchange(careful, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256', etag: '"686897696a7c876b7e"' });
     assert.deepEqual([tagged.compressed, tagged.headers.etag, tagged.headers.vary, tagged.headers['content-length']], [false, '"686897696a7c876b7e"', undefined, '256']);
     const other = await exchange(careful, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256', 'x-garbage': 'garbagevalue' });
     assert.equal(other.compressed, true, 'another header is no reason not to compress');
-    assert.deepEqual([stat('cmp8d', 'compressed'), stat('cmp8d', 'not_compressed')], [1, 1]);
+    assert.deepEqual([stat('cmp8d', 'response.compressed'), stat('cmp8d', 'response.not_compressed'), stat('cmp8d', 'not_compressed_etag')], [1, 1, 1]);
   });
 
   it('is switched off by common_config.enabled (its runtime key too) and by a route’s CompressorPerRoute; remove_accept_encoding_header, overridden per route', async () => {
@@ -249,5 +251,70 @@ describe('the compressor filter', () => {
     assert.equal(await acceptEncoding(f, '/drop'), undefined, 'the route says remove it');
     const dropped = await exchange(removing, accept, 200, response(), { path: '/x', routeConfig });
     assert.equal(dropped.compressed, true, 'the client’s Accept-Encoding still decides, though the upstream does not see it');
+  });
+});
+
+describe('the compressor filter, as Envoy decides', () => {
+  it('compresses a response without a Content-Type', async () => {
+    const r = await exchange(gzip('cmpA'), 'gzip', 200, { 'content-length': '256' });
+    assert.equal(r.compressed, true);
+  });
+
+  it('adds Vary and counts not_compressed when the request does not take the coding, and counts the Accept-Encoding verdicts', async () => {
+    const f = gzip('cmpB');
+    const none = await exchange(f, undefined, 200, { 'content-type': 'text/plain', 'content-length': '256' });
+    assert.deepEqual([none.compressed, none.headers.vary], [false, 'Accept-Encoding'], 'a cache in front must know the response varies');
+    const identity = await exchange(f, 'identity', 200, { 'content-type': 'text/plain', 'content-length': '256' });
+    assert.deepEqual([identity.compressed, identity.headers.vary], [false, 'Accept-Encoding']);
+    assert.deepEqual([stat('cmpB', 'no_accept_header'), stat('cmpB', 'header_identity'), stat('cmpB', 'not_compressed')], [1, 1, 2]);
+    // Too small to compress: the Accept-Encoding figures are not touched, and no Vary.
+    const small = await exchange(f, undefined, 200, { 'content-type': 'text/plain', 'content-length': '3' });
+    assert.deepEqual([small.headers.vary, stat('cmpB', 'no_accept_header')], [undefined, 1]);
+    assert.equal(stat('cmpB', 'request.not_compressed'), 3, 'request bodies are never compressed, and counted so');
+  });
+
+  it('reads Accept-Encoding as Envoy does: a q-value that does not parse drops its coding, identity and q=0', async () => {
+    for (const [header, counterName] of [
+      ['gzip;q=invalid', 'header_not_valid'],
+      ['', 'header_not_valid'],
+      ['identity;q=0', 'header_not_valid'],
+      ['identity, *;q=0', 'header_identity'],
+      ['identity;q=0.5, *;q=0', 'header_identity'],
+      ['*', 'header_wildcard'],
+      ['GZIP;Q=0.5', 'header_compressor_used'],
+    ] as const) {
+      const prefix = `cmpC${header.replace(/[^a-z]/gi, '') || 'empty'}`;
+      const r = await exchange(gzip(prefix), header, 200, { 'content-type': 'text/plain', 'content-length': '256' });
+      assert.equal(stat(prefix, counterName), 1, `${JSON.stringify(header)} counts ${counterName}`);
+      assert.equal(r.compressed, counterName === 'header_wildcard' || counterName === 'header_compressor_used', JSON.stringify(header));
+    }
+  });
+
+  it('with gzip and brotli in one chain, compresses once, with the coding the client weighs highest (* takes the first filter)', async () => {
+    const br = (prefix: string) => compressorFactory(NAME, { compressor_library: { name: 'test', typed_config: { '@type': BROTLI } } }, prefix);
+    const run = async (accept: string, prefix: string) => {
+      const request = new FakeRequest({ headers: { 'accept-encoding': accept } });
+      started.push(request);
+      const chain = [gzip(prefix).create(), br(prefix).create()];
+      for (const filter of chain) await filter.decodeHeaders(request);
+      const headers: MutableHeaders = { 'content-type': 'text/plain', 'content-length': '256' };
+      // Responses go back through the chain in reverse order.
+      for (const filter of [...chain].reverse()) filter.encodeHeaders?.(200, headers);
+      return headers;
+    };
+    assert.equal((await run('gzip;q=0.5, br;q=1', 'cmpD1'))['content-encoding'], 'br');
+    assert.equal((await run('br;q=0.2, gzip', 'cmpD2'))['content-encoding'], 'gzip', 'the filter that runs first on the response defers to the one chosen');
+    assert.deepEqual([stat('cmpD2', 'header_compressor_used'), stat('cmpD2', 'header_compressor_overshadowed', 'brotli')], [1, 1]);
+    assert.equal((await run('*', 'cmpD3'))['content-encoding'], 'gzip', 'the first compressor of the chain');
+    assert.equal((await run('gzip;q=0, *', 'cmpD4'))['content-encoding'], 'br', 'q=0 takes gzip out, * then means brotli');
+  });
+
+  it('leaves a body with a compressing Transfer-Encoding alone, and a route overriding response_direction_config enables it whatever the runtime says', async () => {
+    const r = await exchange(gzip('cmpE'), 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256', 'transfer-encoding': 'gzip, chunked' });
+    assert.equal(r.compressed, false);
+    const off = gzip('cmpF', { response_direction_config: { common_config: { enabled: { default_value: false, runtime_key: 'cmpF.enabled' } } } });
+    assert.equal((await exchange(off, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256' })).compressed, false);
+    const routeConfig = routesOf([{ match: { prefix: '/' }, route: { cluster: 'backend' }, typed_per_filter_config: { [NAME]: { '@type': PER_ROUTE, overrides: { response_direction_config: {} } } } }]);
+    assert.equal((await exchange(off, 'gzip', 200, { 'content-type': 'text/plain', 'content-length': '256' }, { routeConfig })).compressed, true);
   });
 });

@@ -25,7 +25,7 @@ import type { FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } fro
 const DEFAULT_TYPES = [
   'text/html', 'text/plain', 'text/css', 'application/javascript', 'application/x-javascript', 'text/javascript', 'text/x-javascript', 'text/ecmascript',
   'text/js', 'text/jscript', 'text/x-js', 'application/ecmascript', 'application/x-json', 'application/xml', 'application/json', 'image/svg+xml',
-  'text/xml', 'application/xhtml+xml',
+  'text/xml', 'application/xhtml+xml', 'application/grpc-web', 'application/grpc-web+proto',
 ];
 const BROTLI = 'envoy.extensions.compression.brotli.compressor.v3.Brotli';
 
@@ -62,36 +62,74 @@ function libraryOf(config: JsonObject): Library {
   return { encoding: 'gzip', create: () => createGzip(options) };
 }
 
-/** Whether Accept-Encoding takes `encoding`: named with q > 0, or `*` with q > 0 and it not refused by name. */
-export function accepts(header: string, encoding: string): 'yes' | 'wildcard' | 'no' | 'identity' {
-  let wildcard: number | undefined;
-  let named: number | undefined;
-  let identityOnly = true;
-  for (const part of header.split(',')) {
-    const [token, ...params] = part.trim().split(';');
-    const name = token!.trim().toLowerCase();
-    if (!name) continue;
-    const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(p)?.[1]).find((v) => v !== undefined);
-    const weight = q === undefined ? 1 : Number(q);
-    if (name !== 'identity') identityOnly = false;
-    if (name === encoding) named = weight;
-    else if (name === '*') wildcard = weight;
+/** Accept-Encoding's codings with their q-values, as Envoy reads them (a q-value that does not parse drops its coding). */
+function acceptedCodings(header: string): { coding: string; q: number }[] {
+  const out: { coding: string; q: number }[] = [];
+  for (const token of header.split(',')) {
+    if (token.trim() === '') continue;
+    const semi = token.indexOf(';');
+    const coding = (semi < 0 ? token : token.slice(0, semi)).trim().toLowerCase();
+    let q = 1;
+    if (semi >= 0) {
+      const params = token.slice(semi + 1);
+      const eq = params.indexOf('=');
+      if (eq >= 0 && params.slice(0, eq).trim().toLowerCase() === 'q') {
+        const value = params.slice(eq + 1).trim();
+        if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value)) continue;
+        q = Number(value);
+      }
+    }
+    out.push({ coding, q });
   }
-  if (named !== undefined) return named > 0 ? 'yes' : 'no';
-  if (wildcard !== undefined) return wildcard > 0 ? 'wildcard' : 'no';
-  return identityOnly ? 'identity' : 'no';
+  return out;
+}
+
+type HeaderStat = 'used' | 'identity' | 'wildcard' | 'not_valid';
+
+/**
+ * Envoy's chooseEncoding: the coding of the compressor filters of the request's chain (those whose
+ * content types take the response's) that Accept-Encoding weighs highest; `*` picks the first
+ * filter's; identity, or nothing acceptable, compresses nothing. Made once per request, shared by
+ * its compressor filters.
+ */
+export function chooseEncoding(acceptEncoding: string, filters: readonly Settings[], contentType: string): { encoding: string; stat: HeaderStat } {
+  const allowed = new Map<string, number>();
+  for (const f of filters) {
+    if (contentType !== '' && !f.types.has(contentType)) continue;
+    if (!allowed.has(f.library.encoding)) allowed.set(f.library.encoding, allowed.size);
+  }
+  const pairs = acceptedCodings(acceptEncoding);
+  for (const p of pairs) if (p.q === 0) allowed.delete(p.coding);
+  if (pairs.length === 0 || allowed.size === 0) return { encoding: 'identity', stat: 'not_valid' };
+  let choice = { coding: 'identity', q: 0 };
+  for (const p of pairs) {
+    if (allowed.has(p.coding) || p.coding === 'identity' || p.coding === '*') {
+      if (p.q > choice.q) choice = p;
+    }
+  }
+  if (choice.q === 0) return { encoding: 'identity', stat: 'not_valid' };
+  if (choice.coding === 'identity') return { encoding: 'identity', stat: 'identity' };
+  if (choice.coding === '*') {
+    const first = [...allowed].sort((a, b) => a[1] - b[1])[0]![0];
+    return { encoding: first, stat: 'wildcard' };
+  }
+  return { encoding: choice.coding, stat: 'used' };
 }
 
 interface Counters {
   compressed: Counter;
   notCompressed: Counter;
+  tooSmall: Counter;
+  uncompressedBytes: Counter;
+  compressedBytes: Counter;
+  requestNotCompressed: Counter;
   noAcceptHeader: Counter;
   headerIdentity: Counter;
   headerWildcard: Counter;
   headerNotValid: Counter;
-  tooSmall: Counter;
-  uncompressedBytes: Counter;
-  compressedBytes: Counter;
+  headerUsed: Counter;
+  headerOvershadowed: Counter;
+  notCompressedEtag: Counter;
 }
 
 interface Settings {
@@ -103,9 +141,29 @@ interface Settings {
   removeAcceptEncoding: boolean;
 }
 
+/** The compressor filters of one request, in chain order, and the coding chosen for its response (once). */
+interface Registry {
+  filters: Settings[];
+  decision?: { encoding: string; stat: HeaderStat };
+}
+const registries = new WeakMap<object, Registry>();
+
+/** Transfer-Encoding codings that say the body is compressed already. */
+const COMPRESSED_TRANSFER = new Set(['gzip', 'br', 'deflate', 'compress', 'zstd']);
+
+/** A comma-separated header's tokens, trimmed and lower-cased. */
+function tokens(v: unknown): string[] {
+  const text = Array.isArray(v) ? v.join(',') : typeof v === 'string' ? v : '';
+  return text.split(',').map((t) => t.trim().toLowerCase());
+}
+
 class CompressorFilter implements HttpFilter {
   private request: FilterRequest | undefined;
-  private accepted: boolean = false;
+  private acceptEncoding: string | undefined;
+  private registry: Registry | undefined;
+  /** The route's CompressorPerRoute: compression switched off (disabled) or on (overrides.response_direction_config). */
+  private routeEnabled: boolean | undefined;
+  private headOnly = false;
 
   constructor(
     private readonly s: Settings,
@@ -113,64 +171,102 @@ class CompressorFilter implements HttpFilter {
   ) {}
 
   decodeHeaders(request: FilterRequest): FilterDecision {
+    this.request = request;
+    this.acceptEncoding = requestHeader(request.rq, 'accept-encoding');
+    this.headOnly = request.rq.method === 'HEAD';
     const perRoute = request.perRoute[0];
-    if (perRoute?.disabled === true) return 'continue';
-    if (!this.s.enabled()) return 'continue';
-    const header = requestHeader(request.rq, 'accept-encoding');
-    const removeHeader = obj(obj(obj(perRoute).overrides).response_direction_config).remove_accept_encoding_header ?? this.s.removeAcceptEncoding;
-    if (removeHeader === true) delete request.rq.headers['accept-encoding'];
-    if (header === undefined) {
-      this.counters.noAcceptHeader.inc();
-      return 'continue';
-    }
-    const verdict = accepts(header, this.s.library.encoding);
-    if (verdict === 'identity') this.counters.headerIdentity.inc();
-    else if (verdict === 'wildcard') this.counters.headerWildcard.inc();
-    else if (verdict === 'no') this.counters.headerNotValid.inc();
-    this.accepted = verdict === 'yes' || verdict === 'wildcard';
-    if (this.accepted && request.rq.method !== 'HEAD') this.request = request;
+    const overrides = obj(obj(perRoute?.overrides).response_direction_config);
+    if (perRoute?.disabled === true) this.routeEnabled = false;
+    else if (obj(perRoute?.overrides).response_direction_config !== undefined) this.routeEnabled = true;
+    // The request's compressor filters decide its response's coding together (Envoy's CompressorRegistry).
+    this.registry = registries.get(request.rq) ?? registries.set(request.rq, { filters: [] }).get(request.rq)!;
+    this.registry.filters.push(this.s);
+    const removeHeader = typeof overrides.remove_accept_encoding_header === 'boolean' ? overrides.remove_accept_encoding_header : this.s.removeAcceptEncoding;
+    if (this.enabled() && removeHeader) delete request.rq.headers['accept-encoding'];
+    // Request bodies are never compressed here (request_direction_config is refused): counted as Envoy counts them.
+    this.counters.requestNotCompressed.inc();
     return 'continue';
+  }
+
+  private enabled(): boolean {
+    return this.routeEnabled ?? this.s.enabled();
   }
 
   encodeHeaders(status: number, headers: MutableHeaders): void {
     const request = this.request;
     if (!request) return;
-    if (!this.compressible(status, headers)) {
+    const enabledAndBigEnough = this.enabled() && this.bigEnough(headers);
+    const compressible = enabledAndBigEnough && this.compressible(headers);
+    const endStream = this.headOnly || status === 204 || status === 304 || status < 200;
+    if (!endStream && this.acceptEncodingAllowed(enabledAndBigEnough, headers) && compressible && this.transferEncodingAllowed(headers)) {
+      // As Envoy: a weak ETag stays, a strong one goes (the compressed body is another entity).
+      const etag = headers.etag;
+      if (typeof etag === 'string' && etag.length > 2 && !/^[wW]\//.test(etag)) delete headers.etag;
+      delete headers['content-length'];
+      headers['content-encoding'] = this.s.library.encoding;
+      this.counters.compressed.inc();
+      const transform = this.s.library.create();
+      transform.on('data', (d: Buffer) => this.counters.compressedBytes.inc(d.length));
+      request.transformBody(transform, (n) => this.counters.uncompressedBytes.inc(n));
+    } else {
       this.counters.notCompressed.inc();
-      return;
     }
-    const etag = headers.etag;
-    if (typeof etag === 'string' && etag && !etag.startsWith('W/')) {
-      if (this.s.disableOnEtag) {
-        this.counters.notCompressed.inc();
-        return;
-      }
-      headers.etag = `W/${etag}`;
+    // Even when this request's Accept-Encoding refused it, a cache in front must know the response varies.
+    if (compressible) {
+      const vary = headers.vary;
+      if (vary === undefined) headers.vary = 'Accept-Encoding';
+      else if (!tokens(vary).includes('accept-encoding')) headers.vary = `${Array.isArray(vary) ? vary.join(', ') : String(vary)}, Accept-Encoding`;
     }
-    delete headers['content-length'];
-    headers['content-encoding'] = this.s.library.encoding;
-    const vary = headers.vary;
-    const varies = typeof vary === 'string' ? vary : Array.isArray(vary) ? vary.join(', ') : '';
-    if (!/(^|,)\s*accept-encoding\s*(,|$)/i.test(varies)) headers.vary = varies ? `${varies}, Accept-Encoding` : 'Accept-Encoding';
-    this.counters.compressed.inc();
-    const transform = this.s.library.create();
-    transform.on('data', (d: Buffer) => this.counters.compressedBytes.inc(d.length));
-    request.transformBody(transform, (n) => this.counters.uncompressedBytes.inc(n));
   }
 
-  private compressible(status: number, headers: MutableHeaders): boolean {
-    if (status === 204 || status === 304 || status < 200) return false;
-    if (headers['content-encoding'] !== undefined) return false;
-    const cacheControl = headers['cache-control'];
-    if (typeof cacheControl === 'string' && /(^|,)\s*no-transform\s*(,|$)/i.test(cacheControl)) return false;
-    const type = String(headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (!this.s.types.has(type)) return false;
+  /** Envoy's isMinimumContentLength: a Content-Length, when there is one, that is a number of at least min_content_length. */
+  private bigEnough(headers: MutableHeaders): boolean {
     const length = headers['content-length'];
-    if (length !== undefined && Number(length) < this.s.minLength) {
-      this.counters.tooSmall.inc();
+    if (length === undefined) return true;
+    const text = String(length);
+    if (/^\d+$/.test(text) && Number(text) >= this.s.minLength) return true;
+    this.counters.tooSmall.inc();
+    return false;
+  }
+
+  private compressible(headers: MutableHeaders): boolean {
+    const connection = tokens(headers.connection);
+    if (connection.includes('upgrade') && headers.upgrade !== undefined) return false;
+    const type = this.contentType(headers);
+    if (type !== '' && !this.s.types.has(type)) return false;
+    if (tokens(headers['cache-control']).includes('no-transform')) return false;
+    if (this.s.disableOnEtag && headers.etag !== undefined) {
+      this.counters.notCompressedEtag.inc();
       return false;
     }
-    return true;
+    return headers['content-encoding'] === undefined;
+  }
+
+  private contentType(headers: MutableHeaders): string {
+    return String(headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  }
+
+  /** Envoy's isAcceptEncodingAllowed: the request's Accept-Encoding names this filter's coding as the one the chain uses. */
+  private acceptEncodingAllowed(maybe: boolean, headers: MutableHeaders): boolean {
+    if (!maybe) return false;
+    if (this.acceptEncoding === undefined) {
+      this.counters.noAcceptHeader.inc();
+      return false;
+    }
+    const registry = this.registry!;
+    registry.decision ??= chooseEncoding(this.acceptEncoding, registry.filters, this.contentType(headers));
+    const { encoding, stat } = registry.decision;
+    const mine = encoding === this.s.library.encoding;
+    if (stat === 'used') (mine ? this.counters.headerUsed : this.counters.headerOvershadowed).inc();
+    else if (stat === 'identity') this.counters.headerIdentity.inc();
+    else if (stat === 'wildcard') this.counters.headerWildcard.inc();
+    else this.counters.headerNotValid.inc();
+    return mine;
+  }
+
+  private transferEncodingAllowed(headers: MutableHeaders): boolean {
+    if (headers['transfer-encoding'] === undefined) return true;
+    return !tokens(headers['transfer-encoding']).some((t) => COMPRESSED_TRANSFER.has(t) || t === this.s.library.encoding);
   }
 }
 
@@ -183,23 +279,31 @@ export function compressorFactory(name: string, config: JsonObject, statPrefix: 
   const s: Settings = {
     library: libraryOf(library),
     enabled: flag.runtime_key !== undefined ? () => runtimeFeature(String(flag.runtime_key), flag.default_value !== false) : () => flag.default_value !== false,
-    minLength: typeof common.min_content_length === 'number' ? common.min_content_length : 30,
+    minLength: typeof common.min_content_length === 'number' && common.min_content_length > 0 ? common.min_content_length : 30,
     types: new Set((types.length ? types : DEFAULT_TYPES).map((t) => t.toLowerCase())),
     disableOnEtag: response.disable_on_etag_header === true,
     removeAcceptEncoding: response.remove_accept_encoding_header === true,
   };
+  // As Envoy's: http.<prefix>.compressor.<library name>.<gzip|brotli>., then `response.` for the
+  // direction's figures when response_direction_config is set, and `request.` for the request's.
   const prefix = `http.${statPrefix}.compressor.${String(library.name ?? '')}.${s.library.encoding === 'br' ? 'brotli' : 'gzip'}.`;
+  const direction = config.response_direction_config !== undefined ? `${prefix}response.` : prefix;
   const c = (n: string) => stats.counter(prefix + n);
+  const d = (n: string) => stats.counter(direction + n);
   const counters: Counters = {
-    compressed: c('compressed'),
-    notCompressed: c('not_compressed'),
+    compressed: d('compressed'),
+    notCompressed: d('not_compressed'),
+    tooSmall: d('content_length_too_small'),
+    uncompressedBytes: d('total_uncompressed_bytes'),
+    compressedBytes: d('total_compressed_bytes'),
+    requestNotCompressed: c('request.not_compressed'),
     noAcceptHeader: c('no_accept_header'),
     headerIdentity: c('header_identity'),
     headerWildcard: c('header_wildcard'),
     headerNotValid: c('header_not_valid'),
-    tooSmall: c('content_length_too_small'),
-    uncompressedBytes: c('total_uncompressed_bytes'),
-    compressedBytes: c('total_compressed_bytes'),
+    headerUsed: c('header_compressor_used'),
+    headerOvershadowed: c('header_compressor_overshadowed'),
+    notCompressedEtag: c('not_compressed_etag'),
   };
   return { name, create: () => new CompressorFilter(s, counters) };
 }
