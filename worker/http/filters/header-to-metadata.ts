@@ -9,7 +9,8 @@ import type { FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } fro
  * header, or a cookie, and writes dynamic metadata: `on_header_present` the header's value (or a
  * fixed one, or the value rewritten by a regex), `on_header_missing` a fixed value, as a string
  * or a number, base64-decoded first with `encode: BASE64`; `remove` then takes the header away.
- * Empty values are not written. The namespace is `metadata_namespace`, by default the filter's
+ * Empty values are not written, nor values of 8 KiB or more, nor base64 that does not decode, nor
+ * NUMBER values that are not numbers, as in Envoy. The namespace is `metadata_namespace`, by default the filter's
  * name. A route's configuration replaces the filter's rules. What it writes shows in access logs
  * (%DYNAMIC_METADATA%) and to later filters.
  */
@@ -85,17 +86,37 @@ function cookieValue(headers: MutableHeaders, name: string): string | undefined 
   return undefined;
 }
 
-/** Writes a value as the pair says; false (nothing written) for an empty, undecodable or non-numeric one. */
+/** Envoy's MAX_HEADER_VALUE_LEN: a longer value is not written. */
+const MAX_VALUE_LENGTH = 8 * 1024;
+
+/** Envoy's Base64::decodeWithoutPadding: the standard alphabet, padding optional; '' when the text is not base64. */
+function decodeBase64(text: string): string {
+  const body = text.replace(/={1,2}$/, '');
+  if (!/^[A-Za-z0-9+/]*$/.test(body) || body.length % 4 === 1) return '';
+  return Buffer.from(body, 'base64').toString('utf8');
+}
+
+/** absl::SimpleAtod over the trimmed text: a decimal number (or inf, nan), else undefined. */
+function parseNumber(text: string): number | undefined {
+  const t = text.trim();
+  if (/^[+-]?(inf|infinity)$/i.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
+  if (/^[+-]?nan$/i.test(t)) return NaN;
+  return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) ? Number(t) : undefined;
+}
+
+/** Writes a value as the pair says; false (nothing written) for an empty, too long, undecodable or non-numeric one. */
 function write(metadata: () => Record<string, Record<string, unknown>>, pair: Pair, raw: string): boolean {
   let value = pair.rewrite ? pair.rewrite(raw) : raw;
+  if (value === '' || value.length >= MAX_VALUE_LENGTH) return false;
   if (pair.base64) {
-    value = Buffer.from(value, 'base64').toString('utf8');
+    value = decodeBase64(value);
+    if (value === '') return false;
   }
-  if (value === '') return false;
   let typed: string | number = value;
   if (pair.number) {
-    typed = Number(value);
-    if (!Number.isFinite(typed)) return false;
+    const n = parseNumber(value);
+    if (n === undefined) return false;
+    typed = n;
   }
   const m = metadata();
   (m[pair.namespace] ??= {})[pair.key] = typed;
