@@ -69,7 +69,12 @@ describe('the Lua filter', () => {
     const r = await decode(f);
     assert.equal(r.decision, 'stop');
     assert.deepEqual(r.request.replied, { status: 503, headers: { fake: 'fakeValue', 'set-cookie': ['flavor=chocolate', 'variant=chewy'] }, body: 'nope' });
+    assert.equal(r.request.details, 'lua_response', "Envoy's response code details for a script's reply");
     assert.deepEqual(stats('lua2'), [1, 0], 'ImmediateResponseWithSendLocalReply: no error, one execution');
+    // ImmediateResponseBadStatus: a :status outside 200-599 is a script error, and the request goes on.
+    const bad = await decode(luaFactory(LUA, inline('function envoy_on_request(handle) handle:respond({ [":status"] = "100" }, "nope") end'), ctx('lua2b')));
+    assert.deepEqual([bad.decision, bad.request.replied], ['continue', undefined]);
+    assert.deepEqual(stats('lua2b'), [1, 1]);
   });
 
   it('counts a script error and lets the request go on with what the script did before it; a respond() without a valid :status and an httpCall() to no cluster are script errors too', async () => {

@@ -173,9 +173,11 @@ describe('the rate limit filter with a rate-limit service', () => {
     const quiet = rateLimitFactory(RATELIMIT, filterConfig('rls5', { disable_x_envoy_ratelimited_header: true, rate_limited_status: { code: 'OK' } }), ctxOf({ rls5: [port] }));
     const q = await decode(quiet, { routeConfig: limitedRoutes('rl5'), headers: { 'x-user': 'alice' } });
     assert.deepEqual([q.request.replied?.status, q.request.replied?.headers['x-envoy-ratelimited']], [429, undefined]);
-    const unavailable = rateLimitFactory(RATELIMIT, filterConfig('rls5', { rate_limited_status: { code: 'ServiceUnavailable' } }), ctxOf({ rls5: [port] }));
+    const unavailable = rateLimitFactory(RATELIMIT, filterConfig('rls5', { rate_limited_status: { code: 'ServiceUnavailable' } }), ctxOf({ rls5: [port], rl5: [] }));
     assert.equal((await decode(unavailable, { routeConfig: limitedRoutes('rl5'), headers: { 'x-user': 'alice' } })).request.replied?.status, 503);
     assert.equal(rl('rl5', 'over_limit'), 3);
+    // LimitResponseWithRateLimitedStatus: the configured status is what the route's cluster is charged.
+    assert.deepEqual([counter('cluster.rl5.upstream_rq_503'), counter('cluster.rl5.upstream_rq_5xx')], [1, 1]);
   });
 
   it('answers a gRPC request over the limit in gRPC (UNAVAILABLE, or RESOURCE_EXHAUSTED), and only counts one while the runtime does not enforce', async () => {

@@ -278,9 +278,11 @@ const host: HostFunctions = {
       case 'respond': {
         const headers = obj(pending.args[1]) as Record<string, LuaValue>;
         const status = Number(headers[':status']);
-        if (!Number.isInteger(status) || status < 100 || status > 999) return { error: ':status must be specified and a valid unsigned long' };
+        // As Envoy's luaRespond: a local reply is a final answer, 200 to 599.
+        if (!Number.isInteger(status) || status < 200 || status >= 600) return { error: ':status must be between 200-599' };
         const out: MutableHeaders = {};
         for (const [k, v] of Object.entries(headers)) if (!k.startsWith(':') && v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.map(String) : String(v);
+        call.request.flag(0, 'lua_response');
         call.request.reply(status, out, typeof pending.args[2] === 'string' ? pending.args[2] : '');
         return 'stop';
       }

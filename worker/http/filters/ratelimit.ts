@@ -137,7 +137,11 @@ class RateLimitFilter implements HttpFilter {
   }
 
   encodeHeaders(_status: number, headers: MutableHeaders): void {
-    if (this.responseHeaders) Object.assign(headers, this.responseHeaders);
+    // As Envoy's populateResponseHeaders: added beside what the upstream sent, never over it.
+    for (const [name, value] of Object.entries(this.responseHeaders ?? {})) {
+      const had = headers[name];
+      headers[name] = had === undefined ? value : [...[had].flat().map(String), ...[value].flat().map(String)];
+    }
   }
 
   private ask(domain: string, descriptors: Descriptor[]): Promise<JsonObject> {
@@ -162,8 +166,8 @@ class RateLimitFilter implements HttpFilter {
       return 'continue';
     }
     counters.overLimit.inc();
-    // Envoy charges the 429 to the route's cluster as if it had answered.
-    this.ctx.clusters.get(request.clusterName!)?.stats.charge(429);
+    // Envoy charges the rate_limited_status (429 unless set) to the route's cluster as if it had answered.
+    this.ctx.clusters.get(request.clusterName!)?.stats.charge(s.rateLimitedStatus);
     if (s.envoyRateLimitedHeader) headers['x-envoy-ratelimited'] = 'true';
     if (!featureEnabled('ratelimit.http_filter_enforcing', 100)) {
       addHeaderValues(request.rq.headers as MutableHeaders, response.request_headers_to_add);
