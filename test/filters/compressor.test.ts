@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import type { Transform } from 'node:stream';
 import { afterEach, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -7,7 +6,7 @@ import type { MutableHeaders } from '../../shared/header-mutation.js';
 import { EMPTY_RUNTIME, setRuntime } from '../../shared/runtime.js';
 import { compressorFactory } from '../../worker/http/filters/compressor.js';
 import type { HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
-import { counter, encode, FakeRequest, routesOf, through, type FakeRequestOptions, type FilterRun } from '../helpers/filter-harness.js';
+import { counter, decode, encode, FakeRequest, releaseTransforms, routesOf, through, type FakeRequestOptions, type FilterRun } from '../helpers/filter-harness.js';
 
 /**
  * envoy.filters.http.compressor alone (Envoy's compressor_filter_test): which responses are
@@ -25,38 +24,17 @@ const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.compressor.
 const gzip = (prefix: string, extra: JsonObject = {}) => compressorFactory(NAME, { compressor_library: { name: 'test', typed_config: { '@type': GZIP } }, ...extra }, prefix);
 const stat = (prefix: string, name: string, library = 'gzip') => counter(`http.${prefix}.compressor.test.${library}.${name}`);
 
-/**
- * The harness's FakeRequest drops transformBody's second argument (the callback that counts the
- * bytes going into the transform, as the response pipeline calls it): this one keeps it, so
- * total_uncompressed_bytes can be checked.
- */
-class CountingRequest extends FakeRequest {
-  readonly bytesIn: (((n: number) => void) | undefined)[] = [];
-  override transformBody(transform: Transform, bytesIn?: (n: number) => void): void {
-    super.transformBody(transform);
-    this.bytesIn.push(bytesIn);
-  }
-}
+afterEach(releaseTransforms);
 
-const started: FakeRequest[] = [];
-afterEach(() => {
-  // A transform the test did not drive to its end is destroyed (zlib streams hold native memory).
-  for (const r of started.splice(0)) for (const t of [...r.requestTransforms, ...r.responseTransforms]) t.destroy();
-});
-
-/** As the harness's decode, with a CountingRequest. */
-async function request(factory: HttpFilterFactory, options: FakeRequestOptions = {}): Promise<FilterRun & { request: CountingRequest }> {
-  const req = new CountingRequest(options, factory.name);
-  started.push(req);
-  const filter = factory.create();
-  const decision = req.skipped ? 'continue' : await filter.decodeHeaders(req);
-  return { filter, request: req, decision };
+/** As the harness's decode, asserting the filter never stops a request. */
+async function request(factory: HttpFilterFactory, options: FakeRequestOptions = {}): Promise<FilterRun> {
+  return decode(factory, options);
 }
 
 /** The response's body through the filter's transform, as the pipeline sends it (bytes counted going in). */
-function body(run: { request: CountingRequest }, input: Buffer): Promise<Buffer> {
+function body(run: FilterRun, input: Buffer): Promise<Buffer> {
   assert.equal(run.request.responseTransforms.length, 1, 'the filter added one transform to the response body');
-  run.request.bytesIn[0]?.(input.length);
+  run.request.responseBytesIn[0]?.(input.length);
   return through(run.request.responseTransforms[0]!, input);
 }
 
@@ -294,7 +272,6 @@ describe('the compressor filter, as Envoy decides', () => {
     const br = (prefix: string) => compressorFactory(NAME, { compressor_library: { name: 'test', typed_config: { '@type': BROTLI } } }, prefix);
     const run = async (accept: string, prefix: string) => {
       const request = new FakeRequest({ headers: { 'accept-encoding': accept } });
-      started.push(request);
       const chain = [gzip(prefix).create(), br(prefix).create()];
       for (const filter of chain) await filter.decodeHeaders(request);
       const headers: MutableHeaders = { 'content-type': 'text/plain', 'content-length': '256' };

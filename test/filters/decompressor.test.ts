@@ -6,7 +6,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../shared/header-mutation.js';
 import { decompressorFactory } from '../../worker/http/filters/decompressor.js';
 import type { HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
-import { counter, encode, FakeRequest, through, type FakeRequestOptions, type FilterRun } from '../helpers/filter-harness.js';
+import { counter, decode, encode, releaseTransforms, through, type FakeRequestOptions, type FilterRun } from '../helpers/filter-harness.js';
 
 /**
  * envoy.filters.http.decompressor alone (Envoy's decompressor_filter_test), in both directions:
@@ -26,37 +26,13 @@ const gunzip = (prefix: string, extra: JsonObject = {}) => decompressorFactory(N
 const stat = (prefix: string, name: string, library = 'gzip') => counter(`http.${prefix}.decompressor.testlib.${library}.${name}`);
 const off = { common_config: { enabled: { default_value: false, runtime_key: 'does_not_exist' } } };
 
-/**
- * The harness's FakeRequest drops the second argument of transformRequestBody / transformBody
- * (the callback told of each chunk going into the transform, which the connection manager calls):
- * this one keeps them, so total_compressed_bytes can be checked.
- */
-class CountingRequest extends FakeRequest {
-  readonly requestBytesIn: (((n: number) => void) | undefined)[] = [];
-  readonly responseBytesIn: (((n: number) => void) | undefined)[] = [];
-  override transformRequestBody(transform: Transform, bytesIn?: (n: number) => void): void {
-    super.transformRequestBody(transform);
-    this.requestBytesIn.push(bytesIn);
-  }
-  override transformBody(transform: Transform, bytesIn?: (n: number) => void): void {
-    super.transformBody(transform);
-    this.responseBytesIn.push(bytesIn);
-  }
-}
+afterEach(releaseTransforms);
 
-const started: FakeRequest[] = [];
-afterEach(() => {
-  for (const r of started.splice(0)) for (const t of [...r.requestTransforms, ...r.responseTransforms]) t.destroy();
-});
-
-/** As the harness's decode, with a CountingRequest. */
-async function request(factory: HttpFilterFactory, options: FakeRequestOptions = {}): Promise<FilterRun & { request: CountingRequest }> {
-  const req = new CountingRequest(options, factory.name);
-  started.push(req);
-  const filter = factory.create();
-  const decision = req.skipped ? 'continue' : await filter.decodeHeaders(req);
-  assert.equal(decision, 'continue', 'the decompressor never stops a request');
-  return { filter, request: req, decision };
+/** As the harness's decode, asserting the decompressor never stops a request. */
+async function request(factory: HttpFilterFactory, options: FakeRequestOptions = {}): Promise<FilterRun> {
+  const run = await decode(factory, options);
+  assert.equal(run.decision, 'continue', 'the decompressor never stops a request');
+  return run;
 }
 
 /** Bytes through the transforms in order (the first told of what goes in), as the body would go. */

@@ -4,13 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import type { ClusterResource } from '../../shared/config/resources.js';
-import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
-import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import { extAuthzFactory } from '../../worker/http/filters/ext-authz/filter.js';
 import type { FilterContext } from '../../worker/http/filters/http-filter.js';
-import { ClusterManager } from '../../worker/upstream/cluster.js';
-import { counter, decode, encode, routesOf } from '../helpers/filter-harness.js';
+import { closeClusterManagers, counter, decode, encode, filterContext, routesOf } from '../helpers/filter-harness.js';
 import { startUnaryService } from '../helpers/grpc-service.js';
 
 /**
@@ -24,27 +20,8 @@ const EXT_AUTHZ = 'envoy.filters.http.ext_authz';
 const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
 const UAEX = ResponseFlag.unauthorizedExternalService;
 
-/** A worker's cluster manager with STATIC clusters on 127.0.0.1 (a cluster with no port has no host). */
-function clusterManager(defs: Record<string, number[]>): ClusterManager {
-  const layout = { capacity: 16, workers: 1 };
-  const resources: ClusterResource[] = [];
-  const hosts: Record<string, UpstreamHost[]> = {};
-  Object.entries(defs).forEach(([name, ports], i) => {
-    const lbEndpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
-    const config = { name, type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] } };
-    resources.push({ name, config, addedViaApi: false, lastUpdatedMs: 0, breakerSlot: i });
-    hosts[name] = endpointsOf(config).map((e) => upstreamHost(e, e.hostname, false));
-  });
-  return new ClusterManager(resources, hosts, { counts: new BreakerCounts(new ArrayBuffer(regionBytes(layout)), layout), worker: 0 }, {});
-}
-
-const managers: ClusterManager[] = [];
-const ctxOf = (statPrefix: string, defs: Record<string, number[]> = {}): FilterContext => {
-  const clusters = clusterManager(defs);
-  managers.push(clusters);
-  return { statPrefix, localCluster: 'local', clusters };
-};
-after(() => Promise.all(managers.splice(0).map((m) => m.close())));
+const ctxOf = (statPrefix: string, defs: Record<string, number[]> = {}): FilterContext => filterContext(statPrefix, defs);
+after(closeClusterManagers);
 
 const grpcService = (cluster: string, extra: JsonObject = {}): JsonObject => ({ grpc_service: { envoy_grpc: { cluster_name: cluster }, timeout: '5s' }, ...extra });
 const httpService = (cluster: string, extra: JsonObject = {}): JsonObject => ({ server_uri: { uri: `http://${cluster}`, cluster, timeout: '5s' }, ...extra });
@@ -209,7 +186,7 @@ describe('ext_authz with an HTTP authorization service', () => {
   });
   after(async () => {
     // The clusters' keep-alive connections to the service first, then the service.
-    await Promise.all(managers.splice(0).map((m) => m.close()));
+    await closeClusterManagers();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });

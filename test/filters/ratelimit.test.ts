@@ -3,14 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import type { ClusterResource } from '../../shared/config/resources.js';
 import { EMPTY_RUNTIME, setRuntime } from '../../shared/runtime.js';
-import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
-import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { FilterContext } from '../../worker/http/filters/http-filter.js';
 import { rateLimitFactory } from '../../worker/http/filters/ratelimit.js';
-import { ClusterManager } from '../../worker/upstream/cluster.js';
-import { counter, decode, encode, routesOf, type FakeRequestOptions } from '../helpers/filter-harness.js';
+import { closeClusterManagers, counter, decode, encode, filterContext, routesOf, type FakeRequestOptions } from '../helpers/filter-harness.js';
 import { startUnaryService } from '../helpers/grpc-service.js';
 
 /**
@@ -23,27 +19,8 @@ import { startUnaryService } from '../helpers/grpc-service.js';
 const RATELIMIT = 'envoy.filters.http.ratelimit';
 const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute';
 
-/** A worker's cluster manager with STATIC clusters on 127.0.0.1 (a cluster with no port has no host). */
-function clusterManager(defs: Record<string, number[]>): ClusterManager {
-  const layout = { capacity: 16, workers: 1 };
-  const resources: ClusterResource[] = [];
-  const hosts: Record<string, UpstreamHost[]> = {};
-  Object.entries(defs).forEach(([name, ports], i) => {
-    const lbEndpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
-    const config = { name, type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] } };
-    resources.push({ name, config, addedViaApi: false, lastUpdatedMs: 0, breakerSlot: i });
-    hosts[name] = endpointsOf(config).map((e) => upstreamHost(e, e.hostname, false));
-  });
-  return new ClusterManager(resources, hosts, { counts: new BreakerCounts(new ArrayBuffer(regionBytes(layout)), layout), worker: 0 }, {});
-}
-
-const managers: ClusterManager[] = [];
-const ctxOf = (defs: Record<string, number[]> = {}): FilterContext => {
-  const clusters = clusterManager(defs);
-  managers.push(clusters);
-  return { statPrefix: 'ingress', localCluster: 'local', clusters };
-};
-after(() => Promise.all(managers.splice(0).map((m) => m.close())));
+const ctxOf = (defs: Record<string, number[]> = {}): FilterContext => filterContext('ingress', defs);
+after(closeClusterManagers);
 
 const filterConfig = (serviceCluster: string, extra: JsonObject = {}): JsonObject => ({ domain: 'foo', timeout: '5s', rate_limit_service: { grpc_service: { envoy_grpc: { cluster_name: serviceCluster } }, transport_api_version: 'V3' }, ...extra });
 /** One route to `cluster` with these rate limits (a descriptor from x-user, then a generic key by default). */

@@ -4,7 +4,11 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../shared/header-mutation.js';
 import type { RequestView } from '../../shared/matchers.js';
 import { stats } from '../../shared/stats/process.js';
-import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
+import type { ClusterResource } from '../../shared/config/resources.js';
+import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
+import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
+import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
+import { ClusterManager } from '../../worker/upstream/cluster.js';
 import { perFilterConfigs } from '../../worker/http/filters/chain.js';
 import { RouteTable, type Route } from '../../worker/http/route-table.js';
 
@@ -56,6 +60,9 @@ export class FakeRequest implements FilterRequest {
   body: Buffer | undefined;
   readonly requestTransforms: Transform[] = [];
   readonly responseTransforms: Transform[] = [];
+  /** Each transform's byte counter (told of each chunk going in, as the connection manager tells it), by position. */
+  readonly requestBytesIn: (((n: number) => void) | undefined)[] = [];
+  readonly responseBytesIn: (((n: number) => void) | undefined)[] = [];
   folded: { limit: number; fold: (status: number, headers: MutableHeaders, body: Buffer) => void } | undefined;
   private readonly dynamicMetadata: Record<string, Record<string, unknown>> = {};
   private readonly whenFinished: (() => void)[] = [];
@@ -91,6 +98,7 @@ export class FakeRequest implements FilterRequest {
     this.body = options.body === undefined ? undefined : Buffer.from(options.body);
     if (this.body) headers['content-length'] ??= String(this.body.length);
     this.aborted = options.aborted === true;
+    made.push(this);
   }
 
   reply(status: number, headers: MutableHeaders, body = ''): void {
@@ -151,18 +159,56 @@ export class FakeRequest implements FilterRequest {
     return this.body !== undefined && this.body.length > 0;
   }
 
-  transformRequestBody(transform: Transform): void {
+  transformRequestBody(transform: Transform, bytesIn?: (n: number) => void): void {
     this.requestTransforms.push(transform);
+    this.requestBytesIn.push(bytesIn);
     delete this.rq.headers['content-length'];
   }
 
-  transformBody(transform: Transform): void {
+  transformBody(transform: Transform, bytesIn?: (n: number) => void): void {
     this.responseTransforms.push(transform);
+    this.responseBytesIn.push(bytesIn);
   }
 
   foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void {
     this.folded = { limit, fold };
   }
+}
+
+/** Every request made, for releaseTransforms(). */
+const made: FakeRequest[] = [];
+
+/** Destroys the body transforms the filters added that a test did not drive to their end (zlib streams hold native memory): for afterEach. */
+export function releaseTransforms(): void {
+  for (const r of made.splice(0)) for (const t of [...r.requestTransforms, ...r.responseTransforms]) t.destroy();
+}
+
+/** A worker's cluster manager with STATIC clusters on 127.0.0.1, by name and ports (no port: a cluster without a host). */
+export function clusterManagerOf(defs: Record<string, number[]>): ClusterManager {
+  const layout = { capacity: 16, workers: 1 };
+  const resources: ClusterResource[] = [];
+  const hosts: Record<string, UpstreamHost[]> = {};
+  Object.entries(defs).forEach(([name, ports], i) => {
+    const lbEndpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
+    const config = { name, type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] } };
+    resources.push({ name, config, addedViaApi: false, lastUpdatedMs: 0, breakerSlot: i });
+    hosts[name] = endpointsOf(config).map((e) => upstreamHost(e, e.hostname, false));
+  });
+  const manager = new ClusterManager(resources, hosts, { counts: new BreakerCounts(new ArrayBuffer(regionBytes(layout)), layout), worker: 0 }, {});
+  managers.push(manager);
+  return manager;
+}
+
+const managers: ClusterManager[] = [];
+
+/** What a connection manager gives its filters, with clusterManagerOf(defs) as its clusters. */
+export function filterContext(statPrefix: string, defs: Record<string, number[]> = {}): FilterContext {
+  return { statPrefix, localCluster: 'local', clusters: clusterManagerOf(defs) };
+}
+
+/** Closes every cluster manager made here (their pools and timers): for after(). */
+export function closeClusterManagers(): Promise<unknown> {
+  return Promise.all(managers.splice(0).map((m) => m.close()));
 }
 
 /** One filter instance and the request it saw. */
