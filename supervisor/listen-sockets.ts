@@ -48,7 +48,7 @@ export function fdsOfWorker(socket: ListenSocket, worker: number, workers: numbe
 
 /**
  * Whether a listener asks for per-worker sockets: `enable_reuse_port`, else the deprecated
- * `reuse_port`. Off by default here (Envoy's default is on; see the README): one shared socket
+ * `reuse_port`. Off by default here (Envoy's default is on; see docs/architecture.md): one shared socket
  * lets any live worker take a connection while another is being replaced. A Unix socket is always shared.
  */
 export function reusePortOf(listener: JsonObject): boolean {

@@ -102,9 +102,9 @@ describe('examples', () => {
 
 const curl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).stdout.trim();
 
-describe("the README's TLS section", () => {
+describe("the TLS section of docs/upstreams.md", () => {
   it('works as written (ports aside), with the certificate that comes with the example', { skip: curl ? false : 'curl is not installed (apt-get install curl; .ci/run installs it when it runs as root)' }, async () => {
-    const readme = readFileSync('README.md', 'utf8');
+    const readme = readFileSync('docs/upstreams.md', 'utf8');
     const section = readme.slice(readme.indexOf('\n## TLS\n'));
     const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(block, 'the TLS section has a shell block');
@@ -123,7 +123,7 @@ describe("the README's TLS section", () => {
       const { stdout } = await run('sh', ['-c', local], { cwd: repoRoot });
       outputs.push(stdout);
       // Each line's comment says what it prints; /certs describes its JSON instead.
-      if (!command.endsWith('/certs')) assert.ok(stdout.includes(expected), `${local}\n  printed ${JSON.stringify(stdout)}\n  README says: ${expected}`);
+      if (!command.endsWith('/certs')) assert.ok(stdout.includes(expected), `${local}\n  printed ${JSON.stringify(stdout)}\n  docs/upstreams.md says: ${expected}`);
     }
     const certs = JSON.parse(outputs[3]!) as { certificates: { cert_chain: { path: string; days_until_expiration: string; subject_alt_names: object[] }[] }[] };
     const served = certs.certificates[0]!.cert_chain[0]!;

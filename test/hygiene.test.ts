@@ -32,7 +32,7 @@ function offending(paths: string[], pattern: RegExp, allowed: (lines: string[], 
 describe('test hygiene', () => {
   it('no test, helper, example or script names a fixed path outside its own temporary directory', () => {
     const text = (name: string) => /\.(ts|mjs|js|ya?ml|json|sh|service|md)$/.test(name);
-    const paths = [...files('test', text), ...files('examples', text), ...files('scripts', text), 'README.md'].filter((p) => p !== self);
+    const paths = [...files('test', text), ...files('examples', text), ...files('scripts', text), ...files('docs', text), 'README.md'].filter((p) => p !== self);
     // A name directly under the system's temporary directory, or anything in the home directory
     // (by tilde, by $HOME or by homedir()): each is shared with every other run and user.
     const fixed = offending(paths, /(["'`\s(=]\/tmp\/[\w.-]|["'`\s(=]~\/|\$HOME\/|homedir\(\))/);

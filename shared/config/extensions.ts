@@ -9,6 +9,8 @@ export interface Extension {
   name: string;
   category: string;
   typeName: string;
+  /** What it does, in one line (docs/features.md). */
+  description: string;
   /** Names that older bootstraps use for the same extension (v2 era). */
   deprecatedNames: string[];
   /** Its per-route configuration type (typed_per_filter_config), if it has one. */
@@ -20,18 +22,21 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.network.http_connection_manager',
     category: 'envoy.filters.network',
     typeName: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    description: 'HTTP/1.1 and HTTP/2 connections: routes, HTTP filters, the router',
     deprecatedNames: ['envoy.http_connection_manager'],
   },
   {
     name: 'envoy.filters.network.tcp_proxy',
     category: 'envoy.filters.network',
     typeName: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+    description: 'TCP proxying to a cluster (weighted clusters, idle timeout, access logs)',
     deprecatedNames: ['envoy.tcp_proxy'],
   },
   {
     name: 'envoy.filters.http.router',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.router.v3.Router',
+    description: 'forwards requests to the route\'s cluster: retries, timeouts, shadowing',
     deprecatedNames: ['envoy.router'],
   },
   {
@@ -39,12 +44,14 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
     category: 'envoy.upstream_options',
     typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+    description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
     deprecatedNames: [],
   },
   {
     name: 'envoy.filters.http.health_check',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
+    description: 'answers or passes health checks; fails them while the proxy drains',
     deprecatedNames: ['envoy.health_check'],
   },
   {
@@ -52,6 +59,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.cors',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.cors.v3.Cors',
+    description: 'cross-origin requests: preflights answered, allowed origins\' responses decorated',
     deprecatedNames: ['envoy.cors'],
     perRouteTypeName: 'envoy.extensions.filters.http.cors.v3.CorsPolicy',
   },
@@ -60,6 +68,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.csrf',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy',
+    description: 'refuses state-changing requests from another origin',
     deprecatedNames: ['envoy.csrf'],
   },
   {
@@ -67,6 +76,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.fault',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.fault.v3.HTTPFault',
+    description: 'injects delays and aborts, by share of requests, header or runtime',
     deprecatedNames: ['envoy.fault'],
   },
   {
@@ -74,6 +84,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.rbac',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.rbac.v3.RBAC',
+    description: 'allows or denies requests by policies of permissions and principals',
     deprecatedNames: [],
     perRouteTypeName: 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
   },
@@ -82,6 +93,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.compressor',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.compressor.v3.Compressor',
+    description: 'compresses responses (gzip, brotli) the client accepts',
     deprecatedNames: [],
     perRouteTypeName: 'envoy.extensions.filters.http.compressor.v3.CompressorPerRoute',
   },
@@ -90,6 +102,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.buffer',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.buffer.v3.Buffer',
+    description: 'reads the whole request body before it goes on (413 past the limit)',
     deprecatedNames: ['envoy.buffer'],
     perRouteTypeName: 'envoy.extensions.filters.http.buffer.v3.BufferPerRoute',
   },
@@ -98,6 +111,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.ext_authz',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+    description: 'asks an external gRPC or HTTP service whether a request may go on',
     deprecatedNames: ['envoy.ext_authz'],
     perRouteTypeName: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
   },
@@ -106,6 +120,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.grpc_web',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb',
+    description: 'translates gRPC-Web requests and responses to and from gRPC',
     deprecatedNames: ['envoy.grpc_web'],
   },
   {
@@ -113,6 +128,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.header_to_metadata',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.header_to_metadata.v3.Config',
+    description: 'copies request or response headers (or cookies) into dynamic metadata',
     deprecatedNames: [],
     perRouteTypeName: 'envoy.extensions.filters.http.header_to_metadata.v3.Config',
   },
@@ -121,6 +137,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.lua',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.lua.v3.Lua',
+    description: 'runs Lua scripts on requests and responses (Envoy\'s stream handle API)',
     deprecatedNames: ['envoy.lua'],
     perRouteTypeName: 'envoy.extensions.filters.http.lua.v3.LuaPerRoute',
   },
@@ -129,6 +146,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.ratelimit',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.ratelimit.v3.RateLimit',
+    description: 'asks a rate-limit service (Envoy\'s RateLimitService API) about each request',
     deprecatedNames: ['envoy.rate_limit'],
     perRouteTypeName: 'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute',
   },
@@ -137,6 +155,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.local_ratelimit',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+    description: 'token buckets shared by every worker, per descriptor or per connection',
     deprecatedNames: [],
     perRouteTypeName: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
   },
@@ -145,30 +164,35 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.decompressor',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.decompressor.v3.Decompressor',
+    description: 'decompresses request and response bodies (gzip, brotli)',
     deprecatedNames: [],
   },
   {
     name: 'envoy.compression.gzip.decompressor',
     category: 'envoy.compression.decompressor',
     typeName: 'envoy.extensions.compression.gzip.decompressor.v3.Gzip',
+    description: 'gzip for the decompressor filter (Node\'s zlib)',
     deprecatedNames: [],
   },
   {
     name: 'envoy.compression.brotli.decompressor',
     category: 'envoy.compression.decompressor',
     typeName: 'envoy.extensions.compression.brotli.decompressor.v3.Brotli',
+    description: 'brotli for the decompressor filter (Node\'s zlib)',
     deprecatedNames: [],
   },
   {
     name: 'envoy.compression.gzip.compressor',
     category: 'envoy.compression.compressor',
     typeName: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',
+    description: 'gzip for the compressor filter (Node\'s zlib)',
     deprecatedNames: [],
   },
   {
     name: 'envoy.compression.brotli.compressor',
     category: 'envoy.compression.compressor',
     typeName: 'envoy.extensions.compression.brotli.compressor.v3.Brotli',
+    description: 'brotli for the compressor filter (Node\'s zlib)',
     deprecatedNames: [],
   },
   {
@@ -176,24 +200,28 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.http.tap',
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.tap.v3.Tap',
+    description: 'copies matching exchanges to the admin\'s /tap streams',
     deprecatedNames: [],
   },
   {
     name: 'envoy.access_loggers.file',
     category: 'envoy.access_loggers',
     typeName: 'envoy.extensions.access_loggers.file.v3.FileAccessLog',
+    description: 'access logs to a file, in Envoy\'s text or JSON formats',
     deprecatedNames: ['envoy.file_access_log'],
   },
   {
     name: 'envoy.access_loggers.stdout',
     category: 'envoy.access_loggers',
     typeName: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
+    description: 'access logs to standard output',
     deprecatedNames: [],
   },
   {
     name: 'envoy.access_loggers.stderr',
     category: 'envoy.access_loggers',
     typeName: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
+    description: 'access logs to standard error',
     deprecatedNames: [],
   },
   {
@@ -201,6 +229,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.transport_sockets.tls',
     category: 'envoy.transport_sockets.downstream',
     typeName: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+    description: 'TLS on listeners: certificates by SNI, client certificates',
     deprecatedNames: ['tls'],
   },
   {
@@ -208,12 +237,14 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.transport_sockets.tls',
     category: 'envoy.transport_sockets.upstream',
     typeName: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+    description: 'TLS to upstream hosts: SNI, CA and SAN verification, client certificates',
     deprecatedNames: ['tls'],
   },
   {
     name: 'envoy.transport_sockets.raw_buffer',
     category: 'envoy.transport_sockets.downstream',
     typeName: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
+    description: 'plaintext (the default transport socket)',
     deprecatedNames: ['raw_buffer'],
   },
   {
@@ -221,6 +252,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.tracers.zipkin',
     category: 'envoy.tracers',
     typeName: 'envoy.config.trace.v3.ZipkinConfig',
+    description: 'Zipkin tracing (B3 headers), spans reported over HTTP',
     deprecatedNames: ['envoy.zipkin'],
   },
   {
@@ -228,18 +260,21 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.tracers.opentelemetry',
     category: 'envoy.tracers',
     typeName: 'envoy.config.trace.v3.OpenTelemetryConfig',
+    description: 'OpenTelemetry tracing (W3C trace context), spans over OTLP gRPC or HTTP',
     deprecatedNames: [],
   },
   {
     name: 'envoy.tracers.opentelemetry.resource_detectors.environment',
     category: 'envoy.tracers.opentelemetry.resource_detectors',
     typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
+    description: 'OpenTelemetry resource attributes from OTEL_RESOURCE_ATTRIBUTES',
     deprecatedNames: [],
   },
   {
     name: 'envoy.tracers.opentelemetry.resource_detectors.static_config',
     category: 'envoy.tracers.opentelemetry.resource_detectors',
     typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
+    description: 'OpenTelemetry resource attributes from the configuration',
     deprecatedNames: [],
   },
   {
@@ -247,6 +282,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.udp_listener.udp_proxy',
     category: 'envoy.filters.udp_listener',
     typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig',
+    description: 'UDP proxying to a cluster, session by session',
     deprecatedNames: ['envoy.filters.udp.udp_proxy'],
   },
   {
@@ -254,6 +290,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
     category: 'envoy.matching.action',
     typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
+    description: 'the UDP proxy\'s matcher action: the cluster of a session',
     deprecatedNames: [],
   },
   {
@@ -261,6 +298,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.retry_host_predicates.previous_hosts',
     category: 'envoy.retry_host_predicates',
     typeName: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
+    description: 'a retry avoids the hosts tried before',
     deprecatedNames: [],
   },
   {
@@ -268,6 +306,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.retry_host_predicates.omit_canary_hosts',
     category: 'envoy.retry_host_predicates',
     typeName: 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate',
+    description: 'a retry avoids canary hosts',
     deprecatedNames: [],
   },
   {
@@ -275,6 +314,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.retry_priorities.previous_priorities',
     category: 'envoy.retry_priorities',
     typeName: 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig',
+    description: 'a retry moves to the priorities not tried yet',
     deprecatedNames: [],
   },
   {
@@ -282,6 +322,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.filters.listener.tls_inspector',
     category: 'envoy.filters.listener',
     typeName: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
+    description: 'reads the TLS ClientHello (SNI, ALPN) to choose a filter chain',
     deprecatedNames: ['envoy.listener.tls_inspector'],
   },
   {
@@ -289,6 +330,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.stat_sinks.statsd',
     category: 'envoy.stats_sinks',
     typeName: 'envoy.config.metrics.v3.StatsdSink',
+    description: 'statistics to a statsd server over UDP',
     deprecatedNames: ['envoy.statsd'],
   },
   {
@@ -296,6 +338,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.stat_sinks.dog_statsd',
     category: 'envoy.stats_sinks',
     typeName: 'envoy.config.metrics.v3.DogStatsdSink',
+    description: 'statistics to DogStatsD, with tags',
     deprecatedNames: ['envoy.dog_statsd'],
   },
   {
@@ -303,6 +346,7 @@ export const EXTENSIONS: readonly Extension[] = [
     name: 'envoy.stat_sinks.hystrix',
     category: 'envoy.stats_sinks',
     typeName: 'envoy.config.metrics.v3.HystrixSink',
+    description: 'the Hystrix dashboard\'s event stream (/dashboard_event_stream)',
     deprecatedNames: [],
   },
 ];

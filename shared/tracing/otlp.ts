@@ -6,7 +6,7 @@ import { protobufjs } from '../protobufjs.js';
  * exports: ExportTraceServiceRequest and the messages in it, and the TraceService it is sent to.
  * Written out here by field number (the protocol's stable wire contract) for protobufjs, which
  * the proxy already carries: the @opentelemetry/otlp-transformer package would add a dozen
- * packages to every worker for the same bytes (see the README's "Tracing").
+ * packages to every worker for the same bytes (see docs/observability.md, "Tracing").
  */
 
 const KEY_VALUE = { fields: { key: { type: 'string', id: 1 }, value: { type: 'AnyValue', id: 2 } } };
