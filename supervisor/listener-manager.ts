@@ -4,7 +4,7 @@ import { list, obj } from '../shared/config/access.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { filterChainsOf, rdsUsersOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
-import { isUdpListener, sharedAddressKey } from '../shared/config/semantic.js';
+import { isUdpListener, sharedAddressKey } from '../shared/config/semantic/listeners.js';
 import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';

@@ -19,7 +19,7 @@ import { HttpConnectionManager, type ConnectionManagerContext } from './http/con
 import type { DrainManager } from './drain.js';
 import { TcpProxy } from './tcp/tcp-proxy.js';
 import { UdpProxy } from './udp/udp-proxy.js';
-import { isUdpListener } from '../shared/config/semantic.js';
+import { isUdpListener } from '../shared/config/semantic/listeners.js';
 import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
 import { parseClientHello, type ClientHello } from './tls/client-hello.js';
 import { DownstreamTls } from './tls/downstream.js';

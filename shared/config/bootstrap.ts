@@ -13,7 +13,7 @@ import { BinaryDecoder } from './proto-binary.js';
 import { ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { TextFormatError, TextFormatParser } from './proto-text.js';
 import { envoySchema } from './schema.js';
-import { bootstrapWarnings, checkBootstrapSemantics } from './semantic.js';
+import { bootstrapWarnings, checkBootstrapSemantics } from './semantic/bootstrap.js';
 import { upgradeV2Bootstrap } from './upgrade-v2.js';
 import { buildIdentity } from '../version.js';
 import { readDataSource } from './data-source.js';

@@ -2,7 +2,9 @@ import { checkConstraints } from './constraints.js';
 import { checkAnyUses, type Extension } from './extensions.js';
 import { lookupTypeOrNull, ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { envoySchema } from './schema.js';
-import { checkCluster, checkListener, checkRouteConfig } from './semantic.js';
+import { checkCluster } from './semantic/clusters.js';
+import { checkListener } from './semantic/listeners.js';
+import { checkRouteConfig } from './semantic/routes.js';
 import { checkSupportedFields } from './supported.js';
 import { typeNameOfUrl } from './wkt.js';
 

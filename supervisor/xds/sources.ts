@@ -4,7 +4,7 @@ import { list, obj } from '../../shared/config/access.js';
 import { parseDisabledExtensions } from '../../shared/config/extensions.js';
 import type { Cluster, envoy } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { checkApiConfigSource } from '../../shared/config/semantic.js';
+import { checkApiConfigSource } from '../../shared/config/semantic/bootstrap.js';
 import { rdsUsersOf, type ClusterResource, type RouteResource } from '../../shared/config/resources.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, LISTENER_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';

@@ -1,0 +1,150 @@
+import { existsSync } from 'node:fs';
+import { checkAccessLogs } from '../../access-log/loggers.js';
+import { list, obj } from '../access.js';
+import { rdsUsers } from '../resources.js';
+import { typeNameOfUrl } from '../wkt.js';
+import { UPSTREAM_HTTP_OPTIONS } from '../../upstream/protocol.js';
+import { stdRegex } from '../../std-regex.js';
+import { checkLiteralAddress, filterExtension, type Obj } from './common.js';
+import { HCM_TYPE_NAME, checkTracingProvider } from './connection-manager.js';
+import { checkListeners } from './listeners.js';
+import { checkClusters } from './clusters.js';
+
+/**
+ * Checks that need the whole bootstrap, after every field has passed the schema: names that
+ * must be unique, references between listeners, routes and clusters, addresses that must
+ * parse, and the parts of Envoy's API this proxy does not serve (so that they fail here, at
+ * load time, instead of being accepted and ignored).
+ */
+
+/** What Envoy accepts and an operator should still hear of: a connection manager with no HTTP filter answers no request. */
+export function bootstrapWarnings(bootstrap: Obj): string[] {
+  const out: string[] = [];
+  list(obj(bootstrap.static_resources).listeners).forEach((l, i) => {
+    list(l.filter_chains).forEach((chain, c) => {
+      list(chain.filters).forEach((f, n) => {
+        const hcm = obj(f.typed_config);
+        if (typeNameOfUrl(String(hcm['@type'] ?? '')) === HCM_TYPE_NAME && list(hcm.http_filters).length === 0) {
+          out.push(`static_resources.listeners[${i}].filter_chains[${c}].filters[${n}].typed_config.http_filters is empty: no request on it is answered until stream_idle_timeout (as in Envoy); add envoy.filters.http.router`);
+        }
+      });
+    });
+  });
+  list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
+    if (obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS] !== undefined && c.common_http_protocol_options !== undefined) {
+      out.push(`static_resources.clusters[${i}].common_http_protocol_options is not used, as in Envoy: typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"] takes its place (move the settings to its common_http_protocol_options)`);
+    }
+  });
+  return out;
+}
+
+export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
+  if (bootstrap.watchdog !== undefined && bootstrap.watchdogs !== undefined) errors.push('watchdogs: only one of watchdog or watchdogs should be set');
+  const sr = obj(bootstrap.static_resources);
+  const clusterNames = checkClusters(list(sr.clusters), errors);
+  checkListeners(list(sr.listeners), clusterNames, errors);
+  const admin = obj(bootstrap.admin);
+  if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
+  if (obj(admin.address).pipe) errors.push('admin.address.pipe: the admin interface listens on a TCP address only (socket_address), not on a Unix socket');
+  checkAccessLogs(admin.access_log, 'admin.access_log', errors);
+  checkStatsSinks(bootstrap, errors);
+  checkDynamicResources(bootstrap, clusterNames, errors);
+  const tracing = obj(bootstrap.tracing);
+  if (tracing.http !== undefined) checkTracingProvider(obj(tracing.http), 'tracing.http', clusterNames, errors);
+  checkStatsTags(obj(bootstrap.stats_config), errors);
+}
+
+/**
+ * stats_config.stats_tags: a name once; a regex with a group to take out of the name. Envoy
+ * compiles these with std::regex (ECMAScript), not RE2: Istio's bootstraps use lookaheads.
+ */
+/** The capture groups of an ECMAScript regex (throws its syntax error). */
+function ecmaScriptGroups(source: string): number {
+  return stdRegex(`${source}|`).exec('')!.length - 1;
+}
+
+function checkStatsTags(statsConfig: Obj, errors: string[]): void {
+  const names = new Set<string>();
+  list(statsConfig.stats_tags).forEach((t, i) => {
+    const path = `stats_config.stats_tags[${i}]`;
+    const name = String(t.tag_name ?? '');
+    if (names.has(name)) errors.push(`${path}.tag_name: Tag name '${name}' specified twice.`);
+    names.add(name);
+    if (typeof t.regex === 'string') {
+      try {
+        if (ecmaScriptGroups(t.regex) < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
+      } catch (err) {
+        errors.push(`${path}.regex: ${(err as Error).message}`);
+      }
+    }
+  });
+}
+
+/**
+ * xDS sources: a file must exist when the configuration loads; a gRPC source must be state of the
+ * world over v3, through one static cluster, from a node with an id and a cluster (Envoy's rules).
+ */
+function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, errors: string[]): void {
+  const dynamic = obj(bootstrap.dynamic_resources);
+  const hasAds = dynamic.ads_config !== undefined;
+  let grpc = hasAds;
+  if (hasAds) checkApiConfigSource(obj(dynamic.ads_config), 'dynamic_resources.ads_config', staticClusters, errors);
+  const sources: [string, Obj][] = [];
+  if (dynamic.cds_config !== undefined) sources.push(['dynamic_resources.cds_config', obj(dynamic.cds_config)]);
+  if (dynamic.lds_config !== undefined) sources.push(['dynamic_resources.lds_config', obj(dynamic.lds_config)]);
+  list(obj(bootstrap.static_resources).clusters).forEach((c, i) => {
+    if (c.type === 'EDS') sources.push([`static_resources.clusters[${i}].eds_cluster_config.eds_config`, obj(obj(c.eds_cluster_config).eds_config)]);
+  });
+  for (const user of rdsUsers(bootstrap)) sources.push([`the rds.config_source of route configuration '${user.name}' (http.${user.statPrefix})`, user.source]);
+  for (const [path, source] of sources) {
+    if (source.ads !== undefined && !hasAds) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config`);
+    if (source.api_config_source !== undefined) {
+      grpc = true;
+      checkApiConfigSource(obj(source.api_config_source), `${path}.api_config_source`, staticClusters, errors);
+    }
+    const pcs = obj(source.path_config_source);
+    for (const [p, file] of [[`${path}.path_config_source.path`, pcs.path], [`${path}.path`, source.path]] as const) {
+      if (typeof file === 'string' && !existsSync(file)) errors.push(`${p}: paths must refer to an existing path in the system: '${file}' does not exist`);
+    }
+    const watched = obj(pcs.watched_directory).path;
+    if (typeof watched === 'string' && !existsSync(watched)) {
+      errors.push(`${path}.path_config_source.watched_directory.path: paths must refer to an existing path in the system: '${watched}' does not exist`);
+    }
+  }
+  const node = obj(bootstrap.node);
+  if (grpc && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
+}
+
+/** A gRPC xDS source: state of the world or incremental, over v3, through one static cluster. */
+export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set<string>, errors: string[]): void {
+  const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
+  if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
+  else if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC or DELTA_GRPC`);
+  if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
+  const services = list(api.grpc_services);
+  if (services.length !== 1) errors.push(`${path}.grpc_services: only singleton gRPC service lists are supported (as in Envoy), got ${services.length}`);
+  const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
+  if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
+    errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);
+  }
+}
+
+/** Each stats sink must be one this proxy implements (only the Hystrix sink behind /dashboard_event_stream), once. */
+function checkStatsSinks(bootstrap: Obj, errors: string[]): void {
+  let hystrix = 0;
+  list(bootstrap.stats_sinks).forEach((sink, i) => {
+    const ext = filterExtension(sink);
+    if (!ext) {
+      if (sink.typed_config === undefined) errors.push(`stats_sinks[${i}]: unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix, envoy.stat_sinks.statsd, envoy.stat_sinks.dog_statsd)`);
+      return;
+    }
+    if (ext.category !== 'envoy.stats_sinks') errors.push(`stats_sinks[${i}]: '${ext.name}' is not a stats sink`);
+    else if (ext.name === 'envoy.stat_sinks.hystrix') {
+      if (++hystrix > 1) errors.push(`stats_sinks[${i}]: only a single HystrixSink may be configured`);
+    } else {
+      const address = obj(sink.typed_config).address;
+      if (address === undefined) errors.push(`stats_sinks[${i}].typed_config.address: ${ext.name} needs the UDP address to send to`);
+      else checkLiteralAddress(address, `stats_sinks[${i}].typed_config.address`, errors, true);
+    }
+  });
+}

@@ -1,0 +1,114 @@
+import { compileAccessLogFilter } from '../../access-log/filter.js';
+import { compileSubstitutionFormat } from '../../access-log/format.js';
+import { checkAccessLogs } from '../../access-log/loggers.js';
+import { checkHeadersToAdd } from '../../header-mutation.js';
+import { list, obj } from '../access.js';
+import { typeNameOfUrl } from '../wkt.js';
+import { checkHttpFilterConfig } from '../filter-checks.js';
+import { checkHttp2Options } from '../http2-options.js';
+import { filterExtension, type Obj } from './common.js';
+import { checkRouteConfig } from './routes.js';
+
+/** An HTTP connection manager's semantic checks: its HTTP filters and their order, local replies, tracing providers, route source. */
+
+export const HCM_TYPE_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+
+/** local_reply_config: each mapper's filter, headers and body format must compile (the errors name the mapper). */
+function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): void {
+  const format = (sfs: unknown, p: string) => {
+    if (sfs === undefined) return;
+    try {
+      compileSubstitutionFormat(obj(sfs));
+    } catch (err) {
+      errors.push(`${p}: ${(err as Error).message}`);
+    }
+  };
+  list(config.mappers).forEach((m, i) => {
+    const mPath = `${path}.mappers[${i}]`;
+    try {
+      compileAccessLogFilter(obj(m.filter));
+    } catch (err) {
+      errors.push(`${mPath}.filter: ${(err as Error).message}`);
+    }
+    checkHeadersToAdd(m.headers_to_add, `${mPath}.headers_to_add`, errors);
+    format(m.body_format_override, `${mPath}.body_format_override`);
+  });
+  format(config.body_format, `${path}.body_format`);
+}
+
+/** An HTTP filter list (http_filters, an upgrade's filters): known filters, valid configurations, the router last. */
+function checkHttpFilters(filters: Obj[], path: string, errors: string[]): void {
+  filters.forEach((f, i) => {
+    const ext = filterExtension(f);
+    const fPath = `${path}[${i}]`;
+    if (!ext) {
+      if (f.typed_config === undefined) errors.push(`${fPath}: unknown HTTP filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+      return;
+    }
+    if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
+    checkHttpFilterConfig(ext.name, obj(f.typed_config), `${fPath}.typed_config`, errors);
+    const terminal = ext.name === 'envoy.filters.http.router';
+    if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
+    if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
+  });
+}
+
+export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
+  if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
+  if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
+  checkHttpFilters(list(hcm.http_filters), `${path}.http_filters`, errors);
+  // Envoy's own words; an HTTP connection manager here is always on a TCP listener (no QUIC in Node 20).
+  if (hcm.codec_type === 'HTTP3') errors.push(`${path}.codec_type: HTTP/3 codec configured on non-QUIC listener (HTTP/3 needs QUIC, which Node 20 does not have)`);
+  const upgradeTypes = new Set<string>();
+  list(hcm.upgrade_configs).forEach((u, i) => {
+    const uPath = `${path}.upgrade_configs[${i}]`;
+    const type = String(u.upgrade_type ?? '');
+    if (upgradeTypes.has(type.toLowerCase())) errors.push(`${uPath}.upgrade_type: Error: multiple upgrade configs with the same name: '${type}'`);
+    upgradeTypes.add(type.toLowerCase());
+    if (type.toLowerCase() === 'connect-udp') errors.push(`${uPath}.upgrade_type: CONNECT-UDP (RFC 9298) is not supported by this proxy`);
+    if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors);
+  });
+  // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
+  checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);
+  const tracing = obj(hcm.tracing);
+  if (tracing.provider !== undefined) checkTracingProvider(obj(tracing.provider), `${path}.tracing.provider`, clusters, errors);
+}
+
+const ZIPKIN_CONFIG = 'envoy.config.trace.v3.ZipkinConfig';
+const OTEL_CONFIG = 'envoy.config.trace.v3.OpenTelemetryConfig';
+const RESOURCE_DETECTORS = new Set([
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
+  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
+]);
+
+/**
+ * A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin to a
+ * static cluster over HTTP JSON or proto, or OpenTelemetry over gRPC or HTTP to a static cluster.
+ */
+export function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+  const config = obj(provider.typed_config);
+  const type = typeNameOfUrl(String(config['@type'] ?? ''));
+  const cPath = `${path}.typed_config`;
+  if (type === ZIPKIN_CONFIG) {
+    const cluster = String(config.collector_cluster ?? '');
+    if (!clusters.has(cluster)) errors.push(`${cPath}.collector_cluster: envoy.tracers.zipkin: unknown cluster '${cluster}'`);
+    const version = config.collector_endpoint_version;
+    if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(`${cPath}.collector_endpoint_version: set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`);
+    return;
+  }
+  if (type === OTEL_CONFIG) {
+    const grpc = config.grpc_service !== undefined;
+    const http = config.http_service !== undefined;
+    if (grpc === http) errors.push(`${cPath}: the OpenTelemetry tracer exports over one of grpc_service and http_service`);
+    const cluster = grpc ? obj(obj(config.grpc_service).envoy_grpc).cluster_name : http ? obj(obj(config.http_service).http_uri).cluster : undefined;
+    const field = grpc ? 'grpc_service.envoy_grpc.cluster_name' : 'http_service.http_uri.cluster';
+    if ((grpc || http) && !clusters.has(String(cluster ?? ''))) errors.push(`${cPath}.${field}: unknown cluster '${String(cluster ?? '')}'`);
+    list(config.resource_detectors).forEach((d, i) => {
+      const t = typeNameOfUrl(String(obj(d.typed_config)['@type'] ?? ''));
+      if (!RESOURCE_DETECTORS.has(t)) errors.push(`${cPath}.resource_detectors[${i}]: resource detector '${String(d.name ?? '')}' (${t}) is not supported (the environment and static_config detectors are)`);
+    });
+    return;
+  }
+  errors.push(`${path}: tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (envoy.tracers.zipkin and envoy.tracers.opentelemetry are)`);
+}
