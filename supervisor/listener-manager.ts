@@ -10,10 +10,10 @@ import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
-import { listenerRegionSlot } from '../shared/upstream/breaker-counts.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
+import { ListenerSlots } from './listener-slots.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 
@@ -108,18 +108,17 @@ export class ListenerManager {
   private readonly warming = stats.gauge('listener_manager.total_listeners_warming', 'local');
   private readonly workersStartedGauge = stats.gauge('listener_manager.workers_started', 'local');
 
-  /** The token-bucket slots this manager's listeners hold (see bucketSlotsFor). */
-  private readonly ownedSlots = new Set<number>();
   /** The names minted for static listeners that have none, by their hand-over key (unnamedHandOverKey). */
   private readonly unnamedStatic = new Map<string, string>();
-  /** Each listener name's connection-count slot in the breaker region, for the tree's life (see LISTENER_CAPACITY). */
-  private readonly connectionSlots = new Map<string, number>();
+  /** The listeners' connection-count and token-bucket slots. */
+  private readonly slots: ListenerSlots;
 
   constructor(
     private readonly sockets: ListenSockets,
     private readonly drainOrder: () => DrainOrder,
-    private readonly buckets: Pick<BucketRegion, 'allocate' | 'release'>,
+    buckets: Pick<BucketRegion, 'allocate' | 'release'>,
   ) {
+    this.slots = new ListenerSlots(buckets);
     this.drains = new ListenerDrains(() => drainOrder().drainTimeMs);
     this.workersStartedGauge.set(0);
     this.refreshGauges();
@@ -140,8 +139,8 @@ export class ListenerManager {
           const context = tls.listeners[listenerChainKey(name, key)];
           if (context) chainTls[key] = context;
         }
-        const bucketSlots = this.bucketSlotsFor(config, name, undefined, socket.id);
-        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots, connectionSlot: this.connectionSlotFor(name) });
+        const bucketSlots = this.slots.bucketSlotsFor(config, name, undefined, socket.id);
+        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots, connectionSlot: this.slots.connectionSlotFor(name) });
         this.added.inc();
       }
     } catch (err) {
@@ -250,8 +249,8 @@ export class ListenerManager {
       let bucketSlots: ListenerResource['bucketSlots'];
       let connectionSlot: number;
       try {
-        connectionSlot = this.connectionSlotFor(name);
-        bucketSlots = this.bucketSlotsFor(config, name, current, socket.id);
+        connectionSlot = this.slots.connectionSlotFor(name);
+        bucketSlots = this.slots.bucketSlotsFor(config, name, current, socket.id);
       } catch (err) {
         refuse(name, name, [(err as Error).message], config);
         continue;
@@ -271,7 +270,7 @@ export class ListenerManager {
       this.activate(resource, current, released, out, nowMs);
     }
     this.closeReleased(released, out);
-    this.releaseUnusedSlots();
+    this.slots.releaseUnused([...this.byName.values(), ...this.warmingByName.values()]);
     if (out.rejected.length === 0) this.ldsVersionInfo = versionInfo;
     this.refreshGauges();
     return out;
@@ -308,60 +307,14 @@ export class ListenerManager {
     const released: Released[] = [];
     this.activate(resource, this.byName.get(name), released, out, nowMs);
     this.closeReleased(released, out);
-    this.releaseUnusedSlots();
+    this.slots.releaseUnused([...this.byName.values(), ...this.warmingByName.values()]);
     this.refreshGauges();
     return out;
   }
 
   /** The breaker region's slots that count listeners' connections (a worker that is gone has its counts there cleared). */
   connectionCountSlots(): Iterable<number> {
-    return this.connectionSlots.values();
-  }
-
-  /** Listener `name`'s connection-count slot, given the first time the name is seen (see LISTENER_CAPACITY). */
-  private connectionSlotFor(name: string): number {
-    let slot = this.connectionSlots.get(name);
-    if (slot === undefined) {
-      slot = listenerRegionSlot(this.connectionSlots.size);
-      this.connectionSlots.set(name, slot);
-    }
-    return slot;
-  }
-
-  /**
-   * The token-bucket slots of a listener version's local rate limits, by filter chain. A chain
-   * that an in-place update leaves as it was keeps its buckets, as Envoy keeps the chain (found
-   * by its configuration wherever it stands, as the workers find it: worker/listeners.ts); any
-   * other chain starts with full buckets of its own.
-   */
-  private bucketSlotsFor(config: JsonObject, name: string, current: ListenerResource | undefined, socketId: number): ListenerResource['bucketSlots'] {
-    const inPlace = current !== undefined && !current.stopped && current.socketId === socketId && withoutChains(current.config) === withoutChains(config);
-    const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [JSON.stringify(chain), current.bucketSlots[key] ?? []]) : []);
-    const out: ListenerResource['bucketSlots'] = {};
-    const fresh: number[] = [];
-    try {
-      for (const [key, chain] of filterChainsOf(config)) {
-        const json = JSON.stringify(chain);
-        let slots = reusable.get(json);
-        if (slots) reusable.delete(json);
-        else fresh.push(...(slots = this.buckets.allocate(chain, `listener '${name}'`)));
-        if (slots.length) out[key] = slots;
-      }
-    } catch (err) {
-      this.buckets.release(fresh);
-      throw err;
-    }
-    for (const slot of fresh) this.ownedSlots.add(slot);
-    return out;
-  }
-
-  /** Slots no listener version (serving, stopped or warming) holds any more go back to the region. */
-  private releaseUnusedSlots(): void {
-    const held = new Set<number>();
-    for (const l of [...this.byName.values(), ...this.warmingByName.values()]) for (const slots of Object.values(l.bucketSlots)) for (const s of slots) held.add(s);
-    const unused = [...this.ownedSlots].filter((s) => !held.has(s));
-    for (const s of unused) this.ownedSlots.delete(s);
-    this.buckets.release(unused);
+    return this.slots.connectionCountSlots();
   }
 
   /** `resource` serves from now on; the version it replaces drains (only its changed filter chains, in place). */
