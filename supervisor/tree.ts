@@ -2,12 +2,11 @@ import { closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import type { FromAdmin, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import type { FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
-import { PendingReplies } from '../shared/replies.js';
-import type { StatsDelta } from '../shared/stats/store.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
+import { AdminChild } from './admin-child.js';
 import { AdminRequests } from './admin-requests.js';
 import type { AdminSocket } from './admin-socket.js';
 import { ManagedChild } from './children.js';
@@ -16,7 +15,7 @@ import { ClusterManager } from './cluster-manager.js';
 import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
 import { DrainPlan } from './drain-plan.js';
-import { RetainedFigures, type ExportedStats } from './hot-restart/retained-figures.js';
+import type { ExportedStats } from './hot-restart/retained-figures.js';
 import type { ListenSockets } from './listen-sockets.js';
 import type { ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
@@ -65,26 +64,22 @@ export class ProcessTree {
   private readonly workers: ManagedChild<FromWorker>[] = [];
   /** What each worker inherits at fork, and the sockets sent to it later. */
   private readonly descriptors: WorkerDescriptors;
-  private admin: ManagedChild<FromAdmin> | undefined;
+  /** The admin process over the tree's life (started, replaced, handed over on a hot restart). */
+  private readonly admin: AdminChild;
   private readonly context: ServerContext;
   private state: ServerState = 'PRE_INITIALIZING';
   private readonly readyWorkers = new Set<number>();
-  private adminReady = false;
   private stopping: Promise<void> | undefined;
   private exitCode = 0;
   private resolveDone!: (code: number) => void;
   readonly statsRelay = new StatsRelay(
     () => this.workers,
-    (m) => this.deliverStats(m),
+    (m) => this.admin.deliverStats(m),
     () => {
       this.serverStats.refresh(this.state, this.context.healthCheckFailing);
       this.breakerGauges.refresh();
     },
   );
-  /** After a hot-restart child took the admin interface: the tree's figures, kept here. */
-  private retained: RetainedFigures | undefined;
-  /** The admin process's counter totals, asked for before a hot-restart child takes over. */
-  private readonly handBacks = new PendingReplies<[string, number][]>();
   private readonly serverStats: ServerStats;
   /** The circuit-breaker counts every worker maps; a dead worker's are zeroed before its replacement. */
   private readonly breakers: BreakerCounts;
@@ -118,8 +113,30 @@ export class ProcessTree {
     logSettings: LogSettingsMessage,
     private readonly buckets: BucketRegion,
     /** Bound before the tree starts (see AdminSocket); undefined without an admin address. */
-    private adminSocket: AdminSocket | undefined,
+    adminSocket: AdminSocket | undefined,
   ) {
+    this.admin = new AdminChild(adminSocket, {
+      greeting: () => [
+        {
+          type: 'init',
+          server: this.context,
+          serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
+          adminAddressPath: this.options.adminAddressPath,
+          listenFd: ADMIN_LISTEN_FD,
+        },
+        { type: 'state', state: this.state },
+        { type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) },
+        { type: 'hot_restart', status: this.hotRestart },
+        ...this.requests.logLevelChanges.map((change): ToAdmin => ({ type: 'log_levels', change })),
+      ],
+      onReady: () => this.maybeLive(),
+      onFatal: (error) => {
+        log.critical(`the admin process could not start: ${error}`);
+        void this.stop(1);
+      },
+      onRequest: (m) => this.requests.handle(m),
+      collect: (id) => this.statsRelay.collect(id, true),
+    });
     const now = Date.now();
     const watchdogs = watchdogConfigs(loaded.bootstrap);
     const heartbeats = createTreeRegion('heartbeats', Heartbeats.bytes(options.concurrency));
@@ -183,7 +200,7 @@ export class ProcessTree {
       statsRelay: this.statsRelay,
       toWorkers: this.toWorkers,
       tellWorkers: (m) => this.workers.forEach((w) => w.send<ToWorker>(m)),
-      reply: (m) => this.admin?.send<ToAdmin>(m),
+      reply: (m) => this.admin.send(m),
       stop: (code) => void this.stop(code),
     });
     this.liveConfig = new LiveConfig(loaded.bootstrap, options, this.clusterManager, listenerManager, {
@@ -194,14 +211,14 @@ export class ProcessTree {
       breakerGauges: this.breakerGauges,
       buckets: this.buckets,
       toEveryWorker: (m) => this.workers.forEach((w) => w.send<ToWorker>(m)),
-      toAdmin: (m) => this.admin?.send<ToAdmin>(m),
+      toAdmin: (m) => this.admin.send(m),
     });
     this.serverStats = new ServerStats(now, options.concurrency, options.restartEpoch, versionString(), loaded.unknownFields.length, loaded.tls);
   }
 
   start(): void {
     this.state = 'INITIALIZING';
-    if (!this.hasAdmin) log.info('no admin address configured: not starting the admin process');
+    if (!this.admin.configured) log.info('no admin address configured: not starting the admin process');
     // The admin process starts once every worker serves — on a hot restart the workers' start is
     // the hand-over time, and an admin process starting beside them on the same cores made it
     // longer — or after ADMIN_START_DELAY_MS, so that a slow start (DNS clusters) can be watched.
@@ -248,41 +265,14 @@ export class ProcessTree {
     }
   }
 
-  /** The admin process; `seed` (the figures so far) is given to its first start only. */
-  private adminProcess(seed?: [string, StatsDelta][]): ManagedChild<FromAdmin> {
-    return new ManagedChild<FromAdmin>({
-      role: 'admin',
-      name: 'admin',
-      descriptors: () => (this.adminSocket ? [this.adminSocket.fd] : []),
-      onStart: (child) => {
-        const sent =
-          child.send<ToAdmin>({
-            type: 'init',
-            server: this.context,
-            serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
-            adminAddressPath: this.options.adminAddressPath,
-            listenFd: ADMIN_LISTEN_FD,
-          }) &&
-          child.send<ToAdmin>({ type: 'state', state: this.state }) &&
-          child.send<ToAdmin>({ type: 'unready', workers: this.workers.filter((_, i) => !this.readyWorkers.has(i)).map((w) => w.name) }) &&
-          child.send<ToAdmin>({ type: 'hot_restart', status: this.hotRestart }) &&
-          this.requests.logLevelChanges.every((change) => child.send<ToAdmin>({ type: 'log_levels', change })) &&
-          (!seed || child.send<ToAdmin>({ type: 'stats', id: -1, sources: seed }));
-        if (sent) seed = undefined;
-        return sent;
-      },
-      onMessage: (m) => this.onAdminMessage(m),
-    });
-  }
-
   private reportUnready(): void {
     const workers = this.workers.map((w, i) => (this.readyWorkers.has(i) ? undefined : w.name)).filter((n): n is string => n !== undefined);
-    this.admin?.send<ToAdmin>({ type: 'unready', workers });
+    this.admin.send({ type: 'unready', workers });
   }
 
   private setState(state: ServerState): void {
     this.state = state;
-    this.admin?.send<ToAdmin>({ type: 'state', state });
+    this.admin.send({ type: 'state', state });
   }
 
   private onWorkerMessage(m: FromWorker): void {
@@ -304,86 +294,26 @@ export class ProcessTree {
     } else if (m.type === 'immediate_hc_fail') {
       this.membership.immediateHealthCheckFail(m.cluster, m.address);
     } else if (m.type === 'tap_trace') {
-      this.admin?.send<ToAdmin>(m);
+      this.admin.send(m);
     } else if (m.type === 'fatal' && this.state !== 'LIVE') {
       log.critical(`worker_${m.index} could not start: ${m.error}`);
       this.stop(1);
     }
   }
 
-  private onAdminMessage(m: FromAdmin): void {
-    switch (m.type) {
-      case 'ready':
-        this.adminReady = true;
-        this.maybeLive();
-        break;
-      case 'fatal':
-        if (!this.adminReady) {
-          log.critical(`the admin process could not start: ${m.error}`);
-          this.stop(1);
-        }
-        break;
-      case 'counters':
-        this.handBacks.answer(m.id, m.counters);
-        break;
-      default:
-        this.requests.handle(m);
-    }
+  /** Hot restart, parent side: the next epoch takes the admin interface (see AdminChild). */
+  shutdownAdminForChild(): Promise<void> {
+    return this.admin.shutdownForChild();
   }
 
-  private deliverStats(m: ToAdmin): void {
-    if (this.admin) this.admin.send<ToAdmin>(m);
-    else if (m.type === 'stats') this.retained?.onStats(m);
-  }
-
-  /**
-   * Hot restart, parent side: the next epoch takes the admin interface; this tree keeps its
-   * figures itself from now on (see RetainedFigures). Deltas already on their way to the admin
-   * process reach it before the hand-back request (IPC keeps order); later ones come here.
-   */
-  async shutdownAdminForChild(): Promise<void> {
-    if (this.retained) return;
-    const retained = (this.retained = new RetainedFigures((id) => this.statsRelay.collect(id, true)));
-    const admin = this.admin;
-    this.admin = undefined;
-    log.info('shutting down admin due to child startup');
-    // The child binds the address once the admin process has closed its copy too.
-    this.adminSocket?.close();
-    if (!admin) return;
-    const counters = await this.handBacks.ask((id) => admin.send<ToAdmin>({ type: 'hand_back_counters', id }), 1000);
-    retained.seed(counters ?? []);
-    if (counters) {
-      // It answered once its listener was closed: the child may bind the admin address now, and
-      // need not wait for the process to exit.
-      void admin.stop(1000);
-      return;
-    }
-    log.warn('the admin process did not hand its counters back in time: the next epoch starts them from zero');
-    await admin.stop(1000);
-  }
-
-  /**
-   * Hot restart, parent side: the child exited before taking over. The admin interface starts
-   * again here, from the figures kept since (a later child can take it over as the first did).
-   */
+  /** Hot restart, parent side: the child exited before taking over; the admin interface starts again here. */
   restoreAdmin(): void {
-    const retained = this.retained;
-    if (!retained || this.admin || this.stopping || !this.hasAdmin) return;
-    try {
-      this.adminSocket = this.adminSocket?.rebind();
-    } catch (err) {
-      log.error(`${(err as Error).message}: this epoch serves on without an admin interface`);
-      return;
-    }
-    this.retained = undefined;
-    this.admin = this.adminProcess(retained.handOverToAdmin('restored'));
-    this.admin.start();
+    if (!this.stopping) this.admin.restore();
   }
 
   /** Hot restart, parent side: the figures for the child's `stats` request. */
   exportStats(): Promise<ExportedStats> {
-    if (!this.retained) throw new Error('the admin interface still runs here; stats are exported only after shutdown_admin');
-    return this.retained.export();
+    return this.admin.exportStats();
   }
 
   /** Hot restart, parent side, on the child's `drain_listeners` (see DrainPlan). */
@@ -400,14 +330,7 @@ export class ProcessTree {
   }
 
   private startAdmin(): void {
-    if (!this.hasAdmin || this.admin || this.adminReady || this.stopping || this.retained) return;
-    this.admin = this.adminProcess();
-    this.admin.start();
-  }
-
-  /** Whether the bootstrap has an admin address: its socket was bound for it (AdminSocket.bind). */
-  private get hasAdmin(): boolean {
-    return this.adminSocket !== undefined;
+    if (!this.stopping) this.admin.start();
   }
 
   /**
@@ -417,11 +340,11 @@ export class ProcessTree {
    * see AdminSocket).
    */
   private maybeLive(): void {
-    if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.options.concurrency || (this.hasAdmin && !this.adminReady)) return;
+    if (this.state !== 'INITIALIZING' || this.readyWorkers.size !== this.options.concurrency || (this.admin.configured && !this.admin.ready)) return;
     this.setState('LIVE');
     this.serverStats.becameLive();
     this.resolveLive();
-    log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.filter((l) => !l.stopped).length} listener(s)${this.hasAdmin ? ', admin interface ready' : ''}: LIVE`);
+    log.info(`all ${this.workers.length} worker(s) serving ${this.context.listeners.filter((l) => !l.stopped).length} listener(s)${this.admin.configured ? ', admin interface ready' : ''}: LIVE`);
   }
 
   private resolveLive!: () => void;
@@ -433,7 +356,7 @@ export class ProcessTree {
   /** The hot-restart status for /hot_restart_status (kept for a replacement admin process). */
   reportHotRestart(status: HotRestartStatus): void {
     this.hotRestart = status;
-    this.admin?.send<ToAdmin>({ type: 'hot_restart', status });
+    this.admin.send({ type: 'hot_restart', status });
   }
 
   /** Hot restart, child side: what the parent epoch said. */
@@ -448,7 +371,7 @@ export class ProcessTree {
     const snapshot = this.runtime.snapshot();
     this.context.runtime = snapshot;
     for (const w of this.workers) w.send<ToWorker>({ type: 'runtime', snapshot });
-    this.admin?.send<ToAdmin>({ type: 'runtime', snapshot });
+    this.admin.send({ type: 'runtime', snapshot });
   }
 
   /** SIGUSR1: every process reopens its log and access-log files. */
@@ -462,7 +385,7 @@ export class ProcessTree {
     this.stopping ??= (async () => {
       this.setState('DRAINING');
       this.workerWatchdog.close();
-      await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin?.stop(SHUTDOWN_GRACE_MS)]);
+      await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin.stop(SHUTDOWN_GRACE_MS)]);
       this.mainWatchdog.close();
       this.sockets.closeAll();
       this.descriptors.closeAll();
@@ -479,6 +402,6 @@ export class ProcessTree {
 
   /** For tests and operators: the children's pids. */
   pids(): Record<string, number | undefined> {
-    return Object.fromEntries([...(this.admin ? [this.admin] : []), ...this.workers].map((c) => [c.name, c.pid]));
+    return Object.fromEntries([...(this.admin.process ? [this.admin.process] : []), ...this.workers].map((c) => [c.name, c.pid]));
   }
 }
