@@ -7,7 +7,6 @@ import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
 import { http2Module, httpModule } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { obj } from '../../shared/config/access.js';
@@ -36,11 +35,11 @@ import type { HttpFilterFactory } from './filters/http-filter.js';
 import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
 import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
 import { TracingStats } from '../tracing/sampling.js';
-import { absoluteForm, hasDuplicateHost } from './request-target.js';
+import { absoluteForm } from './request-target.js';
 import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
-import { requestId } from './request-id.js';
-import { classifyRequest, compileInternalAddresses, type InternalAddresses } from './internal-request.js';
+import { refused, type RequestChecks } from './request-checks.js';
+import { mutateRequestHeaders, requestHeaderSettings, serverLocalAddress, type RequestHeaderSettings } from './request-headers.js';
 import { UpgradePolicy, upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
 
@@ -87,20 +86,6 @@ function unsupportedTransferCoding(err: NodeJS.ErrnoException & { reason?: strin
   return err.code === UNSUPPORTED_TRANSFER_CODING || (err.code === 'HPE_INVALID_TRANSFER_ENCODING' && err.reason === 'Invalid `Transfer-Encoding` header value');
 }
 
-/** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
-function serverLocalAddress(version: 'v4' | 'v6'): string {
-  const family = version === 'v4' ? 'IPv4' : 'IPv6';
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === family && !a.internal) return a.address;
-  }
-  return version === 'v4' ? '127.0.0.1' : '::1';
-}
-
-function peerAddress(req: DownstreamRequest): string | undefined {
-  const a = req.socket.remoteAddress;
-  return a?.startsWith('::ffff:') ? a.slice(7) : a;
-}
-
 export class HttpConnectionManager {
   private readonly routes: RouteTable;
   /** With `rds`: the route configuration to look up per request (ctx.routeTables). */
@@ -109,12 +94,10 @@ export class HttpConnectionManager {
   private readonly serverName: string;
   private readonly dispatchContext: DispatchContext;
   private readonly useRemoteAddress: boolean;
-  private readonly skipXffAppend: boolean;
+  /** What mutateRequestHeaders does to each request (request-headers.ts), and the checks it meets first (request-checks.ts). */
+  private readonly headerSettings: RequestHeaderSettings;
+  private readonly checks: RequestChecks;
   /** internal_address_config: which clients' requests are internal (see internal-request.ts). */
-  private readonly internalAddresses: InternalAddresses;
-  private readonly generateRequestId: boolean;
-  private readonly preserveRequestId: boolean;
-  private readonly maxHeadersCount: number;
   private readonly codec: string;
   private readonly localAddress: string;
   private readonly sockets = new Set<Socket>();
@@ -135,7 +118,6 @@ export class HttpConnectionManager {
   private readonly stats: HttpStats;
   private readonly accessLogs: AccessLogs | undefined;
   /** add_user_agent: the local service cluster, for user-agent and x-envoy-downstream-service-cluster. */
-  private readonly userAgent: string | undefined;
   /** local_reply_config: how the proxy's own replies are rewritten. */
   private readonly localReplies: LocalReplyConfig | undefined;
   /** The HTTP filters this proxy runs between the first entry of http_filters and the router (see ./filters/). */
@@ -176,13 +158,9 @@ export class HttpConnectionManager {
     this.noFilters = ((config.http_filters as Obj[] | undefined) ?? []).length === 0;
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
-    this.skipXffAppend = config.skip_xff_append === true;
-    this.internalAddresses = compileInternalAddresses(obj(config.internal_address_config));
-    this.generateRequestId = config.generate_request_id !== false;
-    this.preserveRequestId = config.preserve_external_request_id === true;
-    this.maxHeadersCount = Number(obj(config.common_http_protocol_options).max_headers_count ?? 100);
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
+    this.headerSettings = requestHeaderSettings(config, this.localAddress, ctx.node);
     this.stats = new HttpStats(String(config.stat_prefix), ctx.listenerStatPrefix);
     const p = `http.${String(config.stat_prefix)}.`;
     this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.sockets);
@@ -190,6 +168,7 @@ export class HttpConnectionManager {
     this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, this.drainTimeoutMs);
     const h1 = obj(config.http_protocol_options);
     this.acceptHttp10 = h1.accept_http_10 === true;
+    this.checks = { maxHeadersCount: Number(obj(config.common_http_protocol_options).max_headers_count ?? 100), acceptHttp10: this.acceptHttp10 };
     this.defaultHostHttp10 = typeof h1.default_host_for_http_10 === 'string' && h1.default_host_for_http_10 ? h1.default_host_for_http_10 : undefined;
     const scheme = obj(config.scheme_header_transformation);
     this.schemeOverwrite = typeof scheme.scheme_to_overwrite === 'string' && scheme.scheme_to_overwrite ? scheme.scheme_to_overwrite : undefined;
@@ -204,7 +183,6 @@ export class HttpConnectionManager {
     };
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
-    this.userAgent = config.add_user_agent === true ? ctx.node.cluster : undefined;
     const filterContext = { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT };
     this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], filterContext);
     this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
@@ -461,41 +439,7 @@ export class HttpConnectionManager {
       }
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);
-    if (req.rawHeaders.length / 2 > this.maxHeadersCount) {
-      stats.headersTooLarge.inc();
-      sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
-      return;
-    }
-    if (http1 && hasDuplicateHost(req.rawHeaders)) {
-      // RFC 9112 §3.2: more than one Host is a 400, and the connection cannot be trusted further.
-      stats.cxProtocolError.inc();
-      if (record) {
-        record.responseFlags |= ResponseFlag.downstreamProtocolError;
-        record.responseCodeDetails = 'http1.duplicate_host';
-      }
-      res.shouldKeepAlive = false;
-      sendLocalReply(res, 400, '', reply);
-      return;
-    }
-    if (!connect && path.charCodeAt(0) !== 47 /* '/' */) {
-      // As Envoy's connection manager: a path that is not relative (`OPTIONS *`; Node's parser
-      // refuses `GET foo` itself, and an absolute-form target has become relative above) is a 404.
-      stats.rqNonRelativePath.inc();
-      if (record) record.responseCodeDetails = 'absolute_path_rejected';
-      sendLocalReply(res, 404, '', reply);
-      return;
-    }
-    if (http10 && !this.acceptHttp10) {
-      // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
-      stats.cxProtocolError.inc();
-      if (record) {
-        record.responseFlags |= ResponseFlag.downstreamProtocolError;
-        record.responseCodeDetails = 'low_version';
-      }
-      res.shouldKeepAlive = false;
-      sendLocalReply(res, 426, 'Upgrade Required', reply);
-      return;
-    }
+    if (refused(req, res, { http1, http10, connect, path }, this.checks, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
@@ -531,26 +475,7 @@ export class HttpConnectionManager {
       }
     }
 
-    // Internal or external (internal_address_config): an external request's x-envoy control headers go now.
-    const peer = peerAddress(req);
-    const { edge } = classifyRequest(headers, { useRemoteAddress: this.useRemoteAddress, peer }, this.internalAddresses);
-    // An edge request gets its own request id unless preserve_external_request_id, and names its client.
-    if (this.generateRequestId && (headers['x-request-id'] === undefined || (edge && !this.preserveRequestId))) {
-      headers['x-request-id'] = requestId();
-    }
-    if (edge && peer !== undefined) headers['x-envoy-external-address'] = peer;
-    if (this.useRemoteAddress && !this.skipXffAppend) {
-      const client = peer ?? this.localAddress;
-      const xff = headers['x-forwarded-for'];
-      headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
-    }
-    headers['x-forwarded-proto'] ??= (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-    // add_user_agent: this proxy's service cluster and node go upstream, as Envoy sends them.
-    if (this.userAgent !== undefined) {
-      headers['x-envoy-downstream-service-cluster'] = this.userAgent;
-      headers['user-agent'] ??= this.userAgent;
-      if (this.ctx.node.id) headers['x-envoy-downstream-service-node'] = this.ctx.node.id;
-    }
+    mutateRequestHeaders(req, headers, this.headerSettings);
 
     // No HTTP filter, not even the router (Envoy accepts that): nothing answers; the stream idle
     // timeout (408) or the client ends the request, as with Envoy.

@@ -1,0 +1,65 @@
+import { ResponseFlag } from '../../shared/access-log/entry.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
+import type { HttpExchangeRecord } from './exchange-record.js';
+import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
+import { hasDuplicateHost } from './request-target.js';
+
+/**
+ * The checks a request meets before the connection manager handles it, as Envoy's HTTP/1 codec and
+ * connection manager make them: too many headers (431), a second Host (400, and the connection
+ * closes), a target that is not a path (404), HTTP/1.0 unless accept_http_10 (426, and the
+ * connection closes). Each is answered here, counted and recorded as Envoy records it.
+ */
+
+export interface RequestChecks {
+  maxHeadersCount: number;
+  acceptHttp10: boolean;
+}
+
+export interface RequestShape {
+  http1: boolean;
+  http10: boolean;
+  connect: boolean;
+  path: string;
+}
+
+/** True when the request was refused (and answered). */
+export function refused(req: DownstreamRequest, res: DownstreamResponse, shape: RequestShape, checks: RequestChecks, stats: HttpStats, record: HttpExchangeRecord | undefined, reply: LocalReplyContext): boolean {
+  if (req.rawHeaders.length / 2 > checks.maxHeadersCount) {
+    stats.headersTooLarge.inc();
+    sendLocalReply(res, LocalReply.tooManyHeaders.status, LocalReply.tooManyHeaders.body, reply);
+    return true;
+  }
+  if (shape.http1 && hasDuplicateHost(req.rawHeaders)) {
+    // RFC 9112 §3.2: more than one Host is a 400, and the connection cannot be trusted further.
+    stats.cxProtocolError.inc();
+    if (record) {
+      record.responseFlags |= ResponseFlag.downstreamProtocolError;
+      record.responseCodeDetails = 'http1.duplicate_host';
+    }
+    res.shouldKeepAlive = false;
+    sendLocalReply(res, 400, '', reply);
+    return true;
+  }
+  if (!shape.connect && shape.path.charCodeAt(0) !== 47 /* '/' */) {
+    // As Envoy's connection manager: a path that is not relative (`OPTIONS *`; Node's parser
+    // refuses `GET foo` itself, and an absolute-form target has become relative before) is a 404.
+    stats.rqNonRelativePath.inc();
+    if (record) record.responseCodeDetails = 'absolute_path_rejected';
+    sendLocalReply(res, 404, '', reply);
+    return true;
+  }
+  if (shape.http10 && !checks.acceptHttp10) {
+    // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
+    stats.cxProtocolError.inc();
+    if (record) {
+      record.responseFlags |= ResponseFlag.downstreamProtocolError;
+      record.responseCodeDetails = 'low_version';
+    }
+    res.shouldKeepAlive = false;
+    sendLocalReply(res, 426, 'Upgrade Required', reply);
+    return true;
+  }
+  return false;
+}
