@@ -26,8 +26,9 @@ export class HealthCheckFilter {
     this.matchers = ((config.headers as Obj[] | undefined) ?? []).map(compileHeaderMatcher);
   }
 
+  /** As Envoy's HeaderUtility::matchHeaders: every header matcher matches (none configured: every request is one). */
   isHealthCheck(rq: RequestView): boolean {
-    return this.matchers.length > 0 && this.matchers.every((m) => m(rq));
+    return this.matchers.every((m) => m(rq));
   }
 
   decide(rq: RequestView, failing: boolean): HealthCheckDecision {
