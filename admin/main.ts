@@ -7,8 +7,7 @@ import { configureTags } from '../shared/stats/tags.js';
 import { writeFileSync } from 'node:fs';
 import { formatAddress, isLoopback } from '../shared/address.js';
 import { applyLogSettings, setUpChild } from '../shared/child.js';
-import type { JsonObject } from '../shared/config/proto-json.js';
-import { list } from '../shared/config/access.js';
+import { list, obj } from '../shared/config/access.js';
 import { compileStringMatcher } from '../shared/matchers.js';
 import { sendToParent, type FromAdmin, type ServerContext, type ServerInfoContext, type ToAdmin } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
@@ -71,12 +70,13 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   const history = new TrafficHistory(collector.merged, collector.flushIntervalMs);
   collector.onFlush(() => history.sample());
   collector.start();
-  collector.merged.setMatcher(statsMatcher(bootstrap.stats_config as JsonObject | undefined));
-  configureHistogramBuckets(bootstrap.stats_config as JsonObject | undefined);
+  const statsConfig = bootstrap.stats_config === undefined ? undefined : obj(bootstrap.stats_config);
+  collector.merged.setMatcher(statsMatcher(statsConfig));
+  configureHistogramBuckets(statsConfig);
   // Prometheus labels: --stats-tag and stats_config's tags (see render/stats-prometheus.ts).
   configureTags(
     ((info.commandLineOptions.stats_tag as string[] | undefined) ?? []).map((t) => [t.slice(0, t.indexOf(':')), t.slice(t.indexOf(':') + 1)] as [string, string]),
-    bootstrap.stats_config as JsonObject | undefined,
+    statsConfig,
   );
   // The admin process's own histogram samples go to the sinks as it records them.
   sendHistogramSamples(stats, openStatsdSinks(bootstrap));
@@ -91,9 +91,9 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   if (context.enableMutexTracing) startContentionTracing();
   // A replacement admin process joins the profiling in progress.
   for (const kind of context.profilers) void applyProfilerOrder({ kind, enable: true, path: context.profilePath }, 'admin');
-  const admin = context.bootstrap.admin as JsonObject;
+  const admin = obj(context.bootstrap.admin);
   server = new AdminServer(endpoints, AdminAccessLog.from(admin), list(admin.allow_paths).map((m) => compileStringMatcher(m)));
-  const host = String(((admin.address as JsonObject).socket_address as JsonObject).address);
+  const host = String(obj(obj(admin.address).socket_address).address);
   let bound: { host: string; port: number };
   try {
     bound = await server.listen(listenFd);

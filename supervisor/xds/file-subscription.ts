@@ -2,6 +2,7 @@ import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { BootstrapError, readSource } from '../../shared/config/bootstrap.js';
 import type { envoy } from '../../shared/config/envoy-types.js';
+import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { envoySchema } from '../../shared/config/schema.js';
 import { decodeErrors } from '../../shared/config/xds-resource.js';
@@ -94,7 +95,7 @@ export class FileSubscription {
       return;
     }
     const versionInfo = typeof response.version_info === 'string' ? response.version_info : '';
-    const resources = Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [];
+    const resources = list(response.resources);
     // As Envoy's loader: a resource that cannot be decoded fails the whole file, which changes nothing (update_failure).
     const undecodable = resources.flatMap((r, i) => decodeErrors(r).map((e) => `resources[${i}]${e.startsWith('[') ? '' : e.includes(':') ? '.' : ': '}${e}`));
     if (undecodable.length) {

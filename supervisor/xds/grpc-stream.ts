@@ -325,8 +325,8 @@ export class GrpcXdsStream {
 
   /** Delta: the resources changed and removed, merged into what the subscription holds; the whole set goes to apply(). */
   private merge(sub: Subscription, m: JsonObject): JsonObject[] {
-    for (const r of Array.isArray(m.resources) ? (m.resources as JsonObject[]) : []) {
-      const resource = r.resource as JsonObject | undefined;
+    for (const r of list(m.resources)) {
+      const resource = r.resource === undefined ? undefined : obj(r.resource);
       if (typeof r.name === 'string' && resource) sub.held.set(r.name, { version: String(r.version ?? ''), resource });
     }
     for (const name of Array.isArray(m.removed_resources) ? (m.removed_resources as string[]) : []) sub.held.delete(name);
@@ -334,7 +334,7 @@ export class GrpcXdsStream {
   }
 
   private async onResponse(m: JsonObject, stream: ClientDuplexStream<JsonObject, JsonObject>): Promise<void> {
-    const identifier = (m.control_plane as JsonObject | undefined)?.identifier;
+    const identifier = obj(m.control_plane).identifier;
     if (typeof identifier === 'string' && identifier) this.identifier.set(identifier);
     this.connected.set(1);
     this.backoffMs = BASE_BACKOFF_MS;
@@ -349,7 +349,7 @@ export class GrpcXdsStream {
     sub.nonce = String(m.nonce ?? '');
     const version = String((this.delta ? m.system_version_info : m.version_info) ?? '');
     const before = this.delta ? new Map(sub.held) : undefined;
-    const resources = this.delta ? this.merge(sub, m) : Array.isArray(m.resources) ? (m.resources as JsonObject[]) : [];
+    const resources = this.delta ? this.merge(sub, m) : list(m.resources);
     let errors: string[];
     try {
       errors = await sub.apply(version, resources);
@@ -374,7 +374,7 @@ export class GrpcXdsStream {
     // Delta: a refused resource is held at the version still served (the managers keep it), so
     // that a new stream's initial_resource_versions tells the control plane the truth.
     if (before && errors.length) {
-      for (const r of Array.isArray(m.resources) ? (m.resources as JsonObject[]) : []) {
+      for (const r of list(m.resources)) {
         const name = String(r.name ?? '');
         if (!errors.some((e) => e.includes(`'${name}'`))) continue;
         const previous = before.get(name);

@@ -9,7 +9,7 @@ import { http2Module, httpModule } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
-import { obj } from '../../shared/config/access.js';
+import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { HttpStats } from '../../shared/stats/http-stats.js';
@@ -149,13 +149,13 @@ export class HttpConnectionManager {
     this.routes = new RouteTable(obj(config.route_config));
     const rds = obj(config.rds).route_config_name;
     this.rdsName = typeof rds === 'string' ? rds : undefined;
-    const hc = ((config.http_filters as Obj[] | undefined) ?? []).find(
+    const hc = list(config.http_filters).find(
       (f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === HEALTH_CHECK_TYPE || f.name === 'envoy.filters.http.health_check',
     );
     this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
-    const tap = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === TAP_TYPE);
+    const tap = list(config.http_filters).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === TAP_TYPE);
     this.tapConfigId = tap ? String(obj(obj(obj(tap.typed_config).common_config).admin_config).config_id) : undefined;
-    this.noFilters = ((config.http_filters as Obj[] | undefined) ?? []).length === 0;
+    this.noFilters = list(config.http_filters).length === 0;
     this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
     this.useRemoteAddress = config.use_remote_address === true;
     this.codec = String(config.codec_type ?? 'AUTO');
@@ -184,9 +184,9 @@ export class HttpConnectionManager {
     this.accessLogs = AccessLogs.from(config.access_log);
     this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
     const filterContext = { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: ctx.clusters, bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT };
-    this.filters = httpFilterFactories((config.http_filters as Obj[] | undefined) ?? [], filterContext);
+    this.filters = httpFilterFactories(list(config.http_filters), filterContext);
     this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
-    const router = ((config.http_filters as Obj[] | undefined) ?? []).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === ROUTER_TYPE || f.name === 'envoy.filters.http.router');
+    const router = list(config.http_filters).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === ROUTER_TYPE || f.name === 'envoy.filters.http.router');
     // Envoy's connection manager has its tracing figures whether it traces or not.
     const tracingStats = new TracingStats(String(config.stat_prefix));
     this.tracing =

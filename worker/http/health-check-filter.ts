@@ -1,3 +1,4 @@
+import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { compileHeaderMatcher, type RequestView } from '../../shared/matchers.js';
 
@@ -23,7 +24,7 @@ export class HealthCheckFilter {
 
   constructor(config: Obj) {
     this.passThrough = config.pass_through_mode === true;
-    this.matchers = ((config.headers as Obj[] | undefined) ?? []).map(compileHeaderMatcher);
+    this.matchers = list(config.headers).map(compileHeaderMatcher);
   }
 
   /** As Envoy's HeaderUtility::matchHeaders: every header matcher matches (none configured: every request is one). */
