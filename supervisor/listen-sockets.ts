@@ -1,6 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { formatAddress } from '../shared/address.js';
-import { obj } from '../shared/config/access.js';
+import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
 import { native } from '../shared/native/index.js';
@@ -115,7 +115,7 @@ const IPV6_FREEBIND = 78;
 export function socketOptionsOf(listener: JsonObject, host: string): NativeSocketOption[] {
   const out: NativeSocketOption[] = [];
   if (listener.freebind === true) out.push(host.includes(':') ? [0, SOL_IPV6, IPV6_FREEBIND, 1] : [0, SOL_IP, IP_FREEBIND, 1]);
-  for (const o of Array.isArray(listener.socket_options) ? (listener.socket_options as JsonObject[]) : []) {
+  for (const o of list(listener.socket_options)) {
     const value = typeof o.buf_value === 'string' ? Buffer.from(o.buf_value, 'base64') : Number(o.int_value ?? 0);
     out.push([STATES[String(o.state ?? 'STATE_PREBIND')] ?? 0, Number(o.level ?? 0), Number(o.name ?? 0), value]);
   }

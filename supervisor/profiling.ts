@@ -1,4 +1,5 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
+import { obj } from '../shared/config/access.js';
 import type { ServerContext } from '../shared/ipc.js';
 import { startContentionTracing } from '../shared/contention.js';
 import { applyProfilerOrder, DEFAULT_PROFILE_PATH, heapSnapshotFile, type ProfilerKind, type ProfilerOrder, type ProfilerOutcome } from '../shared/profiler.js';
@@ -16,7 +17,7 @@ import type { ToWorkers } from './worker-broadcast.js';
 const HEAP_DUMP_TIMEOUT_MS = 60_000;
 
 export function profilePathOf(bootstrap: JsonObject): string {
-  const path = (bootstrap.admin as JsonObject | undefined)?.profile_path;
+  const path = obj(bootstrap.admin).profile_path;
   return typeof path === 'string' && path !== '' ? path : DEFAULT_PROFILE_PATH;
 }
 

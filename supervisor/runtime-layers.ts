@@ -1,4 +1,5 @@
 import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { list, obj } from '../shared/config/access.js';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import type { JsonObject } from '../shared/config/proto-json.js';
@@ -97,9 +98,8 @@ export class RuntimeLayers {
     private readonly onChange: () => void,
   ) {
     presentAtZero('runtime', 'runtime.');
-    const layered = bootstrap.layered_runtime as JsonObject | undefined;
-    if (layered) {
-      const configured = (layered.layers as JsonObject[] | undefined) ?? [];
+    if (bootstrap.layered_runtime !== undefined) {
+      const configured = list(obj(bootstrap.layered_runtime).layers);
       for (const l of configured) {
         const name = String(l.name);
         if (l.static_layer !== undefined) {
@@ -107,7 +107,7 @@ export class RuntimeLayers {
           flattenStruct(l.static_layer, '', values);
           this.layers.push({ kind: 'static', name, values });
         } else if (l.disk_layer !== undefined) {
-          const d = l.disk_layer as JsonObject;
+          const d = obj(l.disk_layer);
           const root = String(d.symlink_root ?? '');
           const sub = String(d.subdirectory ?? '');
           const subdirectory = d.append_service_cluster === true ? join(sub, serviceCluster) : sub;

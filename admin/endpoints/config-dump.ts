@@ -1,4 +1,5 @@
 import { addressJson } from '../../shared/address.js';
+import { list, obj } from '../../shared/config/access.js';
 import type protobuf from 'protobufjs';
 import { re2 } from '../../shared/re2.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
@@ -79,7 +80,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
     const clusters = state.server.clusters.map((c) => c.config);
     // Inline route configurations are static ones in Envoy's dump, whichever way their listener came.
     const hcms = state.server.listeners
-      .flatMap((l) => filterChainsOf(l.config).flatMap(([, c]) => ((c.filters ?? []) as JsonObject[]).map((f) => (f.typed_config ?? {}) as JsonObject)))
+      .flatMap((l) => filterChainsOf(l.config).flatMap(([, c]) => list(c.filters).map((f) => obj(f.typed_config))))
       .filter((t) => String(t['@type'] ?? '').endsWith('.HttpConnectionManager'));
     out.push(['bootstrap', { '@type': `${ADMIN}BootstrapConfigDump`, bootstrap: { ...bootstrap, node: nodeInfo(state, false) }, last_updated: lastUpdated }]);
     const staticClusters = state.server.clusters
@@ -162,7 +163,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
       out.push(['route_scopes', { '@type': `${ADMIN}ScopedRoutesConfigDump` }]);
       const routes = hcms
         .filter((h) => h.route_config !== undefined)
-        .map((h) => h.route_config as JsonObject)
+        .map((h) => obj(h.route_config))
         .filter((rc) => keep(String(rc.name ?? '')))
         .map((rc) => ({ route_config: { '@type': 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', ...rc }, last_updated: lastUpdated }));
       const dynamicRoutes = Object.values(state.server.routes)
@@ -229,7 +230,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
             if (!field.repeated) return fail(400, `${resource} is not a repeated field. Use ?mask=${resource} to get only this field`);
             const elementType = field.resolvedType as protobuf.Type;
             const typeUrl = `type.googleapis.com/${elementType.fullName.slice(1)}`;
-            const elements = (dump[resource] ?? []) as JsonObject[];
+            const elements = list(dump[resource]);
             if (elements.length === 0) return { status: 200, contentType: JSON_TYPE, body: '{}\n' };
             try {
               const configs = elements.map((e) => ({ '@type': typeUrl, ...(paths ? applyMask(elementType, e, paths, true) : e) }));

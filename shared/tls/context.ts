@@ -69,6 +69,9 @@ export function tlsContextConfig(transportSocket: unknown): { typeName: string; 
   return { typeName, config: typed };
 }
 
+/** A message field that may be absent: undefined then, else the message. */
+const optional = (v: unknown): JsonObject | undefined => (v === undefined ? undefined : obj(v));
+
 function readPem(ds: JsonObject | undefined, path: string, errors: string[], read: (ds: JsonObject) => Buffer | undefined): PemSource | undefined {
   if (!ds) return undefined;
   try {
@@ -105,9 +108,9 @@ export function loadTlsContext(
   const certificates: TlsCertificate[] = [];
   list(common.tls_certificates).forEach((c, i) => {
     const p = `${cp}.tls_certificates[${i}]`;
-    const chain = readPem(c.certificate_chain as JsonObject | undefined, `${p}.certificate_chain`, errors, read);
-    const key = readPem(c.private_key as JsonObject | undefined, `${p}.private_key`, errors, read);
-    const password = readPem(c.password as JsonObject | undefined, `${p}.password`, errors, read);
+    const chain = readPem(optional(c.certificate_chain), `${p}.certificate_chain`, errors, read);
+    const key = readPem(optional(c.private_key), `${p}.private_key`, errors, read);
+    const password = readPem(optional(c.password), `${p}.password`, errors, read);
     if (!chain || !key) {
       if (errors.length === before) errors.push(`${p}: a certificate needs certificate_chain and private_key`);
       return;
@@ -115,7 +118,7 @@ export function loadTlsContext(
     certificates.push({ chain, key: key.pem, ...(password ? { passphrase: password.pem } : {}) });
   });
   const validation = obj(common.validation_context);
-  const ca = readPem(validation.trusted_ca as JsonObject | undefined, `${cp}.validation_context.trusted_ca`, errors, read);
+  const ca = readPem(optional(validation.trusted_ca), `${cp}.validation_context.trusted_ca`, errors, read);
   const sanMatchers = list(validation.match_typed_subject_alt_names).map((m) => ({ sanType: String(m.san_type ?? 'SAN_TYPE_UNSPECIFIED'), matcher: obj(m.matcher) }));
   for (const m of list(validation.match_subject_alt_names)) sanMatchers.push({ sanType: 'ANY', matcher: m });
   // A certificate that could not be read has said so already: "no certificate" would only repeat it.

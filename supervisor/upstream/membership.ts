@@ -5,7 +5,7 @@ import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { MembershipStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, edsHealthFlags, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
-import { list } from '../../shared/config/access.js';
+import { list, obj } from '../../shared/config/access.js';
 import type { TlsContext } from '../../shared/tls/context.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
@@ -59,7 +59,7 @@ export class ClusterMembership {
     this.stats = new MembershipStats(this.name);
     const hc = list(config.health_checks)[0];
     const setFlags = (address: string, bits: number, on: boolean) => this.setFlags(address, bits, on);
-    this.detector = config.outlier_detection !== undefined ? new OutlierDetector(this.name, config.outlier_detection as JsonObject, setFlags) : undefined;
+    this.detector = config.outlier_detection !== undefined ? new OutlierDetector(this.name, obj(config.outlier_detection), setFlags) : undefined;
     // Checks go over the cluster's transport socket, as Envoy's do: TLS to a TLS cluster.
     const checkTls = tls ? new UpstreamTls(tls, this.name, clusterSpeaksHttp2(config)) : undefined;
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;

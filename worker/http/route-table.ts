@@ -123,7 +123,7 @@ export function chooseClusterName(action: ForwardAction): string | undefined {
 function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
   if (route.direct_response) {
     const d = obj(route.direct_response);
-    return { kind: 'direct_response', status: Number(d.status), body: readDataSource(d.body as Obj | undefined) };
+    return { kind: 'direct_response', status: Number(d.status), body: d.body === undefined ? undefined : readDataSource(obj(d.body)) };
   }
   if (route.redirect) {
     const r = obj(route.redirect);
@@ -217,7 +217,7 @@ export class RouteTable {
 
   constructor(config: Obj) {
     for (const vh of list(config.virtual_hosts)) {
-      const vhostRetry = vh.retry_policy as Obj | undefined;
+      const vhostRetry = vh.retry_policy === undefined ? undefined : obj(vh.retry_policy);
       const host: VirtualHost = {
         name: String(vh.name),
         routes: list(vh.routes).map((r) => {

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { list, obj } from '../../shared/config/access.js';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import type { Duplex } from 'node:stream';
 import { connectionEntry, ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
@@ -77,7 +78,7 @@ export class TcpProxy {
 
   private pickCluster(): Cluster | undefined {
     if (typeof this.config.cluster === 'string') return this.clusters.get(this.config.cluster);
-    const weighted = ((this.config.weighted_clusters as Obj | undefined)?.clusters ?? []) as Obj[];
+    const weighted = list(obj(this.config.weighted_clusters).clusters);
     const total = weighted.reduce((s, c) => s + Number(c.weight ?? 0), 0);
     let r = Math.random() * total;
     for (const c of weighted) {
