@@ -12,9 +12,9 @@
 //
 // Usage: node --import tsx scripts/generate-config-types.ts [--check]
 //   --check: exits 1 when the committed file is not what the protos generate (test/config-types.test.ts).
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.js';
 import protobuf from 'protobufjs';
 import { EXTENSIONS } from '../shared/config/extensions.js';
 import { envoySchema } from '../shared/config/schema.js';
@@ -173,15 +173,4 @@ export function generate(): string {
   return out.join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = generate();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(generatedFile, 'utf8') !== text) {
-      console.error(`${generatedFile} is not what the vendored API generates: run \`npm run generate\``);
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(generatedFile, text);
-    console.log(`${generatedFile}: ${text.length} bytes`);
-  }
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) writeOrCheck(generatedFile, generate(), 'the vendored API');

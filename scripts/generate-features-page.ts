@@ -6,9 +6,9 @@
 //
 // Usage: node --import tsx scripts/generate-features-page.ts [--check]
 //   --check: exits 1 when the committed page is not what the tables generate (test/features-page.test.ts).
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.js';
 import { EXTENSIONS } from '../shared/config/extensions.js';
 import { envoySchema } from '../shared/config/schema.js';
 import { implementedInPart, refusedFields, type Refusal } from '../shared/config/supported.js';
@@ -78,15 +78,4 @@ export function generate(): string {
   return out.join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = generate();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(generatedFile, 'utf8') !== text) {
-      console.error(`${generatedFile} is not what the extension and supported-field tables generate: run \`npm run generate\``);
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(generatedFile, text);
-    console.log(`${generatedFile}: ${text.split('\n').length} lines`);
-  }
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) writeOrCheck(generatedFile, generate(), 'the extension and supported-field tables');

@@ -24,6 +24,16 @@ export interface RequestShape {
   path: string;
 }
 
+/** A downstream protocol error: counted, recorded with its details, and the connection closes after the reply. */
+function protocolError(res: DownstreamResponse, stats: HttpStats, record: HttpExchangeRecord | undefined, details: string): void {
+  stats.cxProtocolError.inc();
+  if (record) {
+    record.responseFlags |= ResponseFlag.downstreamProtocolError;
+    record.responseCodeDetails = details;
+  }
+  res.shouldKeepAlive = false;
+}
+
 /** True when the request was refused (and answered). */
 export function refused(req: DownstreamRequest, res: DownstreamResponse, shape: RequestShape, checks: RequestChecks, stats: HttpStats, record: HttpExchangeRecord | undefined, reply: LocalReplyContext): boolean {
   if (req.rawHeaders.length / 2 > checks.maxHeadersCount) {
@@ -33,12 +43,7 @@ export function refused(req: DownstreamRequest, res: DownstreamResponse, shape: 
   }
   if (shape.http1 && hasDuplicateHost(req.rawHeaders)) {
     // RFC 9112 §3.2: more than one Host is a 400, and the connection cannot be trusted further.
-    stats.cxProtocolError.inc();
-    if (record) {
-      record.responseFlags |= ResponseFlag.downstreamProtocolError;
-      record.responseCodeDetails = 'http1.duplicate_host';
-    }
-    res.shouldKeepAlive = false;
+    protocolError(res, stats, record, 'http1.duplicate_host');
     sendLocalReply(res, 400, '', reply);
     return true;
   }
@@ -52,12 +57,7 @@ export function refused(req: DownstreamRequest, res: DownstreamResponse, shape: 
   }
   if (shape.http10 && !checks.acceptHttp10) {
     // As Envoy's HTTP/1 codec: HTTP/1.0 unless accept_http_10 is a protocol error, 426, and the connection closes.
-    stats.cxProtocolError.inc();
-    if (record) {
-      record.responseFlags |= ResponseFlag.downstreamProtocolError;
-      record.responseCodeDetails = 'low_version';
-    }
-    res.shouldKeepAlive = false;
+    protocolError(res, stats, record, 'low_version');
     sendLocalReply(res, 426, 'Upgrade Required', reply);
     return true;
   }
