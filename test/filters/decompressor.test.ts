@@ -4,7 +4,7 @@ import { afterEach, describe, it } from 'node:test';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../shared/header-mutation.js';
-import { decompressorFactory } from '../../worker/http/filters/decompressor.js';
+import { addEncodingToAcceptEncoding, decompressorFactory } from '../../worker/http/filters/decompressor.js';
 import type { HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
 import { counter, decode, encode, releaseTransforms, through, type FakeRequestOptions, type FilterRun } from '../helpers/filter-harness.js';
 
@@ -120,7 +120,12 @@ describe('the decompressor filter', () => {
     const headersOnly = await request(f);
     assert.equal(headersOnly.request.rq.headers['accept-encoding'], 'gzip', 'even on a request without a body');
     assert.equal((await request(f, { headers: { 'accept-encoding': 'br' } })).request.rq.headers['accept-encoding'], 'br,gzip');
-    assert.equal((await request(f, { headers: { 'accept-encoding': 'br, gzip' } })).request.rq.headers['accept-encoding'], 'br, gzip', 'already there');
+    // Envoy's addEncodingToAcceptEncoding: its own coding moves last, without a q-value; the others keep theirs.
+    assert.equal((await request(f, { headers: { 'accept-encoding': 'br, gzip' } })).request.rq.headers['accept-encoding'], 'br,gzip');
+    assert.equal((await request(f, { headers: { 'accept-encoding': 'br,gzip, gzip\t,gzip ;q=0.3' } })).request.rq.headers['accept-encoding'], 'br,gzip', 'duplicates and its q-value gone');
+    assert.equal((await request(f, { headers: { 'accept-encoding': 'gzip;q=0.6, deflate;q=0.2' } })).request.rq.headers['accept-encoding'], 'deflate;q=0.2,gzip');
+    assert.equal(addEncodingToAcceptEncoding('one,two', 'one'), 'two,one');
+    assert.equal(addEncodingToAcceptEncoding('', 'one'), 'one');
     const quiet = gunzip('dec4q', { request_direction_config: { advertise_accept_encoding: false } });
     const r = await request(quiet, post(gzipSync(TEXT), { 'content-encoding': 'gzip' }));
     assert.equal(r.request.rq.headers['accept-encoding'], undefined);

@@ -100,6 +100,18 @@ function withoutFirstCoding(value: string): string | undefined {
   return comma < 0 ? undefined : value.slice(comma + 1).trim() || undefined;
 }
 
+/**
+ * Envoy's HeaderUtility::addEncodingToAcceptEncoding: the header's codings without `encoding` (with
+ * whatever q-value it had), then `encoding` last, with no q-value: this hop takes it first.
+ */
+export function addEncodingToAcceptEncoding(header: string, encoding: string): string {
+  const others = header
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '' && t.split(';')[0]!.trim() !== encoding);
+  return [...others, encoding].join(',');
+}
+
 function noTransform(cacheControl: unknown): boolean {
   return typeof cacheControl === 'string' && /(^|,)\s*no-transform\s*(,|$)/i.test(cacheControl);
 }
@@ -132,11 +144,7 @@ class DecompressorFilter implements HttpFilter {
   decodeHeaders(request: FilterRequest): FilterDecision {
     const { s } = this;
     const headers = request.rq.headers as MutableHeaders;
-    if (s.response.enabled() && s.advertise) {
-      const accept = requestHeader(request.rq, 'accept-encoding');
-      const codings = (accept ?? '').split(',').map((c) => c.split(';')[0]!.trim().toLowerCase());
-      if (!codings.includes(s.library.encoding)) headers['accept-encoding'] = accept ? `${accept},${s.library.encoding}` : s.library.encoding;
-    }
+    if (s.response.enabled() && s.advertise) headers['accept-encoding'] = addEncodingToAcceptEncoding(requestHeader(request.rq, 'accept-encoding') ?? '', s.library.encoding);
     if (request.rq.method !== 'HEAD') this.request = request;
     if (!request.hasBody()) return 'continue';
     const direction = s.request;
