@@ -1,4 +1,5 @@
 import type { Transform } from 'node:stream';
+import { parseDecimal } from '../../../shared/decimal.js';
 import { zlibModule } from '../../../shared/builtins.js';
 import { obj } from '../../../shared/config/access.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
@@ -75,8 +76,9 @@ function acceptedCodings(header: string): { coding: string; q: number }[] {
       const eq = params.indexOf('=');
       if (eq >= 0 && params.slice(0, eq).trim().toLowerCase() === 'q') {
         const value = params.slice(eq + 1).trim();
-        if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value)) continue;
-        q = Number(value);
+        const parsed = parseDecimal(value);
+        if (parsed === undefined) continue;
+        q = parsed;
       }
     }
     out.push({ coding, q });

@@ -1,4 +1,5 @@
 import { list, obj } from '../../../shared/config/access.js';
+import { parseDecimal } from '../../../shared/decimal.js';
 import type { JsonObject } from '../../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../../shared/header-mutation.js';
 import { compileRegexSubstitution } from '../../../shared/matchers.js';
@@ -101,7 +102,7 @@ function parseNumber(text: string): number | undefined {
   const t = text.trim();
   if (/^[+-]?(inf|infinity)$/i.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
   if (/^[+-]?nan$/i.test(t)) return NaN;
-  return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t) ? Number(t) : undefined;
+  return parseDecimal(t);
 }
 
 /** Writes a value as the pair says; false (nothing written) for an empty, too long, undecodable or non-numeric one. */
