@@ -7,7 +7,7 @@
 // instead, so this walks protobufjs's reflection itself.
 //
 // The roots are the resources (bootstrap, clusters, listeners, routes, endpoints) and every
-// extension config type the proxy implements (shared/config/extensions.ts); what they reach is
+// extension config type the proxy implements (the extension registry, shared/extensions/registry.ts); what they reach is
 // generated, an Any's payload excepted (it names its type at run time).
 //
 // Usage: node --import tsx scripts/generate-config-types.ts [--check]
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeOrCheck } from './generated-file.js';
 import protobuf from 'protobufjs';
-import { EXTENSIONS } from '../shared/config/extensions.js';
+import { EXTENSIONS } from '../shared/extensions/registry.js';
 import { envoySchema } from '../shared/config/schema.js';
 import { WRAPPER_TYPES } from '../shared/config/wkt.js';
 

@@ -236,6 +236,8 @@ export interface ServerInfoContext {
   version: string;
   hotRestartVersion: string;
   commandLineOptions: JsonObject;
+  /** The extensions, as /server_info's node lists them (shared/extensions/registry.ts extensionsForNode), disabled ones said so. */
+  extensions: JsonObject[];
 }
 
 /** Sends a typed message to a child, if its channel is still open. */

@@ -1,4 +1,4 @@
-import type { Extension } from '../shared/config/extensions.js';
+import type { Extension } from '../shared/extensions/registry.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { bootstrapClusterConfigs, type ClusterResource, type UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../shared/config/xds-resource.js';

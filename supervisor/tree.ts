@@ -14,6 +14,7 @@ import { takeSpareWorker } from './spares.js';
 import { ClusterManager } from './cluster-manager.js';
 import { LiveConfig } from './live-config.js';
 import { commandLineOptionsJson } from './command-line-json.js';
+import { extensionsForNode } from '../shared/extensions/registry.js';
 import { DrainPlan } from './drain-plan.js';
 import type { ExportedStats } from './hot-restart/retained-figures.js';
 import type { ListenSockets } from './listen-sockets.js';
@@ -120,7 +121,7 @@ export class ProcessTree {
         {
           type: 'init',
           server: this.context,
-          serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options) },
+          serverInfo: { version: versionString(), hotRestartVersion: hotRestartVersion(this.options.disableHotRestart), commandLineOptions: commandLineOptionsJson(this.options), extensions: extensionsForNode(new Set(this.options.disableExtensions)) },
           adminAddressPath: this.options.adminAddressPath,
           listenFd: ADMIN_LISTEN_FD,
         },

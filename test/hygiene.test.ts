@@ -32,7 +32,8 @@ function offending(paths: string[], pattern: RegExp, allowed: (lines: string[], 
 describe('test hygiene', () => {
   it('no test, helper, example or script names a fixed path outside its own temporary directory', () => {
     const text = (name: string) => /\.(ts|mjs|js|ya?ml|json|sh|service|md)$/.test(name);
-    const paths = [...files('test', text), ...files('examples', text), ...files('scripts', text), ...files('docs', text), 'README.md'].filter((p) => p !== self);
+    const extensionTests = files('shared/extensions', (n) => n.endsWith('.test.ts'));
+    const paths = [...files('test', text), ...extensionTests, ...files('examples', text), ...files('scripts', text), ...files('docs', text), 'README.md'].filter((p) => p !== self);
     // A name directly under the system's temporary directory, or anything in the home directory
     // (by tilde, by $HOME or by homedir()): each is shared with every other run and user.
     const fixed = offending(paths, /(["'`\s(=]\/tmp\/[\w.-]|["'`\s(=]~\/|\$HOME\/|homedir\(\))/);
@@ -40,7 +41,7 @@ describe('test hygiene', () => {
   });
 
   it('no test sleeps to wait for something to happen', () => {
-    const tests = files('test', (n) => n.endsWith('.ts')).filter((p) => p !== self && !p.startsWith(join('test', 'helpers')));
+    const tests = [...files('test', (n) => n.endsWith('.ts')), ...files('shared/extensions', (n) => n.endsWith('.test.ts'))].filter((p) => p !== self && !p.startsWith(join('test', 'helpers')));
     // A sleep is only allowed to prove that something did NOT happen, and says so just above.
     const sleeps = offending(tests, /new Promise(<[^>]*>)?\(\(\w+\) => setTimeout\(\w+, /, (lines, i) =>
       lines.slice(Math.max(0, i - 3), i).some((l) => l.includes('proves an absence')));

@@ -49,7 +49,7 @@ function roles(pid: number): Map<string, number> {
 
 describe('the process tree', () => {
   it('forks the admin process and --concurrency workers, and reports itself in /server_info', async () => {
-    const proxy = await startProxy(bootstrap(), ['--concurrency', '2', '--drain-time-s', '30']);
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '2', '--drain-time-s', '30', '--disable-extensions', 'envoy.filters.http/envoy.filters.http.cors']);
     assert.deepEqual([...roles(proxy.pid).keys()].sort(), ['admin', 'worker_0', 'worker_1']);
     const info = JSON.parse((await httpRequest(`http://${proxy.admin}/server_info`)).body);
     assert.equal(info.state, 'LIVE');
@@ -59,6 +59,17 @@ describe('the process tree', () => {
     assert.equal(info.command_line_options.base_id, '0');
     assert.equal(info.command_line_options.mode, 'Serve');
     assert.equal(info.node.id, 'tree-test');
+    // node.extensions as Envoy lists them: each extension with its category and type URLs, the ones --disable-extensions names said so.
+    type NodeExtension = { name: string; category: string; type_urls: string[]; disabled: boolean };
+    const extension = (name: string) => (info.node.extensions as NodeExtension[]).find((e) => e.name === name);
+    assert.deepEqual(extension('envoy.filters.http.cors'), {
+      name: 'envoy.filters.http.cors',
+      category: 'envoy.filters.http',
+      type_urls: ['envoy.extensions.filters.http.cors.v3.Cors', 'envoy.extensions.filters.http.cors.v3.CorsPolicy'],
+      disabled: true,
+    });
+    assert.equal(extension('envoy.filters.http.router')?.disabled, false);
+    assert.equal(extension('envoy.compression.gzip.compressor')?.category, 'envoy.compression.compressor');
     assert.match(info.uptime_current_epoch, /^\d+s$/);
     assert.equal(info.hot_restart_version, (await runProxy(['--hot-restart-version'])).stderr);
     assert.equal(await proxy.stop(), 0);

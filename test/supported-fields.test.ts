@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
-import { EXTENSIONS } from '../shared/config/extensions.js';
+import { EXTENSIONS } from '../shared/extensions/registry.js';
 import { IMPLEMENTED_WHOLE } from '../shared/config/implemented-whole.js';
 import { envoySchema } from '../shared/config/schema.js';
 import { implementedInPart, supportedFields } from '../shared/config/supported.js';

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
-import { extensionByName, extensionByTypeName } from '../shared/config/extensions.js';
+import { extensionByName, extensionByTypeName } from '../shared/extensions/registry.js';
 import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
 import { connectionEntry, noteInspectedServerName, ResponseFlag } from '../shared/access-log/entry.js';
 import { AccessLogs } from '../shared/access-log/loggers.js';

@@ -1,6 +1,5 @@
 import { semanticVersion } from '../../shared/version.js';
 import { obj } from '../../shared/config/access.js';
-import { extensionsForNode } from '../../shared/config/extensions.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { JSON_TYPE, protoJson, TEXT, type AdminEndpoint } from '../endpoint.js';
 import { helpText } from '../help.js';
@@ -18,7 +17,7 @@ const seconds = (ms: number) => `${Math.max(0, Math.floor(ms / 1000))}s`;
  */
 export function nodeInfo(state: AdminState, allFields = true): JsonObject {
   const node = obj(state.server.bootstrap.node);
-  const agent = { user_agent_name: 'envoy', user_agent_build_version: { version: semanticVersion() }, extensions: extensionsForNode() };
+  const agent = { user_agent_name: 'envoy', user_agent_build_version: { version: semanticVersion() }, extensions: state.info.extensions };
   if (!allFields) return { ...node, ...agent };
   return {
     id: node.id ?? '',

@@ -6,7 +6,7 @@ import type protobuf from 'protobufjs';
 import { cryptoModule } from '../builtins.js';
 import { checkConstraints } from './constraints.js';
 import { checkSupportedFields } from './supported.js';
-import { checkAnyUses, parseDisabledExtensions } from './extensions.js';
+import { checkAnyUses, parseDisabledExtensions } from '../extensions/registry.js';
 import { mergeMessage } from './merge.js';
 import { documentLimitError, MAX_VALUES } from './limits.js';
 import { BinaryDecoder } from './proto-binary.js';

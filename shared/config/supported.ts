@@ -2,6 +2,7 @@ import protobuf from 'protobufjs';
 import { IMPLEMENTED_WHOLE } from './implemented-whole.js';
 import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
+import { EXTENSIONS } from '../extensions/registry.js';
 
 /**
  * The fields of Envoy's API that this proxy implements, message by message. A bootstrap that
@@ -12,7 +13,7 @@ import { typeNameOfUrl } from './wkt.js';
  */
 const HEADER_MUTATIONS = ['request_headers_to_add', 'request_headers_to_remove', 'response_headers_to_add', 'response_headers_to_remove'];
 
-const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
+const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.Bootstrap': [
     'node', 'static_resources', 'dynamic_resources', 'admin', 'stats_flush_interval', 'stats_flush_on_admin', 'layered_runtime', 'stats_sinks', 'cluster_manager',
     'flags_path', 'watchdog', 'watchdogs', 'tracing', 'stats_config',
@@ -116,37 +117,14 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RateLimit.Action': [
     'source_cluster', 'destination_cluster', 'request_headers', 'remote_address', 'generic_key', 'header_value_match', 'masked_remote_address', 'query_parameter_value_match',
   ],
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': [
-    'grpc_service', 'http_service', 'transport_api_version', 'failure_mode_allow', 'failure_mode_allow_header_add', 'with_request_body', 'status_on_error',
-    'filter_enabled', 'deny_at_disable', 'include_peer_certificate', 'stat_prefix', 'allowed_headers', 'disallowed_headers', 'charge_cluster_response_stats',
-    'metadata_context_namespaces', 'enable_dynamic_metadata_ingestion',
-  ],
-  'envoy.extensions.filters.http.ext_authz.v3.BufferSettings': ['max_request_bytes', 'pack_as_bytes'],
-  'envoy.extensions.filters.http.ext_authz.v3.HttpService': ['server_uri', 'path_prefix', 'authorization_request', 'authorization_response'],
-  'envoy.extensions.filters.http.ext_authz.v3.AuthorizationResponse': [
-    'allowed_upstream_headers', 'allowed_upstream_headers_to_append', 'allowed_client_headers', 'allowed_client_headers_on_success', 'dynamic_metadata_from_headers',
-  ],
-  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute': ['vh_rate_limits', 'domain'],
-  'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit': [
-    'stat_prefix', 'status', 'token_bucket', 'filter_enabled', 'filter_enforced', 'request_headers_to_add_when_not_enforced', 'response_headers_to_add', 'descriptors',
-    'stage', 'local_rate_limit_per_downstream_connection', 'enable_x_ratelimit_headers', 'vh_rate_limits', 'always_consume_default_token_bucket', 'rate_limited_as_resource_exhausted',
-  ],
   'envoy.config.route.v3.Route': ['name', 'match', 'route', 'redirect', 'direct_response', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'decorator', 'tracing'],
   'envoy.config.route.v3.FilterConfig': ['config', 'disabled', 'is_optional'],
-  'envoy.extensions.filters.http.rbac.v3.RBAC': ['rules', 'shadow_rules', 'rules_stat_prefix', 'shadow_rules_stat_prefix'],
-  'envoy.extensions.filters.http.compressor.v3.Compressor': ['compressor_library', 'response_direction_config'],
-  'envoy.extensions.filters.http.compressor.v3.Compressor.ResponseDirectionConfig': ['common_config', 'disable_on_etag_header', 'remove_accept_encoding_header'],
-  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': ['rbac'],
   'envoy.config.rbac.v3.RBAC': ['action', 'policies'],
   'envoy.config.rbac.v3.Policy': ['permissions', 'principals'],
   'envoy.config.rbac.v3.Permission': [
     'and_rules', 'or_rules', 'any', 'header', 'url_path', 'destination_ip', 'destination_port', 'destination_port_range', 'not_rule', 'requested_server_name',
   ],
   'envoy.config.rbac.v3.Principal': ['and_ids', 'or_ids', 'any', 'authenticated', 'source_ip', 'direct_remote_ip', 'remote_ip', 'header', 'url_path', 'not_id'],
-  'envoy.extensions.filters.http.fault.v3.HTTPFault': [
-    'delay', 'abort', 'upstream_cluster', 'headers', 'downstream_nodes', 'max_active_faults', 'delay_percent_runtime', 'abort_percent_runtime',
-    'delay_duration_runtime', 'abort_http_status_runtime', 'max_active_faults_runtime',
-  ],
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'connect_matcher', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteMatch.ConnectMatcher': [],
   'envoy.config.route.v3.RouteAction': [
@@ -245,17 +223,11 @@ const SUPPORTED: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RateLimit.Action.GenericKey': ['descriptor_value', 'descriptor_key'],
   'envoy.config.route.v3.RateLimit.Action.HeaderValueMatch': ['descriptor_value', 'descriptor_key', 'expect_match', 'headers'],
   'envoy.config.route.v3.RateLimit.Action.QueryParameterValueMatch': ['descriptor_value', 'descriptor_key', 'expect_match', 'query_parameters'],
-  'envoy.extensions.filters.http.compressor.v3.CompressorOverrides': ['response_direction_config'],
-  'envoy.extensions.filters.http.ext_authz.v3.CheckSettings': ['context_extensions', 'disable_request_body_buffering', 'with_request_body'],
-  'envoy.extensions.filters.http.header_to_metadata.v3.Config': ['request_rules', 'response_rules'],
-  'envoy.extensions.filters.http.lua.v3.Lua': ['inline_code', 'source_codes', 'default_source_code', 'stat_prefix'],
-  'envoy.extensions.filters.http.lua.v3.LuaPerRoute': ['disabled', 'name', 'source_code'],
-  'envoy.extensions.filters.http.ratelimit.v3.RateLimit': [
-    'domain', 'stage', 'request_type', 'timeout', 'failure_mode_deny', 'rate_limited_as_resource_exhausted', 'rate_limit_service', 'enable_x_ratelimit_headers',
-    'disable_x_envoy_ratelimited_header', 'rate_limited_status', 'response_headers_to_add', 'status_on_error', 'stat_prefix',
-  ],
   'envoy.extensions.common.ratelimit.v3.LocalRateLimitDescriptor': ['entries', 'token_bucket'],
 };
+
+/** The core's messages, then each extension's (its descriptor's `fields`). */
+const SUPPORTED: Readonly<Record<string, readonly string[]>> = Object.assign({}, CORE, ...EXTENSIONS.map((e) => e.fields ?? {}));
 
 const supportedSets = new Map([...Object.entries(SUPPORTED), ...Object.entries(IMPLEMENTED_WHOLE)].map(([k, v]) => [k, new Set(v)]));
 
@@ -277,7 +249,7 @@ export function implementedInPart(typeName: string): boolean {
 const NGHTTP2_FLOOD = "Node's HTTP/2 (nghttp2) bounds a session by its memory (maxSessionMemory), not by Envoy's frame counters";
 const HCM_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
-const HINTS: Readonly<Record<string, string>> = {
+const CORE_HINTS: Readonly<Record<string, string>> = {
   [`${HCM_NAME}.Tracing.verbose`]: 'span logs (verbose) are not recorded',
   'envoy.type.metadata.v3.MetadataKind.request': 'custom tags read route and cluster metadata',
   'envoy.type.metadata.v3.MetadataKind.host': 'custom tags read route and cluster metadata',
@@ -313,17 +285,10 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.core.v3.KeepaliveSettings.connection_idle_interval': 'pings are sent at interval; none is sent before a request on an idle connection',
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy.trace_sampled': 'this proxy does not trace yet',
   'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',
-  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.rate_limits': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
-  'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute.override_option': 'put the rate limits on the route (RouteAction.rate_limits) or its virtual host',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.clear_route_cache': 'routes are chosen before the HTTP filters run here, and are not chosen again',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.typed_metadata_context_namespaces': 'no filter of this proxy sets typed dynamic metadata; use metadata_context_namespaces',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz.filter_enabled_metadata': 'metadata matchers are not supported here; use filter_enabled',
-  'envoy.extensions.filters.http.ext_authz.v3.BufferSettings.allow_partial_message': 'the body is sent whole; a larger one is refused with 413',
   'envoy.config.route.v3.RateLimit.limit': 'limit overrides read from dynamic metadata are not implemented',
   'envoy.config.route.v3.RateLimit.Action.metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
   'envoy.config.route.v3.RateLimit.Action.dynamic_metadata': 'descriptors from metadata are not supported; use request_headers, generic_key or header_value_match',
   'envoy.config.route.v3.RateLimit.Action.extension': 'rate limit descriptor extensions are not supported',
-  'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit.local_cluster_rate_limit': 'sharing a limit across the instances of the local cluster is not supported; the limit holds for this proxy (all of its workers)',
   'envoy.config.core.v3.ApiConfigSource.cluster_names': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.refresh_delay': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',
@@ -352,13 +317,6 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.extensions.filters.http.tap.v3.Tap.record_headers_received_time': 'traces carry no header timestamps',
   'envoy.extensions.filters.http.tap.v3.Tap.record_downstream_connection': 'traces carry no connection addresses',
   'envoy.config.tap.v3.TapConfig.tap_enabled': 'a tap session taps every matching request',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.request_direction_config': 'request bodies are not compressed; response_direction_config is',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.choose_first': 'each compressor filter decides alone, in filter order',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.content_length': 'deprecated: use response_direction_config.common_config.min_content_length',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.content_type': 'deprecated: use response_direction_config.common_config.content_type',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.disable_on_etag_header': 'deprecated: use response_direction_config.disable_on_etag_header',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.remove_accept_encoding_header': 'deprecated: use response_direction_config.remove_accept_encoding_header',
-  'envoy.extensions.filters.http.compressor.v3.Compressor.runtime_enabled': 'deprecated: use response_direction_config.common_config.enabled',
   'envoy.config.rbac.v3.Policy.condition': 'CEL conditions are not supported; use permissions and principals',
   'envoy.config.rbac.v3.Policy.checked_condition': 'CEL conditions are not supported; use permissions and principals',
   'envoy.config.rbac.v3.Permission.metadata': 'RBAC does not match on dynamic metadata; match on headers',
@@ -366,12 +324,6 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.rbac.v3.Permission.uri_template': 'URI templates are not supported; use url_path',
   'envoy.config.rbac.v3.Principal.metadata': 'RBAC does not match on dynamic metadata; match on headers',
   'envoy.config.rbac.v3.Principal.filter_state': 'no filter of this proxy sets filter state',
-  'envoy.extensions.filters.http.rbac.v3.RBAC.matcher': 'the matcher API is not supported; use rules',
-  'envoy.extensions.filters.http.rbac.v3.RBAC.shadow_matcher': 'the matcher API is not supported; use shadow_rules',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault.response_rate_limit': 'response rate limiting is not implemented; delays and aborts are',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault.abort_grpc_status_runtime': 'the gRPC status of an abort is not read from the runtime',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault.disable_downstream_cluster_stats': 'per-downstream-cluster figures are always kept',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault.filter_metadata': 'the fault filter does not read dynamic metadata',
   'envoy.config.tap.v3.OutputConfig.streaming': 'traces are buffered per request (up to max_buffered_rx_bytes / max_buffered_tx_bytes of body)',
   'envoy.config.tap.v3.OutputSink.file_per_tap': 'the admin sinks (streaming_admin, buffered_admin) are supported',
   'envoy.config.tap.v3.OutputSink.streaming_grpc': 'the admin sinks (streaming_admin, buffered_admin) are supported',
@@ -395,6 +347,9 @@ const HINTS: Readonly<Record<string, string>> = {
   'envoy.config.listener.v3.FilterChainMatch.source_type': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
   'envoy.config.listener.v3.FilterChainMatch.direct_source_prefix_ranges': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
 };
+
+/** The core's reasons, then each extension's (its descriptor's `refusalReasons`). */
+const HINTS: Readonly<Record<string, string>> = Object.assign({}, CORE_HINTS, ...EXTENSIONS.map((e) => e.refusalReasons ?? {}));
 
 export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
   const name = fullName(type);

@@ -1,4 +1,4 @@
-import { extensionByName } from './extensions.js';
+import { extensionByName } from '../extensions/registry.js';
 import type { JsonObject } from './proto-json.js';
 import { v3Successors } from './schema.js';
 import { TYPE_URL_PREFIX, typeNameOfUrl } from './wkt.js';

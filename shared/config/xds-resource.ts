@@ -1,5 +1,5 @@
 import { checkConstraints } from './constraints.js';
-import { checkAnyUses, type Extension } from './extensions.js';
+import { checkAnyUses, type Extension } from '../extensions/registry.js';
 import { lookupTypeOrNull, ProtoJsonReader, type AnyUse, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { envoySchema } from './schema.js';
 import { checkCluster } from './semantic/clusters.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { ChannelCredentials } from '@grpc/grpc-js';
 import { list, obj } from '../../shared/config/access.js';
-import { parseDisabledExtensions } from '../../shared/config/extensions.js';
+import { parseDisabledExtensions } from '../../shared/extensions/registry.js';
 import type { Cluster, envoy } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic/bootstrap.js';

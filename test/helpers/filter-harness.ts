@@ -7,8 +7,9 @@ import { stats } from '../../shared/stats/process.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
 import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
 import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
-import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../worker/http/filters/http-filter.js';
+import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../shared/http/filter-api.js';
 import { ClusterManager } from '../../worker/upstream/cluster.js';
+import { filterClusters } from '../../worker/upstream/filter-clusters.js';
 import { perFilterConfigs } from '../../worker/http/filters/chain.js';
 import { RouteTable, type Route } from '../../worker/http/route-table.js';
 
@@ -203,7 +204,7 @@ const managers: ClusterManager[] = [];
 
 /** What a connection manager gives its filters, with clusterManagerOf(defs) as its clusters. */
 export function filterContext(statPrefix: string, defs: Record<string, number[]> = {}): FilterContext {
-  return { statPrefix, localCluster: 'local', clusters: clusterManagerOf(defs) };
+  return { statPrefix, localCluster: 'local', clusters: filterClusters(clusterManagerOf(defs)) };
 }
 
 /** Closes every cluster manager made here (their pools and timers): for after(). */

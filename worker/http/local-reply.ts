@@ -5,7 +5,7 @@ import { compileSubstitutionFormat, type LogFormatter } from '../../shared/acces
 import { list, obj } from '../../shared/config/access.js';
 import { readDataSource } from '../../shared/config/data-source.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { encodeGrpcMessage, httpToGrpcStatus } from './grpc.js';
+import { encodeGrpcMessage, httpToGrpcStatus } from '../../shared/http/grpc.js';
 import { applyHeadersToAdd, compileHeadersToAdd, type HeaderToAdd, type MutableHeaders } from '../../shared/header-mutation.js';
 
 /**
@@ -39,7 +39,7 @@ export interface LocalReplyContext {
   extraHeaders?: MutableHeaders;
   /** The connection manager's local_reply_config, for this request. */
   rewrite?: (status: number, body: string) => RewrittenReply;
-  /** The HTTP filters' view of the response headers (worker/http/filters/), last before they are written. */
+  /** The HTTP filters' view of the response headers (shared/extensions/filters/http/), last before they are written. */
   encode?: (status: number, headers: MutableHeaders) => void;
   /** The HTTP filters' view of the upstream's trailers (set with `encode`, when a filter has one). */
   encodeTrailers?: (trailers: MutableHeaders) => void;

@@ -7,10 +7,10 @@ import { durationMs } from '../../shared/config/wkt.js';
 import { compileHeaderMatcher, compileQueryParameterMatcher, compileRegexSubstitution, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
 import { compileRuntimeFraction } from '../../shared/runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
-import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
+import { compileRateLimitPolicy, type RateLimitPolicy } from '../../shared/http/rate-limit-policy.js';
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
 import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
-import { isGrpcContentType } from './grpc.js';
+import { isGrpcContentType } from '../../shared/http/grpc.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry-state.js';
 
 export type { RequestView } from '../../shared/matchers.js';

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import type { HttpFilterFactory } from './filters/http-filter.js';
+import type { HttpFilterFactory } from '../../shared/http/filter-api.js';
 
 /**
  * Which upgrades a connection manager allows (its `upgrade_configs`), and with which HTTP

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { AsyncRequestError, type AsyncRequest, type AsyncResponse } from '../../shared/upstream/async-request.js';
 import type { UpstreamController, UpstreamHandler } from './upstream-handler.js';
 import type { Cluster } from './cluster.js';
 
@@ -8,33 +9,6 @@ import type { Cluster } from './cluster.js';
  * Envoy's async client counts them. The whole response is collected; a request that takes longer
  * than its timeout is cancelled.
  */
-
-export interface AsyncRequest {
-  method: string;
-  path: string;
-  /** Flat [name, value, …] list; `host` becomes :authority on HTTP/2. */
-  headers: string[];
-  body: Buffer | null;
-  timeoutMs: number;
-  /** The most bytes of response body kept (the rest is an error). */
-  maxBodyBytes?: number;
-}
-
-export interface AsyncResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-export class AsyncRequestError extends Error {
-  override name = 'AsyncRequestError';
-  constructor(
-    message: string,
-    readonly reason: 'no_host' | 'timeout' | 'reset' | 'too_large',
-  ) {
-    super(message);
-  }
-}
 
 const DEFAULT_MAX_BODY = 1 << 20;
 

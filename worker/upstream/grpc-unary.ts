@@ -2,6 +2,7 @@ import type { Client } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { GrpcCallError } from '../../shared/upstream/async-request.js';
 import type { Cluster } from './cluster.js';
 
 /**
@@ -19,16 +20,6 @@ let libraries: Promise<{ grpc: GrpcJs; codec: typeof import('proto3-json-seriali
 
 function loadLibraries(): NonNullable<typeof libraries> {
   return (libraries ??= Promise.all([loadGrpcJs(), import('proto3-json-serializer')]).then(([grpc, codec]) => ({ grpc, codec })));
-}
-
-export class GrpcCallError extends Error {
-  override name = 'GrpcCallError';
-  constructor(
-    message: string,
-    readonly timedOut: boolean,
-  ) {
-    super(message);
-  }
 }
 
 /** By cluster name and host address; a cluster updated with another TLS context gets a new client. */

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { obj } from '../access.js';
-import { extensionByName, extensionByTypeName, type Extension } from '../extensions.js';
+import { extensionByName, extensionByTypeName, type Extension } from '../../extensions/registry.js';
 import type { JsonObject } from '../proto-json.js';
 import { typeNameOfUrl } from '../wkt.js';
 

@@ -4,7 +4,7 @@ import { checkAccessLogs } from '../../access-log/loggers.js';
 import { checkHeadersToAdd } from '../../header-mutation.js';
 import { list, obj } from '../access.js';
 import { typeNameOfUrl } from '../wkt.js';
-import { checkHttpFilterConfig } from '../filter-checks.js';
+import { isHttpFilter } from '../../extensions/descriptor.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
@@ -46,7 +46,7 @@ function checkHttpFilters(filters: Obj[], path: string, errors: string[]): void 
       return;
     }
     if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
-    checkHttpFilterConfig(ext.name, obj(f.typed_config), `${fPath}.typed_config`, errors);
+    if (isHttpFilter(ext)) ext.validate?.(obj(f.typed_config), `${fPath}.typed_config`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
     if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
     if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);

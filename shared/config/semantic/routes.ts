@@ -1,7 +1,8 @@
 import { checkHeadersToAdd } from '../../header-mutation.js';
 import { list, obj } from '../access.js';
-import { durationMs } from '../wkt.js';
-import { checkPerFilterConfigs } from '../filter-checks.js';
+import { durationMs, typeNameOfUrl } from '../wkt.js';
+import { checkCorsPolicy } from '../../extensions/filters/http/cors/descriptor.js';
+import { httpFilterByTypeName } from '../../extensions/registry.js';
 import { checkRegex } from '../../matchers.js';
 import type { Obj } from './common.js';
 
@@ -53,6 +54,20 @@ function checkRetryPolicy(policy: unknown, path: string, errors: string[]): void
       checkRegex(obj(obj(h.string_match).safe_regex).regex, `${path}.${field}[${i}].string_match.safe_regex.regex`, errors);
     });
   }
+}
+
+/**
+ * A route's or virtual host's typed_per_filter_config, each entry (unwrapped from a FilterConfig)
+ * checked by its filter's descriptor, and the deprecated `cors` policy as a CorsPolicy.
+ */
+function checkPerFilterConfigs(scope: Obj, path: string, legacyCors: [unknown, string], errors: string[]): void {
+  for (const [name, any] of Object.entries(obj(scope.typed_per_filter_config))) {
+    const a = obj(any);
+    const inner = typeof a['@type'] === 'string' && typeNameOfUrl(a['@type']) === 'envoy.config.route.v3.FilterConfig' ? obj(a.config) : a;
+    const type = typeof inner['@type'] === 'string' ? typeNameOfUrl(inner['@type']) : '';
+    httpFilterByTypeName(type)?.validatePerRoute?.(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
+  }
+  if (legacyCors[0] !== undefined) checkCorsPolicy(obj(legacyCors[0]), legacyCors[1], errors);
 }
 
 export function checkRouteConfig(rc: Obj, path: string, clusters: Set<string>, errors: string[]): void {

@@ -11,10 +11,10 @@ import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../route-table.js';
 import { perFilterConfigs } from './chain.js';
 import { ResponseBodyPipeline } from './response-body.js';
-import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from './http-filter.js';
+import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../../shared/http/filter-api.js';
 
 /**
- * One request through a connection manager's HTTP filters (see ./http-filter.ts): what each
+ * One request through a connection manager's HTTP filters (see shared/http/filter-api.ts): what each
  * filter is given of the exchange, and the order they run in.
  */
 
@@ -85,7 +85,7 @@ function trailersThrough(filters: readonly HttpFilter[]): (trailers: MutableHead
 }
 
 /**
- * The request as one filter sees it (http-filter.ts): a small object per filter, its methods on
+ * The request as one filter sees it (shared/http/filter-api.ts): a small object per filter, its methods on
  * the prototype, so that a request through several filters allocates little.
  */
 class FilterCall implements FilterRequest {

@@ -1,0 +1,199 @@
+import type { ExtensionDescriptor } from './descriptor.js';
+
+/**
+ * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
+ * (index.ts lists those): the connection manager and its router, health-check and tap filters,
+ * TCP and UDP proxying, transport sockets, access loggers, tracers, stat sinks, retry plugins.
+ */
+export const BUILT_IN: readonly ExtensionDescriptor[] = [
+  {
+    name: 'envoy.filters.network.http_connection_manager',
+    category: 'envoy.filters.network',
+    typeName: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+    description: 'HTTP/1.1 and HTTP/2 connections: routes, HTTP filters, the router',
+    deprecatedNames: ['envoy.http_connection_manager'],
+  },
+  {
+    name: 'envoy.filters.network.tcp_proxy',
+    category: 'envoy.filters.network',
+    typeName: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+    description: 'TCP proxying to a cluster (weighted clusters, idle timeout, access logs)',
+    deprecatedNames: ['envoy.tcp_proxy'],
+  },
+  {
+    name: 'envoy.filters.http.router',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.router.v3.Router',
+    description: 'forwards requests to the route\'s cluster: retries, timeouts, shadowing',
+    deprecatedNames: ['envoy.router'],
+  },
+  {
+    // Upstream protocol options (typed_extension_protocol_options): explicit HTTP/1.1 or HTTP/2.
+    name: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+    category: 'envoy.upstream_options',
+    typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+    description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.filters.http.health_check',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
+    description: 'answers or passes health checks; fails them while the proxy drains',
+    deprecatedNames: ['envoy.health_check'],
+  },
+  {
+    // Taps requests for POST /tap (admin_config only).
+    name: 'envoy.filters.http.tap',
+    category: 'envoy.filters.http',
+    typeName: 'envoy.extensions.filters.http.tap.v3.Tap',
+    description: 'copies matching exchanges to the admin\'s /tap streams',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.access_loggers.file',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.file.v3.FileAccessLog',
+    description: 'access logs to a file, in Envoy\'s text or JSON formats',
+    deprecatedNames: ['envoy.file_access_log'],
+  },
+  {
+    name: 'envoy.access_loggers.stdout',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
+    description: 'access logs to standard output',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.access_loggers.stderr',
+    category: 'envoy.access_loggers',
+    typeName: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
+    description: 'access logs to standard error',
+    deprecatedNames: [],
+  },
+  {
+    // TLS on a listener's filter chain (see worker/tls/).
+    name: 'envoy.transport_sockets.tls',
+    category: 'envoy.transport_sockets.downstream',
+    typeName: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+    description: 'TLS on listeners: certificates by SNI, client certificates',
+    deprecatedNames: ['tls'],
+  },
+  {
+    // TLS to a cluster's hosts.
+    name: 'envoy.transport_sockets.tls',
+    category: 'envoy.transport_sockets.upstream',
+    typeName: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+    description: 'TLS to upstream hosts: SNI, CA and SAN verification, client certificates',
+    deprecatedNames: ['tls'],
+  },
+  {
+    name: 'envoy.transport_sockets.raw_buffer',
+    category: 'envoy.transport_sockets.downstream',
+    typeName: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
+    description: 'plaintext (the default transport socket)',
+    deprecatedNames: ['raw_buffer'],
+  },
+  {
+    // Spans to a Zipkin collector, B3 propagation (see worker/tracing/).
+    name: 'envoy.tracers.zipkin',
+    category: 'envoy.tracers',
+    typeName: 'envoy.config.trace.v3.ZipkinConfig',
+    description: 'Zipkin tracing (B3 headers), spans reported over HTTP',
+    deprecatedNames: ['envoy.zipkin'],
+  },
+  {
+    // Spans exported as OTLP, W3C trace context (see worker/tracing/).
+    name: 'envoy.tracers.opentelemetry',
+    category: 'envoy.tracers',
+    typeName: 'envoy.config.trace.v3.OpenTelemetryConfig',
+    description: 'OpenTelemetry tracing (W3C trace context), spans over OTLP gRPC or HTTP',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.tracers.opentelemetry.resource_detectors.environment',
+    category: 'envoy.tracers.opentelemetry.resource_detectors',
+    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
+    description: 'OpenTelemetry resource attributes from OTEL_RESOURCE_ATTRIBUTES',
+    deprecatedNames: [],
+  },
+  {
+    name: 'envoy.tracers.opentelemetry.resource_detectors.static_config',
+    category: 'envoy.tracers.opentelemetry.resource_detectors',
+    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
+    description: 'OpenTelemetry resource attributes from the configuration',
+    deprecatedNames: [],
+  },
+  {
+    // A UDP listener's datagrams proxied to a cluster, in sessions (see worker/udp/).
+    name: 'envoy.filters.udp_listener.udp_proxy',
+    category: 'envoy.filters.udp_listener',
+    typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig',
+    description: 'UDP proxying to a cluster, session by session',
+    deprecatedNames: ['envoy.filters.udp.udp_proxy'],
+  },
+  {
+    // The UDP proxy's route (its matcher's action).
+    name: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
+    category: 'envoy.matching.action',
+    typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
+    description: 'the UDP proxy\'s matcher action: the cluster of a session',
+    deprecatedNames: [],
+  },
+  {
+    // A retry avoids the hosts its request already tried (worker/http/retry-state.ts).
+    name: 'envoy.retry_host_predicates.previous_hosts',
+    category: 'envoy.retry_host_predicates',
+    typeName: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
+    description: 'a retry avoids the hosts tried before',
+    deprecatedNames: [],
+  },
+  {
+    // A retry avoids canary hosts (endpoint metadata envoy.lb canary: true).
+    name: 'envoy.retry_host_predicates.omit_canary_hosts',
+    category: 'envoy.retry_host_predicates',
+    typeName: 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate',
+    description: 'a retry avoids canary hosts',
+    deprecatedNames: [],
+  },
+  {
+    // A retry goes to a priority its request has not tried yet, while one is left.
+    name: 'envoy.retry_priorities.previous_priorities',
+    category: 'envoy.retry_priorities',
+    typeName: 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig',
+    description: 'a retry moves to the priorities not tried yet',
+    deprecatedNames: [],
+  },
+  {
+    // Reads the TLS ClientHello (SNI, ALPN) for filter-chain matching; always on where a chain needs it.
+    name: 'envoy.filters.listener.tls_inspector',
+    category: 'envoy.filters.listener',
+    typeName: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
+    description: 'reads the TLS ClientHello (SNI, ALPN) to choose a filter chain',
+    deprecatedNames: ['envoy.listener.tls_inspector'],
+  },
+  {
+    // Statistics pushed over UDP at each flush, in statsd's line format (see admin/statsd-sinks.ts).
+    name: 'envoy.stat_sinks.statsd',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.StatsdSink',
+    description: 'statistics to a statsd server over UDP',
+    deprecatedNames: ['envoy.statsd'],
+  },
+  {
+    // The same with DogStatsD's tags.
+    name: 'envoy.stat_sinks.dog_statsd',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.DogStatsdSink',
+    description: 'statistics to DogStatsD, with tags',
+    deprecatedNames: ['envoy.dog_statsd'],
+  },
+  {
+    // Serves /dashboard_event_stream (Envoy's /hystrix_event_stream).
+    name: 'envoy.stat_sinks.hystrix',
+    category: 'envoy.stats_sinks',
+    typeName: 'envoy.config.metrics.v3.HystrixSink',
+    description: 'the Hystrix dashboard\'s event stream (/dashboard_event_stream)',
+    deprecatedNames: [],
+  },
+];

@@ -1,0 +1,48 @@
+import type { JsonObject } from '../config/proto-json.js';
+import type { FilterContext, HttpFilterFactory } from '../http/filter-api.js';
+
+/**
+ * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
+ * A `typed_config` of a type no descriptor names is refused, naming its type URL; /server_info
+ * lists the descriptors as `node.extensions`; docs/features.md is generated from them.
+ */
+export interface ExtensionDescriptor {
+  /** Envoy's name for it (`envoy.filters.http.cors`). */
+  readonly name: string;
+  /** Envoy's category (`envoy.filters.http`), as --disable-extensions names it. */
+  readonly category: string;
+  /** Its configuration's message (the typed_config's type URL without its prefix). */
+  readonly typeName: string;
+  /** What it does, in one line (docs/features.md). */
+  readonly description: string;
+  /** Names that older bootstraps use for the same extension (v2 era). */
+  readonly deprecatedNames: readonly string[];
+  /** Its per-route configuration's message (typed_per_filter_config), if it has one. */
+  readonly perRouteTypeName?: string;
+  /**
+   * The fields this proxy implements of its messages that it implements in part: a field not
+   * listed is refused, naming it (shared/config/supported.ts). A message of its listed nowhere is
+   * implemented whole (shared/config/implemented-whole.ts).
+   */
+  readonly fields?: Readonly<Record<string, readonly string[]>>;
+  /** Why a refused field is refused, or what to use instead, by `<message>.<field>`. */
+  readonly refusalReasons?: Readonly<Record<string, string>>;
+}
+
+/**
+ * An HTTP filter: how its configuration is checked (beyond its proto's rules, as Envoy's factory
+ * checks it when it builds the filter; each error names the field), and how a worker builds it.
+ */
+export interface HttpFilterDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.filters.http';
+  /** The filter's own configuration (at `path`, its typed_config). */
+  validate?(config: JsonObject, path: string, errors: string[]): void;
+  /** A route's or virtual host's configuration for it (of perRouteTypeName), at `path`. */
+  validatePerRoute?(config: JsonObject, path: string, errors: string[]): void;
+  /** The filter as one connection manager configures it: makes an instance per request. */
+  create(name: string, config: JsonObject, ctx: FilterContext): HttpFilterFactory;
+}
+
+export function isHttpFilter(d: ExtensionDescriptor): d is HttpFilterDescriptor {
+  return d.category === 'envoy.filters.http' && 'create' in d;
+}

@@ -1,0 +1,73 @@
+import type { AnyUse } from '../config/proto-json.js';
+import { BUILT_IN } from './built-in.js';
+import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
+import * as inFolders from './index.js';
+
+/**
+ * Every extension this proxy implements, found by Envoy's names and v3 config types. A
+ * `typed_config` of any other type is a validation error naming its type URL, so that a bootstrap
+ * never loads with an extension that would silently do nothing.
+ */
+export type Extension = ExtensionDescriptor;
+
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(inFolders).flat()];
+
+const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, ...(e.perRouteTypeName ? [[e.perRouteTypeName, e] as const] : [])]));
+/** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
+const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
+const byName = new Map(EXTENSIONS.flatMap((e) => [e.name, ...e.deprecatedNames].map((n) => [n, e] as const)));
+
+export function extensionByName(name: string): Extension | undefined {
+  return byName.get(name);
+}
+
+export function extensionByTypeName(typeName: string): Extension | undefined {
+  return byTypeName.get(typeName);
+}
+
+/** `--disable-extensions` entries are `<category>/<name>`; Envoy only warns about bad ones. */
+export function parseDisabledExtensions(list: string[], warn: (msg: string) => void): Set<Extension> {
+  const disabled = new Set<Extension>();
+  for (const entry of list) {
+    const slash = entry.lastIndexOf('/');
+    if (slash <= 0 || slash === entry.length - 1) {
+      warn(`failed to disable invalid extension name '${entry}'`);
+      continue;
+    }
+    const category = entry.slice(0, slash);
+    const ext = byName.get(entry.slice(slash + 1));
+    if (!ext || ext.category !== category) {
+      warn(`failed to disable unknown extension '${entry}'`);
+      continue;
+    }
+    disabled.add(ext);
+  }
+  return disabled;
+}
+
+/** Every `typed_config` (any `Any`) must name an implemented, enabled extension. */
+export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: string[]): void {
+  for (const any of anys) {
+    if (any.typeName === FILTER_CONFIG) continue; // its `config` is an Any of its own, checked as one
+    const ext = byTypeName.get(any.typeName);
+    if (!ext) {
+      const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
+      errors.push(`${any.path}: type URL '${any.typeUrl}' ${why} (implemented: ${[...new Set(EXTENSIONS.map((e) => e.name))].join(', ')})`);
+    } else if (disabled.has(ext)) {
+      errors.push(`${any.path}: extension '${ext.category}/${ext.name}' is disabled by --disable-extensions`);
+    }
+  }
+}
+
+/** The extensions as /server_info lists them in `node.extensions`. */
+export function extensionsForNode(disabled: ReadonlySet<string> = new Set()): { name: string; category: string; type_urls: string[]; disabled: boolean }[] {
+  return EXTENSIONS.map((e) => ({ name: e.name, category: e.category, type_urls: [e.typeName, ...(e.perRouteTypeName ? [e.perRouteTypeName] : [])], disabled: disabled.has(`${e.category}/${e.name}`) }));
+}
+
+const httpFilters = new Map<string, HttpFilterDescriptor>();
+for (const e of EXTENSIONS) if (isHttpFilter(e)) for (const key of [e.typeName, ...(e.perRouteTypeName ? [e.perRouteTypeName] : [])]) httpFilters.set(key, e);
+
+/** The HTTP filter in a folder of its own whose configuration, or per-route configuration, is of this type. */
+export function httpFilterByTypeName(typeName: string): HttpFilterDescriptor | undefined {
+  return httpFilters.get(typeName);
+}
