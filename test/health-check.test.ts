@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { httpListener, staticCluster } from './helpers/bootstraps.js';
+import { filterBootstrap, httpListener, staticCluster } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { tcpSocketOwner } from './helpers/sockets.js';
 import { closedPort, startEcho } from './helpers/upstream.js';
@@ -216,5 +216,37 @@ describe('x-envoy-immediate-health-check-fail (passive failure)', () => {
     seen.length = 0;
     for (let i = 0; i < 6; i++) await httpRequest(url);
     assert.deepEqual([...new Set(seen)], ['b'], 'the failed host gets no more requests');
+  });
+});
+
+describe('the health-check filter in the chain', () => {
+  const HEALTH_CHECK = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
+  const LUA = 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua';
+  const healthCheck = { name: 'envoy.filters.http.health_check', typed_config: { '@type': HEALTH_CHECK, pass_through_mode: false, headers: [{ name: ':path', string_match: { exact: '/healthz' } }] } };
+  const lua = { name: 'envoy.filters.http.lua', typed_config: { '@type': LUA, default_source_code: { inline_string: 'function envoy_on_response(h) h:headers():add("x-seen-by", "lua") end' } } };
+  const routes = [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'routed' } } }];
+  const proxies: RunningProxy[] = [];
+  after(async () => {
+    for (const p of proxies.splice(0)) await p.stop();
+  });
+
+  it('runs at its place in http_filters, as Envoy runs it: a filter before it sees health checks, one after it does not', async () => {
+    const start = async (name: string, filters: object[]) => {
+      const bootstrap = { ...filterBootstrap(name, filters, routes, 9), node: { id: 'hc', cluster: 'front' } };
+      const p = await startProxy(bootstrap, ['--concurrency', '1']);
+      proxies.push(p);
+      return `http://127.0.0.1:${p.ports.get(name)}`;
+    };
+    const luaFirst = await start('lua-first', [lua, healthCheck]);
+    const hcFirst = await start('hc-first', [healthCheck, lua]);
+    const before = await httpRequest(`${luaFirst}/healthz`);
+    assert.deepEqual([before.status, before.headers['x-seen-by'], before.headers['x-envoy-upstream-healthchecked-cluster']], [200, 'lua', 'front']);
+    const afterIt = await httpRequest(`${hcFirst}/healthz`);
+    assert.deepEqual([afterIt.status, afterIt.headers['x-seen-by'], afterIt.headers['x-envoy-upstream-healthchecked-cluster']], [200, undefined, 'front']);
+    // Every other request goes on through both.
+    for (const base of [luaFirst, hcFirst]) {
+      const r = await httpRequest(`${base}/other`);
+      assert.deepEqual([r.body, r.headers['x-seen-by']], ['routed', 'lua']);
+    }
   });
 });

@@ -230,7 +230,10 @@ describe('HTTP connection manager over HTTP/1.1', () => {
       const r = await httpRequest(`${base()}/healthz`);
       return r.status === 503 ? r : undefined;
     });
-    assert.equal(failing.headers['x-envoy-immediate-health-check-fail'], 'true');
+    // As Envoy's health-check filter: its own answer names the service cluster, and every other response says "fail me now".
+    assert.equal(failing.headers['x-envoy-upstream-healthchecked-cluster'], '');
+    assert.equal(failing.headers['x-envoy-immediate-health-check-fail'], undefined);
+    assert.equal((await httpRequest(`${base()}/direct`)).headers['x-envoy-immediate-health-check-fail'], 'true');
     const ready = await httpRequest(`http://${proxy.admin}/ready`);
     assert.deepEqual([ready.status, ready.body], [503, 'DRAINING\n']);
     assert.equal(JSON.parse((await httpRequest(`http://${proxy.admin}/server_info`)).body).state, 'DRAINING');

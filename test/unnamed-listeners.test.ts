@@ -131,7 +131,8 @@ describe('listeners without a name', () => {
     try {
       const failing = await httpRequest(`http://127.0.0.1:${port}/healthz`);
       assert.equal(failing.status, 503);
-      assert.equal(failing.headers['x-envoy-immediate-health-check-fail'], 'true');
+      assert.equal(failing.headers['x-envoy-immediate-health-check-fail'], undefined, 'a health check answer does not carry it (Envoy: only other responses do)');
+      assert.equal((await httpRequest(`http://127.0.0.1:${port}/other`)).headers['x-envoy-immediate-health-check-fail'], 'true');
     } finally {
       await httpRequest(`http://${proxy.admin}/healthcheck/ok`, { method: 'POST' });
     }

@@ -2,7 +2,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
- * (index.ts lists those): the connection manager and its router, health-check and tap filters,
+ * (index.ts lists those): the connection manager and its router and tap filters,
  * TCP and UDP proxying, transport sockets, access loggers, tracers, stat sinks, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
@@ -34,13 +34,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
     description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
     deprecatedNames: [],
-  },
-  {
-    name: 'envoy.filters.http.health_check',
-    category: 'envoy.filters.http',
-    typeName: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
-    description: 'answers or passes health checks; fails them while the proxy drains',
-    deprecatedNames: ['envoy.health_check'],
   },
   {
     // Taps requests for POST /tap (admin_config only).

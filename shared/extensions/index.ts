@@ -10,6 +10,7 @@ export { extensions as decompressor } from './filters/http/decompressor/descript
 export { extensions as extAuthz } from './filters/http/ext-authz/descriptor.js';
 export { extensions as fault } from './filters/http/fault/descriptor.js';
 export { extensions as grpcWeb } from './filters/http/grpc-web/descriptor.js';
+export { extensions as healthCheck } from './filters/http/health-check/descriptor.js';
 export { extensions as headerToMetadata } from './filters/http/header-to-metadata/descriptor.js';
 export { extensions as localRateLimit } from './filters/http/local-ratelimit/descriptor.js';
 export { extensions as lua } from './filters/http/lua/descriptor.js';

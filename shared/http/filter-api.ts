@@ -83,6 +83,11 @@ export interface FilterRequest {
   reply(status: number, headers: MutableHeaders, body?: string): void;
   /** Marks the exchange for the access log: a response flag (ResponseFlag) and, if given, the response code details. */
   flag(bit: number, details?: string): void;
+  /**
+   * The request is a health check (the health-check filter says so): access logs'
+   * not_health_check_filter leaves it out, and its span is not reported (Envoy's setSampled(false)).
+   */
+  markHealthCheck(): void;
   /** Runs `done` once the exchange is over (answered, or its client gone). */
   finished(done: () => void): void;
   /** The exchange as header values and formats see it (%DOWNSTREAM_REMOTE_ADDRESS% …). */
@@ -140,6 +145,8 @@ export interface FilterContext {
   localCluster: string;
   /** The worker's clusters, for filters that call a service (ext_authz). */
   clusters: FilterClusters;
+  /** Whether the server fails health checks now (POST /healthcheck/fail, a drain). */
+  healthCheckFailing: () => boolean;
   /** The listener's per_connection_buffer_limit_bytes: the most a filter holds of a body it reads whole (Lua's body()). */
   bufferLimit?: number;
 }

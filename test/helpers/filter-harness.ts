@@ -57,6 +57,8 @@ export class FakeRequest implements FilterRequest {
   /** Response flags set (ResponseFlag bits), and the response code details last given. */
   flags = 0;
   details: string | undefined;
+  /** The filter said the request is a health check (markHealthCheck). */
+  healthCheck = false;
   /** The body as it would go upstream (after readBody and replaceBody). */
   body: Buffer | undefined;
   readonly requestTransforms: Transform[] = [];
@@ -114,6 +116,10 @@ export class FakeRequest implements FilterRequest {
 
   finished(done: () => void): void {
     this.whenFinished.push(done);
+  }
+
+  markHealthCheck(): void {
+    this.healthCheck = true;
   }
 
   /** The exchange ends: what the filter asked to run then runs. */
@@ -203,8 +209,8 @@ export function clusterManagerOf(defs: Record<string, number[]>): ClusterManager
 const managers: ClusterManager[] = [];
 
 /** What a connection manager gives its filters, with clusterManagerOf(defs) as its clusters. */
-export function filterContext(statPrefix: string, defs: Record<string, number[]> = {}): FilterContext {
-  return { statPrefix, localCluster: 'local', clusters: filterClusters(clusterManagerOf(defs)) };
+export function filterContext(statPrefix: string, defs: Record<string, number[]> = {}, healthCheckFailing = () => false): FilterContext {
+  return { statPrefix, localCluster: 'local', clusters: filterClusters(clusterManagerOf(defs)), healthCheckFailing };
 }
 
 /** Closes every cluster manager made here (their pools and timers): for after(). */

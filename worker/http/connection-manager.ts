@@ -1,48 +1,37 @@
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
-import { followHttp2Stream, http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
+import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import type { IncomingMessage } from 'node:http';
-import { Http1Server, UNSUPPORTED_TRANSFER_CODING } from '../http1/server.js';
+import { Http1Server } from '../http1/server.js';
 import type { Http1Request } from '../http1/request.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
-import type { Http2Server, Http2Session, Http2Stream } from 'node:http2';
+import type { Http2Server, Http2Session } from 'node:http2';
 import { http2Module, httpModule } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
-import { AccessLogs } from '../../shared/access-log/loggers.js';
-import { list, obj } from '../../shared/config/access.js';
+import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
 import { HttpStats } from '../../shared/stats/http-stats.js';
 import { getLogger } from '../../shared/log/logger.js';
-import type { TrafficDirection } from '../../shared/config/resources.js';
-import type { DrainOrder } from '../../shared/ipc.js';
-import type { DrainManager } from '../drain.js';
-import type { ClusterManager } from '../upstream/cluster.js';
 import { HttpExchangeRecord } from './exchange-record.js';
-import { HealthCheckFilter } from './health-check-filter.js';
-import { Http2SessionGuard } from './http2-session-guard.js';
-import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
+import { guardHttp2Session, type Http2SessionGuard } from './http2-session-guard.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { ConnectionLimits } from './connection-limits.js';
-import { drainHttp2Session } from './http2-drain.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
 import { activeTap, offerTrace } from './tap.js';
 import { isGrpcContentType } from '../../shared/http/grpc.js';
-import { LocalReply, LocalReplyConfig, sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import { httpFilterFactories } from './filters/chain.js';
-import { filterClusters } from '../upstream/filter-clusters.js';
+import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
+import { ConnectionManagerConfig, type ConnectionManagerContext } from './connection-manager-config.js';
+import { ConnectionDrain } from './connection-drain.js';
 import { runFilterChain, type FilterExchange } from './filters/run.js';
-import type { HttpFilterFactory } from '../../shared/http/filter-api.js';
-import { chooseClusterName, RouteTable, type RequestView, type Route } from './route-table.js';
+import { chooseClusterName, type RequestView, type Route } from './route-table.js';
 import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
 import { TracingStats } from '../tracing/sampling.js';
 import { absoluteForm } from './request-target.js';
-import type { RouteTables } from './route-tables.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
-import { refused, type RequestChecks } from './request-checks.js';
-import { mutateRequestHeaders, requestHeaderSettings, serverLocalAddress, type RequestHeaderSettings } from './request-headers.js';
-import { UpgradePolicy, upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
-import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
+import { refused, refuseMalformed } from './request-checks.js';
+import { mutateRequestHeaders } from './request-headers.js';
+import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
+import type { UpgradeRequest } from './upgrade-router.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
@@ -52,55 +41,12 @@ import type { Tunnel, UpgradeRequest } from './upgrade-router.js';
  * the HTTP filters in order (health check, router), and Envoy's local replies.
  */
 
-type Obj = JsonObject;
-
 const log = getLogger('http', import.meta.url);
 
-export interface ConnectionManagerContext {
-  clusters: ClusterManager;
-  /** Route configurations from RDS, for a connection manager with `rds`. */
-  routeTables: RouteTables;
-  drain: DrainManager;
-  trafficDirection: TrafficDirection;
-  healthCheckFailing: () => boolean;
-  localAddressIpVersion: 'v4' | 'v6';
-  /** The local node (node.id, node.cluster, after --service-node/--service-cluster), for add_user_agent. */
-  node: { id: string; cluster: string };
-  /** The listener's per_connection_buffer_limit_bytes (Envoy's 1 MiB when not set). */
-  bufferLimit?: number;
-  /** The bootstrap's tracing.http: the tracer of a connection manager whose tracing names none. */
-  bootstrapTracing?: JsonObject;
-  /** The listener's stat prefix (`listener.<address>.`), for Envoy's per-listener figures of a connection manager. */
-  listenerStatPrefix?: string;
-}
-
-const HEALTH_CHECK_TYPE = 'envoy.extensions.filters.http.health_check.v3.HealthCheck';
-const TAP_TYPE = 'envoy.extensions.filters.http.tap.v3.Tap';
-const ROUTER_TYPE = 'envoy.extensions.filters.http.router.v3.Router';
-
-/**
- * A transfer coding other than a lone `chunked` is Envoy's 501 (http1.invalid_transfer_encoding),
- * checked before Content-Length beside Transfer-Encoding (400): the server's own check, or
- * llhttp's refusal of a coding after `chunked`.
- */
-function unsupportedTransferCoding(err: NodeJS.ErrnoException & { reason?: string }): boolean {
-  return err.code === UNSUPPORTED_TRANSFER_CODING || (err.code === 'HPE_INVALID_TRANSFER_ENCODING' && err.reason === 'Invalid `Transfer-Encoding` header value');
-}
-
 export class HttpConnectionManager {
-  private readonly routes: RouteTable;
-  /** With `rds`: the route configuration to look up per request (ctx.routeTables). */
-  private readonly rdsName: string | undefined;
-  private readonly healthCheck: HealthCheckFilter | undefined;
-  private readonly serverName: string;
+  /** What the configuration says, read once (connection-manager-config.ts). */
+  private readonly c: ConnectionManagerConfig;
   private readonly dispatchContext: DispatchContext;
-  private readonly useRemoteAddress: boolean;
-  /** What mutateRequestHeaders does to each request (request-headers.ts), and the checks it meets first (request-checks.ts). */
-  private readonly headerSettings: RequestHeaderSettings;
-  private readonly checks: RequestChecks;
-  /** internal_address_config: which clients' requests are internal (see internal-request.ts). */
-  private readonly codec: string;
-  private readonly localAddress: string;
   private readonly sockets = new Set<Socket>();
   /** downstream_cx_rx/tx_bytes_buffered: what `sockets` hold, summed at each collection. */
   private readonly stopBufferedBytes: () => void;
@@ -112,90 +58,42 @@ export class HttpConnectionManager {
   /** Made for the first HTTP/2 connection (see toHttp2()): node:http2 is loaded then, not at start. */
   private h2: Http2Server | undefined;
   private makeHttp2Server!: () => Http2Server;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
-  private tunnelDeadline: NodeJS.Timeout | undefined;
-  private tunnelsEnded = false;
   private allClosed: (() => void) | undefined;
   private readonly stats: HttpStats;
-  private readonly accessLogs: AccessLogs | undefined;
-  /** add_user_agent: the local service cluster, for user-agent and x-envoy-downstream-service-cluster. */
-  /** local_reply_config: how the proxy's own replies are rewritten. */
-  private readonly localReplies: LocalReplyConfig | undefined;
-  /** The HTTP filters this proxy runs between the first entry of http_filters and the router (see ./filters/). */
-  private readonly filters: HttpFilterFactory[];
-  /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
-  private readonly tapConfigId: string | undefined;
-  /** drain_timeout: the grace between an HTTP/2 shutdown notice and the final GOAWAY. */
-  private readonly drainTimeoutMs: number;
   /** common_http_protocol_options' connection and stream limits, when any is set. */
   private readonly limits: ConnectionLimits | undefined;
-  /** `http_filters` is empty: no request is ever answered (see handle()). */
-  private readonly noFilters: boolean;
-  /** scheme_header_transformation.scheme_to_overwrite: every request's :scheme. */
-  private readonly schemeOverwrite: string | undefined;
-  /** http_protocol_options: HTTP/1.0 is served (Envoy refuses it, 426, by default), with this Host when it has none. */
-  private readonly acceptHttp10: boolean;
-  private readonly defaultHostHttp10: string | undefined;
   /** tracing: Envoy's sampling decision and spans (see ../tracing/). */
   private readonly tracing: HttpTracing | undefined;
-  /** upgrade_configs: which upgrades (WebSocket, …) are allowed, with which filters. */
-  private readonly upgrades: UpgradePolicy;
-  /** Upgraded streams joined to their upstream, for the drain's end. */
-  private readonly tunnels = new Set<Tunnel>();
+  /** Its part in a drain (connection-drain.ts). */
+  private readonly drain: ConnectionDrain;
 
   constructor(
-    private readonly config: Obj,
+    config: JsonObject,
     private readonly ctx: ConnectionManagerContext,
   ) {
-    this.routes = new RouteTable(obj(config.route_config));
-    const rds = obj(config.rds).route_config_name;
-    this.rdsName = typeof rds === 'string' ? rds : undefined;
-    const hc = list(config.http_filters).find(
-      (f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === HEALTH_CHECK_TYPE || f.name === 'envoy.filters.http.health_check',
-    );
-    this.healthCheck = hc ? new HealthCheckFilter(obj(hc.typed_config)) : undefined;
-    const tap = list(config.http_filters).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === TAP_TYPE);
-    this.tapConfigId = tap ? String(obj(obj(obj(tap.typed_config).common_config).admin_config).config_id) : undefined;
-    this.noFilters = list(config.http_filters).length === 0;
-    this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
-    this.useRemoteAddress = config.use_remote_address === true;
-    this.codec = String(config.codec_type ?? 'AUTO');
-    this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
-    this.headerSettings = requestHeaderSettings(config, this.localAddress, ctx.node);
-    this.stats = new HttpStats(String(config.stat_prefix), ctx.listenerStatPrefix);
-    const p = `http.${String(config.stat_prefix)}.`;
+    const c = (this.c = new ConnectionManagerConfig(config, ctx));
+    this.stats = new HttpStats(c.statPrefix, ctx.listenerStatPrefix);
+    const p = `http.${c.statPrefix}.`;
     this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.sockets);
-    this.drainTimeoutMs = typeof config.drain_timeout === 'string' ? durationMs(config.drain_timeout) : 5000;
-    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, this.drainTimeoutMs);
-    const h1 = obj(config.http_protocol_options);
-    this.acceptHttp10 = h1.accept_http_10 === true;
-    this.checks = { maxHeadersCount: Number(obj(config.common_http_protocol_options).max_headers_count ?? 100), acceptHttp10: this.acceptHttp10 };
-    this.defaultHostHttp10 = typeof h1.default_host_for_http_10 === 'string' && h1.default_host_for_http_10 ? h1.default_host_for_http_10 : undefined;
-    const scheme = obj(config.scheme_header_transformation);
-    this.schemeOverwrite = typeof scheme.scheme_to_overwrite === 'string' && scheme.scheme_to_overwrite ? scheme.scheme_to_overwrite : undefined;
+    this.drain = new ConnectionDrain(this.stats, c.drainTimeoutMs, () => this.h1);
+    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, c.drainTimeoutMs);
     this.dispatchContext = {
       stats: this.stats,
-      serverName: this.serverName,
+      serverName: c.serverName,
       clusters: ctx.clusters,
       bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
-      useRemoteAddress: this.useRemoteAddress,
-      http1Trailers: h1.enable_trailers === true,
-      schemeMatchesUpstream: scheme.match_upstream === true && this.schemeOverwrite === undefined,
+      useRemoteAddress: c.useRemoteAddress,
+      http1Trailers: c.http1Trailers,
+      schemeMatchesUpstream: c.schemeMatchesUpstream,
     };
-    this.accessLogs = AccessLogs.from(config.access_log);
-    this.localReplies = config.local_reply_config !== undefined ? new LocalReplyConfig(obj(config.local_reply_config)) : undefined;
-    const filterContext = { statPrefix: String(config.stat_prefix), localCluster: ctx.node.cluster, clusters: filterClusters(ctx.clusters), bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT };
-    this.filters = httpFilterFactories(list(config.http_filters), filterContext);
-    this.upgrades = new UpgradePolicy(config.upgrade_configs, (filters) => httpFilterFactories(filters, filterContext));
-    const router = list(config.http_filters).find((f) => typeNameOfUrl(String(obj(f.typed_config)['@type'] ?? '')) === ROUTER_TYPE || f.name === 'envoy.filters.http.router');
     // Envoy's connection manager has its tracing figures whether it traces or not.
-    const tracingStats = new TracingStats(String(config.stat_prefix));
+    const tracingStats = new TracingStats(c.statPrefix);
     this.tracing =
       config.tracing !== undefined
         ? new HttpTracing(
             obj(config.tracing),
             ctx.bootstrapTracing,
-            { clusters: ctx.clusters, node: ctx.node, localAddress: this.localAddress, statPrefix: String(config.stat_prefix), egress: ctx.trafficDirection === 'OUTBOUND', startChildSpan: obj(router?.typed_config).start_child_span === true },
+            { clusters: ctx.clusters, node: ctx.node, localAddress: c.localAddress, statPrefix: c.statPrefix, egress: ctx.trafficDirection === 'OUTBOUND', startChildSpan: c.startChildSpan },
             ctx.clusters,
             tracingStats,
           )
@@ -208,12 +106,7 @@ export class HttpConnectionManager {
    * accept()); they never listen themselves.
    */
   private prepare(): void {
-    const common = obj(this.config.common_http_protocol_options);
-    const maxHeaderSize = Number(this.config.max_request_headers_kb ?? 60) * 1024;
-    const idleMs = typeof common.idle_timeout === 'string' ? durationMs(common.idle_timeout) : 3_600_000;
-    const requestTimeoutMs = typeof this.config.request_timeout === 'string' ? durationMs(this.config.request_timeout) : 0;
-    const headersTimeoutMs = typeof this.config.request_headers_timeout === 'string' ? durationMs(this.config.request_headers_timeout) : 0;
-    const streamIdleMs = typeof this.config.stream_idle_timeout === 'string' ? durationMs(this.config.stream_idle_timeout) : 300_000;
+    const { maxHeaderSize, idleMs, requestTimeoutMs, requestHeadersTimeoutMs: headersTimeoutMs, streamIdleMs } = this.c.timeouts;
     const handler = (req: DownstreamRequest, res: DownstreamResponse) => {
       try {
         this.handle(req, res, streamIdleMs);
@@ -228,31 +121,16 @@ export class HttpConnectionManager {
     // Checked often enough for the configured timeouts (and the idle timeout of a connection between requests) to mean what they say.
     const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity, idleMs || Infinity) / 4)));
     const h1 = new Http1Server(
-      { maxHeaderSize, acceptHttp10: this.acceptHttp10, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
+      { maxHeaderSize, acceptHttp10: this.c.acceptHttp10, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
       {
         request: handler,
         // Upgrades and CONNECT leave the parser here; see upgradeHttp1().
         upgrade: (req, socket, head) => this.upgradeHttp1(req, socket, head, streamIdleMs),
-        clientError: (err, socket) => {
-          // A malformed request (400; 501 for a transfer coding Envoy does not serve), headers over
-          // max_request_headers_kb (431), or a request/headers timeout (408).
-          const [status, reason] =
-            err.code === 'HPE_HEADER_OVERFLOW'
-              ? [431, 'Request Header Fields Too Large']
-              : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-                ? [408, 'Request Timeout']
-                : unsupportedTransferCoding(err)
-                  ? [501, 'Not Implemented']
-                  : [400, 'Bad Request'];
-          // Envoy counts a configured request_headers_timeout apart (downstream_rq_header_timeout); the 60 s stand-in for none is the request's.
-          if (status === 408) ((err as { headers?: boolean }).headers && headersTimeoutMs > 0 && headersTimeout === headersTimeoutMs ? this.stats.rqHeaderTimeout : this.stats.rqTimeout).inc();
-          if (status === 400 || status === 501) this.stats.cxProtocolError.inc();
-          if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
-          else socket.destroy();
-        },
+        // Envoy counts a configured request_headers_timeout apart (downstream_rq_header_timeout); the 60 s stand-in for none is the request's.
+        clientError: (err, socket) => refuseMalformed(err, socket, this.stats, headersTimeoutMs > 0 && headersTimeout === headersTimeoutMs),
       },
     );
-    const tuning = http2Tuning(this.config.http2_protocol_options);
+    const tuning = this.c.http2;
     this.makeHttp2Server = () => {
       const h2 = http2Module().createServer({ maxSessionMemory: 64, settings: { maxHeaderListSize: maxHeaderSize, ...tuning.settings } }, handler as never);
       h2.on('session', (session: Http2Session) => this.http2Session(session, tuning));
@@ -262,30 +140,16 @@ export class HttpConnectionManager {
     this.h1 = h1;
     this.ctx.drain.onStart((order) => {
       if (order.direction === 'all' || this.ctx.trafficDirection === 'INBOUND') {
-        this.shortenKeepAlive(order, idleMs);
-        this.endTunnelsAt(order);
+        this.drain.started(order, idleMs);
       }
     });
   }
 
   /** An HTTP/2 connection's session, as the HTTP/2 server makes it: its figures, limits and guard. */
   private http2Session(session: Http2Session, tuning: ReturnType<typeof http2Tuning>): void {
-    const codec = http2CodecStats();
-    session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
     this.sessions.add(session);
-    const socket = this.h2Socket!;
-    destroyOutsideCallbacks(session, () => socket);
-    this.limits?.http2Session(socket, session);
-    if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
-    this.guards.set(session, new Http2SessionGuard(session, socket, this.stats, tuning.keepalive));
     session.once('close', () => this.sessions.delete(session));
-    // nghttp2 found the peer breaking the protocol (Node then destroys the session).
-    session.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code?.startsWith('ERR_HTTP2')) this.stats.cxProtocolError.inc();
-    });
-    this.stats.cxHttp2Total.inc();
-    this.stats.cxHttp2Active.inc();
-    session.once('close', () => this.stats.cxHttp2Active.dec());
+    this.guards.set(session, guardHttp2Session(session, this.h2Socket!, this.stats, tuning, this.limits));
   }
 
   /**
@@ -302,8 +166,8 @@ export class HttpConnectionManager {
       if (this.sockets.size === 0) this.allClosed?.();
     });
     if (alpn === 'h2') this.toHttp2(socket);
-    else if (alpn === 'http/1.1' || this.codec === 'HTTP1') this.toHttp1(socket);
-    else this.sniff(socket, this.codec === 'HTTP2');
+    else if (alpn === 'http/1.1' || this.c.codec === 'HTTP1') this.toHttp1(socket);
+    else this.sniff(socket, this.c.codec === 'HTTP2');
   }
 
   /**
@@ -387,8 +251,9 @@ export class HttpConnectionManager {
     const headers = req.headers;
     const http1 = req.httpVersionMajor === 1;
     const http10 = http1 && req.httpVersionMinor === 0;
-    if (http10 && headers.host === undefined && this.defaultHostHttp10 !== undefined) headers.host = this.defaultHostHttp10;
-    if (this.schemeOverwrite !== undefined) headers[':scheme'] = this.schemeOverwrite;
+    const c = this.c;
+    if (http10 && headers.host === undefined && c.defaultHostHttp10 !== undefined) headers.host = c.defaultHostHttp10;
+    if (c.schemeOverwrite !== undefined) headers[':scheme'] = c.schemeOverwrite;
     // A CONNECT (not an extended one) names its target as the authority and has no path; an HTTP/1.1 one in the request line.
     const connect = upgrade?.type === 'CONNECT';
     let authority = connect && http1 ? (req.url ?? '') : String(headers[':authority'] ?? headers.host ?? '');
@@ -402,9 +267,9 @@ export class HttpConnectionManager {
       headers.host = authority;
     }
     const rq: RequestView = { method: (headers[':method'] as string | undefined) ?? req.method ?? 'GET', path, authority, headers };
-    const logs = this.accessLogs;
-    const tap = activeTap(this.tapConfigId);
-    const localReplies = this.localReplies;
+    const logs = c.accessLogs;
+    const tap = activeTap(c.tapConfigId);
+    const localReplies = c.localReplies;
     // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
     const tracing = this.tracing;
     const record = logs || tap || localReplies || tracing ? new HttpExchangeRecord(req, res, rq, started) : undefined;
@@ -413,7 +278,7 @@ export class HttpConnectionManager {
     let route: Route | undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
     const grpc = isGrpcContentType(headers['content-type']);
-    const reply: LocalReplyContext = localReplies ? { serverName: this.serverName, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: this.serverName, grpc };
+    const reply: LocalReplyContext = localReplies ? { serverName: c.serverName, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: c.serverName, grpc };
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
@@ -439,8 +304,8 @@ export class HttpConnectionManager {
         trace?.finish(record, route?.metadata, record.responseCode);
       }
     });
-    if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.closeAfterResponse(req, res);
-    if (refused(req, res, { http1, http10, connect, path }, this.checks, stats, record, reply)) return;
+    if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.drain.closeAfterResponse(req, res);
+    if (refused(req, res, { http1, http10, connect, path }, c.checks, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
@@ -476,39 +341,24 @@ export class HttpConnectionManager {
       }
     }
 
-    mutateRequestHeaders(req, headers, this.headerSettings);
+    mutateRequestHeaders(req, headers, c.headerSettings);
 
     // No HTTP filter, not even the router (Envoy accepts that): nothing answers; the stream idle
     // timeout (408) or the client ends the request, as with Envoy.
-    if (this.noFilters) return;
+    if (c.noFilters) return;
 
-    if (this.healthCheck) {
-      const decision = this.healthCheck.decide(rq, this.ctx.healthCheckFailing());
-      if (record && decision.healthCheck) {
-        record.healthCheck = true;
-        if (decision.status === 503) record.responseFlags |= ResponseFlag.failedLocalHealthCheck;
-      }
-      // A health check is not traced (Envoy counts it).
-      if (decision.healthCheck) tracing?.stats.healthCheck.inc();
-      if (decision.status !== undefined) {
-        const extra = decision.status === 503 ? { 'x-envoy-immediate-health-check-fail': 'true' } : undefined;
-        sendLocalReply(res, decision.status, '', { ...reply, extraHeaders: extra });
-        return;
-      }
-    }
-
-    const table = this.rdsName === undefined ? this.routes : this.ctx.routeTables.get(this.rdsName);
+    const table = c.rdsName === undefined ? c.routes : this.ctx.routeTables.get(c.rdsName);
     route = table?.route(rq);
     if (record) {
       record.routeName = route?.name;
-      if (tracing && !record.healthCheck) trace = tracing.begin(req, res, headers, authority, route?.tracing);
+      if (tracing) trace = tracing.begin(req, res, headers, authority, route?.tracing);
     }
     // An upgrade (WebSocket, extended CONNECT, CONNECT) as Envoy's filter manager decides it: a
     // type upgrade_configs does not name, or that the route disables, is refused with 403, and an
     // HTTP/1.1 connection closes (what follows could be upgraded bytes smuggling a request).
-    let filters = this.filters;
+    let filters = c.filters;
     if (upgrade) {
-      const chain = this.upgrades.decide(upgrade.type, route?.action.kind === 'route' ? route.action.upgrades : undefined);
+      const chain = c.upgrades.decide(upgrade.type, route?.action.kind === 'route' ? route.action.upgrades : undefined);
       if (chain === null) {
         stats.rqWsOnNonWsRoute.inc();
         if (record) record.responseCodeDetails = 'upgrade_failed';
@@ -520,17 +370,16 @@ export class HttpConnectionManager {
       stats.cxUpgradesActive.inc();
       res.once('close', () => {
         stats.cxUpgradesActive.dec();
-        if (upgrade.tunnel) this.tunnels.delete(upgrade.tunnel);
+        if (upgrade.tunnel) this.drain.left(upgrade.tunnel);
       });
       upgrade.joined = (tunnel) => {
-        this.tunnels.add(tunnel);
-        if (this.tunnelsEnded) queueMicrotask(() => tunnel.close()); // joined after the drain's deadline
+        this.drain.joined(tunnel);
       };
     }
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
     const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, ...(upgrade ? { upgrade } : {}) };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: this.useRemoteAddress } : undefined;
+    const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: c.useRemoteAddress, ...(trace ? { healthCheck: trace.notSampled } : {}) } : undefined;
     const filtered = fx ? runFilterChain(filters, fx) : 'continue';
     // The upstream gets the request's trace context (from the router's child span, with start_child_span).
     if (trace && route?.action.kind === 'route') trace.upstream(clusterName);
@@ -552,55 +401,7 @@ export class HttpConnectionManager {
     log.error(`request handling failed: ${err.stack ?? err.message}`);
     res.shouldKeepAlive = false;
     if (res.headersSent || res.writableEnded) res.destroy();
-    else sendLocalReply(res, 500, '', { serverName: this.serverName, grpc: false });
-  }
-
-  /** Draining: HTTP/1 gets `Connection: close` on this response; an HTTP/2 session gets GOAWAY once. */
-  private closeAfterResponse(req: DownstreamRequest, res: DownstreamResponse): void {
-    if (req.httpVersionMajor === 2) {
-      const session = (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
-      if (!session || session.closed) return;
-      this.stats.cxDrainClose.inc();
-      drainHttp2Session(session, this.drainTimeoutMs); // GOAWAY: streams in flight finish, new ones go elsewhere
-      return;
-    }
-    if (res.shouldKeepAlive) {
-      this.stats.cxDrainClose.inc();
-      res.shouldKeepAlive = false;
-    }
-  }
-
-  /**
-   * Draining: tell HTTP/1 clients, on every response that keeps its connection, that the
-   * connection lives only until the drain ends (`Keep-Alive: timeout=` with the seconds left,
-   * shrinking each second), and close a connection that stays idle past what it was told. So an
-   * idle keep-alive connection is not left until terminate (Envoy #42305), and none is closed
-   * under a client that was promised more time (the race behind failed requests on reload).
-   */
-  private shortenKeepAlive(order: DrainOrder, idleMs: number): void {
-    if (this.keepAliveTimer || order.drainTimeMs <= 0) return;
-    const deadline = order.startedAt + order.drainTimeMs;
-    const update = () => {
-      if (!this.h1) return;
-      this.h1.keepAliveTimeout = Math.min(idleMs, Math.max(1000, deadline - Date.now()));
-    };
-    update();
-    this.keepAliveTimer = setInterval(update, 1000);
-    this.keepAliveTimer.unref();
-  }
-
-  /**
-   * Draining: upgraded streams (WebSockets …) go on until the drain's deadline, then both of each
-   * tunnel's sides are ended (FIN, END_STREAM), so a client sees its connection close, not fail.
-   */
-  private endTunnelsAt(order: DrainOrder): void {
-    if (this.tunnelDeadline) return;
-    const deadline = order.startedAt + Math.max(0, order.drainTimeMs);
-    this.tunnelDeadline = setTimeout(() => {
-      this.tunnelsEnded = true;
-      for (const tunnel of this.tunnels) tunnel.close();
-    }, Math.max(0, deadline - Date.now()));
-    this.tunnelDeadline.unref();
+    else sendLocalReply(res, 500, '', { serverName: this.c.serverName, grpc: false });
   }
 
   /**
@@ -610,10 +411,7 @@ export class HttpConnectionManager {
    */
   close(): Promise<void> {
     this.stopBufferedBytes();
-    clearInterval(this.keepAliveTimer);
-    clearTimeout(this.tunnelDeadline);
-    this.tunnelsEnded = true;
-    for (const tunnel of this.tunnels) tunnel.close();
+    this.drain.close();
     this.h1?.closeIdleConnections();
     for (const session of this.sessions) {
       session.close(); // a GOAWAY

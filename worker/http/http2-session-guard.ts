@@ -1,8 +1,12 @@
-import type { Http2Session } from 'node:http2';
+import type { Http2Session, Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { runtimeValue } from '../../shared/runtime.js';
 import { stats } from '../../shared/stats/process.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
+import { followHttp2Stream, http2CodecStats } from '../../shared/stats/codec-stats.js';
+import type { http2Tuning } from '../../shared/config/http2-options.js';
+import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
+import type { ConnectionLimits } from './connection-limits.js';
 
 /**
  * What keeps one downstream HTTP/2 connection from being held or abused, as Envoy's connection
@@ -106,4 +110,26 @@ export class Http2SessionGuard {
     this.session.destroy();
     this.socket.destroy();
   }
+}
+
+/**
+ * A new HTTP/2 session of a connection manager (on `socket`): its streams counted in the codec's
+ * figures, its connection window and limits applied, protocol errors and connections counted,
+ * and its guard.
+ */
+export function guardHttp2Session(session: Http2Session, socket: Socket, httpStats: HttpStats, tuning: ReturnType<typeof http2Tuning>, limits: ConnectionLimits | undefined): Http2SessionGuard {
+  const codec = http2CodecStats();
+  session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
+  destroyOutsideCallbacks(session, () => socket);
+  limits?.http2Session(socket, session);
+  if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+  const guard = new Http2SessionGuard(session, socket, httpStats, tuning.keepalive);
+  // nghttp2 found the peer breaking the protocol (Node then destroys the session).
+  session.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code?.startsWith('ERR_HTTP2')) httpStats.cxProtocolError.inc();
+  });
+  httpStats.cxHttp2Total.inc();
+  httpStats.cxHttp2Active.inc();
+  session.once('close', () => httpStats.cxHttp2Active.dec());
+  return guard;
 }

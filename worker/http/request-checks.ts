@@ -1,4 +1,6 @@
+import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
+import { UNSUPPORTED_TRANSFER_CODING } from '../http1/server.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
@@ -62,4 +64,34 @@ export function refused(req: DownstreamRequest, res: DownstreamResponse, shape: 
     return true;
   }
   return false;
+}
+
+/**
+ * A transfer coding other than a lone `chunked` is Envoy's 501 (http1.invalid_transfer_encoding),
+ * checked before Content-Length beside Transfer-Encoding (400): the server's own check, or
+ * llhttp's refusal of a coding after `chunked`.
+ */
+function unsupportedTransferCoding(err: NodeJS.ErrnoException & { reason?: string }): boolean {
+  return err.code === UNSUPPORTED_TRANSFER_CODING || (err.code === 'HPE_INVALID_TRANSFER_ENCODING' && err.reason === 'Invalid `Transfer-Encoding` header value');
+}
+
+/**
+ * A request the HTTP/1 codec could not read: malformed (400; 501 for a transfer coding Envoy does
+ * not serve), headers over max_request_headers_kb (431), or a request or headers timeout (408,
+ * counted as downstream_rq_header_timeout when `headerTimeout` is the configured one). The
+ * answer closes the connection.
+ */
+export function refuseMalformed(err: NodeJS.ErrnoException & { reason?: string; headers?: boolean }, socket: Socket, stats: HttpStats, headerTimeout: boolean): void {
+  const [status, reason] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout']
+        : unsupportedTransferCoding(err)
+          ? [501, 'Not Implemented']
+          : [400, 'Bad Request'];
+  if (status === 408) (err.headers && headerTimeout ? stats.rqHeaderTimeout : stats.rqTimeout).inc();
+  if (status === 400 || status === 501) stats.cxProtocolError.inc();
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  else socket.destroy();
 }

@@ -181,6 +181,11 @@ export class RequestTrace {
     private readonly route: RouteTracing | undefined,
   ) {}
 
+  /** A health check (the health-check filter's finding): its spans are not reported, nor sampled upstream (Envoy's setSampled(false)). */
+  readonly notSampled = (): void => {
+    this.span.context.sampled = false;
+  };
+
   /** The request goes upstream to `cluster`: the router's child span, if asked for, and the context the upstream gets. */
   upstream(cluster: string | undefined): void {
     let span = this.span;

@@ -28,6 +28,8 @@ export interface FilterExchange {
   reply: LocalReplyContext;
   record: HttpExchangeRecord | undefined;
   useRemoteAddress: boolean;
+  /** The health-check filter found the request to be one: its span is not reported. */
+  healthCheck?: () => void;
   /** The request body once a filter has read it whole (readBody): the router sends it as read. */
   body?: Buffer;
   /** The request body as a filter transforms it (transformRequestBody): what the router and later readers get. */
@@ -128,6 +130,12 @@ class FilterCall implements FilterRequest {
 
   finished(done: () => void): void {
     this.chain.x.res.once('close', done);
+  }
+
+  markHealthCheck(): void {
+    const x = this.chain.x;
+    if (x.record) x.record.healthCheck = true;
+    x.healthCheck?.();
   }
 
   entry(): AccessLogEntry {

@@ -23,7 +23,7 @@ const layout = { capacity: 4, workers: 1 };
 const clusters = new ClusterManager([], {}, { counts: new BreakerCounts(new ArrayBuffer(regionBytes(layout)), layout), worker: 0 }, {});
 after(() => clusters.close());
 
-const ctx = (statPrefix: string, extra: Partial<FilterContext> = {}): FilterContext => ({ statPrefix, localCluster: 'local', clusters: filterClusters(clusters), ...extra });
+const ctx = (statPrefix: string, extra: Partial<FilterContext> = {}): FilterContext => ({ statPrefix, localCluster: 'local', clusters: filterClusters(clusters), healthCheckFailing: () => false, ...extra });
 const inline = (code: string): JsonObject => ({ default_source_code: { inline_string: code } });
 const stats = (prefix: string) => [counter(`http.${prefix}.lua.executions`), counter(`http.${prefix}.lua.errors`)];
 
