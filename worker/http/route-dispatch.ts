@@ -14,7 +14,8 @@ import type { RequestView, Route } from './route-table.js';
 import { formatAddress } from '../../shared/address.js';
 import { mirror } from './mirror.js';
 import { requestHasBody } from './request-body.js';
-import { forward, type ForwardContext } from './router.js';
+import { forward } from './forward.js';
+import type { ForwardContext } from './forward-context.js';
 import { forwardUpgrade, type UpgradeRequest } from './upgrade-router.js';
 
 /**

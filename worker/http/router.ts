@@ -1,35 +1,28 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
-import { featureEnabled } from '../../shared/runtime.js';
 import { Readable } from 'node:stream';
 import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
-import type { HttpStats } from '../../shared/stats/http-stats.js';
-import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
-import type { HttpExchangeRecord } from './exchange-record.js';
-import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import { applyHeaderMutations, type HeaderMutationLevel, type MutableHeaders } from '../../shared/header-mutation.js';
-import type { AccessLogEntry } from '../../shared/access-log/entry.js';
+import type { Cluster, Host } from '../upstream/cluster.js';
+import { LocalReply, sendLocalReply } from './local-reply.js';
+import type { MutableHeaders } from '../../shared/header-mutation.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction } from './route-table.js';
-import { RetryState, type RetryAccounting, type RetryStatus } from './retry-state.js';
-import { ABORT, classify, connectLog, FAILURE_LOG, resetLog, resetReason, type Failure } from './upstream-failures.js';
-import { routeTimeouts, type RouteTimeouts } from './route-timeouts.js';
+import type { RetryState } from './retry-state.js';
+import { ABORT, classify, countTryFailure, failureReply, recordFailure, resetAfterResponseStarted, resetReason, retryRefusalFlag } from './upstream-failures.js';
+import type { RouteTimeouts } from './route-timeouts.js';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-handler.js';
-import { readBody, requestHasBody } from './request-body.js';
-import { HOP_BY_HOP, upstreamHeaders } from './upstream-headers.js';
+import { upstreamHeaders } from './upstream-headers.js';
+import { downstreamResponseHeaders, hasAny, setHeadOnly, type ForwardContext } from './forward-context.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 
 /**
- * The router filter: picks the cluster (weighted if asked) and a host, forwards the request over
- * the host's keep-alive pool, and streams the response back. Retries are decided by the request's
- * retry state (retry-state.ts: the route's retry_policy and the request's x-envoy-retry-* headers)
- * and need a replayable body: a request body with a content-length of up to 64 KiB is buffered
- * when retries are possible (as Envoy buffers for retries); a larger or chunked one streams, once.
- * The route's timeouts may be overridden by an internal request's x-envoy-upstream-rq-timeout-ms
- * and x-envoy-upstream-rq-per-try-timeout-ms (see routeTimeouts).
+ * The router filter's exchange with the upstream, once forward.ts has started it: a host of the
+ * cluster, the request over the host's keep-alive pool or HTTP/2 connection, the response streamed
+ * back, the route's timeouts, and retries as the request's retry state (retry-state.ts) decides
+ * them; a try's failure is counted, logged and answered as upstream-failures.ts says.
  *
  * Hot path (measured with `PROFILE=1 npm run bench`): the upstream connection calls this class
  * back (upstream-handler.ts), so a request costs one object and its timers, with no AbortController,
@@ -39,102 +32,8 @@ import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '
 
 const log = getLogger('router', import.meta.url);
 
-const RETRY_BUFFER_LIMIT = 64 * 1024;
-
-export interface ForwardContext {
-  /** The connection manager's figures (no_cluster). */
-  stats: HttpStats;
-  clusters: ClusterManager;
-  serverName: string;
-  /** The listener's per_connection_buffer_limit_bytes: what the client's side may hold unwritten. */
-  bufferLimit: number;
-  /** How this request's local replies are made (local_reply_config). */
-  reply: LocalReplyContext;
-  /** The route's response header mutations, with what their values are formatted from. */
-  responseHeaders?: { levels: HeaderMutationLevel[]; entry: AccessLogEntry };
-  /** The HTTP filters' view of the response headers, after the route's mutations. */
-  encode?: (status: number, headers: MutableHeaders) => void;
-  /** The HTTP filters' view of the upstream's trailers. */
-  encodeTrailers?: (trailers: MutableHeaders) => void;
-  /** http_protocol_options.enable_trailers: trailers go to an HTTP/1.1 client too (chunked responses only). */
-  http1Trailers?: boolean;
-  /** scheme_header_transformation.match_upstream: an HTTP/2 upstream's :scheme is its connection's transport. */
-  schemeMatchesUpstream?: boolean;
-  /** The request headers as they go upstream (x-forwarded-for, x-request-id … already set). */
-  headers: IncomingHttpHeaders;
-  /** The path after any prefix rewrite. */
-  path: string;
-  authority: string;
-  /** The access-log entry, when the listener logs. */
-  record?: HttpExchangeRecord;
-  /** The cluster chosen when the request was routed (one of weighted_clusters, by weight). */
-  clusterName: string | undefined;
-  /** The request body as filters left it: read whole (buffer), or a stream of it transformed (decompressor). */
-  body?: Buffer | Readable;
-  /** The route's hash_policy result: the hash a RING_HASH or MAGLEV cluster picks by, and cookies it generated. */
-  hash?: bigint;
-  setCookies?: string[];
-}
-
-
-/**
- * An HTTP/2 upstream's headers-only answer, set and not written: the end that follows sends it as
- * one HEADERS frame that ends the stream, as it came (HEADERS then an empty DATA would not be a
- * gRPC trailers-only reply).
- */
-function setHeadOnly(res: DownstreamResponse, status: number, flat: string[]): void {
-  res.statusCode = status;
-  const grouped = new Map<string, string[]>();
-  for (let i = 0; i < flat.length; i += 2) {
-    const values = grouped.get(flat[i]!);
-    if (values) values.push(flat[i + 1]!);
-    else grouped.set(flat[i]!, [flat[i + 1]!]);
-  }
-  for (const [k, v] of grouped) res.setHeader(k, v.length === 1 ? v[0]! : v);
-}
-
-function hasAny(headers: object): boolean {
-  for (const _ in headers) return true;
-  return false;
-}
-
-/**
- * The upstream's response headers as the client gets them: the route's response_headers_to_add
- * and _to_remove, then the HTTP filters', on a copy (the upstream's stay as they came); without
- * hop-by-hop headers (`keep` aside: an upgrade's Upgrade and Connection); with this proxy's
- * server header and x-envoy-upstream-service-time. A flat [name, value, …] list.
- */
-export function downstreamResponseHeaders(statusCode: number, headers: IncomingHttpHeaders, ctx: ForwardContext, startedMs: number, keep?: ReadonlySet<string>): string[] {
-  const out: string[] = [];
-  const mutations = ctx.responseHeaders;
-  const encode = ctx.encode;
-  let source: Record<string, unknown> = headers;
-  if (mutations || encode) {
-    const copy: MutableHeaders = { ...headers };
-    if (mutations) applyHeaderMutations(copy, mutations.levels, Object.create(mutations.entry, { responseCode: { value: statusCode } }) as AccessLogEntry);
-    encode?.(statusCode, copy);
-    source = copy;
-  }
-  for (const k in source) {
-    const v = source[k] as string | string[] | number | undefined;
-    if (v === undefined || (HOP_BY_HOP.has(k) && !keep?.has(k)) || k === 'server' || k.charCodeAt(0) === 58 /* ':' */) continue;
-    if (typeof v !== 'object') out.push(k, String(v));
-    else for (const item of v) out.push(k, item);
-  }
-  out.push('server', ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - startedMs)));
-  for (const cookie of ctx.setCookies ?? []) out.push('set-cookie', cookie);
-  return out;
-}
-
-/** The response flag of a retry that was due and refused: URX for the limit, UO for the breaker. */
-function retryRefusalFlag(decision: RetryStatus): number {
-  if (decision === 'limit') return ResponseFlag.upstreamRetryLimitExceeded;
-  if (decision === 'overflow') return ResponseFlag.upstreamOverflow;
-  return 0;
-}
-
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
-class Exchange implements UpstreamHandler, Deadlined {
+export class Exchange implements UpstreamHandler, Deadlined {
   private host: Host | undefined;
   /** The host of the try that just ended (for figures recorded after it). */
   private lastHost: Host | undefined;
@@ -453,50 +352,10 @@ class Exchange implements UpstreamHandler, Deadlined {
       return;
     }
     log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
-    const cs = this.cluster.stats;
-    // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
-    if (failure !== 'max_stream_duration') this.lastHost?.outcome('G');
-    // A try that failed on a host it reached for counts as that host's error (Envoy's router, retried or not).
-    if (failure !== 'max_stream_duration') this.lastHost?.stats.rqError.inc();
-    if (failure === 'connect') {
-      // The request waited for a connection that failed: Envoy's pool fails its pending requests so (the connection's failure is the host's, counted once).
-      cs.rqPendingFailureEject.inc();
-    }
-    else if (failure === 'timeout') {
-      // As Envoy's onResponseTimeout: counted for a try awaiting its response, none between tries.
-      if (!betweenTries) cs.rqTimeout.inc();
-      this.lastHost?.stats.rqTimeout.inc();
-    }
-    else if (failure === 'per_try_timeout') {
-      cs.rqPerTryTimeout.inc();
-      this.lastHost?.stats.rqTimeout.inc();
-    } else if (failure === 'max_stream_duration' || failure === 'per_try_idle_timeout') {
-      // counted when it fired (upstream_rq_max_duration_reached, upstream_rq_per_try_idle_timeout)
-    } else if ((err as { noError?: boolean }).noError) {
-      // An HTTP/2 stream the upstream reset with NO_ERROR: its connection carries on.
-      cs.rqRxResetNoError.inc();
-    } else {
-      cs.rqRxReset.inc();
-      // An HTTP/2 stream reset alone leaves its connection up: no connection was destroyed, none failed its protocol.
-      if (!(err as { streamOnly?: boolean }).streamOnly) {
-        cs.cxDestroyRemoteWithActiveRq.inc();
-        cs.cxDestroyWithActiveRq.inc();
-        // The upstream's bytes were not HTTP (llhttp: HTTPParserError; node:http2: a protocol error).
-        if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
-      }
-    }
+    countTryFailure(failure, err, this.cluster.stats, this.lastHost, betweenTries);
     const record = this.ctx.record;
     if (this.res.headersSent) {
-      // Mid-body: the client sees the stream cut short, as Envoy resets it.
-      this.ctx.stats.rqResetAfterResponseStarted.inc();
-      this.ctx.stats.rqTxReset.inc();
-      if (record && failure === 'max_stream_duration') {
-        record.responseFlags |= FAILURE_LOG.max_stream_duration.flag;
-        record.responseCodeDetails = FAILURE_LOG.max_stream_duration.details;
-      } else if (record) {
-        record.responseFlags |= ResponseFlag.upstreamRemoteReset;
-        record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';
-      }
+      resetAfterResponseStarted(failure, this.ctx.stats, record);
       this.finish();
       this.res.destroy();
       return;
@@ -507,38 +366,11 @@ class Exchange implements UpstreamHandler, Deadlined {
       this.scheduleRetry();
       return;
     }
-    const connect = failure === 'connect' ? connectLog(err) : undefined;
-    const outcome = failure === 'reset' ? resetLog(err) : (connect ?? FAILURE_LOG[failure]);
-    if (record) {
-      // Only the outcome is logged: a failed try that a retry made good leaves no flag.
-      record.responseFlags |= outcome.flag | retryRefusalFlag(decision);
-      record.responseCodeDetails = outcome.details;
-      if (connect) record.upstreamTransportFailureReason = connect.transport;
-    }
-    const reply = this.failureReply(failure, err);
+    if (record) recordFailure(failure, err, record, decision);
+    const reply = failureReply(failure, err, { altResponse: this.timeouts.altResponse, requestComplete: this.req.complete, retried: this.retried });
     // Envoy charges no code when a stream's max duration ends it, nor for a route timeout that came between two tries.
     if (failure !== 'max_stream_duration' && !betweenTries) this.chargeLocalReply(reply.status);
     this.localReply(reply);
-  }
-
-  /**
-   * The local reply for a try's failure, as Envoy words each: a reset's names its reason (after
-   * retries, "retried and the latest reset reason"); a timeout is 504, or 204 when the request
-   * asked so (x-envoy-upstream-rq-timeout-alt-response).
-   */
-  private failureReply(failure: Exclude<Failure, 'client'>, err: Error & { refused?: boolean; streamOnly?: boolean }): { status: number; body: string } {
-    switch (failure) {
-      case 'timeout':
-      case 'per_try_timeout':
-      case 'per_try_idle_timeout':
-        return this.timeouts.altResponse ? { status: 204, body: '' } : LocalReply.upstreamTimeout;
-      case 'max_stream_duration':
-        return this.req.complete ? LocalReply.upstreamMaxStreamDuration : LocalReply.upstreamMaxStreamDurationIncomplete;
-      default: {
-        const reason = failure === 'connect' ? connectLog(err).reason : resetLog(err).reason;
-        return { status: 503, body: `upstream connect error or disconnect/reset before headers. ${this.retried ? 'retried and the latest ' : ''}reset reason: ${reason}` };
-      }
-    }
   }
 
   /** Whether this request can be retried at all: it has a retry state, and its body can be sent again (a streamed body cannot). */
@@ -614,101 +446,4 @@ class Exchange implements UpstreamHandler, Deadlined {
     this.finish();
     sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
   }
-}
-
-
-const accounting = new WeakMap<CircuitBreaker, RetryAccounting>();
-
-/** What a retry state counts and holds, for one cluster at one priority (its breaker's retry unit, its retry figures). */
-function retryAccounting(cluster: Cluster, priority: 0 | 1): RetryAccounting {
-  const breaker = cluster.breakers[priority];
-  let a = accounting.get(breaker);
-  if (a) return a;
-  const cs = cluster.stats;
-  a = {
-    canRetry: () => breaker.hasRoom('retry'),
-    acquireRetry: () => breaker.acquire('retry'),
-    releaseRetry: () => breaker.release('retry'),
-    retry: () => cs.rqRetry.inc(),
-    success: () => cs.rqRetrySuccess.inc(),
-    limitExceeded: () => cs.rqRetryLimitExceeded.inc(),
-    overflow: () => breaker.overflow.retry.inc(),
-    backoffExponential: () => cs.rqRetryBackoffExponential.inc(),
-    backoffRatelimited: () => cs.rqRetryBackoffRatelimited.inc(),
-  };
-  accounting.set(breaker, a);
-  return a;
-}
-
-/** The cluster the request was routed to; without one (not configured, or removed), the route's cluster_not_found_response_code. */
-export function routedCluster(res: DownstreamResponse, action: ForwardAction, ctx: ForwardContext): Cluster | undefined {
-  const cluster = ctx.clusterName !== undefined ? ctx.clusters.get(ctx.clusterName) : undefined;
-  if (cluster) return cluster;
-  ctx.stats.noCluster.inc();
-  if (ctx.record) {
-    ctx.record.responseFlags |= ResponseFlag.noClusterFound;
-    ctx.record.responseCodeDetails = 'cluster_not_found';
-  }
-  sendLocalReply(res, action.clusterNotFoundStatus, '', ctx.reply);
-  return undefined;
-}
-
-export async function forward(req: DownstreamRequest, res: DownstreamResponse, action: ForwardAction, ctx: ForwardContext): Promise<void> {
-  const cluster = routedCluster(res, action, ctx);
-  if (!cluster) return;
-  ctx.stats.rqRouted.inc();
-  // Envoy's maintenance mode: the runtime's upstream.maintenance_mode.<cluster> percent of requests get an immediate 503.
-  if (featureEnabled(cluster.maintenanceModeKey, 0)) {
-    cluster.stats.rqMaintenanceMode.inc();
-    cluster.stats.localReply(503, req.headers['x-envoy-internal'] === 'true');
-    if (ctx.record) {
-      ctx.record.responseFlags |= ResponseFlag.upstreamOverflow;
-      ctx.record.responseCodeDetails = 'maintenance_mode';
-    }
-    sendLocalReply(res, 503, 'maintenance mode', ctx.reply);
-    return;
-  }
-  const length = req.headers['content-length'];
-  // A filter may have read the body whole already (the buffer filter), or transformed it (a decompressor): it goes as they left it.
-  const hasBody = ctx.body !== undefined ? !Buffer.isBuffer(ctx.body) || ctx.body.length > 0 : requestHasBody(req);
-  let body: Buffer | Readable | null = ctx.body ?? (hasBody ? req : null);
-  // The timeouts, then the retry state, each consuming the request headers it reads (as Envoy's router does, in that order).
-  const timeouts = routeTimeouts(action, ctx.headers);
-  const view = { method: req.method ?? 'GET', path: ctx.path, authority: ctx.authority, headers: ctx.headers };
-  let retry = RetryState.create(action.retry, ctx.headers, view, retryAccounting(cluster, action.priority));
-  if (retry && !retry.enabled) retry = undefined;
-  if (hasBody && retry && !Buffer.isBuffer(body)) {
-    if (body === req && length !== undefined && Number(length) <= RETRY_BUFFER_LIMIT) {
-      try {
-        body = await readBody(req);
-      } catch {
-        return; // the client went away while sending its body
-      }
-    } else {
-      // Too long (or of unknown length) to keep for a retry: it streams once, as Envoy abandons the retry.
-      retry = undefined;
-      cluster.stats.retryOrShadowAbandoned.inc();
-    }
-  }
-  if (body instanceof Readable) followBodyFlow(body, ctx.stats);
-  new Exchange(req, res, action, cluster, ctx, body, retry, timeouts).begin();
-}
-
-/**
- * The connection manager's downstream_flow_control_paused/resumed_reading_total: the client's
- * body streams upstream, and is paused whenever the upstream connection holds more than it can
- * take (the upstream connection's and pipe()'s back-pressure pause the stream), then resumed once it drains.
- */
-function followBodyFlow(body: Readable, stats: HttpStats): void {
-  let paused = false;
-  body.on('pause', () => {
-    if (paused || body.readableEnded) return;
-    paused = true;
-    stats.flowPausedReading.inc();
-  });
-  body.on('resume', () => {
-    if (!paused) return;
-    paused = false;
-    stats.flowResumedReading.inc();
-  });
 }

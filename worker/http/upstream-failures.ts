@@ -1,7 +1,11 @@
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { connectResetReason, transportFailureReason, underscored } from '../../shared/upstream/transport-failure.js';
 import { CONNECT_TIMEOUT } from '../upstream/upstream-handler.js';
-import type { ResetReason } from './retry-state.js';
+import type { HttpStats } from '../../shared/stats/http-stats.js';
+import type { Cluster, Host } from '../upstream/cluster.js';
+import type { HttpExchangeRecord } from './exchange-record.js';
+import { LocalReply } from './local-reply.js';
+import type { ResetReason, RetryStatus } from './retry-state.js';
 
 /**
  * How a try to an upstream can fail, as the router (./router.ts) and the upgrade router tell
@@ -78,3 +82,88 @@ export function connectLog(err: Error): { flag: number; details: string; reason:
     reason: transport ? `${reset}, transport failure reason: ${transport}` : reset,
   };
 }
+
+/** A try's failure in the cluster's and its host's figures, as Envoy's router and pools count each kind. `betweenTries`: the route's timeout came during a retry's back-off. */
+export function countTryFailure(failure: Exclude<Failure, 'client'>, err: Error, cs: Cluster['stats'], host: Host | undefined, betweenTries: boolean): void {
+  // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
+  if (failure !== 'max_stream_duration') host?.outcome('G');
+  // A try that failed on a host it reached for counts as that host's error (Envoy's router, retried or not).
+  if (failure !== 'max_stream_duration') host?.stats.rqError.inc();
+  if (failure === 'connect') {
+    // The request waited for a connection that failed: Envoy's pool fails its pending requests so (the connection's failure is the host's, counted once).
+    cs.rqPendingFailureEject.inc();
+  }
+  else if (failure === 'timeout') {
+    // As Envoy's onResponseTimeout: counted for a try awaiting its response, none between tries.
+    if (!betweenTries) cs.rqTimeout.inc();
+    host?.stats.rqTimeout.inc();
+  }
+  else if (failure === 'per_try_timeout') {
+    cs.rqPerTryTimeout.inc();
+    host?.stats.rqTimeout.inc();
+  } else if (failure === 'max_stream_duration' || failure === 'per_try_idle_timeout') {
+    // counted when it fired (upstream_rq_max_duration_reached, upstream_rq_per_try_idle_timeout)
+  } else if ((err as { noError?: boolean }).noError) {
+    // An HTTP/2 stream the upstream reset with NO_ERROR: its connection carries on.
+    cs.rqRxResetNoError.inc();
+  } else {
+    cs.rqRxReset.inc();
+    // An HTTP/2 stream reset alone leaves its connection up: no connection was destroyed, none failed its protocol.
+    if (!(err as { streamOnly?: boolean }).streamOnly) {
+      cs.cxDestroyRemoteWithActiveRq.inc();
+      cs.cxDestroyWithActiveRq.inc();
+      // The upstream's bytes were not HTTP (llhttp: HTTPParserError; node:http2: a protocol error).
+      if (err.name === 'HTTPParserError' || /^(HPE_|ERR_HTTP2_(ERROR|INVALID|STREAM_ERROR|SESSION_ERROR))/.test((err as NodeJS.ErrnoException).code ?? '')) cs.cxProtocolError.inc();
+    }
+  }
+}
+
+/** A failure after the response began: the client sees its stream cut short, as Envoy resets it. */
+export function resetAfterResponseStarted(failure: Exclude<Failure, 'client'>, stats: HttpStats, record: HttpExchangeRecord | undefined): void {
+  stats.rqResetAfterResponseStarted.inc();
+  stats.rqTxReset.inc();
+  if (record && failure === 'max_stream_duration') {
+    record.responseFlags |= FAILURE_LOG.max_stream_duration.flag;
+    record.responseCodeDetails = FAILURE_LOG.max_stream_duration.details;
+  } else if (record) {
+    record.responseFlags |= ResponseFlag.upstreamRemoteReset;
+    record.responseCodeDetails = 'upstream_reset_after_response_started{remote_reset}';
+  }
+}
+
+/** The exchange's failure in its access-log record: only the outcome (a failed try that a retry made good leaves no flag), with a refused retry's flag. */
+export function recordFailure(failure: Exclude<Failure, 'client'>, err: Error & { refused?: boolean; streamOnly?: boolean }, record: HttpExchangeRecord, decision: RetryStatus): void {
+  const connect = failure === 'connect' ? connectLog(err) : undefined;
+  const outcome = failure === 'reset' ? resetLog(err) : (connect ?? FAILURE_LOG[failure]);
+  record.responseFlags |= outcome.flag | retryRefusalFlag(decision);
+  record.responseCodeDetails = outcome.details;
+  if (connect) record.upstreamTransportFailureReason = connect.transport;
+}
+
+/**
+ * The local reply for a try's failure, as Envoy words each: a reset's names its reason (after
+ * retries, "retried and the latest reset reason"); a timeout is 504, or 204 when the request
+ * asked so (x-envoy-upstream-rq-timeout-alt-response).
+ */
+export function failureReply(failure: Exclude<Failure, 'client'>, err: Error & { refused?: boolean; streamOnly?: boolean }, rq: { altResponse: boolean; requestComplete: boolean; retried: boolean }): { status: number; body: string } {
+  switch (failure) {
+    case 'timeout':
+    case 'per_try_timeout':
+    case 'per_try_idle_timeout':
+      return rq.altResponse ? { status: 204, body: '' } : LocalReply.upstreamTimeout;
+    case 'max_stream_duration':
+      return rq.requestComplete ? LocalReply.upstreamMaxStreamDuration : LocalReply.upstreamMaxStreamDurationIncomplete;
+    default: {
+      const reason = failure === 'connect' ? connectLog(err).reason : resetLog(err).reason;
+      return { status: 503, body: `upstream connect error or disconnect/reset before headers. ${rq.retried ? 'retried and the latest ' : ''}reset reason: ${reason}` };
+    }
+  }
+}
+
+/** The response flag of a retry that was due and refused: URX for the limit, UO for the breaker. */
+export function retryRefusalFlag(decision: RetryStatus): number {
+  if (decision === 'limit') return ResponseFlag.upstreamRetryLimitExceeded;
+  if (decision === 'overflow') return ResponseFlag.upstreamOverflow;
+  return 0;
+}
+
