@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
-import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
 import { ConsumedHandle } from '../http1/consume.js';
 import { writeLatin1 } from '../http1/direct-write.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
-import { HTTPParser, INVALID_TARGET, INVALID_VALUE, lowerCaseName, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
+import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import { closedError, headersObject, keepAliveHintMs, protocolError, streamRequestBody } from './http1-messages.js';
 
 /**
  * One HTTP/1.1 connection to an upstream host, carrying one request at a time (no pipelining,
@@ -53,43 +53,6 @@ const MAX_RESPONSE_HEAD_BYTES = 80 * 1024;
 const KEEP_ALIVE_HINT_MARGIN_MS = 1000;
 
 const NO_TRAILERS: IncomingHttpHeaders = Object.freeze({}) as IncomingHttpHeaders;
-
-function closedError(message: string): Error {
-  return Object.assign(new Error(message), { code: 'ECONNRESET' });
-}
-
-function protocolError(err: ParseError | Error, message: string): Error {
-  return Object.assign(new Error(`${message}: ${(err as ParseError).reason ?? err.message}`), { name: 'HTTPParserError', code: (err as ParseError).code ?? 'HPE_INVALID' });
-}
-
-/** A flat [name, value, …] list as an object of lower-case names, repeated names as arrays (node:http's shape, set-cookie included). */
-function headersObject(flat: string[]): IncomingHttpHeaders {
-  const out: Record<string, string | string[]> = {};
-  for (let i = 0; i < flat.length; i += 2) {
-    const k = lowerCaseName(flat[i]!);
-    const v = flat[i + 1]!;
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (typeof prev === 'string') out[k] = [prev, v];
-    else prev.push(v);
-  }
-  return out as IncomingHttpHeaders;
-}
-
-const KEEP_ALIVE_TIMEOUT = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i;
-/** The last hint read, and what it meant: a server sends the same one on every response. */
-let lastHint = '';
-let lastHintMs: number | undefined;
-
-/** `Keep-Alive: timeout=N`, in milliseconds, or undefined. */
-function keepAliveHintMs(value: string): number | undefined {
-  if (value !== lastHint) {
-    const m = KEEP_ALIVE_TIMEOUT.exec(value);
-    lastHint = value;
-    lastHintMs = m ? Number(m[1]) * 1000 : undefined;
-  }
-  return lastHintMs;
-}
 
 /** One request on its connection; it is the controller its handler gets. */
 class InFlight implements UpstreamController {
@@ -280,70 +243,7 @@ export class Http1Connection implements Deadlined {
     }
     head += length !== undefined ? `content-length: ${length}\r\n\r\n` : 'transfer-encoding: chunked\r\n\r\n';
     socket.write(head, 'latin1');
-    this.streamBody(rq, body, length === undefined ? undefined : Number(length));
-  }
-
-  /**
-   * A request body that streams: chunked when its length is unknown, else as many bytes as its
-   * content-length says (more or fewer is an error, and the connection cannot be trusted after
-   * it). The body stream is paused while the socket holds more than it takes.
-   */
-  private streamBody(rq: InFlight, body: Readable, expected: number | undefined): void {
-    const socket = this.socket;
-    let written = 0;
-    const onDrain = () => body.resume();
-    const stop = () => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-      body.off('close', onClose);
-      socket.off('drain', onDrain);
-      rq.stopBody = undefined;
-    };
-    const fail = (err: Error) => {
-      stop();
-      this.abort(rq, err);
-    };
-    const onData = (chunk: Buffer | string) => {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      if (bytes.length === 0) return;
-      written += bytes.length;
-      if (expected !== undefined && written > expected) {
-        fail(closedError('the request body is longer than its content-length'));
-        return;
-      }
-      let ok: boolean;
-      if (expected === undefined) {
-        socket.cork();
-        socket.write(`${bytes.length.toString(16)}\r\n`, 'latin1');
-        socket.write(bytes);
-        ok = socket.write('\r\n', 'latin1');
-        socket.uncork();
-      } else ok = socket.write(bytes);
-      if (!ok) {
-        body.pause();
-        socket.once('drain', onDrain);
-      }
-    };
-    const onEnd = () => {
-      stop();
-      if (expected !== undefined && written !== expected) {
-        this.abort(rq, closedError('the request body is shorter than its content-length'));
-        return;
-      }
-      if (expected === undefined) socket.write('0\r\n\r\n', 'latin1');
-      rq.sent = true;
-    };
-    const onError = (err: Error) => fail(err);
-    // The client's side closed before its body ended (it went away).
-    const onClose = () => fail(closedError('the request body was cut short'));
-    rq.stopBody = stop;
-    body.on('data', onData);
-    body.once('end', onEnd);
-    body.once('error', onError);
-    body.once('close', onClose);
-    if (body.readableEnded) onEnd();
-    else body.resume();
+    streamRequestBody(socket, rq, body, length === undefined ? undefined : Number(length), (err) => this.abort(rq, err));
   }
 
   private received(chunk: Buffer): void {

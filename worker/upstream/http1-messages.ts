@@ -1,0 +1,115 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import { lowerCaseName, type ParseError } from '../http1/llhttp.js';
+
+/**
+ * What an HTTP/1.1 upstream connection (http1-connection.ts) reads and writes beside a request's
+ * head: the errors it fails a request with, a response head as node:http's header object, the
+ * server's keep-alive hint, and a request body that streams.
+ */
+
+export function closedError(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ECONNRESET' });
+}
+
+export function protocolError(err: ParseError | Error, message: string): Error {
+  return Object.assign(new Error(`${message}: ${(err as ParseError).reason ?? err.message}`), { name: 'HTTPParserError', code: (err as ParseError).code ?? 'HPE_INVALID' });
+}
+
+/** A flat [name, value, …] list as an object of lower-case names, repeated names as arrays (node:http's shape, set-cookie included). */
+export function headersObject(flat: string[]): IncomingHttpHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const k = lowerCaseName(flat[i]!);
+    const v = flat[i + 1]!;
+    const prev = out[k];
+    if (prev === undefined) out[k] = v;
+    else if (typeof prev === 'string') out[k] = [prev, v];
+    else prev.push(v);
+  }
+  return out as IncomingHttpHeaders;
+}
+
+const KEEP_ALIVE_TIMEOUT = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i;
+/** The last hint read, and what it meant: a server sends the same one on every response. */
+let lastHint = '';
+let lastHintMs: number | undefined;
+
+/** `Keep-Alive: timeout=N`, in milliseconds, or undefined. */
+export function keepAliveHintMs(value: string): number | undefined {
+  if (value !== lastHint) {
+    const m = KEEP_ALIVE_TIMEOUT.exec(value);
+    lastHint = value;
+    lastHintMs = m ? Number(m[1]) * 1000 : undefined;
+  }
+  return lastHintMs;
+}
+
+/** A request whose body streams: written whole once `sent`, and `stopBody` stops writing it. */
+export interface StreamingRequest {
+  sent: boolean;
+  stopBody: (() => void) | undefined;
+}
+
+/**
+ * A request body that streams: chunked when its length is unknown, else as many bytes as its
+ * content-length says (more or fewer is an error, and the connection cannot be trusted after
+ * it). The body stream is paused while the socket holds more than it takes.
+ */
+export function streamRequestBody(socket: Socket, rq: StreamingRequest, body: Readable, expected: number | undefined, abort: (err: Error) => void): void {
+  let written = 0;
+  const onDrain = () => body.resume();
+  const stop = () => {
+    body.off('data', onData);
+    body.off('end', onEnd);
+    body.off('error', onError);
+    body.off('close', onClose);
+    socket.off('drain', onDrain);
+    rq.stopBody = undefined;
+  };
+  const fail = (err: Error) => {
+    stop();
+    abort(err);
+  };
+  const onData = (chunk: Buffer | string) => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (bytes.length === 0) return;
+    written += bytes.length;
+    if (expected !== undefined && written > expected) {
+      fail(closedError('the request body is longer than its content-length'));
+      return;
+    }
+    let ok: boolean;
+    if (expected === undefined) {
+      socket.cork();
+      socket.write(`${bytes.length.toString(16)}\r\n`, 'latin1');
+      socket.write(bytes);
+      ok = socket.write('\r\n', 'latin1');
+      socket.uncork();
+    } else ok = socket.write(bytes);
+    if (!ok) {
+      body.pause();
+      socket.once('drain', onDrain);
+    }
+  };
+  const onEnd = () => {
+    stop();
+    if (expected !== undefined && written !== expected) {
+      abort(closedError('the request body is shorter than its content-length'));
+      return;
+    }
+    if (expected === undefined) socket.write('0\r\n\r\n', 'latin1');
+    rq.sent = true;
+  };
+  const onError = (err: Error) => fail(err);
+  // The client's side closed before its body ended (it went away).
+  const onClose = () => fail(closedError('the request body was cut short'));
+  rq.stopBody = stop;
+  body.on('data', onData);
+  body.once('end', onEnd);
+  body.once('error', onError);
+  body.once('close', onClose);
+  if (body.readableEnded) onEnd();
+  else body.resume();
+}
