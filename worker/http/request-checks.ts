@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
-import { UNSUPPORTED_TRANSFER_CODING } from '../http1/server.js';
+import { UNSUPPORTED_TRANSFER_CODING } from '../http1/common.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { HttpExchangeRecord } from './exchange-record.js';

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import { REASON_PHRASES } from '../../shared/http-status.js';
 import type { Socket } from 'node:net';
-import { INVALID_VALUE, TOKEN } from './llhttp.js';
+import { INVALID_VALUE } from './llhttp.js';
+import { checkName, checkValue, httpError, trailerFields, utcDate } from './common.js';
 import type { Http1Request } from './request.js';
 import { writeBuffer } from './direct-write.js';
 
@@ -29,23 +30,6 @@ const CONNECTION_CLOSE = /(?:^|\W)close(?:$|\W)/i;
 const CHUNKED = /(?:^|\W)chunked(?:$|\W)/i;
 /** Below this, a turn's pieces are copied into one buffer and written once; above it, each is written as it is (one writev). */
 const COALESCE_BYTES = 64 * 1024;
-
-let dateSecond = -1;
-let dateText = '';
-/** The Date header's value, computed once a second. */
-function utcDate(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(now).toUTCString();
-  }
-  return dateText;
-}
-
-function httpError(code: string, message: string, Type: ErrorConstructor = Error): Error {
-  return Object.assign(new Type(message), { code });
-}
 
 type Callback = (err?: Error | null) => void;
 
@@ -270,17 +254,7 @@ export class Http1Response extends EventEmitter {
   }
 
   addTrailers(headers: OutgoingHttpHeaders | ReadonlyArray<[string, string]>): void {
-    let trailer = '';
-    const pairs: [string, OutgoingHttpHeader | undefined][] = Array.isArray(headers) ? (headers as [string, string][]) : Object.entries(headers);
-    for (const [name, value] of pairs) {
-      checkName(name);
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) && value.length > 1 ? value : [Array.isArray(value) ? value.join('; ') : value]) {
-        if (INVALID_VALUE.test(String(v))) throw httpError('ERR_INVALID_CHAR', `Invalid character in trailer content ["${name}"]`, TypeError);
-        trailer += `${name}: ${String(v)}\r\n`;
-      }
-    }
-    this.trailer = trailer;
+    this.trailer = trailerFields(headers);
   }
 
   write(chunk: string | Uint8Array, encoding?: BufferEncoding | Callback, callback?: Callback): boolean {
@@ -466,15 +440,4 @@ export class Http1Response extends EventEmitter {
     else socket.write(last, after);
     socket.uncork();
   }
-}
-
-function checkName(name: string): void {
-  if (typeof name !== 'string' || !name || !TOKEN.test(name)) throw httpError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${name}"]`, TypeError);
-}
-
-function checkValue(name: string, value: OutgoingHttpHeader | undefined): void {
-  if (value === undefined) throw httpError('ERR_HTTP_INVALID_HEADER_VALUE', `Invalid value "${value}" for header "${name}"`, TypeError);
-  if (Array.isArray(value)) {
-    for (const v of value) if (INVALID_VALUE.test(String(v))) throw httpError('ERR_INVALID_CHAR', `Invalid character in header content ["${name}"]`, TypeError);
-  } else if (INVALID_VALUE.test(String(value))) throw httpError('ERR_INVALID_CHAR', `Invalid character in header content ["${name}"]`, TypeError);
 }
