@@ -266,12 +266,7 @@ export class RouteTable {
     if (exact) return exact;
     for (const [suffix, vh] of this.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
     for (const [prefix, vh] of this.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
-    // A Host with a port also tries its name alone, as a client's "example.com:80" should reach "example.com".
-    const colon = host.lastIndexOf(':');
-    if (colon > 0 && !host.endsWith(']')) {
-      const bare = this.exact.get(host.slice(0, colon));
-      if (bare) return bare;
-    }
+    // As Envoy's findVirtualHost: a Host with a port matches a domain with that port (ignore_port_in_host_matching is refused).
     return this.catchAll;
   }
 
