@@ -1,6 +1,6 @@
 import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
-import { typeNameOfUrl } from '../config/wkt.js';
+import { accessLoggerOf } from '../extensions/access-loggers/lookup.js';
 import { accessLogSink } from '../log/logger.js';
 import type { LogSink } from '../log/sink.js';
 import type { AccessLogEntry } from './entry.js';
@@ -9,22 +9,12 @@ import { compileAccessLogFormat, type LogFormatter } from './format.js';
 
 /**
  * The `access_log` lists of the HTTP connection manager, the TCP proxy and the admin: each entry
- * an optional filter, a format, and where the lines go (`envoy.access_loggers.file`, `stdout`,
- * `stderr`). Compiled once; `log()` formats only entries its filter lets through, into a
+ * an optional filter, a format, and where the lines go (an access logger of
+ * shared/extensions/access-loggers/: a file, stdout, stderr). Compiled once; `log()` formats only entries its filter lets through, into a
  * buffered writer, so a request costs a format and an array push.
  */
 
 type Obj = JsonObject;
-
-const FILE = 'envoy.extensions.access_loggers.file.v3.FileAccessLog';
-const STDOUT = 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog';
-const STDERR = 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog';
-const BY_NAME: Record<string, string> = {
-  'envoy.access_loggers.file': FILE,
-  'envoy.file_access_log': FILE,
-  'envoy.access_loggers.stdout': STDOUT,
-  'envoy.access_loggers.stderr': STDERR,
-};
 
 interface Destination {
   /** '' for stdout / stderr. */
@@ -53,13 +43,12 @@ interface Compiled {
 
 function compileOne(entry: Obj): Compiled {
   const typed = obj(entry.typed_config);
-  const typeName = typeof typed['@type'] === 'string' ? typeNameOfUrl(typed['@type']) : BY_NAME[String(entry.name ?? '')];
+  const { logger, typeName } = accessLoggerOf(entry);
   if (typeName === undefined) throw new Error(`access logger '${String(entry.name ?? '')}' needs a typed_config`);
-  if (typeName !== FILE && typeName !== STDOUT && typeName !== STDERR) throw new Error(`typed_config: '${typeName}' is not an access logger`);
+  if (logger === undefined) throw new Error(`typed_config: '${typeName}' is not an access logger`);
   const formatter = compileAccessLogFormat(typed);
   const filter = entry.filter !== undefined ? compileAccessLogFilter(obj(entry.filter)) : undefined;
-  const destination: Destination = typeName === FILE ? { path: String(typed.path), stdFd: 1 } : { path: '', stdFd: typeName === STDERR ? 2 : 1 };
-  return { filter, formatter, destination };
+  return { filter, formatter, destination: logger.destination(typed) };
 }
 
 /** Validation: the errors of an `access_log` list, each naming the entry's path. Opens nothing. */
@@ -73,11 +62,13 @@ export function checkAccessLogs(entries: unknown, path: string, errors: string[]
   });
 }
 
+/** The files an `access_log` list writes to (the loggers' destinations that have a path). */
 function accessLogPaths(entries: unknown): string[] {
-  return list(entries)
-    .map((e) => obj(e.typed_config))
-    .filter((t) => typeof t['@type'] === 'string' && typeNameOfUrl(t['@type']) === FILE)
-    .map((t) => String(t.path));
+  return list(entries).flatMap((e) => {
+    const { logger } = accessLoggerOf(e);
+    const path = logger?.destination(obj(e.typed_config)).path;
+    return path ? [path] : [];
+  });
 }
 
 /**

@@ -211,9 +211,6 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.accesslog.v3.AccessLogFilter': [
     'status_code_filter', 'duration_filter', 'not_health_check_filter', 'runtime_filter', 'and_filter', 'or_filter', 'header_filter', 'response_flag_filter',
   ],
-  'envoy.extensions.access_loggers.file.v3.FileAccessLog': ['path', 'format', 'json_format', 'typed_json_format', 'log_format'],
-  'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog': ['log_format'],
-  'envoy.extensions.access_loggers.stream.v3.StderrAccessLog': ['log_format'],
   // content_type shapes local-reply bodies (an access log has none); formatters are extensions none of which is implemented.
   'envoy.config.core.v3.SubstitutionFormatString': ['text_format', 'json_format', 'text_format_source', 'omit_empty_values', 'json_format_options', 'content_type'],
   // Messages implemented whole before the API was brought to Envoy 1.37, without the fields 1.37

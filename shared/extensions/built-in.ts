@@ -3,7 +3,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
  * (index.ts lists those): the connection manager and its router and tap filters,
- * TCP and UDP proxying, transport sockets, access loggers, tracers, stat sinks, retry plugins.
+ * TCP and UDP proxying, transport sockets, tracers, stat sinks, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
   {
@@ -41,27 +41,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     category: 'envoy.filters.http',
     typeName: 'envoy.extensions.filters.http.tap.v3.Tap',
     description: 'copies matching exchanges to the admin\'s /tap streams',
-    deprecatedNames: [],
-  },
-  {
-    name: 'envoy.access_loggers.file',
-    category: 'envoy.access_loggers',
-    typeName: 'envoy.extensions.access_loggers.file.v3.FileAccessLog',
-    description: 'access logs to a file, in Envoy\'s text or JSON formats',
-    deprecatedNames: ['envoy.file_access_log'],
-  },
-  {
-    name: 'envoy.access_loggers.stdout',
-    category: 'envoy.access_loggers',
-    typeName: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
-    description: 'access logs to standard output',
-    deprecatedNames: [],
-  },
-  {
-    name: 'envoy.access_loggers.stderr',
-    category: 'envoy.access_loggers',
-    typeName: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
-    description: 'access logs to standard error',
     deprecatedNames: [],
   },
   {

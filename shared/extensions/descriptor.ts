@@ -43,6 +43,17 @@ export interface HttpFilterDescriptor extends ExtensionDescriptor {
   create(name: string, config: JsonObject, ctx: FilterContext): HttpFilterFactory;
 }
 
+/** An access logger: where an `access_log` entry's lines go. */
+export interface AccessLoggerDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.access_loggers';
+  /** A file (its path), or standard output or error (path ''). */
+  destination(config: JsonObject): { path: string; stdFd: 1 | 2 };
+}
+
 export function isHttpFilter(d: ExtensionDescriptor): d is HttpFilterDescriptor {
   return d.category === 'envoy.filters.http' && 'create' in d;
+}
+
+export function isAccessLogger(d: ExtensionDescriptor): d is AccessLoggerDescriptor {
+  return d.category === 'envoy.access_loggers' && 'destination' in d;
 }

@@ -1,7 +1,8 @@
 import type { AnyUse } from '../config/proto-json.js';
 import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
-import * as inFolders from './index.js';
+import * as accessLoggerFolders from './access-loggers/index.js';
+import * as httpFilterFolders from './filters/http/index.js';
 
 /**
  * Every extension this proxy implements, found by Envoy's names and v3 config types. A
@@ -10,7 +11,7 @@ import * as inFolders from './index.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(inFolders).flat()];
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat()];
 
 const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, ...(e.perRouteTypeName ? [[e.perRouteTypeName, e] as const] : [])]));
 /** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
