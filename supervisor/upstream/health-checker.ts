@@ -4,8 +4,12 @@ import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { httpModule, httpsModule, tlsModule } from '../../shared/builtins.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
-import { list, obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
+import type { envoy } from '../../shared/config/envoy-types.js';
+
+type HealthCheck = envoy.config.core.v3.HealthCheck;
+type HttpHealthCheck = envoy.config.core.v3.HealthCheck.HttpHealthCheck;
+type TcpHealthCheck = envoy.config.core.v3.HealthCheck.TcpHealthCheck;
+type HealthCheckPayload = envoy.config.core.v3.HealthCheck.Payload;
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
@@ -40,9 +44,9 @@ interface Payload {
   bytes: Buffer;
 }
 
-function payload(p: JsonObject): Payload {
+function payload(p: HealthCheckPayload): Payload {
   if (typeof p.text === 'string') return { bytes: Buffer.from(p.text, 'hex') };
-  return { bytes: Buffer.from(String(p.binary ?? ''), 'base64') };
+  return { bytes: Buffer.from(p.binary ?? '', 'base64') };
 }
 
 class HealthCheckStats {
@@ -90,14 +94,14 @@ export class ClusterHealthChecker {
 
   constructor(
     readonly cluster: string,
-    readonly config: JsonObject,
+    readonly config: HealthCheck,
     readonly setFlags: SetFlags,
     /** Every passing check (an outlier ejection may end with it). */
     readonly onPass: (address: string) => void = () => {},
     /** The cluster's TLS: checks connect as its traffic does. */
     readonly tls?: UpstreamTls,
   ) {
-    const d = (v: unknown, fallback: number) => (typeof v === 'string' ? durationMs(v) : fallback);
+    const d = (v: string | undefined, fallback: number) => (v === undefined ? fallback : durationMs(v));
     this.timeoutMs = d(config.timeout, 1000);
     this.intervalMs = Math.max(1, d(config.interval, 1000));
     this.unhealthyIntervalMs = d(config.unhealthy_interval, this.intervalMs);
@@ -105,11 +109,11 @@ export class ClusterHealthChecker {
     this.healthyEdgeIntervalMs = d(config.healthy_edge_interval, this.intervalMs);
     this.noTrafficIntervalMs = d(config.no_traffic_interval, 60_000);
     this.jitterMs = d(config.interval_jitter, 0);
-    this.jitterPercent = Number(config.interval_jitter_percent ?? 0);
+    this.jitterPercent = config.interval_jitter_percent ?? 0;
     this.initialJitterMs = d(config.initial_jitter, 0);
     this.noTrafficHealthyIntervalMs = d(config.no_traffic_healthy_interval, this.noTrafficIntervalMs);
-    this.unhealthyThreshold = Math.max(1, Number(config.unhealthy_threshold ?? 1));
-    this.healthyThreshold = Math.max(1, Number(config.healthy_threshold ?? 1));
+    this.unhealthyThreshold = Math.max(1, config.unhealthy_threshold ?? 1);
+    this.healthyThreshold = Math.max(1, config.healthy_threshold ?? 1);
     this.reuseConnection = config.reuse_connection !== false;
     this.stats = new HealthCheckStats(cluster);
   }
@@ -262,12 +266,12 @@ class Session {
 
   private check(): Promise<Outcome> {
     const config = this.checker.config;
-    if (config.http_health_check) return this.httpCheck(obj(config.http_health_check));
-    return this.tcpCheck(obj(config.tcp_health_check));
+    if (config.http_health_check) return this.httpCheck(config.http_health_check);
+    return this.tcpCheck(config.tcp_health_check ?? {});
   }
 
-  private httpCheck(http: JsonObject): Promise<Outcome> {
-    const ranges = list(http.expected_statuses);
+  private httpCheck(http: HttpHealthCheck): Promise<Outcome> {
+    const ranges = http.expected_statuses ?? [];
     const expected = (status: number) =>
       ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
     // A kept-alive connection per host (reuse_connection, true by default).
@@ -286,10 +290,10 @@ class Session {
         {
           host: this.host.healthCheckIp,
           port: this.host.healthCheckPort,
-          path: String(http.path ?? '/'),
+          path: http.path ?? '/',
           method: 'GET',
           agent: this.agent,
-          headers: { host: String(http.host || this.checker.cluster), 'user-agent': 'Envoy/HC' },
+          headers: { host: http.host || this.checker.cluster, 'user-agent': 'Envoy/HC' },
         },
         (res) => {
           this.immediateFailHeader = res.headers['x-envoy-immediate-health-check-fail'] !== undefined;
@@ -311,9 +315,9 @@ class Session {
     });
   }
 
-  private tcpCheck(tcp: JsonObject): Promise<Outcome> {
-    const send = tcp.send ? payload(obj(tcp.send)) : undefined;
-    const receive = list(tcp.receive).map(payload);
+  private tcpCheck(tcp: TcpHealthCheck): Promise<Outcome> {
+    const send = tcp.send ? payload(tcp.send) : undefined;
+    const receive = (tcp.receive ?? []).map(payload);
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
       let done = false;

@@ -1,5 +1,5 @@
 import { durationMs } from '../../shared/config/wkt.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
+import type { envoy } from '../../shared/config/envoy-types.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
 import { HealthFlag } from '../../shared/upstream/health.js';
@@ -51,7 +51,7 @@ export class OutlierDetector {
 
   constructor(
     readonly cluster: string,
-    config: JsonObject,
+    config: envoy.config.cluster.v3.OutlierDetection,
     private readonly setFlags: (address: string, bits: number, on: boolean) => void,
   ) {
     this.c = settings(config);
@@ -213,9 +213,9 @@ export class OutlierDetector {
   }
 }
 
-function settings(o: JsonObject) {
-  const n = (v: unknown, fallback: number) => (v === undefined ? fallback : Number(v));
-  const d = (v: unknown, fallback: number) => (typeof v === 'string' ? durationMs(v) : fallback);
+function settings(o: envoy.config.cluster.v3.OutlierDetection) {
+  const n = (v: number | undefined, fallback: number) => v ?? fallback;
+  const d = (v: string | undefined, fallback: number) => (v === undefined ? fallback : durationMs(v));
   return {
     intervalMs: Math.max(1, d(o.interval, 10_000)),
     baseEjectionMs: d(o.base_ejection_time, 30_000),
