@@ -5,6 +5,8 @@
 // Deprecated fields are listed apart: Envoy itself warns on them.
 import { envoySchema } from '../shared/config/schema.js';
 import { refusedFields } from '../shared/config/supported.js';
+// The extensions' messages are added as their registry loads.
+import '../shared/extensions/registry.js';
 
 const prefixes = process.argv.slice(2);
 const refusals = refusedFields(envoySchema()).filter((r) => !prefixes.length || prefixes.some((p) => r.message.startsWith(p)));

@@ -2,7 +2,7 @@ import protobuf from 'protobufjs';
 import { IMPLEMENTED_WHOLE } from './implemented-whole.js';
 import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
-import { EXTENSIONS } from '../extensions/registry.js';
+import { extensionFields, extensionReasons } from './extension-messages.js';
 
 /**
  * The fields of Envoy's API that this proxy implements, message by message. A bootstrap that
@@ -222,8 +222,8 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.common.ratelimit.v3.LocalRateLimitDescriptor': ['entries', 'token_bucket'],
 };
 
-/** The core's messages, then each extension's (its descriptor's `fields`). */
-const SUPPORTED: Readonly<Record<string, readonly string[]>> = Object.assign({}, CORE, ...EXTENSIONS.map((e) => e.fields ?? {}));
+/** The core's messages; each extension's (its descriptor's `fields`) are in extension-messages.ts. */
+const SUPPORTED: Readonly<Record<string, readonly string[]>> = CORE;
 
 const supportedSets = new Map([...Object.entries(SUPPORTED), ...Object.entries(IMPLEMENTED_WHOLE)].map(([k, v]) => [k, new Set(v)]));
 
@@ -233,12 +233,12 @@ const supportedSets = new Map([...Object.entries(SUPPORTED), ...Object.entries(I
  * but through an Any, whose type the extension check decides).
  */
 export function supportedFields(typeName: string): ReadonlySet<string> | undefined {
-  return supportedSets.get(typeName);
+  return supportedSets.get(typeName) ?? extensionFields.get(typeName);
 }
 
 /** Whether a message is implemented in part (an entry of this file's table), not whole. */
 export function implementedInPart(typeName: string): boolean {
-  return Object.hasOwn(SUPPORTED, typeName);
+  return Object.hasOwn(SUPPORTED, typeName) || extensionFields.has(typeName);
 }
 
 /** What to use instead, for refused fields that operators often reach for. */
@@ -344,17 +344,18 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.listener.v3.FilterChainMatch.direct_source_prefix_ranges': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
 };
 
-/** The core's reasons, then each extension's (its descriptor's `refusalReasons`). */
-const HINTS: Readonly<Record<string, string>> = Object.assign({}, CORE_HINTS, ...EXTENSIONS.map((e) => e.refusalReasons ?? {}));
+/** The core's reasons; each extension's (its descriptor's `refusalReasons`) are in extension-messages.ts. */
+const HINTS: Readonly<Record<string, string>> = CORE_HINTS;
+
 
 export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) return;
-  const supported = supportedSets.get(name);
+  const supported = supportedSets.get(name) ?? extensionFields.get(name);
   for (const [key, value] of Object.entries(message)) {
     const fieldPath = childPath(path, key);
     if (supported && !supported.has(key)) {
-      const hint = HINTS[`${name}.${key}`];
+      const hint = HINTS[`${name}.${key}`] ?? extensionReasons.get(`${name}.${key}`);
       errors.push(`${fieldPath}: field '${key}' of ${name} is not supported by this proxy${hint ? ` (${hint})` : ''}`);
       continue;
     }
@@ -391,12 +392,12 @@ export interface Refusal {
  */
 export function refusedFields(root: protobuf.Root): Refusal[] {
   const out: Refusal[] = [];
-  for (const [message, fields] of supportedSets) {
+  for (const [message, fields] of [...supportedSets, ...extensionFields]) {
     const type = lookupTypeOrNull(root, message);
     if (!type) continue;
     for (const field of type.fieldsArray) {
       if (fields.has(field.name)) continue;
-      const reason = HINTS[`${message}.${field.name}`];
+      const reason = HINTS[`${message}.${field.name}`] ?? extensionReasons.get(`${message}.${field.name}`);
       out.push({ message, field: field.name, deprecated: field.options?.deprecated === true, ...(reason ? { reason } : {}) });
     }
   }

@@ -1,4 +1,5 @@
 import type { AnyUse } from '../config/proto-json.js';
+import { addExtensionMessages } from '../config/extension-messages.js';
 import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
 import * as accessLoggerFolders from './access-loggers/index.js';
@@ -12,6 +13,8 @@ import * as httpFilterFolders from './filters/http/index.js';
 export type Extension = ExtensionDescriptor;
 
 export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat()];
+
+for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 
 const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, ...(e.perRouteTypeName ? [[e.perRouteTypeName, e] as const] : [])]));
 /** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
