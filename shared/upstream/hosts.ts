@@ -1,6 +1,5 @@
 import { formatAddress } from '../address.js';
-import { list, obj } from '../config/access.js';
-import type { JsonObject } from '../config/proto-json.js';
+import type { envoy } from '../config/envoy-types.js';
 import { edsHealthFlags, HealthFlag } from './health.js';
 
 /**
@@ -62,33 +61,33 @@ export interface UpstreamHost {
 /** ClusterLoadAssignment.policy.overprovisioning_factor's default: 140 %. */
 const DEFAULT_OVERPROVISIONING = 140;
 
-export function endpointsOf(config: JsonObject): EndpointConfig[] {
+/** A cluster's configured endpoints (its load_assignment: static, or the latest from EDS). */
+export function endpointsOf(config: { load_assignment?: envoy.config.endpoint.v3.ClusterLoadAssignment }): EndpointConfig[] {
   const out: EndpointConfig[] = [];
-  const assignment = obj(config.load_assignment);
-  const factor = obj(assignment.policy).overprovisioning_factor;
-  const overprovisioningFactor = typeof factor === 'number' ? factor : DEFAULT_OVERPROVISIONING;
-  for (const locality of list(assignment.endpoints)) {
-    const where = obj(locality.locality);
-    for (const ep of list(locality.lb_endpoints)) {
-      const endpoint = obj(ep.endpoint);
-      const sa = obj(obj(endpoint.address).socket_address);
-      const hc = obj(endpoint.health_check_config);
-      const canary = obj(obj(obj(ep.metadata).filter_metadata)['envoy.lb']).canary === true;
+  const assignment = config.load_assignment ?? {};
+  const overprovisioningFactor = assignment.policy?.overprovisioning_factor ?? DEFAULT_OVERPROVISIONING;
+  for (const locality of assignment.endpoints ?? []) {
+    const where = locality.locality ?? {};
+    for (const ep of locality.lb_endpoints ?? []) {
+      const endpoint = ep.endpoint ?? {};
+      const sa = endpoint.address?.socket_address ?? {};
+      const hc = endpoint.health_check_config ?? {};
+      const canary = ep.metadata?.filter_metadata?.['envoy.lb']?.canary === true;
       out.push({
         hostname: String(sa.address),
-        port: Number(sa.port_value ?? 0),
-        weight: Number(ep.load_balancing_weight ?? 1),
-        region: String(where.region ?? ''),
-        zone: String(where.zone ?? ''),
-        subZone: String(where.sub_zone ?? ''),
+        port: sa.port_value ?? 0,
+        weight: ep.load_balancing_weight ?? 1,
+        region: where.region ?? '',
+        zone: where.zone ?? '',
+        subZone: where.sub_zone ?? '',
         canary,
-        configuredHostname: String(endpoint.hostname ?? ''),
-        edsHealthStatus: String(ep.health_status ?? 'UNKNOWN'),
-        priority: Number(locality.priority ?? 0),
-        localityWeight: Number(locality.load_balancing_weight ?? 0),
+        configuredHostname: endpoint.hostname ?? '',
+        edsHealthStatus: ep.health_status ?? 'UNKNOWN',
+        priority: locality.priority ?? 0,
+        localityWeight: locality.load_balancing_weight ?? 0,
         overprovisioningFactor,
-        healthCheckPort: Number(hc.port_value ?? 0),
-        healthCheckAddress: String(obj(obj(hc.address).socket_address).address ?? ''),
+        healthCheckPort: hc.port_value ?? 0,
+        healthCheckAddress: hc.address?.socket_address?.address ?? '',
       });
     }
   }
