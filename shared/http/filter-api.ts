@@ -125,6 +125,12 @@ export type FilterDecision = 'continue' | 'stop';
 export interface HttpFilter {
   /** 'stop' once it has answered; a promise while it holds the request (a delay). */
   decodeHeaders(request: FilterRequest): FilterDecision | Promise<FilterDecision>;
+  /**
+   * An earlier filter answered the request, so this one never saw its headers; that answer comes
+   * through encodeHeaders next, as Envoy's filter manager passes a local reply through every filter
+   * of the chain. `request` is for reading (per-route config, metadata): it must not answer.
+   */
+  answeredBefore?(request: FilterRequest): void;
   /** The response's headers, before they are written. */
   encodeHeaders?(status: number, headers: MutableHeaders): void;
   /** The upstream's trailers, before they go on (what the filter leaves in the map goes on). */

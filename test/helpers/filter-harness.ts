@@ -234,6 +234,18 @@ export async function decode(factory: HttpFilterFactory, options: FakeRequestOpt
   return { filter, request, decision };
 }
 
+/**
+ * A new instance of the factory's filter, made as the chain makes one after a filter that answered
+ * the request: it does not see the request's headers, it is told of them (answeredBefore), and the
+ * answer's headers come through it next (encode).
+ */
+export function answeredBefore(factory: HttpFilterFactory, options: FakeRequestOptions = {}): FilterRun {
+  const request = new FakeRequest(options, factory.name);
+  const filter = factory.create();
+  filter.answeredBefore?.(request);
+  return { filter, request, decision: 'stop' };
+}
+
 /** A route configuration of one virtual host (every domain) with these routes. */
 export function routesOf(routes: JsonObject[], vhost: JsonObject = {}): JsonObject {
   return { virtual_hosts: [{ name: 'all', domains: ['*'], routes, ...vhost }] };

@@ -45,17 +45,19 @@ export interface FilterExchange {
 /**
  * Runs the request through the filters, in order: 'stop' when one of them answered it, a
  * promise while one holds it. From then on every response of the request goes back through the
- * filters that saw it (`reply.encode`), in reverse order.
+ * filters that saw it (`reply.encode`), in reverse order. A filter's own answer goes back through
+ * every filter after it as well (Envoy's filter manager encodes a local reply from the chain's
+ * end), and through those before it; it is made in the form its own response path would give it.
  */
 export function runFilterChain(factories: readonly HttpFilterFactory[], x: FilterExchange): FilterDecision | Promise<FilterDecision> {
-  const chain: ChainState = { x, seen: [], connection: undefined };
+  const chain: ChainState = { x, factories, seen: [], connection: undefined };
   const from = (first: number): FilterDecision | Promise<FilterDecision> => {
     for (let i = first; i < factories.length; i++) {
       const factory = factories[i]!;
       const perRoute = perFilterConfigs(x.route?.perFilter.get(factory.name));
       if (perRoute === 'disabled') continue;
       const filter = factory.create();
-      const decision = filter.decodeHeaders(new FilterCall(chain, perRoute, chain.seen.length));
+      const decision = filter.decodeHeaders(new FilterCall(chain, perRoute, chain.seen.length, i));
       chain.seen.push(filter);
       if (decision === 'stop') return 'stop';
       if (decision !== 'continue') return decision.then((d) => (d === 'stop' ? 'stop' : from(i + 1)));
@@ -70,8 +72,28 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
 /** What the filters of one request share: the exchange, the filters so far, the connection's view (made on first use). */
 interface ChainState {
   x: FilterExchange;
+  factories: readonly HttpFilterFactory[];
   seen: HttpFilter[];
   connection: ConnectionView | undefined;
+}
+
+/**
+ * The filters after `index` that run for this route, made for a local reply of the filter at
+ * `index`: they did not see the request (Envoy's filter manager made them with the stream), and
+ * each is told so (answeredBefore) before the answer reaches it.
+ */
+function filtersAfter(chain: ChainState, index: number): HttpFilter[] {
+  const out: HttpFilter[] = [];
+  for (let i = index + 1; i < chain.factories.length; i++) {
+    const factory = chain.factories[i]!;
+    const perRoute = perFilterConfigs(chain.x.route?.perFilter.get(factory.name));
+    if (perRoute === 'disabled') continue;
+    const filter = factory.create();
+    if (!filter.encodeHeaders) continue;
+    filter.answeredBefore?.(new FilterCall(chain, perRoute, chain.seen.length, i));
+    out.push(filter);
+  }
+  return out;
 }
 
 function encodeThrough(filters: readonly HttpFilter[]): (status: number, headers: MutableHeaders) => void {
@@ -96,6 +118,8 @@ class FilterCall implements FilterRequest {
     readonly perRoute: JsonObject[],
     /** How many filters came before this one: a reply of this filter goes back through those. */
     private readonly position: number,
+    /** This filter's place in the chain as configured: a reply of this filter goes back through those after it. */
+    private readonly index: number,
   ) {}
 
   get rq(): RequestView {
@@ -118,7 +142,7 @@ class FilterCall implements FilterRequest {
     const { req, res, reply } = this.chain.x;
     // An HTTP/1 request whose body has not all arrived cannot leave the connection usable: it closes after the reply, as Envoy's does.
     if (req.httpVersionMajor === 1 && !req.complete && requestHasBody(req)) res.shouldKeepAlive = false;
-    sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough(this.chain.seen.slice(0, this.position)) });
+    sendLocalReply(res, status, body, { ...reply, extraHeaders: { ...reply.extraHeaders, ...headers }, encode: encodeThrough([...this.chain.seen.slice(0, this.position), ...filtersAfter(this.chain, this.index)]) });
   }
 
   flag(bit: number, details?: string): void {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { headerToMetadataFactory } from './header-to-metadata.js';
-import { decode, encode, routesOf } from '../../../../../test/helpers/filter-harness.js';
+import { answeredBefore, decode, encode, routesOf } from '../../../../../test/helpers/filter-harness.js';
 
 /** envoy.filters.http.header_to_metadata alone (Envoy's header_to_metadata_filter_test): what is written, where, and what is not. */
 
@@ -63,5 +63,12 @@ describe('the header-to-metadata filter', () => {
     const filter = factory({ request_rules: [{ header: 'x-a', on_header_present: { key: 'from', value: 'filter' } }] });
     const routeConfig = routesOf([{ match: { prefix: '/' }, route: { cluster: 'backend' }, typed_per_filter_config: { [NAME]: { '@type': CONFIG, request_rules: [{ header: 'x-a', on_header_present: { key: 'from', value: 'route' } }] } } }]);
     assert.deepEqual(meta(await decode(filter, { headers: { 'x-a': '1' }, routeConfig })), { from: 'route' });
+  });
+
+  it("applies the response rules to an earlier filter's answer, which its request rules never saw", () => {
+    const f = factory({ request_rules: [{ header: 'x-a', on_header_present: { key: 'a' } }], response_rules: [{ header: 'x-reason', on_header_present: { key: 'reason' } }] });
+    const run = answeredBefore(f, { headers: { 'x-a': '1' } });
+    encode(run, 429, { 'x-reason': 'limited' });
+    assert.deepEqual(meta(run), { reason: 'limited' });
   });
 });

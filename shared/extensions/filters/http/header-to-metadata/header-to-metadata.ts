@@ -139,11 +139,20 @@ class HeaderToMetadataFilter implements HttpFilter {
   constructor(private readonly rules: Rules) {}
 
   decodeHeaders(request: FilterRequest): FilterDecision {
-    const rules = request.perRoute.length ? compile(request.perRoute[0]!) : this.rules;
-    const metadata = () => request.metadata();
-    apply(rules.request, request.rq.headers as MutableHeaders, metadata);
-    if (rules.response.length) this.response = { rules: rules.response, metadata };
+    const rules = this.rulesFor(request);
+    apply(rules.request, request.rq.headers as MutableHeaders, () => request.metadata());
     return 'continue';
+  }
+
+  /** As Envoy's: an earlier filter's answer goes through the response rules too. */
+  answeredBefore(request: FilterRequest): void {
+    this.rulesFor(request);
+  }
+
+  private rulesFor(request: FilterRequest): Rules {
+    const rules = request.perRoute.length ? compile(request.perRoute[0]!) : this.rules;
+    if (rules.response.length) this.response = { rules: rules.response, metadata: () => request.metadata() };
+    return rules;
   }
 
   encodeHeaders(_status: number, headers: MutableHeaders): void {

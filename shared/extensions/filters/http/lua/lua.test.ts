@@ -6,7 +6,7 @@ import type { FilterContext } from '../../../../http/filter-api.js';
 import { luaFactory } from './lua.js';
 import { ClusterManager } from '../../../../../worker/upstream/cluster.js';
 import { filterClusters } from '../../../../../worker/upstream/filter-clusters.js';
-import { counter, decode, encode, routesOf } from '../../../../../test/helpers/filter-harness.js';
+import { answeredBefore, counter, decode, encode, routesOf } from '../../../../../test/helpers/filter-harness.js';
 import { waitFor } from '../../../../../test/helpers/proxy.js';
 
 /**
@@ -147,6 +147,23 @@ describe('the Lua filter', () => {
     await waitFor('the response-path error to be counted', () => counter('http.lua6.lua.errors') === 1, 5000);
     run.request.finish();
     assert.deepEqual([stats('lua6'), run.request.replied], [[1, 1], undefined], 'RespondInResponsePath: errors 1, executions 1');
+  });
+
+  it("runs envoy_on_response on an earlier filter's answer, which envoy_on_request never saw, as Envoy's filter manager encodes a local reply through every filter", async () => {
+    const f = luaFactory(LUA, inline(`
+      function envoy_on_request(handle) handle:headers():add("x-request", "seen") end
+      function envoy_on_response(handle) handle:headers():add("x-answered", handle:headers():get(":status")) end`), ctx('lua12'));
+    // A first request, which waits for the script to load (an answer going back cannot wait).
+    (await decode(f)).request.finish();
+    const run = answeredBefore(f);
+    assert.equal(run.request.rq.headers['x-request'], undefined, 'envoy_on_request does not run');
+    assert.deepEqual(encode(run, 403, { 'content-type': 'text/plain' }), { 'content-type': 'text/plain', 'x-answered': '403' });
+    run.request.finish();
+    assert.deepEqual(stats('lua12'), [2, 0], 'one execution for each request');
+    const requestOnly = luaFactory(LUA, inline('function envoy_on_request(handle) handle:headers():add("a", "b") end'), ctx('lua13'));
+    (await decode(requestOnly)).request.finish();
+    assert.deepEqual(encode(answeredBefore(requestOnly), 403, {}), {});
+    assert.deepEqual(stats('lua13'), [1, 0], 'a script without envoy_on_response does not run');
   });
 
   it('waits for the body and sends on what setBytes() set; a body past the buffer limit is answered 413', async () => {

@@ -83,6 +83,15 @@ class LuaFilter implements HttpFilter {
     return script.ready.then(() => (script.loaded ? this.start(request, script, script.loaded) : 'continue'));
   }
 
+  /** As Envoy's: an earlier filter's answer goes through envoy_on_response (the script must have loaded by then). */
+  answeredBefore(request: FilterRequest): void {
+    const script = this.scriptFor(request.perRoute[0]);
+    if (!script?.loaded?.defines('envoy_on_response')) return;
+    const id = calls.add({ request, filterName: this.name, clusters: this.ctx.clusters, bodyLimit: this.ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT, kind: RESPONSE });
+    this.call = { id, script };
+    request.finished(() => calls.delete(id));
+  }
+
   /**
    * The request's run. Its id lives until envoy_on_response has run, or the exchange is over;
    * without envoy_on_response, until the request's own run ends.
