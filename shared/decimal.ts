@@ -6,3 +6,10 @@
 export function parseDecimal(text: string): number | undefined {
   return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : undefined;
 }
+
+/** A header value as absl's SimpleAtoi reads an unsigned one (blanks around it allowed): digits only. */
+export function unsigned(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const t = value.trim();
+  return /^\+?\d+$/.test(t) ? Number(t) : undefined;
+}

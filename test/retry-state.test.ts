@@ -4,7 +4,8 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
-import { compileRetryPolicy, parseConditions, RETRY_ON, RetryState, type RetryAccounting, type RetryPolicy } from '../worker/http/retry-state.js';
+import { RetryState, type RetryAccounting } from '../worker/http/retry-state.js';
+import { compileRetryPolicy, parseConditions, RETRY_ON, type RetryPolicy } from '../shared/http/retry-policy.js';
 import { setRuntime } from '../shared/runtime.js';
 
 interface Books extends RetryAccounting {

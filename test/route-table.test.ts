@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { RequestView } from '../shared/matchers.js';
-import { chooseClusterName, RouteTable } from '../worker/http/route-table.js';
+import { chooseClusterName, RouteTable } from '../shared/http/route-table.js';
 
 /**
  * The route table alone, as Envoy's config_impl_test has it: which virtual host a Host picks

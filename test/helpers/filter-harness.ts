@@ -11,7 +11,7 @@ import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, Http
 import { ClusterManager } from '../../worker/upstream/cluster.js';
 import { filterClusters } from '../../worker/upstream/filter-clusters.js';
 import { perFilterConfigs } from '../../worker/http/filters/chain.js';
-import { RouteTable, type Route } from '../../worker/http/route-table.js';
+import { RouteTable, type Route } from '../../shared/http/route-table.js';
 
 /**
  * HTTP filters tested alone, as Envoy's filter tests run a filter against fake callbacks: a

@@ -14,7 +14,7 @@ import { httpFilterFactories } from './filters/chain.js';
 import { LocalReplyConfig } from './local-reply.js';
 import type { RequestChecks } from './request-checks.js';
 import { requestHeaderSettings, serverLocalAddress, type RequestHeaderSettings } from './request-headers.js';
-import { RouteTable } from './route-table.js';
+import { RouteTable } from '../../shared/http/route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { UpgradePolicy } from './upgrades.js';
 

@@ -23,9 +23,9 @@ import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-repl
 import { ConnectionManagerConfig, type ConnectionManagerContext } from './connection-manager-config.js';
 import { ConnectionDrain } from './connection-drain.js';
 import { runFilterChain, type FilterExchange } from './filters/run.js';
-import { chooseClusterName, type RequestView, type Route } from './route-table.js';
+import { chooseClusterName, type RequestView, type Route } from '../../shared/http/route-table.js';
 import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
-import { TracingStats } from '../tracing/sampling.js';
+import { TracingStats } from '../../shared/tracing/sampling.js';
 import { absoluteForm } from './request-target.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
 import { refused, refuseMalformed } from './request-checks.js';

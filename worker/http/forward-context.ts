@@ -7,7 +7,7 @@ import type { Cluster, ClusterManager } from '../upstream/cluster.js';
 import type { DownstreamResponse } from './downstream.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import type { ForwardAction } from './route-table.js';
+import type { ForwardAction } from '../../shared/http/route-table.js';
 import { HOP_BY_HOP } from './upstream-headers.js';
 
 /**

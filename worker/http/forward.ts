@@ -9,7 +9,7 @@ import { routedCluster, type ForwardContext } from './forward-context.js';
 import { sendLocalReply } from './local-reply.js';
 import { readBody, requestHasBody } from './request-body.js';
 import { RetryState, type RetryAccounting } from './retry-state.js';
-import type { ForwardAction } from './route-table.js';
+import type { ForwardAction } from '../../shared/http/route-table.js';
 import { routeTimeouts } from './route-timeouts.js';
 import { Exchange } from './router.js';
 

@@ -1,8 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { list, obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
-import { compileRuntimeFraction } from '../../shared/runtime.js';
+import type { MirrorPolicy } from '../../shared/http/mirror-policy.js';
 import { stats } from '../../shared/stats/process.js';
 import { sendToCluster } from '../upstream/async-client.js';
 import type { ClusterManager } from '../upstream/cluster.js';
@@ -18,24 +16,7 @@ import { upstreamHeaders } from './upstream-headers.js';
  * copy (cluster.<name>.retry_or_shadow_abandoned).
  */
 
-export interface MirrorPolicy {
-  cluster: string | undefined;
-  clusterHeader: string | undefined;
-  enabled: () => boolean;
-  appendSuffix: boolean;
-}
-
 const BODY_LIMIT = 1024 * 1024;
-
-export function compileMirrorPolicies(action: JsonObject): MirrorPolicy[] | undefined {
-  const policies = list(action.request_mirror_policies).map((p) => ({
-    cluster: typeof p.cluster === 'string' && p.cluster ? p.cluster : undefined,
-    clusterHeader: typeof p.cluster_header === 'string' && p.cluster_header ? p.cluster_header.toLowerCase() : undefined,
-    enabled: p.runtime_fraction !== undefined ? compileRuntimeFraction(obj(p.runtime_fraction)) : () => true,
-    appendSuffix: p.disable_shadow_host_suffix_append !== true,
-  }));
-  return policies.length ? policies : undefined;
-}
 
 /** `host:port` → `host-shadow:port`, as Envoy names a shadow's authority. */
 export function shadowAuthority(authority: string): string {

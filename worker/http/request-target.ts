@@ -1,4 +1,4 @@
-import type { RedirectAction, RequestView } from './route-table.js';
+import type { RedirectAction, RequestView } from '../../shared/http/route-table.js';
 
 /** Request targets and Host headers as the connection manager reads them, and the Location of a redirect. */
 

@@ -1,6 +1,6 @@
 import { bindBucketSlots } from '../../shared/ratelimit/bucket-slots.js';
 import type { RouteResource } from '../../shared/config/resources.js';
-import { RouteTable } from './route-table.js';
+import { RouteTable } from '../../shared/http/route-table.js';
 
 /**
  * The route configurations this worker has from the route discovery service, compiled once per

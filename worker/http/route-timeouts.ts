@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ForwardAction } from './route-table.js';
-import { unsigned } from './retry-state.js';
+import type { ForwardAction } from '../../shared/http/route-table.js';
+import { unsigned } from '../../shared/decimal.js';
 
 /**
  * The route's timeouts for one request, as Envoy's FilterUtility::finalTimeout: the route's

@@ -9,7 +9,7 @@ import type { MutableHeaders } from '../../shared/header-mutation.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
-import type { ForwardAction } from './route-table.js';
+import type { ForwardAction } from '../../shared/http/route-table.js';
 import type { RetryState } from './retry-state.js';
 import { ABORT, classify, countTryFailure, failureReply, recordFailure, resetAfterResponseStarted, resetReason, retryRefusalFlag } from './upstream-failures.js';
 import type { RouteTimeouts } from './route-timeouts.js';

@@ -14,7 +14,7 @@ import type { Cluster, Host } from '../upstream/cluster.js';
 import { connectToHost } from '../upstream/host-connection.js';
 import { pump, type FlowSink } from '../tcp/flow-control.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
-import type { ForwardAction } from './route-table.js';
+import type { ForwardAction } from '../../shared/http/route-table.js';
 import { downstreamResponseHeaders, routedCluster, type ForwardContext } from './forward-context.js';
 import { classify, connectLog, FAILURE_LOG, type Failure } from './upstream-failures.js';
 import { upstreamHeaders } from './upstream-headers.js';

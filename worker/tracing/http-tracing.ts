@@ -1,11 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.js';
-import { list, obj } from '../../shared/config/access.js';
+import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { responseFlagsText } from '../../shared/access-log/entry.js';
 import type { ClusterManager } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from '../http/exchange-record.js';
-import { decideTrace, samplingOfFractions, samplingOfPercents, type Sampling, type TraceReason, type TracingStats } from './sampling.js';
+import { decideTrace, samplingOfPercents, type Sampling, type TraceReason, type TracingStats } from '../../shared/tracing/sampling.js';
+import { compileCustomTags, type CustomTag, type RouteTracing } from '../../shared/tracing/route-tracing.js';
 import type { Span, Tracer } from './span.js';
 import { tracerFor, type TracerContext } from './tracers.js';
 
@@ -21,49 +22,6 @@ import { tracerFor, type TracerContext } from './tracers.js';
 
 const DECORATOR_HEADER = 'x-envoy-decorator-operation';
 
-/** A custom tag compiled: its value for a request, or undefined (no tag). */
-type CustomTag = { tag: string; value: (headers: IncomingHttpHeaders, routeMetadata: JsonObject | undefined, clusterMetadata: () => JsonObject | undefined) => string | undefined };
-
-export function compileCustomTags(tags: unknown): CustomTag[] {
-  return list(tags).map((t): CustomTag => {
-    const tag = String(t.tag);
-    if (t.literal !== undefined) {
-      const value = String(obj(t.literal).value);
-      return { tag, value: () => value };
-    }
-    if (t.environment !== undefined) {
-      const e = obj(t.environment);
-      const value = process.env[String(e.name)] || (typeof e.default_value === 'string' ? e.default_value : '');
-      return { tag, value: () => value || undefined };
-    }
-    if (t.request_header !== undefined) {
-      const h = obj(t.request_header);
-      const name = String(h.name).toLowerCase();
-      const fallback = typeof h.default_value === 'string' && h.default_value ? h.default_value : undefined;
-      return {
-        tag,
-        value: (headers) => {
-          const v = headers[name];
-          const first = Array.isArray(v) ? v[0] : v;
-          return first || fallback;
-        },
-      };
-    }
-    const m = obj(t.metadata);
-    const kind = obj(m.kind);
-    const key = obj(m.metadata_key);
-    const fallback = typeof m.default_value === 'string' && m.default_value ? m.default_value : undefined;
-    const path = list(key.path).map((p) => String(p.key));
-    const lookup = (metadata: JsonObject | undefined): string | undefined => {
-      let v: unknown = obj(obj(metadata).filter_metadata)[String(key.key)];
-      for (const p of path) v = v !== null && typeof v === 'object' ? (v as JsonObject)[p] : undefined;
-      if (v === undefined || v === null) return fallback;
-      return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
-    };
-    return { tag, value: (_h, route, cluster) => lookup(kind.route !== undefined ? route : kind.cluster !== undefined ? cluster() : undefined) };
-  });
-}
-
 /** What the request's span needs of the connection manager. */
 export interface TracingContext extends TracerContext {
   statPrefix: string;
@@ -71,23 +29,6 @@ export interface TracingContext extends TracerContext {
   egress: boolean;
   /** The router's start_child_span. */
   startChildSpan: boolean;
-}
-
-/** A route's tracing: its decorator and its `tracing` overrides. */
-export interface RouteTracing {
-  decorator?: { operation: string; propagate: boolean };
-  sampling?: Sampling;
-  customTags?: CustomTag[];
-}
-
-export function compileRouteTracing(route: JsonObject): RouteTracing | undefined {
-  const decorator = route.decorator !== undefined ? obj(route.decorator) : undefined;
-  const tracing = route.tracing !== undefined ? obj(route.tracing) : undefined;
-  if (!decorator && !tracing) return undefined;
-  return {
-    ...(decorator ? { decorator: { operation: String(decorator.operation), propagate: decorator.propagate !== false } } : {}),
-    ...(tracing ? { sampling: samplingOfFractions(tracing), customTags: compileCustomTags(tracing.custom_tags) } : {}),
-  };
 }
 
 export class HttpTracing {

@@ -8,7 +8,7 @@ import type { RequestView } from '../../../shared/matchers.js';
 import { requestEntry, type HttpExchangeRecord } from '../exchange-record.js';
 import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
 import { readBodyUpTo, requestHasBody } from '../request-body.js';
-import type { Route } from '../route-table.js';
+import type { Route } from '../../../shared/http/route-table.js';
 import { perFilterConfigs } from './chain.js';
 import { ResponseBodyPipeline } from './response-body.js';
 import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../../shared/http/filter-api.js';

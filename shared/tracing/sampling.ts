@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { runtimeValue } from '../../shared/runtime.js';
-import { stats } from '../../shared/stats/process.js';
-import type { Counter } from '../../shared/stats/store.js';
+import { runtimeValue } from '../runtime.js';
+import { stats } from '../stats/process.js';
+import type { Counter } from '../stats/store.js';
 
 /**
  * Envoy's tracing decision (ConnectionManagerUtility::mutateTracingRequestHeader), carried in the

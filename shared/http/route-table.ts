@@ -1,22 +1,23 @@
-import { compileRouteTracing, type RouteTracing } from '../tracing/http-tracing.js';
-import { re2 } from '../../shared/re2.js';
-import { list, obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
-import { readDataSource } from '../../shared/config/data-source.js';
-import { durationMs } from '../../shared/config/wkt.js';
-import { compileHeaderMatcher, compileQueryParameterMatcher, compileRegexSubstitution, requestHeader, type HeaderMatcher, type RequestView } from '../../shared/matchers.js';
-import { compileRuntimeFraction } from '../../shared/runtime.js';
-import { compileHeaderMutations, type HeaderMutations } from '../../shared/header-mutation.js';
-import { compileRateLimitPolicy, type RateLimitPolicy } from '../../shared/http/rate-limit-policy.js';
+import { compileRouteTracing, type RouteTracing } from '../tracing/route-tracing.js';
+import { re2 } from '../re2.js';
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { readDataSource } from '../config/data-source.js';
+import { durationMs } from '../config/wkt.js';
+import { compileHeaderMatcher, compileQueryParameterMatcher, compileRegexSubstitution, requestHeader, type HeaderMatcher, type RequestView } from '../matchers.js';
+import { compileRuntimeFraction } from '../runtime.js';
+import { compileHeaderMutations, type HeaderMutations } from '../header-mutation.js';
+import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
-import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
-import { isGrpcContentType } from '../../shared/http/grpc.js';
-import { compileRetryPolicy, type RetryPolicy } from './retry-state.js';
+import { compileMirrorPolicies, type MirrorPolicy } from './mirror-policy.js';
+import { isGrpcContentType } from './grpc.js';
+import { compileRetryPolicy, type RetryPolicy } from './retry-policy.js';
 
-export type { RequestView } from '../../shared/matchers.js';
+export type { RequestView } from '../matchers.js';
 
 /**
- * An HCM `route_config`, compiled once per worker: virtual hosts chosen by Envoy's domain
+ * An HCM `route_config`, compiled once per worker (and by the admin, to explain a route with the
+ * same code): virtual hosts chosen by Envoy's domain
  * precedence (exact, then the longest `*.suffix`, then the longest `prefix*`, then `*`), and
  * within one, the first route whose path and header matchers all match.
  */

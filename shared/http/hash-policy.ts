@@ -1,8 +1,8 @@
-import { list, obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
-import { durationMs } from '../../shared/config/wkt.js';
-import { compileRegexSubstitution, queryParameterValue, type RequestView } from '../../shared/matchers.js';
-import { xxHash64 } from '../../shared/hashing.js';
+import { list, obj } from '../config/access.js';
+import type { JsonObject } from '../config/proto-json.js';
+import { durationMs } from '../config/wkt.js';
+import { compileRegexSubstitution, queryParameterValue, type RequestView } from '../matchers.js';
+import { xxHash64 } from '../hashing.js';
 
 /**
  * A route's hash_policy, as Envoy's: each policy that finds its value adds its xxHash64 to the
