@@ -2,6 +2,7 @@ import type { Extension } from '../shared/extensions/registry.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { bootstrapClusterConfigs, type ClusterResource, type UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../shared/config/xds-resource.js';
+import { sameResource } from '../shared/config/resource-hash.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
 import { loadClusterTls } from '../shared/tls/context.js';
@@ -140,7 +141,7 @@ export class ClusterManager {
         changes.rejected.push(`cluster '${name}': a cluster of static_resources cannot be changed by the cluster discovery service`);
         continue;
       }
-      const same = (r: ClusterResource | undefined) => r !== undefined && JSON.stringify(r.config) === JSON.stringify(checked.message);
+      const same = (r: ClusterResource | undefined) => r !== undefined && sameResource(r.config, checked.message!);
       const warming = this.warmingByName.get(name);
       if (same(warming)) continue;
       if (same(current)) {

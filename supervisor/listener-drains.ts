@@ -1,4 +1,5 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
+import { canonicalText } from '../shared/config/resource-hash.js';
 import { filterChainsOf, type ListenerResource } from '../shared/config/resources.js';
 import { stats } from '../shared/stats/process.js';
 
@@ -19,14 +20,14 @@ export interface DrainingListener {
 /** Everything but the filter chains, as text: two versions equal here differ in their chains only (an in-place update). */
 export function withoutChains(config: JsonObject): string {
   const { filter_chains: _f, default_filter_chain: _d, ...rest } = config;
-  return JSON.stringify(rest);
+  return canonicalText(rest);
 }
 
 /** The keys of `before`'s filter chains that `after` does not have unchanged (those drain on an in-place update). */
 export function changedFilterChains(before: JsonObject, after: JsonObject): string[] {
-  const kept = new Set(filterChainsOf(after).map(([, c]) => JSON.stringify(c)));
+  const kept = new Set(filterChainsOf(after).map(([, c]) => canonicalText(c)));
   return filterChainsOf(before)
-    .filter(([, c]) => !kept.has(JSON.stringify(c)))
+    .filter(([, c]) => !kept.has(canonicalText(c)))
     .map(([key]) => key);
 }
 

@@ -6,6 +6,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { filterChainsOf, rdsUsersOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
 import { isUdpListener, sharedAddressKey } from '../shared/config/semantic/listeners.js';
 import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
+import { sameResource } from '../shared/config/resource-hash.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
@@ -212,7 +213,7 @@ export class ListenerManager {
       const name = String(config.name);
       const current = this.byName.get(name);
       const warming = this.warmingByName.get(name);
-      const same = (r: ListenerResource | undefined) => r !== undefined && JSON.stringify(r.config) === JSON.stringify(config);
+      const same = (r: ListenerResource | undefined) => r !== undefined && sameResource(r.config, config);
       if (same(warming)) continue;
       if (same(current)) {
         // Back to the version that serves: the one warming is dropped.

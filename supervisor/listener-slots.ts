@@ -2,6 +2,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { filterChainsOf, type ListenerResource } from '../shared/config/resources.js';
 import { listenerRegionSlot } from '../shared/upstream/breaker-counts.js';
 import { withoutChains } from './listener-drains.js';
+import { canonicalText } from '../shared/config/resource-hash.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 
 /**
@@ -40,12 +41,12 @@ export class ListenerSlots {
    */
   bucketSlotsFor(config: JsonObject, name: string, current: ListenerResource | undefined, socketId: number): ListenerResource['bucketSlots'] {
     const inPlace = current !== undefined && !current.stopped && current.socketId === socketId && withoutChains(current.config) === withoutChains(config);
-    const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [JSON.stringify(chain), current.bucketSlots[key] ?? []]) : []);
+    const reusable = new Map(inPlace ? filterChainsOf(current.config).map(([key, chain]) => [canonicalText(chain), current.bucketSlots[key] ?? []]) : []);
     const out: ListenerResource['bucketSlots'] = {};
     const fresh: number[] = [];
     try {
       for (const [key, chain] of filterChainsOf(config)) {
-        const json = JSON.stringify(chain);
+        const json = canonicalText(chain);
         let slots = reusable.get(json);
         if (slots) reusable.delete(json);
         else fresh.push(...(slots = this.buckets.allocate(chain, `listener '${name}'`)));

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { RouteResource, UpdateFailure } from '../shared/config/resources.js';
 import { checkResource, ROUTE_TYPE } from '../shared/config/xds-resource.js';
+import { sameResource } from '../shared/config/resource-hash.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
@@ -48,7 +49,7 @@ export class RouteManager {
       }
       const name = String(checked.message.name ?? '');
       const current = this.byName.get(name);
-      if (current && JSON.stringify(current.config) === JSON.stringify(checked.message)) {
+      if (current && sameResource(current.config, checked.message)) {
         this.failures.delete(name);
         continue;
       }

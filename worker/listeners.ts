@@ -24,6 +24,7 @@ import { isUdpListener } from '../shared/config/semantic/listeners.js';
 import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
 import { parseClientHello, type ClientHello } from './tls/client-hello.js';
 import { DownstreamTls } from './tls/downstream.js';
+import { canonicalText } from '../shared/config/resource-hash.js';
 
 /**
  * One listener as a worker serves it: for each connection its listening socket hands over, picks
@@ -116,7 +117,7 @@ export class ServedListener {
     const prefix = listenerStatPrefix(resource.address, config.stat_prefix as string | undefined);
     const reusable = new Map((previous?.allChains() ?? []).map((c) => [c.json, c]));
     const build = (chain: Obj, key: string): Chain => {
-      const json = JSON.stringify(chain);
+      const json = canonicalText(chain);
       const kept = reusable.get(json);
       if (kept) {
         reusable.delete(json);

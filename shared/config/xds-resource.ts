@@ -32,13 +32,68 @@ export interface CheckedResource {
   unknownFields: string[];
 }
 
-/** How each resource type names its resources in messages. */
-const KIND: Record<string, string> = {
-  [CLUSTER_TYPE]: 'cluster',
-  [ENDPOINTS_TYPE]: 'endpoints',
-  [ROUTE_TYPE]: 'route configuration',
-  [LISTENER_TYPE]: 'listener',
+/**
+ * A resource type of the discovery services, as grpc-js-xds's xds-resource-type/ keeps one: its
+ * message, how messages name one of its resources, how a resource names itself, and its own rules
+ * beyond its message's (what Envoy's manager checks when it takes the resource). Versions of a
+ * resource compare by their hash (./resource-hash.ts), as Envoy's do.
+ */
+export interface XdsResourceType {
+  readonly typeName: string;
+  readonly typeUrl: string;
+  /** In messages: `cluster 'a'`, `listener 'b'`. */
+  readonly kind: string;
+  /** The field that names a resource. */
+  readonly nameField: 'name' | 'cluster_name';
+  /** `clusters`: the names a route configuration with validate_clusters: true must name. */
+  check(message: JsonObject, errors: string[], clusters: Set<string>): void;
+}
+
+const typeUrlOf = (typeName: string) => `type.googleapis.com/${typeName}`;
+
+export const CLUSTERS: XdsResourceType = {
+  typeName: CLUSTER_TYPE,
+  typeUrl: typeUrlOf(CLUSTER_TYPE),
+  kind: 'cluster',
+  nameField: 'name',
+  check: (message, errors) => checkCluster(message, '', errors),
 };
+
+export const ENDPOINTS: XdsResourceType = {
+  typeName: ENDPOINTS_TYPE,
+  typeUrl: typeUrlOf(ENDPOINTS_TYPE),
+  kind: 'endpoints',
+  nameField: 'cluster_name',
+  // Endpoints follow a static load_assignment's rules (IP literals, weights).
+  check: (message, errors) => checkCluster({ type: 'STATIC', load_assignment: message }, '', errors),
+};
+
+export const ROUTES: XdsResourceType = {
+  typeName: ROUTE_TYPE,
+  typeUrl: typeUrlOf(ROUTE_TYPE),
+  kind: 'route configuration',
+  nameField: 'name',
+  // RDS tables default to validate_clusters: false (a static route_config to true), as in Envoy.
+  check: (message, errors, clusters) => checkRouteConfig({ ...message, validate_clusters: message.validate_clusters === true }, '', clusters, errors),
+};
+
+export const LISTENERS: XdsResourceType = {
+  typeName: LISTENER_TYPE,
+  typeUrl: typeUrlOf(LISTENER_TYPE),
+  kind: 'listener',
+  nameField: 'name',
+  check: (message, errors, clusters) => {
+    checkListener(message, '', clusters, errors, true);
+    if (message.name === undefined || message.name === '') errors.push('name: a listener from the listener discovery service needs a name');
+  },
+};
+
+const RESOURCE_TYPES: ReadonlyMap<string, XdsResourceType> = new Map([CLUSTERS, ENDPOINTS, ROUTES, LISTENERS].map((t) => [t.typeName, t]));
+
+/** The resource type of a message name (`envoy.config.cluster.v3.Cluster`), if the proxy subscribes to it. */
+export function xdsResourceType(typeName: string): XdsResourceType | undefined {
+  return RESOURCE_TYPES.get(typeName);
+}
 
 /**
  * What the binary decoder found in a resource of a gRPC response that its JSON cannot show
@@ -81,7 +136,8 @@ function decodeResource(typeName: string, any: JsonObject, unknownFields: Unknow
   const cached = decoded.get(any);
   if (cached && cached.policy === unknownFields) return cached.result;
   const { '@type': typeUrl, ...fields } = any;
-  const name = typeof fields.name === 'string' ? fields.name : typeof fields.cluster_name === 'string' ? fields.cluster_name : undefined;
+  const named = fields[xdsResourceType(typeName)?.nameField ?? 'name'];
+  const name = typeof named === 'string' ? named : undefined;
   const result: DecodedResource = { name, message: undefined, responseErrors: [], resourceErrors: [], unknownFields: [], anys: [] };
   if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
     // As Envoy's mux: a resource of another type than the response's fails the response.
@@ -137,7 +193,7 @@ export function responseErrors(typeName: string, resources: JsonObject[], unknow
   const errors: string[] = [];
   for (const [i, any] of resources.entries()) {
     const d = decodeResource(typeName, any, unknownFields);
-    if (d.responseErrors.length) errors.push(`${KIND[typeName] ?? 'resource'} '${d.name ?? `resources[${i}]`}': ${d.responseErrors.join('; ')}`);
+    if (d.responseErrors.length) errors.push(`${xdsResourceType(typeName)?.kind ?? 'resource'} '${d.name ?? `resources[${i}]`}': ${d.responseErrors.join('; ')}`);
   }
   return errors;
 }
@@ -154,15 +210,7 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     const type = envoySchema().lookupType(typeName);
     checkSupportedFields(type, message, '', errors);
     checkAnyUses(d.anys, disabled, errors);
-    // Endpoints follow a static load_assignment's rules (IP literals, weights).
-    if (typeName === ENDPOINTS_TYPE) checkCluster({ type: 'STATIC', load_assignment: message }, '', errors);
-    // RDS tables default to validate_clusters: false (a static route_config to true), as in Envoy.
-    if (typeName === ROUTE_TYPE) checkRouteConfig({ ...message, validate_clusters: message.validate_clusters === true }, '', clusters ?? new Set(), errors);
-    if (typeName === LISTENER_TYPE) {
-      checkListener(message, '', clusters ?? new Set(), errors, true);
-      if (message.name === undefined || message.name === '') errors.push('name: a listener from the listener discovery service needs a name');
-    }
-    if (typeName === CLUSTER_TYPE) checkCluster(message, '', errors);
+    xdsResourceType(typeName)?.check(message, errors, clusters ?? new Set());
   }
   const unknown = unknownFields === 'ignore' ? [] : d.unknownFields.map((u) => `${u.typeName}.${u.field}`);
   return errors.length || !message ? { name: d.name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name: d.name, message, errors: [], unknownFields: unknown };

@@ -7,7 +7,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { checkApiConfigSource } from '../../shared/config/semantic/bootstrap.js';
 import { rdsUsersOf, type ClusterResource, type RouteResource } from '../../shared/config/resources.js';
 import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
-import { checkResource, CLUSTER_TYPE, ENDPOINTS_TYPE, LISTENER_TYPE, ROUTE_TYPE } from '../../shared/config/xds-resource.js';
+import { checkResource, CLUSTERS, ENDPOINTS, ENDPOINTS_TYPE, LISTENERS, ROUTE_TYPE, ROUTES } from '../../shared/config/xds-resource.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { ClusterChanges, ClusterManager, DynamicFieldPolicy } from '../cluster-manager.js';
 import type { Options } from '../options.js';
@@ -34,9 +34,9 @@ import { ResponseRefused, screened } from './response-refused.js';
 type ConfigSource = envoy.config.core.v3.ConfigSource;
 type ApiConfigSource = envoy.config.core.v3.ApiConfigSource;
 
-const ENDPOINTS_URL = `type.googleapis.com/${ENDPOINTS_TYPE}`;
-const ROUTES_URL = `type.googleapis.com/${ROUTE_TYPE}`;
-const LISTENERS_URL = `type.googleapis.com/${LISTENER_TYPE}`;
+const ENDPOINTS_URL = ENDPOINTS.typeUrl;
+const ROUTES_URL = ROUTES.typeUrl;
+const LISTENERS_URL = LISTENERS.typeUrl;
 const log = getLogger('config', import.meta.url);
 /** Envoy's rate_limit_settings defaults: a bucket of 100 requests, refilled at 10 a second. */
 const RATE_LIMIT_MAX_TOKENS = 100;
@@ -237,7 +237,7 @@ export class ConfigSources {
     };
     // As Envoy's ADS: the CDS ACK waits while clusters warm.
     const holdAck = cdsConfig.ads !== undefined ? this.tree.clustersWarm : undefined;
-    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, `type.googleapis.com/${CLUSTER_TYPE}`, applyCds, holdAck, 'cluster_manager.cds.');
+    return this.subscribeAll(cdsConfig, 'cds', 'clusters', cdsStats, CDS_METHOD, CLUSTERS.typeUrl, applyCds, holdAck, 'cluster_manager.cds.');
   }
 
   /**
