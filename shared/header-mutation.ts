@@ -2,6 +2,7 @@ import type { AccessLogEntry } from './access-log/entry.js';
 import { compileTextFormat, constantFormat, type LogFormatter } from './access-log/format.js';
 import { list, obj } from './config/access.js';
 import type { JsonObject } from './config/proto-json.js';
+import { configError, type ConfigError } from './config/config-error.js';
 
 /**
  * Envoy's HeaderValueOption lists (`headers_to_add`): each header's value is a substitution
@@ -62,14 +63,14 @@ export function applyHeadersToAdd(headers: MutableHeaders, options: readonly Hea
 }
 
 /** Validation: the errors of a headers_to_add list, each naming its entry. */
-export function checkHeadersToAdd(options: unknown, path: string, errors: string[]): void {
+export function checkHeadersToAdd(options: unknown, path: string, errors: ConfigError[]): void {
   list(options).forEach((o, i) => {
     const value = obj(o.header).value;
     if (typeof value !== 'string') return;
     try {
       compileHeaderValue(value);
     } catch (err) {
-      errors.push(`${path}[${i}].header.value: ${(err as Error).message}`);
+      errors.push(configError('invalid', `${path}[${i}].header.value`, `${(err as Error).message}`));
     }
   });
 }

@@ -3,6 +3,7 @@ import type { RE2JS } from 're2js';
 import { re2 } from './re2.js';
 import { obj } from './config/access.js';
 import type { JsonObject } from './config/proto-json.js';
+import { configError, type ConfigError } from './config/config-error.js';
 
 /**
  * Envoy's string and header matchers, compiled once: routes, the health-check filter and
@@ -128,12 +129,12 @@ export function queryParameterValue(path: string, name: string): string | undefi
 }
 
 /** A configured RE2 regex that does not compile, as a validation error naming its field. */
-export function checkRegex(regex: unknown, path: string, errors: string[]): void {
+export function checkRegex(regex: unknown, path: string, errors: ConfigError[]): void {
   if (typeof regex !== 'string') return;
   try {
     re2().compile(regex);
   } catch (err) {
-    errors.push(`${path}: invalid RE2 regex '${regex}': ${(err as Error).message}`);
+    errors.push(configError('invalid', path, `invalid RE2 regex '${regex}': ${(err as Error).message}`));
   }
 }
 

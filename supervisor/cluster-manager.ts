@@ -9,6 +9,7 @@ import { loadClusterTls } from '../shared/tls/context.js';
 import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 import { presentAtZero } from '../shared/stats/always-present.js';
+import { errorText, type ConfigError } from '../shared/config/config-error.js';
 
 const log = getLogger('upstream', import.meta.url);
 
@@ -28,7 +29,7 @@ export interface DynamicFieldPolicy {
   unknownFields: UnknownDynamicFields;
   disabledExtensions: Set<Extension>;
   /** What only the sources can tell about a cluster (an EDS source this proxy cannot reach). */
-  checkSources?: (cluster: JsonObject) => string[];
+  checkSources?: (cluster: JsonObject) => ConfigError[];
 }
 
 /**
@@ -126,12 +127,10 @@ export class ClusterManager {
       }
       if (checked.name !== undefined) named.add(checked.name);
       const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
-      const tlsErrors: string[] = [];
-      const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, tlsErrors) : undefined;
-      errors.push(...tlsErrors.map((e) => e.replace(/^\./, '')));
+      const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, errors) : undefined;
       if (!checked.message || errors.length) {
-        changes.rejected.push(`cluster '${label}': ${errors.join('; ')}`);
-        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo });
+        changes.rejected.push(`cluster '${label}': ${errorText(errors)}`);
+        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errorText(errors), versionInfo });
         continue;
       }
       this.failures.delete(String(checked.message.name));

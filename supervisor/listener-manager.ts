@@ -17,6 +17,7 @@ import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { ListenerSlots } from './listener-slots.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
+import { errorText, type ConfigError } from '../shared/config/config-error.js';
 
 /**
  * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -169,9 +170,9 @@ export class ListenerManager {
     const out: ListenerChanges = { changes: [], closedSockets: [], openedSockets: [], rejected: [], warming: [] };
     const valid: JsonObject[] = [];
     const named = new Set<string>();
-    const refuse = (name: string | undefined, label: string, errors: string[], config?: JsonObject) => {
-      out.rejected.push(`listener '${label}': ${errors.join('; ')}`);
-      if (name !== undefined) this.failures.set(name, { name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo, failedConfiguration: config ?? {} });
+    const refuse = (name: string | undefined, label: string, errors: readonly (ConfigError | string)[], config?: JsonObject) => {
+      out.rejected.push(`listener '${label}': ${errorText(errors)}`);
+      if (name !== undefined) this.failures.set(name, { name, lastUpdateAttemptMs: nowMs, details: errorText(errors), versionInfo, failedConfiguration: config ?? {} });
     };
     for (const [i, any] of resources.entries()) {
       const checked = checkResource(LISTENER_TYPE, any, policy.unknownFields, policy.disabledExtensions, clusterNames);
@@ -229,8 +230,8 @@ export class ListenerManager {
         log.warn(`lds: listener '${name}' not ${current ? 'modified' : 'added'}: ${direction === 'INBOUND' ? 'inbound ' : ''}listeners were stopped by /drain_listeners`);
         continue;
       }
-      const errors = [...this.checkAddress(config, name), ...openAccessLogs(config)];
-      const tlsErrors: string[] = [];
+      const errors: (ConfigError | string)[] = [...this.checkAddress(config, name), ...openAccessLogs(config)];
+      const tlsErrors: ConfigError[] = [];
       const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors);
       errors.push(...tlsErrors);
       // A Lua script that does not load refuses the listener (Envoy's script load error), as at start.

@@ -119,9 +119,34 @@ export interface Options {
   statsTags: [string, string][];
 }
 
+/**
+ * Why the command line was refused, for a test or a tool to match (the text on stderr is Envoy's
+ * layout, which wrapper scripts read): which option, and what kind of error.
+ */
+export type OptionErrorCode =
+  /** An argument that names no option. */
+  | 'unknown_option'
+  /** An option that takes a value, given none; or a switch given one. */
+  | 'missing_value'
+  | 'unexpected_value'
+  /** An option given twice that takes one value. */
+  | 'repeated_option'
+  /** A value the option does not take. */
+  | 'invalid_value'
+  /** Options that cannot go together. */
+  | 'conflict'
+  /** A value Envoy takes that this proxy does not implement. */
+  | 'unsupported';
+
+export interface OptionError {
+  readonly code: OptionErrorCode;
+  /** The option's long name (`log-level`), or for an unknown one the argument as given. */
+  readonly option: string;
+}
+
 export type ParseOutcome =
   | { kind: 'run'; options: Options; warnings: string[] }
-  | { kind: 'exit'; code: number; stdout: string; stderr: string };
+  | { kind: 'exit'; code: number; stdout: string; stderr: string; error?: OptionError };
 
 export interface Environment {
   argv0: string;
@@ -181,22 +206,22 @@ export function helpText(argv0: string): string {
 }
 
 /** A parse error, in the layout of Envoy's parser (TCLAP): stderr, exit status 1. */
-function parseError(argv0: string, argId: string, message: string): ParseOutcome {
+function parseError(argv0: string, argId: string, message: string, error: OptionError): ParseOutcome {
   const stderr =
     `PARSE ERROR: Argument: ${argId}\n             ${message}\n\n` +
     `Brief USAGE: \n${briefUsage(argv0)}\n\n` +
     `For complete USAGE and HELP type: \n   ${argv0} --help\n\n` +
     // Envoy then prints the exception's text: wrappers read this last line.
     `${argId} -- ${message}\n`;
-  return { kind: 'exit', code: 1, stdout: '', stderr };
+  return { kind: 'exit', code: 1, stdout: '', stderr, error };
 }
 
 function argId(spec: OptionSpec): string {
   return spec.short ? `-${spec.short} (--${spec.name})` : `(--${spec.name})`;
 }
 
-function validationError(message: string): ParseOutcome {
-  return { kind: 'exit', code: 1, stdout: '', stderr: `error: ${message}\n` };
+function validationError(code: OptionErrorCode, option: string, message: string): ParseOutcome {
+  return { kind: 'exit', code: 1, stdout: '', stderr: `error: ${message}\n`, error: { code, option } };
 }
 
 const UINT32_MAX = 4294967295;
@@ -229,25 +254,25 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
     if (token.kind === 'option-terminator') break;
     if (token.kind === 'positional') {
       if (token.value === '--ignore_rest') break;
-      return parseError(argv0, token.value, "Couldn't find match for argument");
+      return parseError(argv0, token.value, "Couldn't find match for argument", { code: 'unknown_option', option: token.value });
     }
     const spec = specByName.get(token.name);
-    if (!spec) return parseError(argv0, token.rawName, "Couldn't find match for argument");
+    if (!spec) return parseError(argv0, token.rawName, "Couldn't find match for argument", { code: 'unknown_option', option: token.rawName });
     if (spec.name === 'help') return { kind: 'exit', code: 0, stdout: helpText(argv0), stderr: '' };
     if (spec.name === 'version') return { kind: 'exit', code: 0, stdout: `\n${argv0}  version: ${environment.version()}\n\n`, stderr: '' };
     if (spec.kind === 'switch') {
-      if (token.value !== undefined) return parseError(argv0, argId(spec), `Argument does not take a value (got '${token.value}')`);
+      if (token.value !== undefined) return parseError(argv0, argId(spec), `Argument does not take a value (got '${token.value}')`, { code: 'unexpected_value', option: spec.name });
       switches.add(spec.name);
       continue;
     }
-    if (token.value === undefined) return parseError(argv0, argId(spec), 'Missing a value for this argument!');
+    if (token.value === undefined) return parseError(argv0, argId(spec), 'Missing a value for this argument!', { code: 'missing_value', option: spec.name });
     if (spec.multi) {
       multiValues.set(spec.name, [...(multiValues.get(spec.name) ?? []), token.value]);
       continue;
     }
-    if (values.has(spec.name)) return parseError(argv0, argId(spec), 'Argument already set!');
+    if (values.has(spec.name)) return parseError(argv0, argId(spec), 'Argument already set!', { code: 'repeated_option', option: spec.name });
     if (spec.kind === 'uint32' && parseUint32(token.value) === undefined) {
-      return parseError(argv0, argId(spec), `Couldn't read argument value from string '${token.value}'`);
+      return parseError(argv0, argId(spec), `Couldn't read argument value from string '${token.value}'`, { code: 'invalid_value', option: spec.name });
     }
     values.set(spec.name, token.value);
   }
@@ -260,38 +285,38 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
   let logLevel: number = Level.info;
   if (values.has('log-level')) {
     const parsed = parseLevel(values.get('log-level')!, { allowWarn: true });
-    if (parsed === undefined) return validationError(`invalid log level specified '${values.get('log-level')}'`);
+    if (parsed === undefined) return validationError('invalid_value', 'log-level', `invalid log level specified '${values.get('log-level')}'`);
     logLevel = parsed;
   }
   const fineGrain = switches.has('enable-fine-grain-logging');
   const componentLogLevel = str('component-log-level', '');
-  if (fineGrain && componentLogLevel) return validationError('--component-log-level will not work with --enable-fine-grain-logging');
+  if (fineGrain && componentLogLevel) return validationError('conflict', 'component-log-level', '--component-log-level will not work with --enable-fine-grain-logging');
   const componentLevels = new Map<string, number>();
   if (componentLogLevel) {
     for (const item of componentLogLevel.split(',')) {
       const pieces = item.split(':');
-      if (pieces.length !== 2) return validationError(`component log level not correctly specified '${item}'`);
+      if (pieces.length !== 2) return validationError('invalid_value', 'component-log-level', `component log level not correctly specified '${item}'`);
       const [component, levelText] = pieces as [string, string];
       const level = parseLevel(levelText, { allowWarn: true });
-      if (level === undefined) return validationError(`invalid log level specified '${levelText}'`);
-      if (!isComponent(component)) return validationError(`invalid component specified '${component}'`);
+      if (level === undefined) return validationError('invalid_value', 'component-log-level', `invalid log level specified '${levelText}'`);
+      if (!isComponent(component)) return validationError('invalid_value', 'component-log-level', `invalid component specified '${component}'`);
       componentLevels.set(component, level);
     }
   }
   const mode = str('mode', 'serve');
-  if (mode === 'init_only') return validationError("mode 'init_only' is not supported by this proxy (serve or validate)");
-  if (mode !== 'serve' && mode !== 'validate') return validationError(`unknown mode '${mode}'`);
+  if (mode === 'init_only') return validationError('unsupported', 'mode', "mode 'init_only' is not supported by this proxy (serve or validate)");
+  if (mode !== 'serve' && mode !== 'validate') return validationError('invalid_value', 'mode', `unknown mode '${mode}'`);
   const ipVersion = str('local-address-ip-version', 'v4');
-  if (ipVersion !== 'v4' && ipVersion !== 'v6') return validationError(`unknown IP address version '${ipVersion}'`);
+  if (ipVersion !== 'v4' && ipVersion !== 'v6') return validationError('invalid_value', 'local-address-ip-version', `unknown IP address version '${ipVersion}'`);
 
   let restartEpoch = num('restart-epoch', 0);
   if (!values.has('restart-epoch') && environment.env.RESTART_EPOCH !== undefined && environment.env.RESTART_EPOCH !== '') {
     const fromEnv = parseUint32(environment.env.RESTART_EPOCH);
-    if (fromEnv === undefined) return validationError(`invalid RESTART_EPOCH environment value '${environment.env.RESTART_EPOCH}' (a non-negative integer)`);
+    if (fromEnv === undefined) return validationError('invalid_value', 'restart-epoch', `invalid RESTART_EPOCH environment value '${environment.env.RESTART_EPOCH}' (a non-negative integer)`);
     restartEpoch = fromEnv;
   }
   const useDynamicBaseId = switches.has('use-dynamic-base-id');
-  if (useDynamicBaseId && restartEpoch > 0) return validationError(`cannot use --restart-epoch=${restartEpoch} with --use-dynamic-base-id`);
+  if (useDynamicBaseId && restartEpoch > 0) return validationError('conflict', 'use-dynamic-base-id', `cannot use --restart-epoch=${restartEpoch} with --use-dynamic-base-id`);
 
   const socketPath = str('socket-path', DEFAULT_SOCKET_PATH);
   const abstractSocket = socketPath.startsWith('@');
@@ -300,13 +325,13 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
     const text = values.get('socket-mode')!;
     // As Envoy: with an abstract path the mode means nothing and is ignored (Envoy's own hot-restart test passes one).
     if (abstractSocket) warnings.push(`--socket-mode '${text}' is ignored: the hot restart socket '${socketPath}' is abstract and has no file mode`);
-    else if (!/^[0-7]{1,4}$/.test(text)) return validationError(`invalid socket-mode '${text}'`);
+    else if (!/^[0-7]{1,4}$/.test(text)) return validationError('invalid_value', 'socket-mode', `invalid socket-mode '${text}'`);
     else socketMode = parseInt(text, 8);
   } else if (!abstractSocket) {
     socketMode = 0o600;
   }
   const drainStrategy = str('drain-strategy', 'gradual');
-  if (drainStrategy !== 'gradual' && drainStrategy !== 'immediate') return validationError(`unknown drain-strategy '${drainStrategy}' (gradual or immediate)`);
+  if (drainStrategy !== 'gradual' && drainStrategy !== 'immediate') return validationError('invalid_value', 'drain-strategy', `unknown drain-strategy '${drainStrategy}' (gradual or immediate)`);
 
   const disableHotRestart = switches.has('disable-hot-restart');
   if (switches.has('hot-restart-version')) {
@@ -317,10 +342,10 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
   const statsTags: [string, string][] = [];
   for (const arg of multiValues.get('stats-tag') ?? []) {
     const colon = arg.indexOf(':');
-    if (colon < 0) return validationError(`misformatted stats-tag '${arg}'`);
+    if (colon < 0) return validationError('invalid_value', 'stats-tag', `misformatted stats-tag '${arg}'`);
     const [name, value] = [arg.slice(0, colon), arg.slice(colon + 1)];
-    if (!/^[a-zA-Z0-9]+$/.test(name)) return validationError(`misformatted stats-tag '${arg}' contains invalid char in '${name}'`);
-    if (value === '' || value.includes('.')) return validationError(`misformatted stats-tag '${arg}' contains invalid char in '${value}'`);
+    if (!/^[a-zA-Z0-9]+$/.test(name)) return validationError('invalid_value', 'stats-tag', `misformatted stats-tag '${arg}' contains invalid char in '${name}'`);
+    if (value === '' || value.includes('.')) return validationError('invalid_value', 'stats-tag', `misformatted stats-tag '${arg}' contains invalid char in '${value}'`);
     statsTags.push([name, value]);
   }
 
@@ -328,7 +353,7 @@ export function parseOptions(args: string[], environment: Environment): ParseOut
   let prefixWithLocation = false;
   if (values.has('log-format-prefix-with-location')) {
     const text = values.get('log-format-prefix-with-location')!;
-    if (!['1', '0', 'true', 'false'].includes(text)) return validationError(`invalid --log-format-prefix-with-location '${text}' (1 or 0)`);
+    if (!['1', '0', 'true', 'false'].includes(text)) return validationError('invalid_value', 'log-format-prefix-with-location', `invalid --log-format-prefix-with-location '${text}' (1 or 0)`);
     prefixWithLocation = text === '1' || text === 'true';
     warnings.push('--log-format-prefix-with-location is deprecated: put [%g:%#] in --log-format instead.');
   }

@@ -5,6 +5,7 @@ import { sameResource } from '../shared/config/resource-hash.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
+import { errorText } from '../shared/config/config-error.js';
 
 /**
  * The route configurations the tree takes from the route discovery service, by name, with their
@@ -43,8 +44,8 @@ export class RouteManager {
       const label = checked.name ?? `resources[${i}]`;
       const errors = checked.message ? await luaLoadErrors(checked.message, 'route configuration') : checked.errors;
       if (!checked.message || errors.length) {
-        rejected.push(`route configuration '${label}': ${errors.join('; ')}`);
-        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errors.join('; '), versionInfo });
+        rejected.push(`route configuration '${label}': ${errorText(errors)}`);
+        if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errorText(errors), versionInfo });
         continue;
       }
       const name = String(checked.message.name ?? '');

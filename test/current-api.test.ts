@@ -22,9 +22,7 @@ describe("Envoy's current API", () => {
     const doc = minimalBootstrap() as Record<string, any>;
     doc.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].match.cookies = [{ name: 'session', string_match: { exact: 'x' } }];
     const errors = errorsOf(doc);
-    assert.equal(errors.length, 1, errors.join('\n'));
-    assert.match(errors[0]!, /routes\[0\]\.match\.cookies: field 'cookies' of envoy\.config\.route\.v3\.RouteMatch is not supported by this proxy/);
-    assert.doesNotMatch(errors[0]!, /unknown field/);
+    assert.deepEqual(errors.map((e) => [e.code, e.path.replace(/^.*routes\[0\]/, 'routes[0]')]), [['unsupported_field', 'routes[0].match.cookies']], errors.join('\n'));
   });
 
   it('refuses auto_sni_san_validation and a local rate limit\'s rate_limits the same way', () => {
@@ -33,15 +31,13 @@ describe("Envoy's current API", () => {
       name: 'envoy.transport_sockets.tls',
       typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', auto_sni_san_validation: true },
     };
-    assert.match(errorsOf(tls).join('\n'), /transport_socket\.typed_config\.auto_sni_san_validation: field 'auto_sni_san_validation' of envoy\.extensions\.transport_sockets\.tls\.v3\.UpstreamTlsContext is not supported by this proxy/);
+    assert.deepEqual(errorsOf(tls).map((e) => [e.code, e.path]), [['unsupported_field', 'static_resources.clusters[0].transport_socket.typed_config.auto_sni_san_validation']]);
     const limited = minimalBootstrap() as Record<string, any>;
     const hcm = limited.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
     hcm.http_filters.unshift({
       name: 'envoy.filters.http.local_ratelimit',
       typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit', stat_prefix: 'l', rate_limits: [{ actions: [{ request_headers: { header_name: 'x-user', descriptor_key: 'user' } }] }] },
     });
-    const errors = errorsOf(limited).join('\n');
-    assert.match(errors, /http_filters\[0\]\.typed_config\.rate_limits: field 'rate_limits' of envoy\.extensions\.filters\.http\.local_ratelimit\.v3\.LocalRateLimit is not supported by this proxy/);
-    assert.doesNotMatch(errors, /unknown field/);
+    assert.deepEqual(errorsOf(limited).map((e) => [e.code, e.path.replace(/^.*http_filters/, 'http_filters')]), [['unsupported_field', 'http_filters[0].typed_config.rate_limits']]);
   });
 });

@@ -6,6 +6,7 @@ import type { LogSink } from '../log/sink.js';
 import type { AccessLogEntry } from './entry.js';
 import { compileAccessLogFilter, type AccessLogFilter } from './filter.js';
 import { compileAccessLogFormat, type LogFormatter } from './format.js';
+import { configError, ConfigFault, type ConfigError } from '../config/config-error.js';
 
 /**
  * The `access_log` lists of the HTTP connection manager, the TCP proxy and the admin: each entry
@@ -44,20 +45,20 @@ interface Compiled {
 function compileOne(entry: Obj): Compiled {
   const typed = obj(entry.typed_config);
   const { logger, typeName } = accessLoggerOf(entry);
-  if (typeName === undefined) throw new Error(`access logger '${String(entry.name ?? '')}' needs a typed_config`);
-  if (logger === undefined) throw new Error(`typed_config: '${typeName}' is not an access logger`);
+  if (typeName === undefined) throw new ConfigFault('missing', `access logger '${String(entry.name ?? '')}' needs a typed_config`);
+  if (logger === undefined) throw new ConfigFault('wrong_extension', `typed_config: '${typeName}' is not an access logger`);
   const formatter = compileAccessLogFormat(typed);
   const filter = entry.filter !== undefined ? compileAccessLogFilter(obj(entry.filter)) : undefined;
   return { filter, formatter, destination: logger.destination(typed) };
 }
 
 /** Validation: the errors of an `access_log` list, each naming the entry's path. Opens nothing. */
-export function checkAccessLogs(entries: unknown, path: string, errors: string[]): void {
+export function checkAccessLogs(entries: unknown, path: string, errors: ConfigError[]): void {
   list(entries).forEach((entry, i) => {
     try {
       compileOne(entry);
     } catch (err) {
-      errors.push(`${path}[${i}]: ${(err as Error).message}`);
+      errors.push(configError(err instanceof ConfigFault ? err.code : 'invalid', `${path}[${i}]`, (err as Error).message));
     }
   });
 }

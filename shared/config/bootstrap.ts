@@ -19,6 +19,7 @@ import { buildIdentity } from '../version.js';
 import { readDataSource } from './data-source.js';
 import { loadAllTls, type LoadedTls } from '../tls/context.js';
 import { staticListenerNames } from './resources.js';
+import { ConfigError, configError, errorText } from './config-error.js';
 
 /**
  * Loads a bootstrap the way Envoy does: the file's format from its extension (`.pb` binary,
@@ -72,12 +73,12 @@ export interface BootstrapRead {
   warnings: string[];
   unknownFields: UnknownFieldUse[];
   /** What the read found wrong; the checks that follow run all the same, so that one run reports everything. */
-  errors: string[];
+  errors: ConfigError[];
   /** The paths of fields that failed to read, and of those read but refused (their errors' causes). */
   failed: string[];
   refusedFields: string[];
   /** The sources could not be read at all (a file that is not YAML, say): these errors alone. */
-  refused?: string[];
+  refused?: ConfigError[];
 }
 
 export interface BootstrapHandOver {
@@ -106,8 +107,8 @@ export function sourceBytes(sources: BootstrapSources): number {
 
 export class BootstrapError extends Error {
   readonly code = 'PROXY_BOOTSTRAP_INVALID';
-  constructor(readonly errors: string[]) {
-    super(errors.join('\n'));
+  constructor(readonly errors: ConfigError[]) {
+    super(errorText(errors, '\n'));
   }
 }
 
@@ -130,10 +131,10 @@ function parseYaml(text: string, what: string, maxValues = MAX_VALUES): JsonObje
   try {
     doc = loadYaml(text, { filename: what });
   } catch (err) {
-    throw new BootstrapError([`${what}: unable to parse YAML: ${(err as Error).message}`]);
+    throw new BootstrapError([new ConfigError('parse', '', `unable to parse YAML: ${(err as Error).message}`, what)]);
   }
   if (doc === undefined || doc === null) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new BootstrapError([`${what}: a bootstrap must be a mapping, not ${Array.isArray(doc) ? 'a list' : typeof doc}`]);
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new BootstrapError([new ConfigError('parse', '', `a bootstrap must be a mapping, not ${Array.isArray(doc) ? 'a list' : typeof doc}`, what)]);
   return withinLimits(doc as JsonObject, what, maxValues);
 }
 
@@ -143,12 +144,12 @@ function withinLimits(doc: JsonObject, what: string, maxValues = MAX_VALUES): Js
   if (!refusal) return doc;
   // Within the bounds of a load of its own: too large only for this reader (readBootstrap's maxValues).
   if (maxValues < MAX_VALUES && !documentLimitError(doc)) throw new ReadTooLarge(`${what}: ${refusal}`);
-  throw new BootstrapError([`${what}: refused: ${refusal}`]);
+  throw new BootstrapError([new ConfigError('too_large', '', `refused: ${refusal}`, what)]);
 }
 
 /** A recursive decoder that ran out of stack on a nested input says so, as a configuration error. */
 function tooDeep(err: unknown, what: string): never {
-  if (err instanceof RangeError) throw new BootstrapError([`${what}: refused: nested too deeply to read`]);
+  if (err instanceof RangeError) throw new BootstrapError([new ConfigError('too_large', '', 'refused: nested too deeply to read', what)]);
   throw err;
 }
 
@@ -165,7 +166,7 @@ function readWhole(path: string): Buffer {
   try {
     return readFileSync(path);
   } catch {
-    throw new BootstrapError([`unable to read file: ${path}`]);
+    throw new BootstrapError([configError('unreadable', '', `unable to read file: ${path}`)]);
   }
 }
 
@@ -177,16 +178,16 @@ function parseSource(path: string, data: Buffer, root: protobuf.Root, type: prot
 }
 
 /** Where a document read from bytes that are not UTF-8 has its replaced characters (U+FFFD): each string's path; the file's when none is in a string. */
-function invalidUtf8(document: unknown, file: string): string[] {
-  const found: string[] = [];
+function invalidUtf8(document: unknown, file: string): ConfigError[] {
+  const found: ConfigError[] = [];
   const walk = (v: unknown, at: string) => {
     if (typeof v === 'string') {
-      if (v.includes('\uFFFD')) found.push(`${file}: ${at || '(the document)'}: invalid UTF-8 in a string`);
+      if (v.includes('\uFFFD')) found.push(new ConfigError('parse', at || '(the document)', 'invalid UTF-8 in a string', file));
     } else if (Array.isArray(v)) v.forEach((item, i) => walk(item, `${at}[${i}]`));
     else if (v !== null && typeof v === 'object') for (const [k, item] of Object.entries(v)) walk(item, at ? `${at}.${k}` : k);
   };
   walk(document, '');
-  return found.length ? found : [`${file}: the file is not valid UTF-8`];
+  return found.length ? found : [new ConfigError('parse', '', 'the file is not valid UTF-8', file)];
 }
 
 function parseSourceAs(path: string, data: Buffer, root: protobuf.Root, type: protobuf.Type, maxValues: number): Parsed {
@@ -198,19 +199,19 @@ function parseSourceAs(path: string, data: Buffer, root: protobuf.Root, type: pr
       } catch (err) {
         // Bytes that are not a protobuf message (a bad wire type, a length past the end) are the file's fault, not a bug.
         if (err instanceof RangeError && /call stack/i.test(err.message)) tooDeep(err, path);
-        throw new BootstrapError([`${path}: malformed binary data (${(err as Error).message})`]);
+        throw new BootstrapError([new ConfigError('parse', '', `malformed binary data (${(err as Error).message})`, path)]);
       }
-      if (decoded.errors.length) throw new BootstrapError(decoded.errors.map((e) => `${path}: ${e}`));
+      if (decoded.errors.length) throw new BootstrapError(decoded.errors.map((e) => e.from(path)));
       return { document: withinLimits(decoded.json, path, maxValues), unknownFields: decoded.unknownFields };
     }
     case 'text': {
       try {
         const parser = new TextFormatParser(root, data.toString('utf8'));
         const document = parser.parse(type);
-        if (parser.errors.length) throw new BootstrapError(parser.errors.map((e) => `${path}: ${e}`));
+        if (parser.errors.length) throw new BootstrapError(parser.errors.map((e) => e.from(path)));
         return { document: withinLimits(document, path, maxValues), unknownFields: parser.unknownFields };
       } catch (err) {
-        if (err instanceof TextFormatError) throw new BootstrapError([`${path}: unable to parse text proto: ${err.message}`]);
+        if (err instanceof TextFormatError) throw new BootstrapError([new ConfigError('parse', '', `unable to parse text proto: ${err.message}`, path)]);
         tooDeep(err, path);
       }
     }
@@ -221,16 +222,16 @@ function parseSourceAs(path: string, data: Buffer, root: protobuf.Root, type: pr
       try {
         doc = JSON.parse(data.toString('utf8'));
       } catch (err) {
-        throw new BootstrapError([`${path}: unable to parse JSON: ${(err as Error).message}`]);
+        throw new BootstrapError([new ConfigError('parse', '', `unable to parse JSON: ${(err as Error).message}`, path)]);
       }
-      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new BootstrapError([`${path}: a bootstrap must be a JSON object`]);
+      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new BootstrapError([new ConfigError('parse', '', 'a bootstrap must be a JSON object', path)]);
       return { document: withinLimits(doc as JsonObject, path, maxValues), unknownFields: [] };
     }
   }
 }
 
 /** Reads, upgrades and validates one source; errors are prefixed with where they come from. */
-function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: protobuf.Root, type: protobuf.Type, errors: string[], warnings: string[], unknown: UnknownFieldUse[]) {
+function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: protobuf.Root, type: protobuf.Type, errors: ConfigError[], warnings: string[], unknown: UnknownFieldUse[]) {
   let document = parsed.document;
   if (src.bootstrapVersion !== 3) {
     const upgraded = upgradeV2Bootstrap(document);
@@ -239,27 +240,27 @@ function normalise(parsed: Parsed, label: string, src: BootstrapSource, root: pr
   }
   const reader = new ProtoJsonReader(root, { unknownFields: src.allowUnknownStaticFields ? 'allow' : 'reject' });
   const result = reader.readMessage(type, document, '');
-  const prefix = (e: string) => (label ? `${label}: ${e}` : e);
+  const prefix = (e: ConfigError) => (label ? e.from(label) : e);
   for (const use of parsed.unknownFields) {
     if (src.allowUnknownStaticFields) reader.unknownFields.push(use);
-    else errors.push(prefix(`${use.path}: unknown field in ${use.typeName}`));
+    else errors.push(prefix(configError('unknown_field', use.path, `unknown field in ${use.typeName}`)));
   }
   errors.push(...reader.errors.map(prefix));
   unknown.push(...reader.unknownFields);
-  for (const d of reader.deprecated) warnings.push(prefix(`${d.path}: using deprecated option '${d.typeName}.${d.field}'`));
+  for (const d of reader.deprecated) warnings.push(`${label ? `${label}: ` : ''}${d.path}: using deprecated option '${d.typeName}.${d.field}'`);
   return { bootstrap: result, anys: reader.anys };
 }
 
 /** Checks the options that say where the bootstrap is, reads its file, and fingerprints the lot. */
 export function bootstrapSources(src: BootstrapSource): BootstrapSources {
   if (!src.configPath && !src.configYaml) {
-    throw new BootstrapError(['At least one of --config-path or --config-yaml should be non-empty']);
+    throw new BootstrapError([configError('missing', '', 'At least one of --config-path or --config-yaml should be non-empty')]);
   }
   if (src.bootstrapVersion !== undefined && src.bootstrapVersion !== 2 && src.bootstrapVersion !== 3) {
-    throw new BootstrapError([`--bootstrap-version ${src.bootstrapVersion} is not supported (2 or 3)`]);
+    throw new BootstrapError([configError('unsupported', '', `--bootstrap-version ${src.bootstrapVersion} is not supported (2 or 3)`)]);
   }
   if (src.bootstrapVersion === 2 && src.configPath && bootstrapFormat(src.configPath) === 'binary') {
-    throw new BootstrapError([`${src.configPath}: binary v2 bootstraps cannot be upgraded by this proxy; convert the file to v3 (or to YAML/JSON)`]);
+    throw new BootstrapError([new ConfigError('unsupported', '', 'binary v2 bootstraps cannot be upgraded by this proxy; convert the file to v3 (or to YAML/JSON)', src.configPath)]);
   }
   return sourcesOf(src, src.configPath ? readWhole(src.configPath) : undefined);
 }
@@ -294,7 +295,7 @@ export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = 
   // What an earlier error causes is left out: an error under a field that already failed (or
   // above it), and a route's "unknown cluster" once a cluster itself is in error.
   const clusterInError = [...read.failed, ...read.refusedFields].some((f) => f.startsWith('static_resources.clusters['));
-  const errors = [...read.errors, ...local.errors.filter((e) => !followsFrom(e, read) && !(clusterInError && /: route: unknown (weighted |mirror )?cluster /.test(e)))];
+  const errors = [...read.errors, ...local.errors.filter((e) => !followsFrom(e, read) && !(clusterInError && /^route: unknown (weighted |mirror )?cluster /.test(e.detail)))];
   if (errors.length) throw new BootstrapError(errors);
   return {
     bootstrap: applyNodeOverrides(read.bootstrap, src),
@@ -307,8 +308,8 @@ export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = 
 }
 
 /** A field that failed to read leaves its parents half read; a field refused was read whole. */
-function followsFrom(error: string, read: Pick<BootstrapRead, 'failed' | 'refusedFields'>): boolean {
-  const path = error.split(': ')[0]!;
+function followsFrom(error: ConfigError, read: Pick<BootstrapRead, 'failed' | 'refusedFields'>): boolean {
+  const path = error.path;
   return read.failed.some((f) => path.startsWith(f) || f.startsWith(path)) || read.refusedFields.some((f) => path.startsWith(f));
 }
 
@@ -335,7 +336,7 @@ export function readBootstrap(sources: BootstrapSources, maxValues = MAX_VALUES)
 function readSources(src: BootstrapSource, fileBytes: Buffer | undefined, maxValues: number): BootstrapRead {
   const root = envoySchema();
   const type = root.lookupType(BOOTSTRAP_TYPE);
-  const errors: string[] = [];
+  const errors: ConfigError[] = [];
   const warnings: string[] = [];
   const unknownFields: UnknownFieldUse[] = [];
   const anys: AnyUse[] = [];
@@ -353,18 +354,18 @@ function readSources(src: BootstrapSource, fileBytes: Buffer | undefined, maxVal
   }
   // Every stage runs, so that one run reports every problem in the file (a field that cannot be
   // read does not hide an extension that is refused).
-  const failed = errors.map((e) => e.replace(/^--config-yaml: /, '').split(': ')[0]!);
-  const fieldErrors: string[] = [];
+  const failed = errors.map((e) => e.path);
+  const fieldErrors: ConfigError[] = [];
   checkConstraints(type, bootstrap, '', fieldErrors);
   checkSupportedFields(type, bootstrap, '', fieldErrors);
   checkAnyUses(anys, parseDisabledExtensions(src.disableExtensions, (w) => warnings.push(w)), fieldErrors);
   errors.push(...fieldErrors.filter((e) => !followsFrom(e, { failed, refusedFields: [] })));
-  return { bootstrap, warnings, unknownFields, errors, failed, refusedFields: fieldErrors.map((e) => e.split(': ')[0]!) };
+  return { bootstrap, warnings, unknownFields, errors, failed, refusedFields: fieldErrors.map((e) => e.path) };
 }
 
 /** The whole-bootstrap checks (some look at the file system) and the TLS material, read now. */
-function localChecks(bootstrap: JsonObject, listenerNames: readonly string[]): { errors: string[]; tls: LoadedTls } {
-  const errors: string[] = [];
+function localChecks(bootstrap: JsonObject, listenerNames: readonly string[]): { errors: ConfigError[]; tls: LoadedTls } {
+  const errors: ConfigError[] = [];
   checkBootstrapSemantics(bootstrap, errors);
   return { errors, tls: loadAllTls(bootstrap, listenerNames, readDataSource, errors) };
 }

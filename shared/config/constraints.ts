@@ -2,6 +2,7 @@ import protobuf from 'protobufjs';
 import { checkFieldRules, fieldRules, oneofRequired } from './pgv.js';
 import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
+import { configError, type ConfigError } from './config-error.js';
 
 /**
  * Envoy's constraint annotations (protoc-gen-validate), checked over a normalised message.
@@ -34,7 +35,7 @@ function planFor(type: protobuf.Type): Plan {
  * validates a discovery resource without descending into its Anys (recurse_into_any false): a
  * typed_config's rules are checked when its factory is built, resource by resource.
  */
-export function checkConstraints(type: protobuf.Type, message: JsonObject, path: string, errors: string[], anyErrors: string[] = errors): void {
+export function checkConstraints(type: protobuf.Type, message: JsonObject, path: string, errors: ConfigError[], anyErrors: ConfigError[] = errors): void {
   if (fullName(type).startsWith('google.protobuf.')) return;
   const plan = planFor(type);
   for (const field of plan.fields) {
@@ -58,12 +59,12 @@ export function checkConstraints(type: protobuf.Type, message: JsonObject, path:
   }
   for (const oneof of plan.requiredOneofs) {
     if (!oneof.fieldsArray.some((f) => message[f.name] !== undefined)) {
-      errors.push(`${path || '<root>'}: one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} is required`);
+      errors.push(configError('constraint', path || '<root>', `one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} is required`));
     }
   }
 }
 
-function checkNested(type: protobuf.Type, value: unknown, path: string, errors: string[], anyErrors: string[]): void {
+function checkNested(type: protobuf.Type, value: unknown, path: string, errors: ConfigError[], anyErrors: ConfigError[]): void {
   if (fullName(type) === 'google.protobuf.Any') {
     const any = value as JsonObject;
     const inner = lookupTypeOrNull(type.root as protobuf.Root, typeNameOfUrl(String(any['@type'])));

@@ -1,6 +1,7 @@
 import type { Settings } from 'node:http2';
 import { list, obj } from './access.js';
 import { durationMs } from './wkt.js';
+import { configError, type ConfigError } from './config-error.js';
 
 /**
  * envoy.config.core.v3.Http2ProtocolOptions as node:http2 takes it, for the connection manager's
@@ -38,9 +39,9 @@ export function http2Tuning(options: unknown): Http2Tuning {
 }
 
 /** What Envoy refuses in these options beyond their field constraints (custom parameters that shadow a named one). */
-export function checkHttp2Options(options: unknown, path: string, errors: string[]): void {
+export function checkHttp2Options(options: unknown, path: string, errors: ConfigError[]): void {
   for (const [i, p] of list(obj(options).custom_settings_parameters).entries()) {
     const id = Number(p.identifier);
-    if (STANDARD_SETTINGS.has(id)) errors.push(`${path}.custom_settings_parameters[${i}].identifier: ${id} is a standard SETTINGS parameter; set it with its named field`);
+    if (STANDARD_SETTINGS.has(id)) errors.push(configError('invalid', `${path}.custom_settings_parameters[${i}].identifier`, `${id} is a standard SETTINGS parameter; set it with its named field`));
   }
 }

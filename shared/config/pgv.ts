@@ -2,6 +2,7 @@ import type protobuf from 'protobufjs';
 import type { RE2JS } from 're2js';
 import { re2 } from '../re2.js';
 import { durationNanos, parseDuration } from './wkt.js';
+import { configError, type ConfigError } from './config-error.js';
 
 /**
  * Envoy enforces the protoc-gen-validate annotations of its API at load time ("Proto constraint
@@ -200,10 +201,10 @@ function checkEnumLists(rules: Rules, n: number, fail: (msg: string) => void): v
  * an enum field (normalised enums are names). Absent singular scalars are checked at their
  * default value, as PGV does.
  */
-export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumber: number | number[] | undefined, path: string, errors: string[]): void {
+export function checkFieldRules(field: protobuf.Field, value: unknown, enumNumber: number | number[] | undefined, path: string, errors: ConfigError[]): void {
   const rules = fieldRules(field);
   if (!rules) return;
-  const fail = (msg: string) => errors.push(`${path}: ${msg}`);
+  const fail = (msg: string) => errors.push(configError('constraint', path, msg));
   const isMessage = field.resolvedType !== null && !('values' in (field.resolvedType as object));
   if (value === undefined) {
     // A oneof member's rules apply only when that member is the one set.

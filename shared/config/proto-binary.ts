@@ -3,6 +3,7 @@ import protobuf from 'protobufjs';
 import { MAX_DEPTH } from './limits.js';
 import { childPath, fullName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, structValueToJson, typeNameOfUrl } from './wkt.js';
+import { configError, type ConfigError } from './config-error.js';
 
 /**
  * Binary proto3 → canonical proto3 JSON, by reflection over the schema. protobufjs' generated
@@ -14,7 +15,7 @@ import { WRAPPER_TYPES, formatDuration, formatFieldMask, formatTimestamp, struct
 export interface DecodeResult {
   json: JsonObject;
   unknownFields: UnknownFieldUse[];
-  errors: string[];
+  errors: ConfigError[];
 }
 
 const WIRE = { VARINT: 0, I64: 1, LEN: 2, I32: 5 } as const;
@@ -29,7 +30,7 @@ function longToJson(v: unknown): number | string {
 
 export class BinaryDecoder {
   readonly unknownFields: UnknownFieldUse[] = [];
-  readonly errors: string[] = [];
+  readonly errors: ConfigError[] = [];
 
   /** `depth`: messages already open around this decoder's (an Any's payload continues its container's count). */
   constructor(
@@ -81,7 +82,7 @@ export class BinaryDecoder {
   decodeMessage(type: protobuf.Type, bytes: Uint8Array, path: string): unknown {
     // Protocol Buffers' own recursion limit (limits.ts): deeper input would only overflow the stack.
     if (this.depth >= MAX_DEPTH) {
-      this.errors.push(`${path.length > 120 ? `${path.slice(0, 120)}…` : path}: refused: nested deeper than ${MAX_DEPTH} levels`);
+      this.errors.push(configError('too_large', path.length > 120 ? `${path.slice(0, 120)}…` : path, `refused: nested deeper than ${MAX_DEPTH} levels`));
       return {};
     }
     this.depth++;
@@ -136,7 +137,7 @@ export class BinaryDecoder {
           for (const other of field.partOf?.fieldsArray ?? []) if (other !== field) delete form[other.name];
         }
       } catch (err) {
-        this.errors.push(`${fieldPath}: malformed binary data (${(err as Error).message})`);
+        this.errors.push(configError('parse', fieldPath, `malformed binary data (${(err as Error).message})`));
         return form;
       }
     }
@@ -161,7 +162,7 @@ export function messageFormToJson(
   form: JsonObject,
   path: string,
   root: protobuf.Root,
-  sink: { errors: string[]; unknownFields: UnknownFieldUse[]; depth?: number },
+  sink: { errors: ConfigError[]; unknownFields: UnknownFieldUse[]; depth?: number },
 ): unknown {
   const name = fullName(type);
   if (!name.startsWith('google.protobuf.')) return form;

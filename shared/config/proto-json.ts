@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs';
 import { WRAPPER_TYPES, formatDuration, normalizeTimestamp, parseDuration, typeNameOfUrl } from './wkt.js';
+import { configError, type ConfigError, type ConfigErrorCode } from './config-error.js';
 
 /**
  * Reads canonical proto3 JSON (what YAML and JSON bootstraps are) against Envoy's schema and
@@ -129,7 +130,7 @@ function isDefaultScalar(field: protobuf.Field, v: unknown, enumNumber: number |
 }
 
 export class ProtoJsonReader {
-  readonly errors: string[] = [];
+  readonly errors: ConfigError[] = [];
   readonly unknownFields: UnknownFieldUse[] = [];
   readonly anys: AnyUse[] = [];
   readonly deprecated: DeprecatedFieldUse[] = [];
@@ -139,8 +140,8 @@ export class ProtoJsonReader {
     private readonly options: ReadOptions = { unknownFields: 'reject' },
   ) {}
 
-  private error(path: string, message: string): void {
-    this.errors.push(`${path || '<root>'}: ${message}`);
+  private error(path: string, message: string, code: ConfigErrorCode = 'invalid_value'): void {
+    this.errors.push(configError(code, path || '<root>', message));
   }
 
   /** Reads a message; undefined when the value could not be read (the reason is in `errors`). */
@@ -160,7 +161,7 @@ export class ProtoJsonReader {
         if (this.options.unknownFields === 'allow') {
           this.unknownFields.push({ path: fieldPath, typeName: fullName(type), field: key });
         } else {
-          this.error(fieldPath, `unknown field in ${fullName(type)}`);
+          this.error(fieldPath, `unknown field in ${fullName(type)}`, 'unknown_field');
         }
         continue;
       }
@@ -190,7 +191,7 @@ export class ProtoJsonReader {
     for (const oneof of type.oneofsArray) {
       const set = oneof.fieldsArray.filter((f) => present.has(f));
       if (set.length > 1) {
-        this.error(path, `only one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} may be set (got ${set.map((f) => f.name).join(' and ')})`);
+        this.error(path, `only one of ${oneof.fieldsArray.map((f) => f.name).join(', ')} may be set (got ${set.map((f) => f.name).join(' and ')})`, 'conflict');
       }
     }
     return out;

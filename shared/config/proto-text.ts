@@ -3,6 +3,7 @@ import { MAX_DEPTH } from './limits.js';
 import { messageFormToJson } from './proto-binary.js';
 import { childPath, fullName, jsonName, lookupTypeOrNull, mapKeyType, type JsonObject, type UnknownFieldUse } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
+import type { ConfigError } from './config-error.js';
 
 /**
  * Protobuf text format (`.pb_text`) → canonical proto3 JSON, by reflection over the schema.
@@ -109,7 +110,7 @@ export class TextFormatParser {
   private pos = 0;
   private readonly tokens: Token[];
   readonly unknownFields: UnknownFieldUse[] = [];
-  readonly errors: string[] = [];
+  readonly errors: ConfigError[] = [];
 
   constructor(private readonly root: protobuf.Root, source: string) {
     this.tokens = tokenize(source);

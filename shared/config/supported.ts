@@ -3,6 +3,7 @@ import { IMPLEMENTED_WHOLE } from './implemented-whole.js';
 import { childPath, fullName, lookupTypeOrNull, type JsonObject } from './proto-json.js';
 import { typeNameOfUrl } from './wkt.js';
 import { extensionFields, extensionReasons } from './extension-messages.js';
+import { configError, type ConfigError } from './config-error.js';
 
 /**
  * The fields of Envoy's API that this proxy implements, message by message. A bootstrap that
@@ -348,7 +349,7 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
 const HINTS: Readonly<Record<string, string>> = CORE_HINTS;
 
 
-export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: string[]): void {
+export function checkSupportedFields(type: protobuf.Type, message: JsonObject, path: string, errors: ConfigError[]): void {
   const name = fullName(type);
   if (name.startsWith('google.protobuf.')) return;
   const supported = supportedSets.get(name) ?? extensionFields.get(name);
@@ -356,7 +357,7 @@ export function checkSupportedFields(type: protobuf.Type, message: JsonObject, p
     const fieldPath = childPath(path, key);
     if (supported && !supported.has(key)) {
       const hint = HINTS[`${name}.${key}`] ?? extensionReasons.get(`${name}.${key}`);
-      errors.push(`${fieldPath}: field '${key}' of ${name} is not supported by this proxy${hint ? ` (${hint})` : ''}`);
+      errors.push(configError('unsupported_field', fieldPath, `field '${key}' of ${name} is not supported by this proxy${hint ? ` (${hint})` : ''}`));
       continue;
     }
     const field = type.fields[key];

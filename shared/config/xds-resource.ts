@@ -7,6 +7,7 @@ import { checkListener } from './semantic/listeners.js';
 import { checkRouteConfig } from './semantic/routes.js';
 import { checkSupportedFields } from './supported.js';
 import { typeNameOfUrl } from './wkt.js';
+import { configError, errorText, type ConfigError } from './config-error.js';
 
 /**
  * One resource from a discovery response (a file or a control plane), validated alone as the
@@ -27,7 +28,7 @@ export interface CheckedResource {
   name: string | undefined;
   /** The canonical resource, when it is valid. */
   message?: JsonObject;
-  errors: string[];
+  errors: ConfigError[];
   /** Unknown fields seen (allowed, unless rejected), e.g. `Cluster.foo`. */
   unknownFields: string[];
 }
@@ -46,7 +47,7 @@ export interface XdsResourceType {
   /** The field that names a resource. */
   readonly nameField: 'name' | 'cluster_name';
   /** `clusters`: the names a route configuration with validate_clusters: true must name. */
-  check(message: JsonObject, errors: string[], clusters: Set<string>): void;
+  check(message: JsonObject, errors: ConfigError[], clusters: Set<string>): void;
 }
 
 const typeUrlOf = (typeName: string) => `type.googleapis.com/${typeName}`;
@@ -84,7 +85,7 @@ export const LISTENERS: XdsResourceType = {
   nameField: 'name',
   check: (message, errors, clusters) => {
     checkListener(message, '', clusters, errors, true);
-    if (message.name === undefined || message.name === '') errors.push('name: a listener from the listener discovery service needs a name');
+    if (message.name === undefined || message.name === '') errors.push(configError('missing', 'name', 'a listener from the listener discovery service needs a name'));
   },
 };
 
@@ -100,7 +101,7 @@ export function xdsResourceType(typeName: string): XdsResourceType | undefined {
  * (malformed bytes, invalid UTF-8, unknown field numbers), with paths inside the resource.
  */
 export interface BinaryFindings {
-  errors: string[];
+  errors: ConfigError[];
   unknownFields: UnknownFieldUse[];
 }
 const binaryFindings = new WeakMap<JsonObject, BinaryFindings>();
@@ -119,8 +120,8 @@ export function noteBinaryFindings(resource: JsonObject, findings: BinaryFinding
 interface DecodedResource {
   name: string | undefined;
   message: JsonObject | undefined;
-  responseErrors: string[];
-  resourceErrors: string[];
+  responseErrors: ConfigError[];
+  resourceErrors: ConfigError[];
   unknownFields: UnknownFieldUse[];
   anys: AnyUse[];
 }
@@ -128,8 +129,8 @@ interface DecodedResource {
 /** Each resource object is decoded once per update, however many checks ask (the pre-pass, then its manager). */
 const decoded = new WeakMap<JsonObject, { policy: UnknownDynamicFields; result: DecodedResource }>();
 
-function insideAny(error: string, anys: AnyUse[]): boolean {
-  return anys.some((a) => a.path !== '' && (error.startsWith(`${a.path}.`) || error.startsWith(`${a.path}[`)));
+function insideAny(error: ConfigError, anys: AnyUse[]): boolean {
+  return anys.some((a) => a.path !== '' && (error.path.startsWith(`${a.path}.`) || error.path.startsWith(`${a.path}[`)));
 }
 
 function decodeResource(typeName: string, any: JsonObject, unknownFields: UnknownDynamicFields): DecodedResource {
@@ -141,7 +142,7 @@ function decodeResource(typeName: string, any: JsonObject, unknownFields: Unknow
   const result: DecodedResource = { name, message: undefined, responseErrors: [], resourceErrors: [], unknownFields: [], anys: [] };
   if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
     // As Envoy's mux: a resource of another type than the response's fails the response.
-    result.responseErrors.push(`a resource of type ${String(typeUrl)} where ${typeName} was expected`);
+    result.responseErrors.push(configError('invalid', '', `a resource of type ${String(typeUrl)} where ${typeName} was expected`));
   } else {
     const root = envoySchema();
     const type = root.lookupType(typeName);
@@ -152,7 +153,7 @@ function decodeResource(typeName: string, any: JsonObject, unknownFields: Unknow
     result.unknownFields = [...reader.unknownFields];
     const readErrors = [...(binary?.errors ?? []), ...reader.errors];
     for (const u of binary?.unknownFields ?? []) {
-      if (unknownFields === 'reject') readErrors.push(`${u.path}: unknown field in ${u.typeName}`);
+      if (unknownFields === 'reject') readErrors.push(configError('unknown_field', u.path, `unknown field in ${u.typeName}`));
       else result.unknownFields.push(u);
     }
     for (const e of readErrors) (insideAny(e, reader.anys) ? result.resourceErrors : result.responseErrors).push(e);
@@ -171,16 +172,16 @@ function decodeResource(typeName: string, any: JsonObject, unknownFields: Unknow
  * something invalid: Envoy's JSON loader fails on the whole file then (unknown fields aside,
  * which it retries without), so the update changes nothing. Empty when it decodes.
  */
-export function decodeErrors(any: JsonObject): string[] {
+export function decodeErrors(any: JsonObject): ConfigError[] {
   const { '@type': typeUrl, ...fields } = any;
-  if (typeof typeUrl !== 'string') return ['a resource without "@type"'];
+  if (typeof typeUrl !== 'string') return [configError('missing', '', 'a resource without "@type"')];
   const root = envoySchema();
   const typeName = typeNameOfUrl(typeUrl);
   const type = lookupTypeOrNull(root, typeName);
-  if (!type) return [`unknown type URL '${typeUrl}'`];
+  if (!type) return [configError('unsupported_extension', '', `unknown type URL '${typeUrl}'`)];
   const reader = new ProtoJsonReader(root, { unknownFields: 'allow' });
   reader.readMessage(type, fields, '');
-  return reader.errors.map((e) => e.replace(/^\./, ''));
+  return reader.errors;
 }
 
 /**
@@ -193,7 +194,7 @@ export function responseErrors(typeName: string, resources: JsonObject[], unknow
   const errors: string[] = [];
   for (const [i, any] of resources.entries()) {
     const d = decodeResource(typeName, any, unknownFields);
-    if (d.responseErrors.length) errors.push(`${xdsResourceType(typeName)?.kind ?? 'resource'} '${d.name ?? `resources[${i}]`}': ${d.responseErrors.join('; ')}`);
+    if (d.responseErrors.length) errors.push(`${xdsResourceType(typeName)?.kind ?? 'resource'} '${d.name ?? `resources[${i}]`}': ${errorText(d.responseErrors)}`);
   }
   return errors;
 }
@@ -213,5 +214,5 @@ export function checkResource(typeName: string, any: JsonObject, unknownFields: 
     xdsResourceType(typeName)?.check(message, errors, clusters ?? new Set());
   }
   const unknown = unknownFields === 'ignore' ? [] : d.unknownFields.map((u) => `${u.typeName}.${u.field}`);
-  return errors.length || !message ? { name: d.name, errors: errors.map((e) => e.replace(/^\./, '')), unknownFields: unknown } : { name: d.name, message, errors: [], unknownFields: unknown };
+  return errors.length || !message ? { name: d.name, errors, unknownFields: unknown } : { name: d.name, message, errors: [], unknownFields: unknown };
 }

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../config/proto-json.js';
 import type { FilterContext, HttpFilterFactory } from '../http/filter-api.js';
+import type { ConfigError } from '../config/config-error.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -36,9 +37,9 @@ export interface ExtensionDescriptor {
 export interface HttpFilterDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.filters.http';
   /** The filter's own configuration (at `path`, its typed_config). */
-  validate?(config: JsonObject, path: string, errors: string[]): void;
+  validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
   /** A route's or virtual host's configuration for it (of perRouteTypeName), at `path`. */
-  validatePerRoute?(config: JsonObject, path: string, errors: string[]): void;
+  validatePerRoute?(config: JsonObject, path: string, errors: ConfigError[]): void;
   /** The filter as one connection manager configures it: makes an instance per request. */
   create(name: string, config: JsonObject, ctx: FilterContext): HttpFilterFactory;
 }

@@ -4,6 +4,7 @@ import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
 import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
+import { configError, type ConfigError } from '../config/config-error.js';
 
 /**
  * Every extension this proxy implements, found by Envoy's names and v3 config types. A
@@ -50,15 +51,15 @@ export function parseDisabledExtensions(list: string[], warn: (msg: string) => v
 }
 
 /** Every `typed_config` (any `Any`) must name an implemented, enabled extension. */
-export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: string[]): void {
+export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: ConfigError[]): void {
   for (const any of anys) {
     if (any.typeName === FILTER_CONFIG) continue; // its `config` is an Any of its own, checked as one
     const ext = byTypeName.get(any.typeName);
     if (!ext) {
       const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
-      errors.push(`${any.path}: type URL '${any.typeUrl}' ${why} (implemented: ${[...new Set(EXTENSIONS.map((e) => e.name))].join(', ')})`);
+      errors.push(configError('unsupported_extension', any.path, `type URL '${any.typeUrl}' ${why} (implemented: ${[...new Set(EXTENSIONS.map((e) => e.name))].join(', ')})`));
     } else if (disabled.has(ext)) {
-      errors.push(`${any.path}: extension '${ext.category}/${ext.name}' is disabled by --disable-extensions`);
+      errors.push(configError('disabled_extension', any.path, `extension '${ext.category}/${ext.name}' is disabled by --disable-extensions`));
     }
   }
 }

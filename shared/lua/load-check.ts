@@ -4,6 +4,7 @@ import { readDataSource } from '../config/data-source.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { HostOp, PRELUDE } from './prelude.js';
 import { LuaState, type HostFunctions } from './wasm-lua.js';
+import { configError, type ConfigError } from '../config/config-error.js';
 
 /**
  * Envoy compiles and runs each Lua script's top level when it loads the configuration, and
@@ -58,14 +59,14 @@ const loadHost: HostFunctions = {
 };
 
 /** The configuration's script load errors (none: every script loads). Only a configuration with Lua pays for the interpreter. */
-export async function luaLoadErrors(root: unknown, path: string): Promise<string[]> {
+export async function luaLoadErrors(root: unknown, path: string): Promise<ConfigError[]> {
   const scripts = scriptsIn(root, path, []);
-  const errors: string[] = [];
+  const errors: ConfigError[] = [];
   for (const s of scripts) {
     try {
       await LuaState.check(PRELUDE, s.source, s.path, loadHost);
     } catch (err) {
-      errors.push(`${s.path}: script load error: ${(err as Error).message}`);
+      errors.push(configError('load_failed', s.path, `script load error: ${(err as Error).message}`));
     }
   }
   return errors;

@@ -3,6 +3,7 @@ import { cryptoModule, tlsModule } from '../builtins.js';
 import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { typeNameOfUrl } from '../config/wkt.js';
+import { configError, type ConfigError } from '../config/config-error.js';
 
 /**
  * TLS contexts (`transport_socket` with envoy.transport_sockets.tls) as the supervisor loads
@@ -72,12 +73,12 @@ export function tlsContextConfig(transportSocket: unknown): { typeName: string; 
 /** A message field that may be absent: undefined then, else the message. */
 const optional = (v: unknown): JsonObject | undefined => (v === undefined ? undefined : obj(v));
 
-function readPem(ds: JsonObject | undefined, path: string, errors: string[], read: (ds: JsonObject) => Buffer | undefined): PemSource | undefined {
+function readPem(ds: JsonObject | undefined, path: string, errors: ConfigError[], read: (ds: JsonObject) => Buffer | undefined): PemSource | undefined {
   if (!ds) return undefined;
   try {
     const data = read(ds);
     if (data === undefined) {
-      errors.push(`${path}: no data (set filename, inline_string, inline_bytes or environment_variable)`);
+      errors.push(configError('missing', path, 'no data (set filename, inline_string, inline_bytes or environment_variable)'));
       return undefined;
     }
     return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>', inline: ds.inline_string !== undefined || ds.inline_bytes !== undefined };
@@ -85,7 +86,7 @@ function readPem(ds: JsonObject | undefined, path: string, errors: string[], rea
     // Phrased by field: the file the field names, and why it could not be read.
     const e = err as NodeJS.ErrnoException;
     const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'it is a directory' : e.message;
-    errors.push(typeof ds.filename === 'string' ? `${path}.filename: unable to read '${ds.filename}': ${why}` : `${path}: ${e.message}`);
+    errors.push(typeof ds.filename === 'string' ? configError('unreadable', `${path}.filename`, `unable to read '${ds.filename}': ${why}`) : configError('unreadable', path, e.message));
     return undefined;
   }
 }
@@ -99,7 +100,7 @@ export function loadTlsContext(
   owner: string,
   config: JsonObject,
   path: string,
-  errors: string[],
+  errors: ConfigError[],
   read: (ds: JsonObject) => Buffer | undefined,
 ): TlsContext | undefined {
   const before = errors.length;
@@ -112,7 +113,7 @@ export function loadTlsContext(
     const key = readPem(optional(c.private_key), `${p}.private_key`, errors, read);
     const password = readPem(optional(c.password), `${p}.password`, errors, read);
     if (!chain || !key) {
-      if (errors.length === before) errors.push(`${p}: a certificate needs certificate_chain and private_key`);
+      if (errors.length === before) errors.push(configError('missing', p, 'a certificate needs certificate_chain and private_key'));
       return;
     }
     certificates.push({ chain, key: key.pem, ...(password ? { passphrase: password.pem } : {}) });
@@ -122,9 +123,9 @@ export function loadTlsContext(
   const sanMatchers = list(validation.match_typed_subject_alt_names).map((m) => ({ sanType: String(m.san_type ?? 'SAN_TYPE_UNSPECIFIED'), matcher: obj(m.matcher) }));
   for (const m of list(validation.match_subject_alt_names)) sanMatchers.push({ sanType: 'ANY', matcher: m });
   // A certificate that could not be read has said so already: "no certificate" would only repeat it.
-  if (side === 'downstream' && certificates.length === 0 && errors.length === before) errors.push(`${cp}.tls_certificates: a listener's TLS context needs a certificate`);
+  if (side === 'downstream' && certificates.length === 0 && errors.length === before) errors.push(configError('missing', `${cp}.tls_certificates`, 'a listener\'s TLS context needs a certificate'));
   if (side === 'downstream' && config.require_client_certificate === true && !ca) {
-    errors.push(`${path}.require_client_certificate: client certificates need common_tls_context.validation_context.trusted_ca to be verified against`);
+    errors.push(configError('missing', `${path}.require_client_certificate`, 'client certificates need common_tls_context.validation_context.trusted_ca to be verified against'));
   }
   const params = obj(common.tls_params);
   // Envoy's equal-preference groups ("[A|B]") become a plain list for OpenSSL.
@@ -149,14 +150,14 @@ export function loadTlsContext(
   try {
     tlsModule().createSecureContext(secureContextOptions(context));
   } catch (err) {
-    errors.push(`${path}: ${(err as Error).message}`);
+    errors.push(configError('load_failed', path, (err as Error).message));
     return undefined;
   }
   for (const c of [...certificates.map((x) => x.chain), ...(ca ? [ca] : [])]) {
     try {
       new (cryptoModule().X509Certificate)(c.pem);
     } catch (err) {
-      errors.push(`${path}: ${c.path}: not a PEM certificate (${(err as Error).message})`);
+      errors.push(configError('load_failed', path, `${c.path}: not a PEM certificate (${(err as Error).message})`));
       return undefined;
     }
   }
@@ -188,15 +189,15 @@ export function listenerChainKey(listener: string, chain: number | string): stri
 }
 
 /** A transport socket that is not TLS must be raw_buffer (plaintext); TLS needs its context in typed_config. */
-function checkRawBuffer(transportSocket: unknown, path: string, tlsType: string, errors: string[]): void {
+function checkRawBuffer(transportSocket: unknown, path: string, tlsType: string, errors: ConfigError[]): void {
   const ts = obj(transportSocket);
   const typed = obj(ts.typed_config)['@type'];
   const raw = typeof typed === 'string' ? typeNameOfUrl(typed) === 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' : ts.name === 'envoy.transport_sockets.raw_buffer' || ts.name === 'raw_buffer';
-  if (!raw) errors.push(`${path}: transport socket '${String(ts.name ?? '')}' needs typed_config: ${tlsType} for TLS, or RawBuffer for plaintext`);
+  if (!raw) errors.push(configError('missing', path, `transport socket '${String(ts.name ?? '')}' needs typed_config: ${tlsType} for TLS, or RawBuffer for plaintext`));
 }
 
 /** A listener's TLS contexts, by filter chain (`0`, `1`, …, `default`); `path` names the listener in errors. */
-export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): Record<string, TlsContext> {
+export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): Record<string, TlsContext> {
   const loaded: Record<string, TlsContext> = {};
   const name = String(l.name ?? '');
   const chains: [string, JsonObject, string][] = list(l.filter_chains).map((c, ci) => [String(ci), c, `${path}.filter_chains[${ci}]`]);
@@ -210,7 +211,7 @@ export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObje
     }
     const tsPath = `${chainPath}.transport_socket.typed_config`;
     if (tls.typeName !== DOWNSTREAM_TLS) {
-      errors.push(`${tsPath}: a listener's transport socket takes a DownstreamTlsContext, not ${tls.typeName}`);
+      errors.push(configError('wrong_extension', tsPath, `a listener's transport socket takes a DownstreamTlsContext, not ${tls.typeName}`));
       continue;
     }
     const context = loadTlsContext('downstream', `listener ${name}`, tls.config, tsPath, errors, read);
@@ -220,7 +221,7 @@ export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObje
 }
 
 /** `listenerNames`: each bootstrap listener's name, as the load minted them (staticListenerNames). */
-export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string[], read: (ds: JsonObject) => Buffer | undefined, errors: string[]): LoadedTls {
+export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string[], read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): LoadedTls {
   const loaded: LoadedTls = { listeners: {}, clusters: {} };
   const resources = obj(bootstrap.static_resources);
   list(resources.listeners).forEach((l, li) => {
@@ -235,7 +236,7 @@ export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string
 }
 
 /** A cluster's TLS context, if its transport socket is TLS; `path` names the cluster in errors. */
-export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: string[]): TlsContext | undefined {
+export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): TlsContext | undefined {
   if (!c.transport_socket) return undefined;
   const tls = tlsContextConfig(c.transport_socket);
   if (!tls) {
@@ -244,7 +245,7 @@ export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObjec
   }
   const tsPath = `${path}.transport_socket.typed_config`;
   if (tls.typeName !== UPSTREAM_TLS) {
-    errors.push(`${tsPath}: a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`);
+    errors.push(configError('wrong_extension', tsPath, `a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`));
     return undefined;
   }
   return loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read);

@@ -5,6 +5,7 @@ import { getLogger } from '../../shared/log/logger.js';
 import { buildIdentity } from '../../shared/version.js';
 import { readWithoutOptimising } from '../optimising-compiler.js';
 import type { ReplyMessage, RequestMessage } from './framing.js';
+import { reviveConfigErrors } from '../../shared/config/config-error.js';
 
 /**
  * A hot restart's configuration hand-over: the new epoch sends its bootstrap sources to its
@@ -58,8 +59,11 @@ export function answerConfiguration(rq: NonNullable<RequestMessage['configuratio
 
 /** What the child makes of the reply. */
 export function takeConfiguration(reply: ReplyMessage | undefined): BootstrapRead | undefined {
-  const read = reply?.configuration?.read;
-  return read?.length ? (v8Module().deserialize(read) as BootstrapRead) : undefined;
+  const bytes = reply?.configuration?.read;
+  if (!bytes?.length) return undefined;
+  const read = v8Module().deserialize(bytes) as BootstrapRead;
+  // A structured clone keeps the errors' fields but not their class (their text, their paths' helpers).
+  return { ...read, errors: reviveConfigErrors(read.errors), ...(read.refused ? { refused: reviveConfigErrors(read.refused) } : {}) };
 }
 
 /**

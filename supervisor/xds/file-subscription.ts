@@ -10,6 +10,7 @@ import { getLogger } from '../../shared/log/logger.js';
 import type { SubscriptionStats } from './subscription-stats.js';
 import { working } from '../../shared/idle-housekeeping.js';
 import { ResponseRefused } from './response-refused.js';
+import { errorText } from '../../shared/config/config-error.js';
 
 /**
  * File-based xDS (`path_config_source`, or the legacy `path`), with Envoy's semantics: the file is
@@ -90,14 +91,14 @@ export class FileSubscription {
       response = readSource(this.path, root, root.lookupType(DISCOVERY_RESPONSE)).document;
     } catch (err) {
       this.stats.failed();
-      const why = err instanceof BootstrapError ? err.errors.join('; ') : (err as Error).message;
+      const why = err instanceof BootstrapError ? errorText(err.errors) : (err as Error).message;
       log.warn(`filesystem config update failure: ${why}`);
       return;
     }
     const versionInfo = typeof response.version_info === 'string' ? response.version_info : '';
     const resources = list(response.resources);
     // As Envoy's loader: a resource that cannot be decoded fails the whole file, which changes nothing (update_failure).
-    const undecodable = resources.flatMap((r, i) => decodeErrors(r).map((e) => `resources[${i}]${e.startsWith('[') ? '' : e.includes(':') ? '.' : ': '}${e}`));
+    const undecodable = resources.flatMap((r, i) => decodeErrors(r).map((e) => e.within(`resources[${i}]`).text));
     if (undecodable.length) {
       this.stats.failed();
       log.warn(`filesystem config update failure: ${this.path}: ${undecodable.join('; ')}`);

@@ -11,6 +11,7 @@ import { stats } from '../../shared/stats/process.js';
 import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import { working } from '../../shared/idle-housekeeping.js';
 import { ResponseRefused } from './response-refused.js';
+import { ConfigError, errorText } from '../../shared/config/config-error.js';
 
 /**
  * One xDS stream to a control plane over gRPC, state of the world (api_type GRPC): an aggregated
@@ -100,19 +101,19 @@ function messageTypes(delta: boolean) {
  */
 export function resourcesNoted(decoded: DecodeResult, delta: boolean): JsonObject {
   const findings = new Map<number, BinaryFindings>();
-  const prefix = delta ? /^resources\[(\d+)\]\.resource(?:\.|(?=: )|$)/ : /^resources\[(\d+)\](?:\.|(?=: )|$)/;
+  const prefix = delta ? /^resources\[(\d+)\]\.resource(?:\.|$)/ : /^resources\[(\d+)\](?:\.|$)/;
   const sortOut = (path: string): { index: number; rest: string } | undefined => {
     const m = prefix.exec(path);
     return m ? { index: Number(m[1]), rest: path.slice(m[0].length) } : undefined;
   };
   const forResource = (index: number) => findings.get(index) ?? findings.set(index, { errors: [], unknownFields: [] }).get(index)!;
-  const outside: string[] = [];
+  const outside: ConfigError[] = [];
   for (const e of decoded.errors) {
-    const at = sortOut(e);
-    if (at) forResource(at.index).errors.push(at.rest.startsWith(': ') ? `<root>${at.rest}` : at.rest);
+    const at = sortOut(e.path);
+    if (at) forResource(at.index).errors.push(new ConfigError(e.code, at.rest || '<root>', e.detail));
     else outside.push(e);
   }
-  if (outside.length) throw new Error(`undecodable DiscoveryResponse: ${outside.join('; ')}`);
+  if (outside.length) throw new Error(`undecodable DiscoveryResponse: ${errorText(outside)}`);
   for (const u of decoded.unknownFields) {
     const at = sortOut(u.path);
     if (at) forResource(at.index).unknownFields.push({ ...u, path: at.rest });

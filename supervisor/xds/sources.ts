@@ -20,6 +20,7 @@ import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
 import { ResponseRefused, screened } from './response-refused.js';
+import { configError, errorText, type ConfigError } from '../../shared/config/config-error.js';
 
 /**
  * The bootstrap's `dynamic_resources`, as subscriptions feeding the supervisor's managers:
@@ -306,9 +307,9 @@ export class ConfigSources {
       const service = typeof any.cluster_name === 'string' ? any.cluster_name : `resources[${i}]`;
       const targets = serving.get(service) ?? [];
       const warming = warmingIndex.get(service) ?? [];
-      if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`, false).update('', () => (checked.message ? [] : checked.errors));
+      if (count) for (const name of new Set([...targets, ...warming].map((t) => t.name))) new SubscriptionStats(`cluster.${name}.`, false).update('', () => (checked.message ? [] : checked.errors.map(String)));
       if (!checked.message) {
-        errors.push(`endpoints '${service}': ${checked.errors.join('; ')}`);
+        errors.push(`endpoints '${service}': ${errorText(checked.errors)}`);
         continue;
       }
       this.assignments.set(service, checked.message);
@@ -361,18 +362,18 @@ export class ConfigSources {
   }
 
   /** What only the bootstrap can tell about a CDS cluster's EDS source: the same rules as a static one's. */
-  private checkEdsSource(cluster: Cluster): string[] {
+  private checkEdsSource(cluster: Cluster): ConfigError[] {
     const eds = edsOf(cluster);
     if (!eds) return [];
-    const errors: string[] = [];
+    const errors: ConfigError[] = [];
     const path = 'eds_cluster_config.eds_config';
-    if (eds.source.ads !== undefined && obj(this.bootstrap.dynamic_resources).ads_config === undefined) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config in the bootstrap`);
+    if (eds.source.ads !== undefined && obj(this.bootstrap.dynamic_resources).ads_config === undefined) errors.push(configError('missing', `${path}.ads`, 'an ads source needs dynamic_resources.ads_config in the bootstrap'));
     if (eds.source.api_config_source !== undefined) {
       const staticNames = new Set(list(obj(this.bootstrap.static_resources).clusters).map((c) => String(c.name)));
       checkApiConfigSource(obj(eds.source.api_config_source), `${path}.api_config_source`, staticNames, errors);
     }
     const file = pathSourceOf(eds.source);
-    if (file && !existsSync(file.path)) errors.push(`${path}: paths must refer to an existing path in the system: '${file.path}' does not exist`);
+    if (file && !existsSync(file.path)) errors.push(configError('unknown_reference', path, `paths must refer to an existing path in the system: '${file.path}' does not exist`));
     return errors;
   }
 

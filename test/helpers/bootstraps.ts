@@ -1,4 +1,5 @@
 import { BootstrapError, loadBootstrap, type BootstrapSource } from '../../shared/config/bootstrap.js';
+import type { ConfigError } from '../../shared/config/config-error.js';
 
 /** Small v3 bootstraps for tests, as plain canonical JSON. */
 
@@ -89,7 +90,7 @@ export function bootstrapSource(over: Partial<BootstrapSource>): BootstrapSource
 }
 
 /** The configuration errors of loading `doc` as a bootstrap (given inline); none when it loads. */
-export function loadErrors(doc: object): string[] {
+export function loadErrors(doc: object): ConfigError[] {
   try {
     loadBootstrap(bootstrapSource({ configYaml: JSON.stringify(doc) }));
   } catch (err) {

@@ -4,6 +4,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
 import { GrpcCallError } from '../../shared/upstream/async-request.js';
 import type { Cluster } from './cluster.js';
+import { errorText, type ConfigError } from '../../shared/config/config-error.js';
 
 /**
  * Unary gRPC calls the proxy makes to a service behind a cluster (an authorization service, a
@@ -36,7 +37,7 @@ function clientFor(grpc: GrpcJs, cluster: Cluster, address: string): Client {
 }
 interface Codecs {
   typeOf(name: string): protobuf.Type;
-  decode(type: protobuf.Type, bytes: Buffer): { json: JsonObject; errors: string[] };
+  decode(type: protobuf.Type, bytes: Buffer): { json: JsonObject; errors: ConfigError[] };
 }
 
 let codecs: Promise<Codecs> | undefined;
@@ -78,7 +79,7 @@ export async function grpcUnary(cluster: Cluster, method: string, requestType: s
     (m, codec) => Buffer.from(request.encode(codec.fromProto3JSON(request, m as never) as protobuf.Message).finish()),
     (bytes) => {
       const decoded = decode(response, bytes);
-      if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${decoded.errors.join('; ')}`);
+      if (decoded.errors.length) throw new Error(`undecodable ${responseType}: ${errorText(decoded.errors)}`);
       return decoded.json;
     },
     message,

@@ -9,6 +9,7 @@ import { checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { HCM_TYPE_NAME, checkTracingProvider } from './connection-manager.js';
 import { checkListeners } from './listeners.js';
 import { checkClusters } from './clusters.js';
+import { configError, type ConfigError } from '../config-error.js';
 
 /**
  * Checks that need the whole bootstrap, after every field has passed the schema: names that
@@ -38,14 +39,14 @@ export function bootstrapWarnings(bootstrap: Obj): string[] {
   return out;
 }
 
-export function checkBootstrapSemantics(bootstrap: Obj, errors: string[]): void {
-  if (bootstrap.watchdog !== undefined && bootstrap.watchdogs !== undefined) errors.push('watchdogs: only one of watchdog or watchdogs should be set');
+export function checkBootstrapSemantics(bootstrap: Obj, errors: ConfigError[]): void {
+  if (bootstrap.watchdog !== undefined && bootstrap.watchdogs !== undefined) errors.push(configError('conflict', 'watchdogs', 'only one of watchdog or watchdogs should be set'));
   const sr = obj(bootstrap.static_resources);
   const clusterNames = checkClusters(list(sr.clusters), errors);
   checkListeners(list(sr.listeners), clusterNames, errors);
   const admin = obj(bootstrap.admin);
   if (admin.address !== undefined) checkLiteralAddress(admin.address, 'admin.address', errors);
-  if (obj(admin.address).pipe) errors.push('admin.address.pipe: the admin interface listens on a TCP address only (socket_address), not on a Unix socket');
+  if (obj(admin.address).pipe) errors.push(configError('unsupported', 'admin.address.pipe', 'the admin interface listens on a TCP address only (socket_address), not on a Unix socket'));
   checkAccessLogs(admin.access_log, 'admin.access_log', errors);
   checkStatsSinks(bootstrap, errors);
   checkDynamicResources(bootstrap, clusterNames, errors);
@@ -63,18 +64,18 @@ function ecmaScriptGroups(source: string): number {
   return stdRegex(`${source}|`).exec('')!.length - 1;
 }
 
-function checkStatsTags(statsConfig: Obj, errors: string[]): void {
+function checkStatsTags(statsConfig: Obj, errors: ConfigError[]): void {
   const names = new Set<string>();
   list(statsConfig.stats_tags).forEach((t, i) => {
     const path = `stats_config.stats_tags[${i}]`;
     const name = String(t.tag_name ?? '');
-    if (names.has(name)) errors.push(`${path}.tag_name: Tag name '${name}' specified twice.`);
+    if (names.has(name)) errors.push(configError('duplicate', `${path}.tag_name`, `Tag name '${name}' specified twice.`));
     names.add(name);
     if (typeof t.regex === 'string') {
       try {
-        if (ecmaScriptGroups(t.regex) < 1) errors.push(`${path}.regex: a tag's regex needs a capture group (the part of the name the tag takes out)`);
+        if (ecmaScriptGroups(t.regex) < 1) errors.push(configError('invalid', `${path}.regex`, 'a tag\'s regex needs a capture group (the part of the name the tag takes out)'));
       } catch (err) {
-        errors.push(`${path}.regex: ${(err as Error).message}`);
+        errors.push(configError('invalid', `${path}.regex`, `${(err as Error).message}`));
       }
     }
   });
@@ -84,7 +85,7 @@ function checkStatsTags(statsConfig: Obj, errors: string[]): void {
  * xDS sources: a file must exist when the configuration loads; a gRPC source must be state of the
  * world over v3, through one static cluster, from a node with an id and a cluster (Envoy's rules).
  */
-function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, errors: string[]): void {
+function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, errors: ConfigError[]): void {
   const dynamic = obj(bootstrap.dynamic_resources);
   const hasAds = dynamic.ads_config !== undefined;
   let grpc = hasAds;
@@ -97,53 +98,53 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
   });
   for (const user of rdsUsers(bootstrap)) sources.push([`the rds.config_source of route configuration '${user.name}' (http.${user.statPrefix})`, user.source]);
   for (const [path, source] of sources) {
-    if (source.ads !== undefined && !hasAds) errors.push(`${path}.ads: an ads source needs dynamic_resources.ads_config`);
+    if (source.ads !== undefined && !hasAds) errors.push(configError('missing', `${path}.ads`, 'an ads source needs dynamic_resources.ads_config'));
     if (source.api_config_source !== undefined) {
       grpc = true;
       checkApiConfigSource(obj(source.api_config_source), `${path}.api_config_source`, staticClusters, errors);
     }
     const pcs = obj(source.path_config_source);
     for (const [p, file] of [[`${path}.path_config_source.path`, pcs.path], [`${path}.path`, source.path]] as const) {
-      if (typeof file === 'string' && !existsSync(file)) errors.push(`${p}: paths must refer to an existing path in the system: '${file}' does not exist`);
+      if (typeof file === 'string' && !existsSync(file)) errors.push(configError('unknown_reference', p, `paths must refer to an existing path in the system: '${file}' does not exist`));
     }
     const watched = obj(pcs.watched_directory).path;
     if (typeof watched === 'string' && !existsSync(watched)) {
-      errors.push(`${path}.path_config_source.watched_directory.path: paths must refer to an existing path in the system: '${watched}' does not exist`);
+      errors.push(configError('unknown_reference', `${path}.path_config_source.watched_directory.path`, `paths must refer to an existing path in the system: '${watched}' does not exist`));
     }
   }
   const node = obj(bootstrap.node);
-  if (grpc && (!node.id || !node.cluster)) errors.push('node: xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)');
+  if (grpc && (!node.id || !node.cluster)) errors.push(configError('missing', 'node', 'xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)'));
 }
 
 /** A gRPC xDS source: state of the world or incremental, over v3, through one static cluster. */
-export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set<string>, errors: string[]): void {
+export function checkApiConfigSource(api: Obj, path: string, staticClusters: Set<string>, errors: ConfigError[]): void {
   const apiType = String(api.api_type ?? 'DEPRECATED_AND_UNAVAILABLE_DO_NOT_USE');
-  if (apiType === 'REST') errors.push(`${path}.api_type: REST xDS is not supported; use GRPC`);
-  else if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') errors.push(`${path}.api_type: ${apiType} is not an xDS transport this proxy speaks; use GRPC or DELTA_GRPC`);
-  if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(`${path}.transport_api_version: only V3 is supported`);
+  if (apiType === 'REST') errors.push(configError('unsupported', `${path}.api_type`, 'REST xDS is not supported; use GRPC'));
+  else if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') errors.push(configError('unsupported', `${path}.api_type`, `${apiType} is not an xDS transport this proxy speaks; use GRPC or DELTA_GRPC`));
+  if (String(api.transport_api_version ?? 'AUTO') !== 'V3') errors.push(configError('unsupported', `${path}.transport_api_version`, 'only V3 is supported'));
   const services = list(api.grpc_services);
-  if (services.length !== 1) errors.push(`${path}.grpc_services: only singleton gRPC service lists are supported (as in Envoy), got ${services.length}`);
+  if (services.length !== 1) errors.push(configError('unsupported', `${path}.grpc_services`, `only singleton gRPC service lists are supported (as in Envoy), got ${services.length}`));
   const cluster = obj(obj(services[0]).envoy_grpc).cluster_name;
   if (services.length >= 1 && (typeof cluster !== 'string' || !staticClusters.has(cluster))) {
-    errors.push(`${path}.grpc_services[0].envoy_grpc.cluster_name: the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`);
+    errors.push(configError('unknown_reference', `${path}.grpc_services[0].envoy_grpc.cluster_name`, `the xDS cluster must be a cluster of static_resources, not '${String(cluster ?? '')}'`));
   }
 }
 
 /** Each stats sink must be one this proxy implements (only the Hystrix sink behind /dashboard_event_stream), once. */
-function checkStatsSinks(bootstrap: Obj, errors: string[]): void {
+function checkStatsSinks(bootstrap: Obj, errors: ConfigError[]): void {
   let hystrix = 0;
   list(bootstrap.stats_sinks).forEach((sink, i) => {
     const ext = filterExtension(sink);
     if (!ext) {
-      if (sink.typed_config === undefined) errors.push(`stats_sinks[${i}]: unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix, envoy.stat_sinks.statsd, envoy.stat_sinks.dog_statsd)`);
+      if (sink.typed_config === undefined) errors.push(configError('unsupported_extension', `stats_sinks[${i}]`, `unknown stats sink '${String(sink.name ?? '')}' (implemented: envoy.stat_sinks.hystrix, envoy.stat_sinks.statsd, envoy.stat_sinks.dog_statsd)`));
       return;
     }
-    if (ext.category !== 'envoy.stats_sinks') errors.push(`stats_sinks[${i}]: '${ext.name}' is not a stats sink`);
+    if (ext.category !== 'envoy.stats_sinks') errors.push(configError('wrong_extension', `stats_sinks[${i}]`, `'${ext.name}' is not a stats sink`));
     else if (ext.name === 'envoy.stat_sinks.hystrix') {
-      if (++hystrix > 1) errors.push(`stats_sinks[${i}]: only a single HystrixSink may be configured`);
+      if (++hystrix > 1) errors.push(configError('duplicate', `stats_sinks[${i}]`, 'only a single HystrixSink may be configured'));
     } else {
       const address = obj(sink.typed_config).address;
-      if (address === undefined) errors.push(`stats_sinks[${i}].typed_config.address: ${ext.name} needs the UDP address to send to`);
+      if (address === undefined) errors.push(configError('missing', `stats_sinks[${i}].typed_config.address`, `${ext.name} needs the UDP address to send to`));
       else checkLiteralAddress(address, `stats_sinks[${i}].typed_config.address`, errors, true);
     }
   });

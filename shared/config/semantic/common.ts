@@ -3,6 +3,7 @@ import { obj } from '../access.js';
 import { extensionByName, extensionByTypeName, type Extension } from '../../extensions/registry.js';
 import type { JsonObject } from '../proto-json.js';
 import { typeNameOfUrl } from '../wkt.js';
+import { configError, type ConfigError } from '../config-error.js';
 
 /** What the semantic checks share: address helpers and the extension a filter entry names. */
 
@@ -16,17 +17,17 @@ export function addressText(address: Obj): string {
 }
 
 /** An address that must be a literal (listeners, admin, STATIC endpoints); UDP only where `udp` allows it (a listener's). */
-export function checkLiteralAddress(address: unknown, path: string, errors: string[], udp = false): void {
+export function checkLiteralAddress(address: unknown, path: string, errors: ConfigError[], udp = false): void {
   const a = obj(address);
   if (a.pipe) return; // Pipe.path is required by the schema already
   const sa = a.socket_address;
   if (!sa) {
-    errors.push(`${path}: an address needs socket_address or pipe`);
+    errors.push(configError('missing', path, 'an address needs socket_address or pipe'));
     return;
   }
   const s = obj(sa);
-  if (isIP(String(s.address ?? '')) === 0) errors.push(`${path}.socket_address.address: malformed IP address: ${String(s.address ?? '')}`);
-  if (s.protocol === 'UDP' && !udp) errors.push(`${path}.socket_address.protocol: UDP is not supported here`);
+  if (isIP(String(s.address ?? '')) === 0) errors.push(configError('invalid', `${path}.socket_address.address`, `malformed IP address: ${String(s.address ?? '')}`));
+  if (s.protocol === 'UDP' && !udp) errors.push(configError('unsupported', `${path}.socket_address.protocol`, 'UDP is not supported here'));
 }
 
 /** The extension a filter entry resolves to: by its typed_config type, else by name. */

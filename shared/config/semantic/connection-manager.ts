@@ -8,19 +8,20 @@ import { isHttpFilter } from '../../extensions/descriptor.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
+import { configError, type ConfigError } from '../config-error.js';
 
 /** An HTTP connection manager's semantic checks: its HTTP filters and their order, local replies, tracing providers, route source. */
 
 export const HCM_TYPE_NAME = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
 /** local_reply_config: each mapper's filter, headers and body format must compile (the errors name the mapper). */
-function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): void {
+function checkLocalReplyConfig(config: Obj, path: string, errors: ConfigError[]): void {
   const format = (sfs: unknown, p: string) => {
     if (sfs === undefined) return;
     try {
       compileSubstitutionFormat(obj(sfs));
     } catch (err) {
-      errors.push(`${p}: ${(err as Error).message}`);
+      errors.push(configError('invalid', p, `${(err as Error).message}`));
     }
   };
   list(config.mappers).forEach((m, i) => {
@@ -28,7 +29,7 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): voi
     try {
       compileAccessLogFilter(obj(m.filter));
     } catch (err) {
-      errors.push(`${mPath}.filter: ${(err as Error).message}`);
+      errors.push(configError('invalid', `${mPath}.filter`, `${(err as Error).message}`));
     }
     checkHeadersToAdd(m.headers_to_add, `${mPath}.headers_to_add`, errors);
     format(m.body_format_override, `${mPath}.body_format_override`);
@@ -37,36 +38,36 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: string[]): voi
 }
 
 /** An HTTP filter list (http_filters, an upgrade's filters): known filters, valid configurations, the router last. */
-function checkHttpFilters(filters: Obj[], path: string, errors: string[]): void {
+function checkHttpFilters(filters: Obj[], path: string, errors: ConfigError[]): void {
   filters.forEach((f, i) => {
     const ext = filterExtension(f);
     const fPath = `${path}[${i}]`;
     if (!ext) {
-      if (f.typed_config === undefined) errors.push(`${fPath}: unknown HTTP filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+      if (f.typed_config === undefined) errors.push(configError('unsupported_extension', fPath, `unknown HTTP filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`));
       return;
     }
-    if (ext.category !== 'envoy.filters.http') errors.push(`${fPath}: '${ext.name}' is not an HTTP filter`);
+    if (ext.category !== 'envoy.filters.http') errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not an HTTP filter`));
     if (isHttpFilter(ext)) ext.validate?.(obj(f.typed_config), `${fPath}.typed_config`, errors);
     const terminal = ext.name === 'envoy.filters.http.router';
-    if (terminal && i !== filters.length - 1) errors.push(`${fPath}: the router filter is terminal but is not the last filter in the chain`);
-    if (!terminal && i === filters.length - 1) errors.push(`${fPath}: the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`);
+    if (terminal && i !== filters.length - 1) errors.push(configError('conflict', fPath, 'the router filter is terminal but is not the last filter in the chain'));
+    if (!terminal && i === filters.length - 1) errors.push(configError('conflict', fPath, `the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`));
   });
 }
 
-export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set<string>, errors: ConfigError[]): void {
   if (hcm.route_config !== undefined) checkRouteConfig(obj(hcm.route_config), `${path}.route_config`, clusters, errors);
   if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
   if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
   checkHttpFilters(list(hcm.http_filters), `${path}.http_filters`, errors);
   // Envoy's own words; an HTTP connection manager here is always on a TCP listener (no QUIC in Node 20).
-  if (hcm.codec_type === 'HTTP3') errors.push(`${path}.codec_type: HTTP/3 codec configured on non-QUIC listener (HTTP/3 needs QUIC, which Node 20 does not have)`);
+  if (hcm.codec_type === 'HTTP3') errors.push(configError('unsupported', `${path}.codec_type`, 'HTTP/3 codec configured on non-QUIC listener (HTTP/3 needs QUIC, which Node 20 does not have)'));
   const upgradeTypes = new Set<string>();
   list(hcm.upgrade_configs).forEach((u, i) => {
     const uPath = `${path}.upgrade_configs[${i}]`;
     const type = String(u.upgrade_type ?? '');
-    if (upgradeTypes.has(type.toLowerCase())) errors.push(`${uPath}.upgrade_type: Error: multiple upgrade configs with the same name: '${type}'`);
+    if (upgradeTypes.has(type.toLowerCase())) errors.push(configError('duplicate', `${uPath}.upgrade_type`, `Error: multiple upgrade configs with the same name: '${type}'`));
     upgradeTypes.add(type.toLowerCase());
-    if (type.toLowerCase() === 'connect-udp') errors.push(`${uPath}.upgrade_type: CONNECT-UDP (RFC 9298) is not supported by this proxy`);
+    if (type.toLowerCase() === 'connect-udp') errors.push(configError('unsupported', `${uPath}.upgrade_type`, 'CONNECT-UDP (RFC 9298) is not supported by this proxy'));
     if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors);
   });
   // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
@@ -86,29 +87,29 @@ const RESOURCE_DETECTORS = new Set([
  * A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin to a
  * static cluster over HTTP JSON or proto, or OpenTelemetry over gRPC or HTTP to a static cluster.
  */
-export function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: string[]): void {
+export function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: ConfigError[]): void {
   const config = obj(provider.typed_config);
   const type = typeNameOfUrl(String(config['@type'] ?? ''));
   const cPath = `${path}.typed_config`;
   if (type === ZIPKIN_CONFIG) {
     const cluster = String(config.collector_cluster ?? '');
-    if (!clusters.has(cluster)) errors.push(`${cPath}.collector_cluster: envoy.tracers.zipkin: unknown cluster '${cluster}'`);
+    if (!clusters.has(cluster)) errors.push(configError('unknown_reference', `${cPath}.collector_cluster`, `envoy.tracers.zipkin: unknown cluster '${cluster}'`));
     const version = config.collector_endpoint_version;
-    if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(`${cPath}.collector_endpoint_version: set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`);
+    if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(configError('unsupported', `${cPath}.collector_endpoint_version`, `set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`));
     return;
   }
   if (type === OTEL_CONFIG) {
     const grpc = config.grpc_service !== undefined;
     const http = config.http_service !== undefined;
-    if (grpc === http) errors.push(`${cPath}: the OpenTelemetry tracer exports over one of grpc_service and http_service`);
+    if (grpc === http) errors.push(configError('conflict', cPath, 'the OpenTelemetry tracer exports over one of grpc_service and http_service'));
     const cluster = grpc ? obj(obj(config.grpc_service).envoy_grpc).cluster_name : http ? obj(obj(config.http_service).http_uri).cluster : undefined;
     const field = grpc ? 'grpc_service.envoy_grpc.cluster_name' : 'http_service.http_uri.cluster';
-    if ((grpc || http) && !clusters.has(String(cluster ?? ''))) errors.push(`${cPath}.${field}: unknown cluster '${String(cluster ?? '')}'`);
+    if ((grpc || http) && !clusters.has(String(cluster ?? ''))) errors.push(configError('unknown_reference', `${cPath}.${field}`, `unknown cluster '${String(cluster ?? '')}'`));
     list(config.resource_detectors).forEach((d, i) => {
       const t = typeNameOfUrl(String(obj(d.typed_config)['@type'] ?? ''));
-      if (!RESOURCE_DETECTORS.has(t)) errors.push(`${cPath}.resource_detectors[${i}]: resource detector '${String(d.name ?? '')}' (${t}) is not supported (the environment and static_config detectors are)`);
+      if (!RESOURCE_DETECTORS.has(t)) errors.push(configError('unsupported_extension', `${cPath}.resource_detectors[${i}]`, `resource detector '${String(d.name ?? '')}' (${t}) is not supported (the environment and static_config detectors are)`));
     });
     return;
   }
-  errors.push(`${path}: tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (envoy.tracers.zipkin and envoy.tracers.opentelemetry are)`);
+  errors.push(configError('unsupported', path, `tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (envoy.tracers.zipkin and envoy.tracers.opentelemetry are)`));
 }

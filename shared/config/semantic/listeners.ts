@@ -5,21 +5,22 @@ import { typeNameOfUrl } from '../wkt.js';
 import { chainMatchOf, matchKey } from '../../chain-match.js';
 import { addressText, checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { checkHttpConnectionManager } from './connection-manager.js';
+import { configError, type ConfigError } from '../config-error.js';
 
 /** Listeners' semantic checks (static or from LDS): names, addresses, filter chains and their matches, UDP listeners. */
 
-export function checkListeners(listeners: Obj[], clusters: Set<string>, errors: string[]): void {
+export function checkListeners(listeners: Obj[], clusters: Set<string>, errors: ConfigError[]): void {
   const names = new Map<string, number>();
   const addresses = new Map<string, number>();
   listeners.forEach((l, i) => {
     const path = `static_resources.listeners[${i}]`;
     if (typeof l.name === 'string') {
-      if (names.has(l.name)) errors.push(`${path}.name: duplicate listener name '${l.name}' (also listeners[${names.get(l.name)}])`);
+      if (names.has(l.name)) errors.push(configError('duplicate', `${path}.name`, `duplicate listener name '${l.name}' (also listeners[${names.get(l.name)}])`));
       names.set(l.name, i);
     }
     const key = sharedAddressKey(l);
     if (key !== undefined) {
-      if (addresses.has(key)) errors.push(`${path}.address: listener address '${key}' is already used by listeners[${addresses.get(key)}]`);
+      if (addresses.has(key)) errors.push(configError('duplicate', `${path}.address`, `listener address '${key}' is already used by listeners[${addresses.get(key)}]`));
       addresses.set(key, i);
     }
     checkListener(l, path, clusters, errors);
@@ -55,22 +56,22 @@ const UDP_ROUTE = 'envoy.extensions.filters.udp.udp_proxy.v3.Route';
  * A UDP listener: no filter chains (Envoy's are for QUIC), one `udp_proxy` listener filter, and
  * that filter's route: `cluster`, or a `matcher` whose on_no_match action is a Route.
  */
-function checkUdpListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic: boolean): void {
-  if (list(l.filter_chains).length > 0 || l.default_filter_chain !== undefined) errors.push(`${path}.filter_chains: a UDP listener's filter chains are for QUIC, which Node 20 does not have; a UDP listener takes the udp_proxy listener filter`);
+function checkUdpListener(l: Obj, path: string, clusters: Set<string>, errors: ConfigError[], dynamic: boolean): void {
+  if (list(l.filter_chains).length > 0 || l.default_filter_chain !== undefined) errors.push(configError('unsupported', `${path}.filter_chains`, 'a UDP listener\'s filter chains are for QUIC, which Node 20 does not have; a UDP listener takes the udp_proxy listener filter'));
   const filters = list(l.listener_filters);
   filters.forEach((f, j) => {
-    if (filterExtension(f)?.name !== UDP_PROXY) errors.push(`${path}.listener_filters[${j}]: a UDP listener takes only the listener filter ${UDP_PROXY}`);
+    if (filterExtension(f)?.name !== UDP_PROXY) errors.push(configError('wrong_extension', `${path}.listener_filters[${j}]`, `a UDP listener takes only the listener filter ${UDP_PROXY}`));
   });
   if (filters.length !== 1) {
-    errors.push(`${path}.listener_filters: a UDP listener needs exactly one ${UDP_PROXY} listener filter`);
+    errors.push(configError('missing', `${path}.listener_filters`, `a UDP listener needs exactly one ${UDP_PROXY} listener filter`));
     return;
   }
   const fPath = `${path}.listener_filters[0].typed_config`;
   const config = obj(filters[0]!.typed_config);
   const route = udpProxyCluster(config);
-  if (config.cluster !== undefined && config.matcher !== undefined) errors.push(`${fPath}: give cluster or matcher, not both`);
-  if (route === undefined) errors.push(`${fPath}: the UDP proxy needs cluster, or matcher.on_no_match.action with a ${UDP_ROUTE}`);
-  else if (!dynamic && !clusters.has(route)) errors.push(`${fPath}: unknown cluster '${route}'`);
+  if (config.cluster !== undefined && config.matcher !== undefined) errors.push(configError('conflict', fPath, 'give cluster or matcher, not both'));
+  if (route === undefined) errors.push(configError('missing', fPath, `the UDP proxy needs cluster, or matcher.on_no_match.action with a ${UDP_ROUTE}`));
+  else if (!dynamic && !clusters.has(route)) errors.push(configError('unknown_reference', fPath, `unknown cluster '${route}'`));
   checkAccessLogs(config.access_log, `${fPath}.access_log`, errors);
 }
 
@@ -83,67 +84,67 @@ export function udpProxyCluster(config: Obj): string | undefined {
   return typeof typed.cluster === 'string' && typed.cluster ? typed.cluster : undefined;
 }
 
-export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: string[], dynamic = false): void {
-  if (l.address === undefined) errors.push(`${path}.address: a listener needs an address`);
+export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: ConfigError[], dynamic = false): void {
+  if (l.address === undefined) errors.push(configError('missing', `${path}.address`, 'a listener needs an address'));
   else checkLiteralAddress(l.address, `${path}.address`, errors, true);
   checkAccessLogs(l.access_log, `${path}.access_log`, errors);
   if (isUdpListener(l)) {
     checkUdpListener(l, path, clusters, errors, dynamic);
     return;
   }
-  if (l.udp_listener_config !== undefined) errors.push(`${path}.udp_listener_config: only for a listener whose address has protocol UDP`);
-  if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(`${path}.filter_chains: a listener needs at least one filter chain`);
+  if (l.udp_listener_config !== undefined) errors.push(configError('conflict', `${path}.udp_listener_config`, 'only for a listener whose address has protocol UDP'));
+  if (list(l.filter_chains).length === 0 && l.default_filter_chain === undefined) errors.push(configError('missing', `${path}.filter_chains`, 'a listener needs at least one filter chain'));
   const matches = new Map<string, number>();
   list(l.filter_chains).forEach((c, j) => {
     const match = chainMatchOf(c);
     const key = matchKey(match);
     if (matches.has(key)) {
-      errors.push(`${path}.filter_chains[${j}]: error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`);
+      errors.push(configError('duplicate', `${path}.filter_chains[${j}]`, `error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`));
     }
     matches.set(key, j);
     if (match.transportProtocol !== undefined && match.transportProtocol !== 'tls' && match.transportProtocol !== 'raw_buffer') {
-      errors.push(`${path}.filter_chains[${j}].filter_chain_match.transport_protocol: '${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`);
+      errors.push(configError('invalid', `${path}.filter_chains[${j}].filter_chain_match.transport_protocol`, `'${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`));
     }
   });
   list(l.listener_filters).forEach((f, j) => {
     const ext = filterExtension(f);
-    if (ext?.name === UDP_PROXY) errors.push(`${path}.listener_filters[${j}]: ${UDP_PROXY} is for a listener whose address has protocol UDP`);
+    if (ext?.name === UDP_PROXY) errors.push(configError('wrong_extension', `${path}.listener_filters[${j}]`, `${UDP_PROXY} is for a listener whose address has protocol UDP`));
     else if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
-      errors.push(`${path}.listener_filters[${j}]: listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector, and udp_proxy on UDP listeners)`);
+      errors.push(configError('unsupported_extension', `${path}.listener_filters[${j}]`, `listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector, and udp_proxy on UDP listeners)`));
     }
   });
   const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
   if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);
   for (const [chain, cPath] of chains) {
     const filters = list(chain.filters);
-    if (filters.length === 0) errors.push(`${cPath}.filters: a filter chain needs a terminal network filter`);
+    if (filters.length === 0) errors.push(configError('conflict', `${cPath}.filters`, 'a filter chain needs a terminal network filter'));
     filters.forEach((f, j) => {
       const fPath = `${cPath}.filters[${j}]`;
       const ext = filterExtension(f);
       if (!ext) {
-        if (f.typed_config === undefined) errors.push(`${fPath}: unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`);
+        if (f.typed_config === undefined) errors.push(configError('unsupported_extension', fPath, `unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`));
         return;
       }
-      if (ext.category !== 'envoy.filters.network') errors.push(`${fPath}: '${ext.name}' is not a network filter`);
-      if (j !== filters.length - 1) errors.push(`${fPath}: '${ext.name}' is a terminal filter but is not the last filter in the chain`);
+      if (ext.category !== 'envoy.filters.network') errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not a network filter`));
+      if (j !== filters.length - 1) errors.push(configError('conflict', fPath, `'${ext.name}' is a terminal filter but is not the last filter in the chain`));
       const config = obj(f.typed_config);
       if (ext.name === 'envoy.filters.network.http_connection_manager') checkHttpConnectionManager(config, `${fPath}.typed_config`, clusters, errors);
       if (ext.name === 'envoy.filters.network.tcp_proxy') {
-        if (!dynamic && typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(`${fPath}.typed_config.cluster: unknown cluster '${config.cluster}'`);
+        if (!dynamic && typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(configError('unknown_reference', `${fPath}.typed_config.cluster`, `unknown cluster '${config.cluster}'`));
         list(obj(config.weighted_clusters).clusters).forEach((wc, k) => {
-          if (!dynamic && !clusters.has(String(wc.name))) errors.push(`${fPath}.typed_config.weighted_clusters.clusters[${k}].name: unknown cluster '${String(wc.name)}'`);
+          if (!dynamic && !clusters.has(String(wc.name))) errors.push(configError('unknown_reference', `${fPath}.typed_config.weighted_clusters.clusters[${k}].name`, `unknown cluster '${String(wc.name)}'`));
         });
-        if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(`${fPath}.typed_config: tcp_proxy needs cluster or weighted_clusters`);
+        if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(configError('missing', `${fPath}.typed_config`, 'tcp_proxy needs cluster or weighted_clusters'));
         checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
         if (config.tunneling_config !== undefined) {
           const t = obj(config.tunneling_config);
           const tPath = `${fPath}.typed_config.tunneling_config`;
           const postPath = typeof t.post_path === 'string' ? t.post_path : '';
-          if (postPath && t.use_post !== true) errors.push(`${tPath}.post_path: Can't set a post path when POST method isn't used`);
-          else if (postPath && !postPath.startsWith('/')) errors.push(`${tPath}.post_path: Path must start with '/'`);
+          if (postPath && t.use_post !== true) errors.push(configError('conflict', `${tPath}.post_path`, 'Can\'t set a post path when POST method isn\'t used'));
+          else if (postPath && !postPath.startsWith('/')) errors.push(configError('invalid', `${tPath}.post_path`, 'Path must start with \'/\''));
           checkHeadersToAdd(t.headers_to_add, `${tPath}.headers_to_add`, errors);
           if (typeof config.max_connect_attempts === 'number' && config.max_connect_attempts > 1) {
-            errors.push(`${fPath}.typed_config.max_connect_attempts: more than one attempt with tunneling_config is not supported by this proxy (a tunnel is one HTTP request, not retried)`);
+            errors.push(configError('unsupported', `${fPath}.typed_config.max_connect_attempts`, 'more than one attempt with tunneling_config is not supported by this proxy (a tunnel is one HTTP request, not retried)'));
           }
         }
       }

@@ -7,6 +7,7 @@ import { EMPTY_RUNTIME, setRuntime } from '../../../../runtime.js';
 import { compressorFactory } from './compressor.js';
 import type { HttpFilterFactory } from '../../../../http/filter-api.js';
 import { counter, decode, encode, FakeRequest, releaseTransforms, routesOf, through, type FakeRequestOptions, type FilterRun } from '../../../../../test/helpers/filter-harness.js';
+import type { ConfigError } from '../../../../config/config-error.js';
 
 /**
  * envoy.filters.http.compressor alone (Envoy's compressor_filter_test): which responses are
@@ -302,9 +303,9 @@ describe("the compressor filter's descriptor", () => {
     const filter = extensions.find((e) => e.name === 'envoy.filters.http.compressor');
     assert.ok(filter && 'validate' in filter && filter.validate);
     const library = (type: string) => ({ compressor_library: { name: 'lib', typed_config: { '@type': `type.googleapis.com/${type}` } } });
-    const errors: string[] = [];
+    const errors: ConfigError[] = [];
     filter.validate(library('envoy.extensions.compression.gzip.decompressor.v3.Gzip'), 'http_filters[0].typed_config', errors);
-    assert.deepEqual(errors, ["http_filters[0].typed_config.compressor_library.typed_config: 'envoy.compression.gzip.decompressor' is not a compressor library"]);
+    assert.deepEqual(errors.map((e) => [e.code, e.path]), [['wrong_extension', 'http_filters[0].typed_config.compressor_library.typed_config']]);
     filter.validate(library('envoy.extensions.compression.brotli.compressor.v3.Brotli'), 'http_filters[0].typed_config', errors);
     assert.equal(errors.length, 1);
   });

@@ -3,6 +3,7 @@ import type { JsonObject } from '../../../../config/proto-json.js';
 import { checkRegex } from '../../../../matchers.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { corsFactory } from './cors.js';
+import type { ConfigError } from '../../../../config/config-error.js';
 
 /** Cross-origin requests: preflights answered, allowed origins' responses decorated; the policy is per route. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -19,6 +20,6 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** A CORS policy (a route's, or the deprecated `cors` of a route or virtual host): its origin regexes must compile. */
-export function checkCorsPolicy(policy: JsonObject, path: string, errors: string[]): void {
+export function checkCorsPolicy(policy: JsonObject, path: string, errors: ConfigError[]): void {
   list(policy.allow_origin_string_match).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${path}.allow_origin_string_match[${i}].safe_regex.regex`, errors));
 }

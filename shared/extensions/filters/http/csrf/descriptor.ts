@@ -3,6 +3,7 @@ import type { JsonObject } from '../../../../config/proto-json.js';
 import { checkRegex } from '../../../../matchers.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { csrfFactory } from './csrf.js';
+import type { ConfigError } from '../../../../config/config-error.js';
 
 /** State-changing requests must come from their own origin; per route too. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -19,6 +20,6 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** A CSRF policy (the filter's, or a route's): its additional origins' regexes must compile. */
-function checkCsrfPolicy(policy: JsonObject, path: string, errors: string[]): void {
+function checkCsrfPolicy(policy: JsonObject, path: string, errors: ConfigError[]): void {
   list(policy.additional_origins).forEach((m, i) => checkRegex(obj(m.safe_regex).regex, `${path}.additional_origins[${i}].safe_regex.regex`, errors));
 }

@@ -7,6 +7,7 @@ import type { MutableHeaders } from '../../../../header-mutation.js';
 import { addEncodingToAcceptEncoding, decompressorFactory } from './decompressor.js';
 import type { HttpFilterFactory } from '../../../../http/filter-api.js';
 import { counter, decode, encode, releaseTransforms, through, type FakeRequestOptions, type FilterRun } from '../../../../../test/helpers/filter-harness.js';
+import type { ConfigError } from '../../../../config/config-error.js';
 
 /**
  * envoy.filters.http.decompressor alone (Envoy's decompressor_filter_test), in both directions:
@@ -195,9 +196,9 @@ describe("the decompressor filter's descriptor", () => {
     const filter = extensions.find((e) => e.name === 'envoy.filters.http.decompressor');
     assert.ok(filter && 'validate' in filter && filter.validate);
     const library = (type: string) => ({ decompressor_library: { name: 'lib', typed_config: { '@type': `type.googleapis.com/${type}` } } });
-    const errors: string[] = [];
+    const errors: ConfigError[] = [];
     filter.validate(library('envoy.extensions.compression.brotli.compressor.v3.Brotli'), 'f', errors);
-    assert.deepEqual(errors, ["f.decompressor_library.typed_config: 'envoy.compression.brotli.compressor' is not a decompressor library"]);
+    assert.deepEqual(errors.map((e) => [e.code, e.path]), [['wrong_extension', 'f.decompressor_library.typed_config']]);
     filter.validate(library('envoy.extensions.compression.gzip.decompressor.v3.Gzip'), 'f', errors);
     assert.equal(errors.length, 1);
   });

@@ -2,6 +2,7 @@ import { obj } from '../../../../config/access.js';
 import type { JsonObject } from '../../../../config/proto-json.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { extAuthzFactory } from './filter.js';
+import { configError, type ConfigError } from '../../../../config/config-error.js';
 
 /** Requests checked with an authorization service, HTTP or gRPC; per route too. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -37,11 +38,11 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** ext_authz: one service, the v3 API, and the allowed headers said once. */
-function checkExtAuthz(config: JsonObject, path: string, errors: string[]): void {
-  if ((config.grpc_service === undefined) === (config.http_service === undefined)) errors.push(`${path}: exactly one of grpc_service and http_service must be set`);
-  if (config.transport_api_version === 'V2') errors.push(`${path}.transport_api_version: V2 is not supported; use V3`);
+function checkExtAuthz(config: JsonObject, path: string, errors: ConfigError[]): void {
+  if ((config.grpc_service === undefined) === (config.http_service === undefined)) errors.push(configError('conflict', path, 'exactly one of grpc_service and http_service must be set'));
+  if (config.transport_api_version === 'V2') errors.push(configError('unsupported', `${path}.transport_api_version`, 'V2 is not supported; use V3'));
   if (config.allowed_headers !== undefined && obj(obj(config.http_service).authorization_request).allowed_headers !== undefined) {
-    errors.push(`${path}: allowed_headers and http_service.authorization_request.allowed_headers cannot both be set`);
+    errors.push(configError('conflict', path, 'allowed_headers and http_service.authorization_request.allowed_headers cannot both be set'));
   }
-  if (config.http_service !== undefined && typeof obj(obj(config.http_service).server_uri).cluster !== 'string') errors.push(`${path}.http_service.server_uri.cluster: the authorization service's cluster is required`);
+  if (config.http_service !== undefined && typeof obj(obj(config.http_service).server_uri).cluster !== 'string') errors.push(configError('missing', `${path}.http_service.server_uri.cluster`, 'the authorization service\'s cluster is required'));
 }

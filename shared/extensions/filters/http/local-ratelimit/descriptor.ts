@@ -2,6 +2,7 @@ import { list } from '../../../../config/access.js';
 import type { JsonObject } from '../../../../config/proto-json.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
+import { configError, type ConfigError } from '../../../../config/config-error.js';
 
 /** Token buckets the whole tree shares; per route too. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -28,13 +29,13 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** A local rate limit (the filter's, or a route's, which must have a bucket): each descriptor once. */
-function checkLocalRateLimit(config: JsonObject, path: string, perRoute: boolean, errors: string[]): void {
-  if (perRoute && config.token_bucket === undefined) errors.push(`${path}.token_bucket: a local rate limit in typed_per_filter_config must have its own token bucket`);
+function checkLocalRateLimit(config: JsonObject, path: string, perRoute: boolean, errors: ConfigError[]): void {
+  if (perRoute && config.token_bucket === undefined) errors.push(configError('missing', `${path}.token_bucket`, 'a local rate limit in typed_per_filter_config must have its own token bucket'));
   const seen = new Map<string, number>();
   list(config.descriptors).forEach((d, i) => {
     const entries = list(d.entries).map((e) => `${String(e.key)}=${String(e.value ?? '')}`).join(', ');
     const first = seen.get(entries);
-    if (first !== undefined) errors.push(`${path}.descriptors[${i}]: duplicate descriptor {${entries}} (also descriptors[${first}])`);
+    if (first !== undefined) errors.push(configError('duplicate', `${path}.descriptors[${i}]`, `duplicate descriptor {${entries}} (also descriptors[${first}])`));
     else seen.set(entries, i);
   });
 }

@@ -2,6 +2,7 @@ import { obj } from '../../../../config/access.js';
 import type { JsonObject } from '../../../../config/proto-json.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { rateLimitFactory } from './ratelimit.js';
+import { configError, type ConfigError } from '../../../../config/config-error.js';
 
 /** Requests limited by a rate-limit service (RateLimitService/ShouldRateLimit); per route too. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -29,9 +30,9 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** The global rate limit filter: a domain, and a service reached over gRPC with the v3 API. */
-function checkRateLimit(config: JsonObject, path: string, errors: string[]): void {
-  if (typeof config.domain !== 'string' || config.domain === '') errors.push(`${path}.domain: a rate limit domain is required`);
+function checkRateLimit(config: JsonObject, path: string, errors: ConfigError[]): void {
+  if (typeof config.domain !== 'string' || config.domain === '') errors.push(configError('missing', `${path}.domain`, 'a rate limit domain is required'));
   const service = obj(config.rate_limit_service);
-  if (config.rate_limit_service === undefined || obj(service.grpc_service).envoy_grpc === undefined) errors.push(`${path}.rate_limit_service.grpc_service: the rate-limit service (envoy_grpc with its cluster) is required`);
-  if (service.transport_api_version === 'V2') errors.push(`${path}.rate_limit_service.transport_api_version: V2 is not supported; use V3`);
+  if (config.rate_limit_service === undefined || obj(service.grpc_service).envoy_grpc === undefined) errors.push(configError('missing', `${path}.rate_limit_service.grpc_service`, 'the rate-limit service (envoy_grpc with its cluster) is required'));
+  if (service.transport_api_version === 'V2') errors.push(configError('unsupported', `${path}.rate_limit_service.transport_api_version`, 'V2 is not supported; use V3'));
 }

@@ -2,6 +2,7 @@ import { obj } from '../../../../config/access.js';
 import type { JsonObject } from '../../../../config/proto-json.js';
 import type { ExtensionDescriptor, HttpFilterDescriptor } from '../../../descriptor.js';
 import { rbacFactory } from './rbac.js';
+import { configError, type ConfigError } from '../../../../config/config-error.js';
 
 /** Role-based access control by policies of permissions and principals; per route too. */
 export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[] = [
@@ -27,8 +28,8 @@ export const extensions: readonly (ExtensionDescriptor | HttpFilterDescriptor)[]
 ];
 
 /** An RBAC filter's rules (the filter's, or a route's): LOG would need dynamic metadata, which nothing here reads. */
-function checkRbacRules(rbac: JsonObject, path: string, errors: string[]): void {
+function checkRbacRules(rbac: JsonObject, path: string, errors: ConfigError[]): void {
   for (const key of ['rules', 'shadow_rules']) {
-    if (obj(rbac[key]).action === 'LOG') errors.push(`${path}.${key}.action: LOG is not supported (it reports through dynamic metadata, which nothing in this proxy reads); use ALLOW or DENY, or shadow_rules to count`);
+    if (obj(rbac[key]).action === 'LOG') errors.push(configError('unsupported', `${path}.${key}.action`, 'LOG is not supported (it reports through dynamic metadata, which nothing in this proxy reads); use ALLOW or DENY, or shadow_rules to count'));
   }
 }
