@@ -10,6 +10,7 @@ import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 import { presentAtZero } from '../shared/stats/always-present.js';
 import { errorText, type ConfigError } from '../shared/config/config-error.js';
+import type { Cluster as ClusterConfig } from '../shared/config/envoy-types.js';
 
 const log = getLogger('upstream', import.meta.url);
 
@@ -100,7 +101,7 @@ export class ClusterManager {
     return [...this.byName.values()];
   }
 
-  get configs(): JsonObject[] {
+  get configs(): ClusterConfig[] {
     return this.clusters.map((c) => c.config);
   }
 

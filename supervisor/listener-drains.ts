@@ -1,7 +1,7 @@
-import type { JsonObject } from '../shared/config/proto-json.js';
 import { canonicalText } from '../shared/config/resource-hash.js';
 import { filterChainsOf, type ListenerResource } from '../shared/config/resources.js';
 import { stats } from '../shared/stats/process.js';
+import type { Listener } from '../shared/config/envoy-types.js';
 
 /**
  * What drains after a listener change, as the supervisor keeps count of it: listener versions
@@ -18,13 +18,13 @@ export interface DrainingListener {
 }
 
 /** Everything but the filter chains, as text: two versions equal here differ in their chains only (an in-place update). */
-export function withoutChains(config: JsonObject): string {
+export function withoutChains(config: Listener): string {
   const { filter_chains: _f, default_filter_chain: _d, ...rest } = config;
   return canonicalText(rest);
 }
 
 /** The keys of `before`'s filter chains that `after` does not have unchanged (those drain on an in-place update). */
-export function changedFilterChains(before: JsonObject, after: JsonObject): string[] {
+export function changedFilterChains(before: Listener, after: Listener): string[] {
   const kept = new Set(filterChainsOf(after).map(([, c]) => canonicalText(c)));
   return filterChainsOf(before)
     .filter(([, c]) => !kept.has(canonicalText(c)))
@@ -61,7 +61,7 @@ export class ListenerDrains {
   }
 
   /** An in-place update: the chains of `before` that `after` changed or dropped drain. */
-  chains(before: ListenerResource, after: JsonObject): void {
+  chains(before: ListenerResource, after: Listener): void {
     const count = changedFilterChains(before.config, after).length;
     if (count === 0) return;
     this.chainsGauge.inc(count);

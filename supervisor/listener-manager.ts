@@ -18,6 +18,7 @@ import { ListenerSlots } from './listener-slots.js';
 import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 import { errorText, type ConfigError } from '../shared/config/config-error.js';
+import type { Listener } from '../shared/config/envoy-types.js';
 
 /**
  * The tree's listeners, owned by the supervisor as Envoy's main thread owns them: each with its
@@ -294,7 +295,7 @@ export class ListenerManager {
   }
 
   /** The route configurations (by name) a listener's connection managers take by RDS and that are not here yet. */
-  missingRoutes(config: JsonObject): string[] {
+  missingRoutes(config: Listener): string[] {
     return rdsUsersOf([config])
       .map((u) => u.name)
       .filter((n) => !this.hasRoutes(n));

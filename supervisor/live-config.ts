@@ -1,3 +1,4 @@
+import type { Listener } from '../shared/config/envoy-types.js';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { getLogger } from '../shared/log/logger.js';
@@ -30,7 +31,7 @@ const RDS_WARMING_TIMEOUT_MS = 15_000;
 const WARMING_TIMEOUT_MS = RDS_WARMING_TIMEOUT_MS;
 
 /** The listeners' inline route configurations. */
-function routeConfigsOf(listeners: JsonObject[]): JsonObject[] {
+function routeConfigsOf(listeners: readonly Listener[]): JsonObject[] {
   return listeners
     .flatMap((l) => filterChainsOf(l).map(([, c]) => c))
     .flatMap((c) => list(c.filters))

@@ -1,4 +1,3 @@
-import type { JsonObject } from './proto-json.js';
 
 /**
  * `per_connection_buffer_limit_bytes` of a listener or a cluster: how much a connection of
@@ -7,7 +6,7 @@ import type { JsonObject } from './proto-json.js';
  */
 export const DEFAULT_BUFFER_LIMIT = 1024 * 1024;
 
-export function bufferLimitOf(config: JsonObject): number {
+export function bufferLimitOf(config: { per_connection_buffer_limit_bytes?: unknown }): number {
   const v = config.per_connection_buffer_limit_bytes;
   return typeof v === 'number' ? v : DEFAULT_BUFFER_LIMIT;
 }

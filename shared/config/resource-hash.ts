@@ -18,10 +18,10 @@ export function canonicalText(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalText(o[k])}`).join(',')}}`;
 }
 
-const hashes = new WeakMap<JsonObject, string>();
+const hashes = new WeakMap<object, string>();
 
 /** The SHA-256 of a resource's canonical text, computed once per message object. */
-export function resourceHash(message: JsonObject): string {
+export function resourceHash(message: object): string {
   let hash = hashes.get(message);
   if (hash === undefined) {
     hash = cryptoModule().createHash('sha256').update(canonicalText(message)).digest('hex');
@@ -31,6 +31,6 @@ export function resourceHash(message: JsonObject): string {
 }
 
 /** Two versions of a resource are the same resource. */
-export function sameResource(a: JsonObject, b: JsonObject): boolean {
+export function sameResource(a: object, b: object): boolean {
   return a === b || resourceHash(a) === resourceHash(b);
 }

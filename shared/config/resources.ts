@@ -2,6 +2,7 @@ import { cryptoModule } from '../builtins.js';
 import type { TlsContext } from '../tls/context.js';
 import { list, obj } from './access.js';
 import type { JsonObject } from './proto-json.js';
+import type { Cluster, Listener, RouteConfiguration } from './envoy-types.js';
 
 /**
  * A cluster as the tree serves it: its configuration (envoy.config.cluster.v3.Cluster, canonical
@@ -10,7 +11,7 @@ import type { JsonObject } from './proto-json.js';
  */
 export interface ClusterResource {
   name: string;
-  config: JsonObject;
+  config: Cluster;
   /** False for a bootstrap cluster; true for one from the cluster discovery service. */
   addedViaApi: boolean;
   /** The discovery response's version_info it arrived with (a bootstrap cluster has none). */
@@ -49,8 +50,8 @@ export function bootstrapClusterConfigs(bootstrap: JsonObject): JsonObject[] {
 /** A route configuration from the route discovery service, as every worker routes by it. */
 export interface RouteResource {
   name: string;
-  /** envoy.config.route.v3.RouteConfiguration, canonical JSON. */
-  config: JsonObject;
+  /** Canonical JSON. */
+  config: RouteConfiguration;
   versionInfo: string;
   /** ms since the epoch. */
   lastUpdatedMs: number;
@@ -68,7 +69,7 @@ export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
  */
 export interface ListenerResource {
   name: string;
-  config: JsonObject;
+  config: Listener;
   /** False for a bootstrap listener; true for one from the listener discovery service. */
   addedViaApi: boolean;
   /** The discovery response's version_info it arrived with (a bootstrap listener has none). */
@@ -91,7 +92,7 @@ export interface ListenerResource {
 }
 
 /** A listener's filter chains with their keys (`0`, `1`, …, and `default` for the default chain). */
-export function filterChainsOf(listener: JsonObject): [key: string, chain: JsonObject][] {
+export function filterChainsOf(listener: Listener): [key: string, chain: JsonObject][] {
   const chains: [string, JsonObject][] = list(listener.filter_chains).map((c, i) => [String(i), c]);
   if (listener.default_filter_chain) chains.push(['default', obj(listener.default_filter_chain)]);
   return chains;
@@ -103,7 +104,7 @@ export function rdsUsers(bootstrap: JsonObject): { statPrefix: string; name: str
 }
 
 /** Each HTTP connection manager of these listeners that takes its routes by RDS. */
-export function rdsUsersOf(listeners: JsonObject[]): { statPrefix: string; name: string; source: JsonObject }[] {
+export function rdsUsersOf(listeners: readonly Listener[]): { statPrefix: string; name: string; source: JsonObject }[] {
   const out: { statPrefix: string; name: string; source: JsonObject }[] = [];
   for (const l of listeners) {
     for (const chain of [...list(l.filter_chains), ...(l.default_filter_chain ? [obj(l.default_filter_chain)] : [])]) {

@@ -12,6 +12,7 @@ import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
 import { compileMirrorPolicies, type MirrorPolicy } from './mirror-policy.js';
 import { isGrpcContentType } from './grpc.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry-policy.js';
+import type { RouteConfiguration } from '../config/envoy-types.js';
 
 export type { RequestView } from '../matchers.js';
 
@@ -216,14 +217,14 @@ export class RouteTable {
   private readonly prefixes: [string, VirtualHost][] = [];
   private catchAll: VirtualHost | undefined;
 
-  constructor(config: Obj) {
+  constructor(config: RouteConfiguration) {
     for (const vh of list(config.virtual_hosts)) {
       const vhostRetry = vh.retry_policy === undefined ? undefined : obj(vh.retry_policy);
       const host: VirtualHost = {
         name: String(vh.name),
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
-          const headers = compileHeaderMutations(r, vh, config);
+          const headers = compileHeaderMutations(r, vh, obj(config));
           const perFilter = new Map<string, JsonObject[]>();
           for (const scope of [obj(r.typed_per_filter_config), obj(vh.typed_per_filter_config)]) {
             for (const [name, any] of Object.entries(scope)) perFilter.set(name, [...(perFilter.get(name) ?? []), obj(any)]);

@@ -1,17 +1,18 @@
 import { obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { durationMs } from '../config/wkt.js';
+import type { Cluster } from '../config/envoy-types.js';
 
 export const UPSTREAM_HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
 /** Whether a cluster asks for HTTP/2 to its hosts (the deprecated field, or an explicit http2 config). */
-export function clusterSpeaksHttp2(config: JsonObject): boolean {
+export function clusterSpeaksHttp2(config: Cluster): boolean {
   const options = obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]);
   return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
 }
 
 /** The cluster's Http2ProtocolOptions (the explicit config's, else the deprecated field's), when it speaks HTTP/2. */
-export function clusterHttp2Options(config: JsonObject): JsonObject | undefined {
+export function clusterHttp2Options(config: Cluster): JsonObject | undefined {
   const explicit = obj(obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options;
   const options = explicit ?? config.http2_protocol_options;
   return options === undefined ? undefined : obj(options);
@@ -37,7 +38,7 @@ const UPSTREAM_IDLE_DEFAULT_MS = 3_600_000;
  * deprecated Cluster fields (`common_http_protocol_options`, `max_requests_per_connection`) that
  * older bootstraps use.
  */
-export function clusterConnectionLimits(config: JsonObject): UpstreamConnectionLimits {
+export function clusterConnectionLimits(config: Cluster): UpstreamConnectionLimits {
   const extension = obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS];
   // As Envoy: with the extension there, the deprecated common_http_protocol_options is not read (the load warns).
   const common = obj(extension !== undefined ? obj(extension).common_http_protocol_options : config.common_http_protocol_options);

@@ -1,7 +1,7 @@
-import type { JsonObject } from '../../shared/config/proto-json.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Gauge } from '../../shared/stats/store.js';
 import { RESOURCES, retryBudgetLimit, retryBudgetOf, thresholdsEntry, thresholdsOf, type BreakerCounts, type BreakerPriority, type BreakerResource, type RetryBudget } from '../../shared/upstream/breaker-counts.js';
+import type { Cluster as ClusterConfig } from '../../shared/config/envoy-types.js';
 
 /**
  * Envoy's circuit-breaker gauges, read from the tree's counts (shared memory) before each stats
@@ -29,14 +29,14 @@ export class BreakerGauges {
   private readonly watched = new Map<string, Watched[]>();
 
   constructor(
-    clusters: JsonObject[],
+    clusters: ClusterConfig[],
     private readonly counts: BreakerCounts,
   ) {
     for (const cluster of clusters) this.watch(cluster);
   }
 
   /** A cluster's gauges, from now on (a changed cluster's replace its earlier version's). */
-  watch(cluster: JsonObject): void {
+  watch(cluster: ClusterConfig): void {
     const name = String(cluster.name);
     const entries: Watched[] = [];
     this.watched.set(name, entries);

@@ -13,6 +13,7 @@ import { ClusterHealthChecker } from './health-checker.js';
 import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { OutcomeRuns } from '../../shared/upstream/outcomes.js';
+import type { Cluster as ClusterConfig } from '../../shared/config/envoy-types.js';
 
 
 const clusterUpdated = stats.counter('cluster_manager.cluster_updated');
@@ -49,7 +50,7 @@ export class ClusterMembership {
   private readonly firstAssignment = new Promise<void>((resolve) => (this.assigned = resolve));
 
   constructor(
-    readonly config: JsonObject,
+    readonly config: ClusterConfig,
     private readonly publish: Publish,
     tls: TlsContext | undefined,
   ) {
@@ -215,7 +216,7 @@ export class UpstreamMembership {
   private started = false;
 
   constructor(
-    configs: JsonObject[],
+    configs: ClusterConfig[],
     private readonly publish: Publish,
     tls: Record<string, TlsContext>,
   ) {
@@ -226,7 +227,7 @@ export class UpstreamMembership {
    * A cluster added or changed by the cluster discovery service: its membership starts afresh
    * (DNS resolution and health checks begin; `publish` follows every change). Returns its hosts now.
    */
-  upsert(config: JsonObject, tls?: TlsContext): readonly UpstreamHost[] {
+  upsert(config: ClusterConfig, tls?: TlsContext): readonly UpstreamHost[] {
     const membership = this.prepare(config, tls);
     this.install(membership);
     if (this.started) void membership.start(); // else start() starts it with the others
@@ -237,7 +238,7 @@ export class UpstreamMembership {
    * A membership for a new version of a cluster, not serving yet (it warms first; see
    * ClusterMembership.warm): its hosts are published only once it is installed.
    */
-  prepare(config: JsonObject, tls?: TlsContext): ClusterMembership {
+  prepare(config: ClusterConfig, tls?: TlsContext): ClusterMembership {
     // Its constructor publishes the first hosts already: `membership` is not set then, and nothing goes out.
     let membership: ClusterMembership | undefined;
     membership = new ClusterMembership(config, (name, hosts) => {

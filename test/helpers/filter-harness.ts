@@ -5,6 +5,7 @@ import type { MutableHeaders } from '../../shared/header-mutation.js';
 import type { RequestView } from '../../shared/matchers.js';
 import { stats } from '../../shared/stats/process.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
+import type { Cluster } from '../../shared/config/envoy-types.js';
 import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
 import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../shared/http/filter-api.js';
@@ -197,7 +198,7 @@ export function clusterManagerOf(defs: Record<string, number[]>): ClusterManager
   const hosts: Record<string, UpstreamHost[]> = {};
   Object.entries(defs).forEach(([name, ports], i) => {
     const lbEndpoints = ports.map((port) => ({ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }));
-    const config = { name, type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] } };
+    const config: Cluster = { name, type: 'STATIC', connect_timeout: '1s', load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: lbEndpoints }] } };
     resources.push({ name, config, addedViaApi: false, lastUpdatedMs: 0, breakerSlot: i });
     hosts[name] = endpointsOf(config).map((e) => upstreamHost(e, e.hostname, false));
   });

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../shared/config/proto-json.js';
+import type { Cluster } from '../../shared/config/envoy-types.js';
 import { stats } from '../../shared/stats/process.js';
 import { runtimeFeature } from '../../shared/runtime.js';
 import type { Counter } from '../../shared/stats/store.js';
@@ -49,7 +49,7 @@ export class CircuitBreaker {
     private readonly counts: BreakerCounts,
     private readonly worker: number,
     cluster: string,
-    config: JsonObject,
+    config: Cluster,
     priority: BreakerPriority,
     readonly overflow: BreakerOverflowStats,
   ) {

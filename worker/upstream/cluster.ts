@@ -2,7 +2,6 @@ import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
@@ -23,14 +22,13 @@ import { UpstreamTls } from '../../shared/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 import { PrioritySet, type PrioritySteering } from './priority-set.js';
 import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';
+import type { Cluster as ClusterConfig } from '../../shared/config/envoy-types.js';
 
 /**
  * An upstream cluster as one worker sees it: the hosts the supervisor sends (membership and
  * health are the tree's, see supervisor/upstream/membership.ts), its load balancer over the
  * healthy ones, and one keep-alive connection pool per host. No request waits on another process.
  */
-
-type Obj = JsonObject;
 
 /** What a retry asks of host selection (worker/http/retry-state.ts's RetryState). */
 export interface RetrySelection extends PrioritySteering {
@@ -238,7 +236,7 @@ export class Cluster {
   /** Circuit breakers by priority (DEFAULT, HIGH), counted across the tree. */
   readonly breakers: [CircuitBreaker, CircuitBreaker];
 
-  constructor(readonly config: Obj, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext) {
+  constructor(readonly config: ClusterConfig, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext) {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.bufferLimit = bufferLimitOf(config);

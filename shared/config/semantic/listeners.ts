@@ -6,6 +6,7 @@ import { chainMatchOf, matchKey } from '../../chain-match.js';
 import { addressText, checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { checkHttpConnectionManager } from './connection-manager.js';
 import { configError, type ConfigError } from '../config-error.js';
+import type { Listener } from '../envoy-types.js';
 
 /** Listeners' semantic checks (static or from LDS): names, addresses, filter chains and their matches, UDP listeners. */
 
@@ -31,7 +32,7 @@ export function checkListeners(listeners: Obj[], clusters: Set<string>, errors: 
  * The address two listeners may not share, as text (`127.0.0.1:80`, `unix:/path`); none for
  * port 0, which asks the kernel for a free port (two of them never clash).
  */
-export function sharedAddressKey(l: Obj): string | undefined {
+export function sharedAddressKey(l: Listener): string | undefined {
   if (l.address === undefined) return undefined;
   const sa = obj(obj(l.address).socket_address);
   if (Number(sa.port_value ?? 0) === 0 && !obj(l.address).pipe) return undefined;
@@ -45,7 +46,7 @@ export function sharedAddressKey(l: Obj): string | undefined {
  * until it is); an inline route_config validates its clusters either way, as Envoy's does.
  */
 /** A listener on a UDP address (socket_address.protocol: UDP). */
-export function isUdpListener(l: Obj): boolean {
+export function isUdpListener(l: Listener): boolean {
   return obj(obj(l.address).socket_address).protocol === 'UDP';
 }
 
