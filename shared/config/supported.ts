@@ -149,7 +149,6 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.route.v3.RedirectAction': ['https_redirect', 'scheme_redirect', 'host_redirect', 'port_redirect', 'path_redirect', 'prefix_rewrite', 'response_code', 'strip_query'],
   'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],
-  'envoy.extensions.filters.http.router.v3.Router': ['start_child_span'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': ['stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'access_log', 'tunneling_config', 'max_connect_attempts'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.TunnelingConfig': ['hostname', 'use_post', 'headers_to_add', 'post_path'],
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy.WeightedCluster': ['clusters'],

@@ -2,7 +2,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
- * (index.ts lists those): the connection manager and its router and tap filters,
+ * (index.ts lists those): the connection manager and its tap filter,
  * TCP and UDP proxying, transport sockets, tracers, stat sinks, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
@@ -19,13 +19,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     typeName: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
     description: 'TCP proxying to a cluster (weighted clusters, idle timeout, access logs)',
     deprecatedNames: ['envoy.tcp_proxy'],
-  },
-  {
-    name: 'envoy.filters.http.router',
-    category: 'envoy.filters.http',
-    typeName: 'envoy.extensions.filters.http.router.v3.Router',
-    description: 'forwards requests to the route\'s cluster: retries, timeouts, shadowing',
-    deprecatedNames: ['envoy.router'],
   },
   {
     // Upstream protocol options (typed_extension_protocol_options): explicit HTTP/1.1 or HTTP/2.

@@ -44,6 +44,18 @@ export interface HttpFilterDescriptor extends ExtensionDescriptor {
   create(name: string, config: JsonObject, ctx: FilterContext): HttpFilterFactory;
 }
 
+/**
+ * The filter that ends an HTTP chain, as Envoy's terminal filters do (its router): it must be the
+ * last of `http_filters`, and the connection manager runs it once the chain has let the request
+ * through (worker/http/route-dispatch.ts), so that it always runs where it is configured.
+ */
+export interface TerminalHttpFilterDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.filters.http';
+  readonly terminal: true;
+  /** Its configuration (at `path`, its typed_config). */
+  validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
+}
+
 /** An access logger: where an `access_log` entry's lines go. */
 export interface AccessLoggerDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.access_loggers';
@@ -53,6 +65,10 @@ export interface AccessLoggerDescriptor extends ExtensionDescriptor {
 
 export function isHttpFilter(d: ExtensionDescriptor): d is HttpFilterDescriptor {
   return d.category === 'envoy.filters.http' && 'create' in d;
+}
+
+export function isTerminalHttpFilter(d: ExtensionDescriptor): d is TerminalHttpFilterDescriptor {
+  return d.category === 'envoy.filters.http' && 'terminal' in d && d.terminal === true;
 }
 
 export function isAccessLogger(d: ExtensionDescriptor): d is AccessLoggerDescriptor {

@@ -4,7 +4,7 @@ import { checkAccessLogs } from '../../access-log/loggers.js';
 import { checkHeadersToAdd } from '../../header-mutation.js';
 import { list, obj } from '../access.js';
 import { typeNameOfUrl } from '../wkt.js';
-import { isHttpFilter } from '../../extensions/descriptor.js';
+import { isHttpFilter, isTerminalHttpFilter } from '../../extensions/descriptor.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
@@ -37,8 +37,8 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: ConfigError[])
   format(config.body_format, `${path}.body_format`);
 }
 
-/** An HTTP filter list (http_filters, an upgrade's filters): known filters, valid configurations, the router last. */
-function checkHttpFilters(filters: Obj[], path: string, errors: ConfigError[]): void {
+/** An HTTP filter list (http_filters, an upgrade's filters): known filters, valid configurations, a terminal filter (the router) last. */
+function checkHttpFilters(filters: Obj[], path: string, errors: ConfigError[], chain = 'http'): void {
   filters.forEach((f, i) => {
     const ext = filterExtension(f);
     const fPath = `${path}[${i}]`;
@@ -48,9 +48,11 @@ function checkHttpFilters(filters: Obj[], path: string, errors: ConfigError[]): 
     }
     if (ext.category !== 'envoy.filters.http') errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not an HTTP filter`));
     if (isHttpFilter(ext)) ext.validate?.(obj(f.typed_config), `${fPath}.typed_config`, errors);
-    const terminal = ext.name === 'envoy.filters.http.router';
-    if (terminal && i !== filters.length - 1) errors.push(configError('conflict', fPath, 'the router filter is terminal but is not the last filter in the chain'));
-    if (!terminal && i === filters.length - 1) errors.push(configError('conflict', fPath, `the last HTTP filter must be the router (envoy.filters.http.router), not '${ext.name}'`));
+    // As Envoy's FilterChainUtility::checkFinalFilter, in its words.
+    const terminal = isTerminalHttpFilter(ext);
+    const named = `named ${String(f.name ?? '')} of type ${ext.name}`;
+    if (terminal && i !== filters.length - 1) errors.push(configError('conflict', fPath, `terminal filter ${named} must be the last filter in a ${chain} filter chain`));
+    if (!terminal && i === filters.length - 1) errors.push(configError('conflict', fPath, `non-terminal filter ${named} is the last filter in a ${chain} filter chain`));
   });
 }
 
@@ -68,7 +70,7 @@ export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set
     if (upgradeTypes.has(type.toLowerCase())) errors.push(configError('duplicate', `${uPath}.upgrade_type`, `Error: multiple upgrade configs with the same name: '${type}'`));
     upgradeTypes.add(type.toLowerCase());
     if (type.toLowerCase() === 'connect-udp') errors.push(configError('unsupported', `${uPath}.upgrade_type`, 'CONNECT-UDP (RFC 9298) is not supported by this proxy'));
-    if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors);
+    if (u.filters !== undefined) checkHttpFilters(list(u.filters), `${uPath}.filters`, errors, 'http upgrade');
   });
   // An empty list is Envoy's too (no filter answers: a request waits for the stream idle timeout); the loader warns.
   checkAccessLogs(hcm.access_log, `${path}.access_log`, errors);

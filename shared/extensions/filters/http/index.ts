@@ -16,3 +16,4 @@ export { extensions as localRateLimit } from './local-ratelimit/descriptor.js';
 export { extensions as lua } from './lua/descriptor.js';
 export { extensions as rateLimit } from './ratelimit/descriptor.js';
 export { extensions as rbac } from './rbac/descriptor.js';
+export { extensions as router } from './router/descriptor.js';
