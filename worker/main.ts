@@ -12,7 +12,7 @@ import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js
 import { configureTags } from '../shared/stats/tags.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';
-import { startTap, stopTap } from './http/tap.js';
+import { startTap, stopTap } from '../shared/extensions/filters/http/tap/tap.js';
 import { ListenerSet } from './listener-set.js';
 import { SocketInbox } from '../shared/socket-channel.js';
 import { RouteTables } from './http/route-tables.js';

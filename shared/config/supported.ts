@@ -199,8 +199,6 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.endpoint.v3.LbEndpoint': ['endpoint', 'metadata', 'load_balancing_weight', 'health_status'],
   'envoy.config.endpoint.v3.Endpoint': ['address', 'hostname', 'health_check_config'],
   'envoy.config.endpoint.v3.Endpoint.HealthCheckConfig': ['port_value', 'address'],
-  'envoy.extensions.filters.http.tap.v3.Tap': ['common_config'],
-  'envoy.extensions.common.tap.v3.CommonExtensionConfig': ['admin_config'],
   // POST /tap bodies (envoy.admin.v3.TapRequest) are checked against these too.
   'envoy.config.tap.v3.TapConfig': ['match_config', 'match', 'output_config'],
   'envoy.config.tap.v3.OutputConfig': ['sinks', 'max_buffered_rx_bytes', 'max_buffered_tx_bytes'],
@@ -309,9 +307,6 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.accesslog.v3.AccessLogFilter.log_type_filter': 'every entry is logged at the end of its request or connection; periodic and upstream log types are not produced',
   'envoy.config.accesslog.v3.AccessLogFilter.extension_filter': 'no access log filter extension is implemented',
   'envoy.config.core.v3.SubstitutionFormatString.formatters': 'no formatter extension is implemented',
-  'envoy.extensions.common.tap.v3.CommonExtensionConfig.static_config': 'only taps driven through the admin interface are supported; use admin_config and POST /tap',
-  'envoy.extensions.filters.http.tap.v3.Tap.record_headers_received_time': 'traces carry no header timestamps',
-  'envoy.extensions.filters.http.tap.v3.Tap.record_downstream_connection': 'traces carry no connection addresses',
   'envoy.config.tap.v3.TapConfig.tap_enabled': 'a tap session taps every matching request',
   'envoy.config.rbac.v3.Policy.condition': 'CEL conditions are not supported; use permissions and principals',
   'envoy.config.rbac.v3.Policy.checked_condition': 'CEL conditions are not supported; use permissions and principals',

@@ -2,7 +2,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
- * (index.ts lists those): the connection manager and its tap filter,
+ * (index.ts lists those): the connection manager,
  * TCP and UDP proxying, transport sockets, tracers, stat sinks, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
@@ -26,14 +26,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     category: 'envoy.upstream_options',
     typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
     description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
-    deprecatedNames: [],
-  },
-  {
-    // Taps requests for POST /tap (admin_config only).
-    name: 'envoy.filters.http.tap',
-    category: 'envoy.filters.http',
-    typeName: 'envoy.extensions.filters.http.tap.v3.Tap',
-    description: 'copies matching exchanges to the admin\'s /tap streams',
     deprecatedNames: [],
   },
   {

@@ -5,6 +5,7 @@ import type { MutableHeaders } from '../header-mutation.js';
 import type { RequestView } from '../matchers.js';
 import type { AsyncRequest, AsyncResponse } from '../upstream/async-request.js';
 import type { RateLimitPolicy } from './rate-limit-policy.js';
+import type { BodyCapture } from './body-capture.js';
 
 /**
  * What an HTTP filter sees and may do: the filters of a connection manager's `http_filters` between its first entry and the
@@ -118,6 +119,12 @@ export interface FilterRequest {
    * makes headers of it, and the response goes with those headers and no body.
    */
   foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void;
+  /**
+   * The request's and the response's bodies as kept for a tap session (up to its limits, from
+   * the request's start): undefined when no session of this connection manager's tap filter was
+   * on when the request came.
+   */
+  capturedBodies(): { request: BodyCapture; response: BodyCapture } | undefined;
 }
 
 export type FilterDecision = 'continue' | 'stop';

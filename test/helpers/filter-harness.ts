@@ -4,6 +4,7 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { MutableHeaders } from '../../shared/header-mutation.js';
 import type { RequestView } from '../../shared/matchers.js';
 import { stats } from '../../shared/stats/process.js';
+import { BodyCapture } from '../../shared/http/body-capture.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
 import type { Cluster } from '../../shared/config/envoy-types.js';
 import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
@@ -38,6 +39,8 @@ export interface FakeRequestOptions {
   body?: Buffer | string;
   /** readBody() answers 'aborted' (the client went away). */
   aborted?: boolean;
+  /** A tap session was on when the request came: its bodies are kept up to these limits (capturedBodies). */
+  capture?: { maxRequestBytes: number; maxResponseBytes: number };
 }
 
 export interface LocalReply {
@@ -73,6 +76,7 @@ export class FakeRequest implements FilterRequest {
   private readonly aborted: boolean;
   /** The route's typed_per_filter_config disables the filter: the chain would not run it. */
   readonly skipped: boolean;
+  private readonly captures: { request: BodyCapture; response: BodyCapture } | undefined;
 
   constructor(options: FakeRequestOptions = {}, filterName = '') {
     const headers: Record<string, string | string[]> = {};
@@ -102,7 +106,20 @@ export class FakeRequest implements FilterRequest {
     this.body = options.body === undefined ? undefined : Buffer.from(options.body);
     if (this.body) headers['content-length'] ??= String(this.body.length);
     this.aborted = options.aborted === true;
+    if (options.capture) {
+      this.captures = { request: new BodyCapture(options.capture.maxRequestBytes), response: new BodyCapture(options.capture.maxResponseBytes) };
+      if (this.body) this.captures.request.add(this.body);
+    }
     made.push(this);
+  }
+
+  capturedBodies(): { request: BodyCapture; response: BodyCapture } | undefined {
+    return this.captures;
+  }
+
+  /** The response's body goes to the client (what a tap keeps of it). */
+  sendResponseBody(chunk: Buffer | string): void {
+    this.captures?.response.add(chunk);
   }
 
   reply(status: number, headers: MutableHeaders, body = ''): void {

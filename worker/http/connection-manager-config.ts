@@ -17,6 +17,7 @@ import { requestHeaderSettings, serverLocalAddress, type RequestHeaderSettings }
 import { RouteTable } from '../../shared/http/route-table.js';
 import type { RouteTables } from './route-tables.js';
 import { UpgradePolicy } from './upgrades.js';
+import { tapConfigId } from '../../shared/extensions/filters/http/tap/tap.js';
 
 /**
  * A connection manager's configuration, read once when its listener is built (Envoy's
@@ -80,7 +81,11 @@ export class ConnectionManagerConfig {
   readonly http2: ReturnType<typeof http2Tuning>;
   /** `http_filters` is empty: no request is ever answered (see HttpConnectionManager.handle()). */
   readonly noFilters: boolean;
-  /** The tap filter's admin config_id, when the chain has one (see ./tap.ts). */
+  /**
+   * The tap filter's admin config_id, when the chain has one: while a session of it is on, each
+   * exchange is recorded from its start, so that the filter has its bodies
+   * (shared/extensions/filters/http/tap/).
+   */
   readonly tapConfigId: string | undefined;
   /** The router's start_child_span. */
   readonly startChildSpan: boolean;
@@ -123,7 +128,7 @@ export class ConnectionManagerConfig {
     };
     this.http2 = http2Tuning(config.http2_protocol_options);
 
-    // The filters the connection manager runs itself (tap, router), found in one pass; the chain's are built by their descriptors.
+    // What the connection manager needs of the tap filter and the router, found in one pass; the chain's filters are built by their descriptors.
     const httpFilters = list(config.http_filters);
     this.noFilters = httpFilters.length === 0;
     let tap: JsonObject | undefined;
@@ -133,7 +138,7 @@ export class ConnectionManagerConfig {
       if (name === 'envoy.filters.http.tap') tap ??= f;
       else if (name === 'envoy.filters.http.router') router ??= f;
     }
-    this.tapConfigId = tap ? String(obj(obj(obj(tap.typed_config).common_config).admin_config).config_id) : undefined;
+    this.tapConfigId = tap ? tapConfigId(obj(tap.typed_config)) : undefined;
     this.startChildSpan = obj(router?.typed_config).start_child_span === true;
     const filterContext: FilterContext = {
       statPrefix: this.statPrefix,

@@ -17,7 +17,7 @@ import { guardHttp2Session, type Http2SessionGuard } from './http2-session-guard
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
-import { activeTap, offerTrace } from './tap.js';
+import { activeTap } from '../../shared/extensions/filters/http/tap/tap.js';
 import { isGrpcContentType } from '../../shared/http/grpc.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { ConnectionManagerConfig, type ConnectionManagerContext } from './connection-manager-config.js';
@@ -300,7 +300,6 @@ export class HttpConnectionManager {
       if (record) {
         if (!tunnel && (!res.writableFinished || req.aborted) && record.responseFlags === 0) record.responseFlags |= ResponseFlag.downstreamConnectionTermination;
         record.finish(res, logs);
-        if (tap) offerTrace(tap, req, record.responseCode, record);
         trace?.finish(record, route?.metadata, record.responseCode);
       }
     });

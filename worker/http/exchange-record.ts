@@ -5,6 +5,7 @@ import { Http1Response, type ResponseObserver } from '../http1/response.js';
 import { addressText, requestedServerName, type AccessLogEntry, type ConnectionAddresses } from '../../shared/access-log/entry.js';
 import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
+import { BodyCapture } from '../../shared/http/body-capture.js';
 
 /**
  * What one HTTP exchange did, for its access-log entry and its tap trace: the connection manager
@@ -20,29 +21,6 @@ import type { RequestView } from '../../shared/matchers.js';
  */
 
 type Header = string | number | string[] | undefined;
-
-/** Up to `limit` bytes of a body, and whether there was more. */
-export class BodyCapture {
-  readonly chunks: Buffer[] = [];
-  length = 0;
-  truncated = false;
-
-  constructor(private readonly limit: number) {}
-
-  add(chunk: Uint8Array | string): void {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const room = this.limit - this.length;
-    if (data.length > room) this.truncated = true;
-    if (room <= 0) return;
-    const kept = data.length > room ? data.subarray(0, room) : data;
-    this.chunks.push(Buffer.from(kept));
-    this.length += kept.length;
-  }
-
-  bytes(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-}
 
 function headerText(v: Header): string | undefined {
   if (v === undefined) return undefined;

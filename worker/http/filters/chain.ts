@@ -7,8 +7,8 @@ import type { FilterContext, HttpFilterFactory } from '../../../shared/http/filt
 
 /**
  * The filters of an `http_filters` list that run in the chain, each built by its descriptor
- * (shared/extensions/). The router, the health-check filter and the tap filter are the connection
- * manager's own (it runs them where Envoy's run); the loader refuses every other one.
+ * (shared/extensions/), in their configured order. The terminal one (the router) has no chain
+ * filter: the connection manager runs it once the chain lets the request through.
  */
 
 const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';

@@ -11,6 +11,7 @@ import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../../../shared/http/route-table.js';
 import { perFilterConfigs } from './chain.js';
 import { ResponseBodyPipeline } from './response-body.js';
+import type { BodyCapture } from '../../../shared/http/body-capture.js';
 import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../../shared/http/filter-api.js';
 
 /**
@@ -206,6 +207,11 @@ class FilterCall implements FilterRequest {
 
   foldResponseIntoHeaders(limit: number, fold: (status: number, headers: MutableHeaders, body: Buffer) => void): void {
     this.responseBody().foldIntoHeaders(limit, fold);
+  }
+
+  capturedBodies(): { request: BodyCapture; response: BodyCapture } | undefined {
+    const record = this.chain.x.record;
+    return record?.requestBody && record.responseBody ? { request: record.requestBody, response: record.responseBody } : undefined;
   }
 
   private responseBody(): ResponseBodyPipeline {

@@ -17,3 +17,4 @@ export { extensions as lua } from './lua/descriptor.js';
 export { extensions as rateLimit } from './ratelimit/descriptor.js';
 export { extensions as rbac } from './rbac/descriptor.js';
 export { extensions as router } from './router/descriptor.js';
+export { extensions as tap } from './tap/descriptor.js';
