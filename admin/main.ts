@@ -1,7 +1,7 @@
 import { configureHistogramBuckets } from './render/histogram-view.js';
 import { statsMatcher } from './stats-matcher.js';
-import { StatsdSinks } from './statsd-sinks.js';
-import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { StatsdSinks } from '../shared/extensions/stat-sinks/statsd/flush.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/extensions/stat-sinks/statsd/statsd.js';
 import { stats } from '../shared/stats/process.js';
 import { configureTags } from '../shared/stats/tags.js';
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 import { stats } from '../shared/stats/process.js';
-import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/extensions/stat-sinks/statsd/statsd.js';
 import { configureTags } from '../shared/stats/tags.js';
 import { closeSync, openSync } from 'node:fs';
 import { watchProcess } from './process-watch.js';

@@ -13,7 +13,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StatsStore } from '../shared/stats/store.js';
-import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/extensions/stat-sinks/statsd/statsd.js';
 import { routesListener, staticCluster } from './helpers/bootstraps.js';
 import { startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { tempDir } from './helpers/cli.js';

@@ -8,7 +8,7 @@ import { applyLogLevelChange, flushLogs, getLogger, reopenLogs } from '../shared
 import { applyProfilerOrder, heapSnapshotFile, type ProfilerOutcome } from '../shared/profiler.js';
 import { setRuntime } from '../shared/runtime.js';
 import { stats } from '../shared/stats/process.js';
-import { openStatsdSinks, sendHistogramSamples } from '../shared/stats/statsd.js';
+import { openStatsdSinks, sendHistogramSamples } from '../shared/extensions/stat-sinks/statsd/statsd.js';
 import { configureTags } from '../shared/stats/tags.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
 import { DrainManager } from './drain.js';

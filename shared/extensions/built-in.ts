@@ -3,7 +3,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
  * (index.ts lists those): the connection manager,
- * TCP and UDP proxying, transport sockets, tracers, stat sinks, retry plugins.
+ * TCP and UDP proxying, transport sockets, tracers, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
   {
@@ -128,29 +128,5 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     typeName: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
     description: 'reads the TLS ClientHello (SNI, ALPN) to choose a filter chain',
     deprecatedNames: ['envoy.listener.tls_inspector'],
-  },
-  {
-    // Statistics pushed over UDP at each flush, in statsd's line format (see admin/statsd-sinks.ts).
-    name: 'envoy.stat_sinks.statsd',
-    category: 'envoy.stats_sinks',
-    typeName: 'envoy.config.metrics.v3.StatsdSink',
-    description: 'statistics to a statsd server over UDP',
-    deprecatedNames: ['envoy.statsd'],
-  },
-  {
-    // The same with DogStatsD's tags.
-    name: 'envoy.stat_sinks.dog_statsd',
-    category: 'envoy.stats_sinks',
-    typeName: 'envoy.config.metrics.v3.DogStatsdSink',
-    description: 'statistics to DogStatsD, with tags',
-    deprecatedNames: ['envoy.dog_statsd'],
-  },
-  {
-    // Serves /dashboard_event_stream (Envoy's /hystrix_event_stream).
-    name: 'envoy.stat_sinks.hystrix',
-    category: 'envoy.stats_sinks',
-    typeName: 'envoy.config.metrics.v3.HystrixSink',
-    description: 'the Hystrix dashboard\'s event stream (/dashboard_event_stream)',
-    deprecatedNames: [],
   },
 ];

@@ -4,6 +4,7 @@ import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
 import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
+import * as statSinkFolders from './stat-sinks/index.js';
 import { configError, type ConfigError } from '../config/config-error.js';
 
 /**
@@ -13,7 +14,7 @@ import { configError, type ConfigError } from '../config/config-error.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat()];
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat()];
 
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 

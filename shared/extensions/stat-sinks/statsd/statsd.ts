@@ -1,17 +1,17 @@
 import type { Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { dgramModule } from '../builtins.js';
-import { list, obj } from '../config/access.js';
-import type { JsonObject } from '../config/proto-json.js';
-import { typeNameOfUrl } from '../config/wkt.js';
-import { getLogger } from '../log/logger.js';
-import { isHiddenStat } from './scopes.js';
-import type { Histogram, StatsStore } from './store.js';
-import { extractTags } from './tags.js';
+import { dgramModule } from '../../../builtins.js';
+import { list, obj } from '../../../config/access.js';
+import type { JsonObject } from '../../../config/proto-json.js';
+import { typeNameOfUrl } from '../../../config/wkt.js';
+import { getLogger } from '../../../log/logger.js';
+import { isHiddenStat } from '../../../stats/scopes.js';
+import type { Histogram, StatsStore } from '../../../stats/store.js';
+import { extractTags } from '../../../stats/tags.js';
 
 /**
  * `envoy.stat_sinks.statsd` and `envoy.stat_sinks.dog_statsd`, as Envoy's UDP sinks write them:
- * - counters and gauges at each flush (admin/statsd-sinks.ts, from the whole tree's figures);
+ * - counters and gauges at each flush (./flush.ts, in the admin process, from the whole tree's figures);
  * - each histogram sample when it is recorded, by the process that records it, with the value
  *   recorded (Envoy's onHistogramComplete, on the worker thread): a flush's samples never arrive
  *   as one burst that a receiver's socket buffer cannot hold. The samples of one turn of the

@@ -1,9 +1,9 @@
-import { gaugeDisplayValue, type MergedStats } from '../shared/stats/merged.js';
-import { openStatsdSinks, sentToSinks, statsdLine, type StatsdSink } from '../shared/stats/statsd.js';
-import type { JsonObject } from '../shared/config/proto-json.js';
+import { gaugeDisplayValue, type MergedStats } from '../../../stats/merged.js';
+import { openStatsdSinks, sentToSinks, statsdLine, type StatsdSink } from './statsd.js';
+import type { JsonObject } from '../../../config/proto-json.js';
 
 /**
- * The flush half of the statsd and DogStatsD sinks (shared/stats/statsd.ts): the admin process
+ * The flush half of the statsd and DogStatsD sinks (./statsd.ts): the admin process
  * holds every process's figures, so at each flush (stats_flush_interval, or each admin read with
  * stats_flush_on_admin) it sends the tree's counters and gauges, as Envoy's sink does from its
  * flush snapshot:
