@@ -275,7 +275,7 @@ describe('the collector', () => {
     delete provider().typed_config.collector_endpoint_version;
     await refused(base, /collector_endpoint_version: set HTTP_JSON or HTTP_PROTO/);
     provider().typed_config = { '@type': 'type.googleapis.com/envoy.config.trace.v3.DatadogConfig', collector_cluster: 'zipkin', service_name: 'x' };
-    await refused(base, /tracing\.provider: tracer 'envoy\.tracers\.zipkin' \(envoy\.config\.trace\.v3\.DatadogConfig\) is not supported \(envoy\.tracers\.zipkin and envoy\.tracers\.opentelemetry are\)/);
+    await refused(base, /tracing\.provider: tracer 'envoy\.tracers\.zipkin' \(envoy\.config\.trace\.v3\.DatadogConfig\) is not supported \(envoy\.tracers\.opentelemetry and envoy\.tracers\.zipkin are\)/);
     provider().typed_config = { '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig' };
     await refused(base, /the OpenTelemetry tracer exports over one of grpc_service and http_service/);
   });

@@ -3,7 +3,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
  * (index.ts lists those): the connection manager,
- * TCP and UDP proxying, transport sockets, tracers, retry plugins.
+ * TCP and UDP proxying, transport sockets, retry plugins.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
   {
@@ -50,36 +50,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     typeName: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
     description: 'plaintext (the default transport socket)',
     deprecatedNames: ['raw_buffer'],
-  },
-  {
-    // Spans to a Zipkin collector, B3 propagation (see worker/tracing/).
-    name: 'envoy.tracers.zipkin',
-    category: 'envoy.tracers',
-    typeName: 'envoy.config.trace.v3.ZipkinConfig',
-    description: 'Zipkin tracing (B3 headers), spans reported over HTTP',
-    deprecatedNames: ['envoy.zipkin'],
-  },
-  {
-    // Spans exported as OTLP, W3C trace context (see worker/tracing/).
-    name: 'envoy.tracers.opentelemetry',
-    category: 'envoy.tracers',
-    typeName: 'envoy.config.trace.v3.OpenTelemetryConfig',
-    description: 'OpenTelemetry tracing (W3C trace context), spans over OTLP gRPC or HTTP',
-    deprecatedNames: [],
-  },
-  {
-    name: 'envoy.tracers.opentelemetry.resource_detectors.environment',
-    category: 'envoy.tracers.opentelemetry.resource_detectors',
-    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
-    description: 'OpenTelemetry resource attributes from OTEL_RESOURCE_ATTRIBUTES',
-    deprecatedNames: [],
-  },
-  {
-    name: 'envoy.tracers.opentelemetry.resource_detectors.static_config',
-    category: 'envoy.tracers.opentelemetry.resource_detectors',
-    typeName: 'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
-    description: 'OpenTelemetry resource attributes from the configuration',
-    deprecatedNames: [],
   },
   {
     // A UDP listener's datagrams proxied to a cluster, in sessions (see worker/udp/).

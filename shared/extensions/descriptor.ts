@@ -1,6 +1,7 @@
 import type { JsonObject } from '../config/proto-json.js';
 import type { FilterContext, HttpFilterFactory } from '../http/filter-api.js';
 import type { ConfigError } from '../config/config-error.js';
+import type { Tracer, TracerServices } from '../tracing/span.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -56,6 +57,14 @@ export interface TerminalHttpFilterDescriptor extends ExtensionDescriptor {
   validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
 }
 
+/** A tracer: how its configuration is checked, and how a worker makes it (one per configuration). */
+export interface TracerDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.tracers';
+  /** Its configuration (at `path`, its typed_config); `clusters`: the static clusters it may report to. */
+  validate?(config: JsonObject, path: string, clusters: Set<string>, errors: ConfigError[]): void;
+  create(config: JsonObject, services: TracerServices): Tracer;
+}
+
 /** An access logger: where an `access_log` entry's lines go. */
 export interface AccessLoggerDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.access_loggers';
@@ -69,6 +78,10 @@ export function isHttpFilter(d: ExtensionDescriptor): d is HttpFilterDescriptor 
 
 export function isTerminalHttpFilter(d: ExtensionDescriptor): d is TerminalHttpFilterDescriptor {
   return d.category === 'envoy.filters.http' && 'terminal' in d && d.terminal === true;
+}
+
+export function isTracer(d: ExtensionDescriptor): d is TracerDescriptor {
+  return d.category === 'envoy.tracers' && 'create' in d;
 }
 
 export function isAccessLogger(d: ExtensionDescriptor): d is AccessLoggerDescriptor {

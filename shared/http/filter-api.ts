@@ -59,11 +59,13 @@ export interface FilterCluster {
   send(rq: AsyncRequest): Promise<AsyncResponse>;
   /** A unary gRPC call, messages as canonical JSON of Envoy's types; rejects with GrpcCallError. */
   grpcUnary(method: string, requestType: string, responseType: string, message: JsonObject, timeoutMs: number): Promise<JsonObject>;
+  /** A unary gRPC call whose messages are already encoded (a tracer's OTLP export); rejects with GrpcCallError. */
+  grpcUnaryBytes(method: string, message: Buffer, timeoutMs: number): Promise<Buffer>;
   /** Counts a response the filter gave for this cluster, as if the cluster had (Envoy's chargeUpstreamCode). */
   charge(status: number): void;
 }
 
-/** The worker's clusters, for filters that call a service. */
+/** The worker's clusters, for the extensions that call a service (filters, tracers). */
 export interface FilterClusters {
   get(name: string): FilterCluster | undefined;
   /** Starts loading the schema for these message types (a filter's construction), so that the first call does not wait. */

@@ -7,7 +7,7 @@ import type { ClusterManager } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from '../http/exchange-record.js';
 import { decideTrace, samplingOfPercents, type Sampling, type TraceReason, type TracingStats } from '../../shared/tracing/sampling.js';
 import { compileCustomTags, type CustomTag, type RouteTracing } from '../../shared/tracing/route-tracing.js';
-import type { Span, Tracer } from './span.js';
+import type { Span, Tracer } from '../../shared/tracing/span.js';
 import { tracerFor, type TracerContext } from './tracers.js';
 
 /**

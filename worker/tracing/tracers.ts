@@ -1,10 +1,12 @@
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../shared/config/wkt.js';
+import { canonicalText } from '../../shared/config/resource-hash.js';
 import type { ClusterManager } from '../upstream/cluster.js';
-import { Span, type Tracer } from './span.js';
-import { ZipkinTracer } from './zipkin.js';
-import { OpenTelemetryTracer } from './opentelemetry.js';
+import { Span, type Tracer } from '../../shared/tracing/span.js';
+import { extensionByTypeName } from '../../shared/extensions/registry.js';
+import { isTracer } from '../../shared/extensions/descriptor.js';
+import { filterClusters } from '../upstream/filter-clusters.js';
 
 /**
  * The worker's tracers, one per provider configuration (connection managers naming the same one
@@ -18,8 +20,6 @@ export interface TracerContext {
   localAddress: string;
 }
 
-const ZIPKIN = 'envoy.config.trace.v3.ZipkinConfig';
-const OPENTELEMETRY = 'envoy.config.trace.v3.OpenTelemetryConfig';
 const tracers = new Map<string, Tracer>();
 
 /**
@@ -45,15 +45,15 @@ const nullTracer = new NullTracer();
 
 export function tracerFor(provider: JsonObject | undefined, ctx: TracerContext): Tracer & { namesByHost?: boolean } {
   if (!provider) return nullTracer;
-  const key = JSON.stringify(provider);
+  const key = canonicalText(provider);
   const known = tracers.get(key);
   if (known) return known;
   const config = obj(provider.typed_config);
   const type = typeNameOfUrl(String(config['@type'] ?? ''));
-  let tracer: Tracer;
-  if (type === ZIPKIN) tracer = new ZipkinTracer(config, ctx.clusters, { serviceName: ctx.node.cluster, ip: ctx.localAddress });
-  else if (type === OPENTELEMETRY) tracer = new OpenTelemetryTracer(config, ctx.clusters);
-  else throw new Error(`tracer ${String(provider.name)} (${type}) is not supported`);
+  const ext = extensionByTypeName(type);
+  // The loader refuses any other (checkTracingProvider).
+  if (!ext || !isTracer(ext)) throw new Error(`tracer ${String(provider.name)} (${type}) is not supported`);
+  const tracer = ext.create(config, { clusters: filterClusters(ctx.clusters), node: ctx.node, localAddress: ctx.localAddress });
   tracers.set(key, tracer);
   return tracer;
 }

@@ -1,7 +1,7 @@
 import type { FilterCluster, FilterClusters } from '../../shared/http/filter-api.js';
 import { sendToCluster } from './async-client.js';
 import type { Cluster, ClusterManager } from './cluster.js';
-import { grpcUnary, prepareGrpcTypes } from './grpc-unary.js';
+import { grpcUnary, grpcUnaryBytes, prepareGrpcTypes } from './grpc-unary.js';
 
 /**
  * The worker's clusters as HTTP filters reach them (shared/http/filter-api.ts): the async client
@@ -17,6 +17,7 @@ function viewOf(cluster: Cluster): FilterCluster {
     view = {
       send: (rq) => sendToCluster(cluster, rq),
       grpcUnary: (method, requestType, responseType, message, timeoutMs) => grpcUnary(cluster, method, requestType, responseType, message, timeoutMs),
+      grpcUnaryBytes: (method, message, timeoutMs) => grpcUnaryBytes(cluster, method, message, timeoutMs),
       charge: (status) => cluster.stats.charge(status),
     };
     views.set(cluster, view);

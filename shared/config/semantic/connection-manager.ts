@@ -4,7 +4,8 @@ import { checkAccessLogs } from '../../access-log/loggers.js';
 import { checkHeadersToAdd } from '../../header-mutation.js';
 import { list, obj } from '../access.js';
 import { typeNameOfUrl } from '../wkt.js';
-import { isHttpFilter, isTerminalHttpFilter } from '../../extensions/descriptor.js';
+import { isHttpFilter, isTerminalHttpFilter, isTracer } from '../../extensions/descriptor.js';
+import { EXTENSIONS, extensionByTypeName } from '../../extensions/registry.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
@@ -78,40 +79,17 @@ export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set
   if (tracing.provider !== undefined) checkTracingProvider(obj(tracing.provider), `${path}.tracing.provider`, clusters, errors);
 }
 
-const ZIPKIN_CONFIG = 'envoy.config.trace.v3.ZipkinConfig';
-const OTEL_CONFIG = 'envoy.config.trace.v3.OpenTelemetryConfig';
-const RESOURCE_DETECTORS = new Set([
-  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig',
-  'envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig',
-]);
-
 /**
- * A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http): Zipkin to a
- * static cluster over HTTP JSON or proto, or OpenTelemetry over gRPC or HTTP to a static cluster.
+ * A tracer (a connection manager's tracing.provider, the bootstrap's tracing.http), checked by
+ * its descriptor (shared/extensions/tracers/).
  */
 export function checkTracingProvider(provider: Obj, path: string, clusters: Set<string>, errors: ConfigError[]): void {
   const config = obj(provider.typed_config);
   const type = typeNameOfUrl(String(config['@type'] ?? ''));
-  const cPath = `${path}.typed_config`;
-  if (type === ZIPKIN_CONFIG) {
-    const cluster = String(config.collector_cluster ?? '');
-    if (!clusters.has(cluster)) errors.push(configError('unknown_reference', `${cPath}.collector_cluster`, `envoy.tracers.zipkin: unknown cluster '${cluster}'`));
-    const version = config.collector_endpoint_version;
-    if (version !== 'HTTP_JSON' && version !== 'HTTP_PROTO') errors.push(configError('unsupported', `${cPath}.collector_endpoint_version`, `set HTTP_JSON or HTTP_PROTO (${version === 'GRPC' ? 'GRPC is not implemented, as in Envoy' : 'the default is not usable, as in Envoy'})`));
+  const ext = type ? extensionByTypeName(type) : undefined;
+  if (ext && isTracer(ext)) {
+    ext.validate?.(config, `${path}.typed_config`, clusters, errors);
     return;
   }
-  if (type === OTEL_CONFIG) {
-    const grpc = config.grpc_service !== undefined;
-    const http = config.http_service !== undefined;
-    if (grpc === http) errors.push(configError('conflict', cPath, 'the OpenTelemetry tracer exports over one of grpc_service and http_service'));
-    const cluster = grpc ? obj(obj(config.grpc_service).envoy_grpc).cluster_name : http ? obj(obj(config.http_service).http_uri).cluster : undefined;
-    const field = grpc ? 'grpc_service.envoy_grpc.cluster_name' : 'http_service.http_uri.cluster';
-    if ((grpc || http) && !clusters.has(String(cluster ?? ''))) errors.push(configError('unknown_reference', `${cPath}.${field}`, `unknown cluster '${String(cluster ?? '')}'`));
-    list(config.resource_detectors).forEach((d, i) => {
-      const t = typeNameOfUrl(String(obj(d.typed_config)['@type'] ?? ''));
-      if (!RESOURCE_DETECTORS.has(t)) errors.push(configError('unsupported_extension', `${cPath}.resource_detectors[${i}]`, `resource detector '${String(d.name ?? '')}' (${t}) is not supported (the environment and static_config detectors are)`));
-    });
-    return;
-  }
-  errors.push(configError('unsupported', path, `tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (envoy.tracers.zipkin and envoy.tracers.opentelemetry are)`));
+  errors.push(configError('unsupported', path, `tracer '${String(provider.name ?? '')}' (${type || 'no typed_config'}) is not supported (${EXTENSIONS.filter(isTracer).map((e) => e.name).join(' and ')} are)`));
 }

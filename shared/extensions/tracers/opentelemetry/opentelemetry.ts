@@ -1,16 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { list, obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
-import { durationMs, typeNameOfUrl } from '../../shared/config/wkt.js';
-import { getLogger } from '../../shared/log/logger.js';
-import { stats } from '../../shared/stats/process.js';
-import { fixed64, OTLP_EXPORT_METHOD, OTLP_KIND, OTLP_STATUS, otlpType } from '../../shared/tracing/otlp.js';
-import { releaseVersion } from '../../shared/version.js';
-import type { ClusterManager } from '../upstream/cluster.js';
-import { sendToCluster } from '../upstream/async-client.js';
-import { grpcUnaryBytes } from '../upstream/grpc-unary.js';
-import { SpanReporter } from './reporter.js';
-import { randomHex, Span, type SpanContext, type SpanKind, type Tracer } from './span.js';
+import { list, obj } from '../../../config/access.js';
+import type { JsonObject } from '../../../config/proto-json.js';
+import { durationMs, typeNameOfUrl } from '../../../config/wkt.js';
+import { getLogger } from '../../../log/logger.js';
+import { stats } from '../../../stats/process.js';
+import { fixed64, OTLP_EXPORT_METHOD, OTLP_KIND, OTLP_STATUS, otlpType } from '../../../tracing/otlp.js';
+import { releaseVersion } from '../../../version.js';
+import type { FilterClusters } from '../../../http/filter-api.js';
+import { SpanReporter } from '../../../tracing/reporter.js';
+import { randomHex, Span, type SpanContext, type SpanKind, type Tracer } from '../../../tracing/span.js';
 
 /**
  * envoy.tracers.opentelemetry: W3C trace context (`traceparent`, `tracestate`) and spans exported
@@ -66,7 +64,7 @@ export class OpenTelemetryTracer implements Tracer {
 
   constructor(
     config: JsonObject,
-    private readonly clusters: ClusterManager,
+    private readonly clusters: FilterClusters,
   ) {
     this.resource = { attributes: [...resourceAttributes(config)].map(([k, v]) => keyValue(k, v)) };
     const p = 'tracing.opentelemetry.';
@@ -78,7 +76,7 @@ export class OpenTelemetryTracer implements Tracer {
       this.export = async (body) => {
         const cluster = this.clusters.get(clusterName);
         if (!cluster) throw new Error(`cluster '${clusterName}' is not configured`);
-        await grpcUnaryBytes(cluster, OTLP_EXPORT_METHOD, body, timeoutMs);
+        await cluster.grpcUnaryBytes(OTLP_EXPORT_METHOD, body, timeoutMs);
       };
     } else {
       const http = obj(obj(config.http_service).http_uri);
@@ -90,7 +88,7 @@ export class OpenTelemetryTracer implements Tracer {
       this.export = async (body) => {
         const cluster = this.clusters.get(clusterName);
         if (!cluster) throw new Error(`[cluster = ${clusterName}] is not configured`);
-        const res = await sendToCluster(cluster, {
+        const res = await cluster.send({
           method: 'POST',
           path: url.pathname + url.search,
           headers: ['host', url.host, 'content-type', 'application/x-protobuf', 'user-agent', `OTel-OTLP-Exporter-Envoy/${releaseVersion}`, ...extra],

@@ -1,5 +1,5 @@
-import { runtimeValue } from '../../shared/runtime.js';
-import type { Counter } from '../../shared/stats/store.js';
+import { runtimeValue } from '../runtime.js';
+import type { Counter } from '../stats/store.js';
 import type { Span } from './span.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { fillRandom } from '../../shared/random.js';
+import { fillRandom } from '../random.js';
+import type { FilterClusters } from '../http/filter-api.js';
 
 /**
  * A span as this proxy's tracers keep it: ids as lower-case hex, times in microseconds since the
@@ -22,6 +23,14 @@ export interface SpanContext {
   traceState?: string;
   /** A span made from a context that could not be read (an invalid traceparent): neither reported nor propagated. */
   noop?: boolean;
+}
+
+/** What a tracer reaches of the worker: the clusters it reports to, this proxy's node and address. */
+export interface TracerServices {
+  clusters: FilterClusters;
+  node: { id: string; cluster: string };
+  /** This proxy's own address (the spans' local endpoint). */
+  localAddress: string;
 }
 
 export interface Tracer {

@@ -1,15 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIPv4 } from 'node:net';
-import { protobufjs } from '../../shared/protobufjs.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
-import { getLogger } from '../../shared/log/logger.js';
-import { runtimeValue } from '../../shared/runtime.js';
-import { stats } from '../../shared/stats/process.js';
-import type { Counter } from '../../shared/stats/store.js';
-import type { ClusterManager } from '../upstream/cluster.js';
-import { sendToCluster } from '../upstream/async-client.js';
-import { SpanReporter } from './reporter.js';
-import { randomHex, Span, type SpanContext, type SpanKind, type Tracer } from './span.js';
+import { protobufjs } from '../../../protobufjs.js';
+import type { JsonObject } from '../../../config/proto-json.js';
+import { getLogger } from '../../../log/logger.js';
+import { runtimeValue } from '../../../runtime.js';
+import { stats } from '../../../stats/process.js';
+import type { Counter } from '../../../stats/store.js';
+import type { FilterClusters } from '../../../http/filter-api.js';
+import { SpanReporter } from '../../../tracing/reporter.js';
+import { randomHex, Span, type SpanContext, type SpanKind, type Tracer } from '../../../tracing/span.js';
 
 /**
  * envoy.tracers.zipkin: B3 propagation (the single `b3` header first, else x-b3-*; an incoming
@@ -139,7 +138,7 @@ export class ZipkinTracer implements Tracer {
 
   constructor(
     config: JsonObject,
-    private readonly clusters: ClusterManager,
+    private readonly clusters: FilterClusters,
     private readonly local: LocalEndpoint,
   ) {
     this.clusterName = String(config.collector_cluster);
@@ -193,7 +192,7 @@ export class ZipkinTracer implements Tracer {
     const body = this.proto ? Buffer.from(encodeProto(spans, this.local)) : Buffer.from(encodeJson(spans, this.local));
     try {
       const timeoutMs = Number(runtimeValue('tracing.zipkin.request_timeout') ?? 5000) || 5000;
-      const res = await sendToCluster(cluster, {
+      const res = await cluster.send({
         method: 'POST',
         path: this.endpoint,
         headers: ['host', this.hostname, 'content-type', this.proto ? 'application/x-protobuf' : 'application/json'],
