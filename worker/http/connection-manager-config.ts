@@ -3,6 +3,7 @@ import { list, obj } from '../../shared/config/access.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
+import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
 import type { TrafficDirection } from '../../shared/config/resources.js';
 import { filterExtension } from '../../shared/config/semantic/common.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -95,7 +96,7 @@ export class ConnectionManagerConfig {
   readonly upgrades: UpgradePolicy;
 
   constructor(
-    readonly config: JsonObject,
+    readonly config: HttpConnectionManager,
     ctx: ConnectionManagerContext,
   ) {
     this.statPrefix = String(config.stat_prefix);

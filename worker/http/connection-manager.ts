@@ -9,7 +9,6 @@ import { http2Module, httpModule } from '../../shared/builtins.js';
 import type { Socket } from 'node:net';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
 import { HttpStats } from '../../shared/stats/http-stats.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { HttpExchangeRecord } from './exchange-record.js';
@@ -32,6 +31,7 @@ import { refused, refuseMalformed } from './request-checks.js';
 import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import type { UpgradeRequest } from './upgrade-router.js';
+import type { HttpConnectionManager as HttpConnectionManagerConfig } from '../../shared/config/envoy-types.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
@@ -68,7 +68,7 @@ export class HttpConnectionManager {
   private readonly drain: ConnectionDrain;
 
   constructor(
-    config: JsonObject,
+    config: HttpConnectionManagerConfig,
     private readonly ctx: ConnectionManagerContext,
   ) {
     const c = (this.c = new ConnectionManagerConfig(config, ctx));

@@ -1,9 +1,9 @@
 import { networkInterfaces } from 'node:os';
 import { obj } from '../../shared/config/access.js';
-import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { DownstreamRequest } from './downstream.js';
 import { classifyRequest, compileInternalAddresses, type InternalAddresses } from './internal-request.js';
 import { requestId } from './request-id.js';
+import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
 
 /**
  * What the connection manager does to a request's headers before its filters see it, as Envoy's
@@ -38,7 +38,7 @@ export function serverLocalAddress(version: 'v4' | 'v6'): string {
 }
 
 /** A connection manager's settings for them, read once. */
-export function requestHeaderSettings(config: JsonObject, localAddress: string, node: { id: string; cluster: string }): RequestHeaderSettings {
+export function requestHeaderSettings(config: HttpConnectionManager, localAddress: string, node: { id: string; cluster: string }): RequestHeaderSettings {
   return {
     useRemoteAddress: config.use_remote_address === true,
     skipXffAppend: config.skip_xff_append === true,
