@@ -3,7 +3,7 @@ import type { ExtensionDescriptor } from './descriptor.js';
 /**
  * The extensions whose code is part of the proxy's own rooms rather than a folder of its own
  * (index.ts lists those): the connection manager,
- * TCP and UDP proxying, transport sockets, retry plugins.
+ * TCP and UDP proxying, transport sockets.
  */
 export const BUILT_IN: readonly ExtensionDescriptor[] = [
   {
@@ -65,30 +65,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     category: 'envoy.matching.action',
     typeName: 'envoy.extensions.filters.udp.udp_proxy.v3.Route',
     description: 'the UDP proxy\'s matcher action: the cluster of a session',
-    deprecatedNames: [],
-  },
-  {
-    // A retry avoids the hosts its request already tried (worker/http/retry-state.ts).
-    name: 'envoy.retry_host_predicates.previous_hosts',
-    category: 'envoy.retry_host_predicates',
-    typeName: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
-    description: 'a retry avoids the hosts tried before',
-    deprecatedNames: [],
-  },
-  {
-    // A retry avoids canary hosts (endpoint metadata envoy.lb canary: true).
-    name: 'envoy.retry_host_predicates.omit_canary_hosts',
-    category: 'envoy.retry_host_predicates',
-    typeName: 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate',
-    description: 'a retry avoids canary hosts',
-    deprecatedNames: [],
-  },
-  {
-    // A retry goes to a priority its request has not tried yet, while one is left.
-    name: 'envoy.retry_priorities.previous_priorities',
-    category: 'envoy.retry_priorities',
-    typeName: 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig',
-    description: 'a retry moves to the priorities not tried yet',
     deprecatedNames: [],
   },
   {

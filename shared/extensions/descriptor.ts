@@ -2,6 +2,7 @@ import type { JsonObject } from '../config/proto-json.js';
 import type { FilterContext, HttpFilterFactory } from '../http/filter-api.js';
 import type { ConfigError } from '../config/config-error.js';
 import type { Tracer, TracerServices } from '../tracing/span.js';
+import type { RetryHostPredicate, RetryPriority } from '../http/retry-plugins.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -63,6 +64,18 @@ export interface TracerDescriptor extends ExtensionDescriptor {
   /** Its configuration (at `path`, its typed_config); `clusters`: the static clusters it may report to. */
   validate?(config: JsonObject, path: string, clusters: Set<string>, errors: ConfigError[]): void;
   create(config: JsonObject, services: TracerServices): Tracer;
+}
+
+/** A retry host predicate (retry_policy.retry_host_predicate): makes one request's predicate. */
+export interface RetryHostPredicateDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.retry_host_predicates';
+  create(config: JsonObject): () => RetryHostPredicate;
+}
+
+/** A retry priority (retry_policy.retry_priority): makes one request's priority. */
+export interface RetryPriorityDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.retry_priorities';
+  create(config: JsonObject): () => RetryPriority;
 }
 
 /** An access logger: where an `access_log` entry's lines go. */

@@ -6,6 +6,7 @@ import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
+import { RETRY_EXTENSIONS } from './retry/lookup.js';
 import { configError, type ConfigError } from '../config/config-error.js';
 
 /**
@@ -15,7 +16,7 @@ import { configError, type ConfigError } from '../config/config-error.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat()];
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS];
 
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 

@@ -2,6 +2,8 @@ import { list, obj } from '../config/access.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { durationMs } from '../config/wkt.js';
 import { compileHeaderMatcher, type HeaderMatcher } from '../matchers.js';
+import type { RetryHostPredicate, RetryPriority } from './retry-plugins.js';
+import { retryHostPredicate, retryPriority } from '../extensions/retry/lookup.js';
 
 /**
  * A route's retry_policy as Envoy reads it (router/retry_policy_impl.cc): the conditions as bits,
@@ -82,11 +84,10 @@ export interface RetryPolicy {
   /** retry_back_off; unset, the runtime's upstream.base_retry_backoff_ms (25) and ten times it. */
   backOff?: { baseMs: number; maxMs?: number };
   rateLimitedBackOff?: { resetHeaders: readonly ResetHeader[]; maxMs: number };
-  /** retry_host_predicate: envoy.retry_host_predicates.previous_hosts / omit_canary_hosts. */
-  previousHosts: boolean;
-  omitCanaryHosts: boolean;
-  /** retry_priority envoy.retry_priorities.previous_priorities: its update_frequency. */
-  previousPrioritiesEvery?: number;
+  /** retry_host_predicate: each makes one request's predicate (shared/extensions/retry/host/). */
+  hostPredicates: readonly (() => RetryHostPredicate)[];
+  /** retry_priority: makes one request's priority (shared/extensions/retry/priority/). */
+  priority?: () => RetryPriority;
   /** host_selection_retry_max_attempts: how often a host a predicate rejects is picked again (1 when unset). */
   hostSelectionMaxAttempts: number;
 }
@@ -100,18 +101,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   retriableStatusCodes: [],
   retriableHeaders: [],
   retriableRequestHeaders: [],
-  previousHosts: false,
-  omitCanaryHosts: false,
+  hostPredicates: [],
   hostSelectionMaxAttempts: 1,
 };
-
-const PREVIOUS_HOSTS = 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate';
-const OMIT_CANARY_HOSTS = 'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate';
-const PREVIOUS_PRIORITIES = 'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig';
-
-function typeOf(extension: JsonObject): string {
-  return String(obj(extension.typed_config)['@type'] ?? '').replace(/^.*\//, '');
-}
 
 /** Duration to milliseconds, sub-millisecond values raised to 1 (as Envoy rounds them). */
 function atLeastOneMs(duration: unknown): number | undefined {
@@ -123,8 +115,8 @@ export function compileRetryPolicy(p: JsonObject): RetryPolicy {
   const retryOn = String(p.retry_on ?? '');
   const backOff = p.retry_back_off === undefined ? undefined : obj(p.retry_back_off);
   const limited = p.rate_limited_retry_back_off === undefined ? undefined : obj(p.rate_limited_retry_back_off);
-  const predicates = list(p.retry_host_predicate).map(typeOf);
-  const priority = p.retry_priority === undefined ? undefined : obj(p.retry_priority);
+  const predicates = list(p.retry_host_predicate).flatMap((e) => retryHostPredicate(e) ?? []);
+  const priority = p.retry_priority === undefined ? undefined : retryPriority(obj(p.retry_priority));
   const attempts = Number(p.host_selection_retry_max_attempts ?? 0);
   return {
     retryOn: parseConditions(retryOn, RETRY_ON).bits | parseConditions(retryOn, RETRY_GRPC_ON).bits,
@@ -143,9 +135,8 @@ export function compileRetryPolicy(p: JsonObject): RetryPolicy {
           },
         }
       : {}),
-    previousHosts: predicates.includes(PREVIOUS_HOSTS),
-    omitCanaryHosts: predicates.includes(OMIT_CANARY_HOSTS),
-    ...(priority && typeOf(priority) === PREVIOUS_PRIORITIES ? { previousPrioritiesEvery: Number(obj(priority.typed_config).update_frequency ?? 0) } : {}),
+    hostPredicates: predicates,
+    ...(priority ? { priority } : {}),
     hostSelectionMaxAttempts: attempts > 0 ? attempts : 1,
   };
 }

@@ -3,6 +3,7 @@ import { compileHeaderMatcher, type HeaderMatcher, type RequestView } from '../.
 import { featureEnabled, runtimeInteger } from '../../shared/runtime.js';
 import { unsigned } from '../../shared/decimal.js';
 import { ANY_GRPC, DEFAULT_RETRY_POLICY, GRPC_STATUS_BIT, parseConditions, RETRY_GRPC_ON, RETRY_ON, tokens, type RetryPolicy } from '../../shared/http/retry-policy.js';
+import type { RetryHost, RetryHostPredicate, RetryPriority } from '../../shared/http/retry-plugins.js';
 
 /**
  * A request's retries, as Envoy's retry_state_impl.cc decides them: the route's retry_policy
@@ -35,10 +36,7 @@ export interface RetryAccounting {
   backoffRatelimited(): void;
 }
 
-/** A host as retry predicates see it. */
-export interface RetryHost {
-  readonly canary: boolean;
-}
+export type { RetryHost } from '../../shared/http/retry-plugins.js';
 
 function headerString(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
@@ -60,11 +58,9 @@ export class RetryState {
   private nextInterval: number;
   /** The next wait, when a rate-limited response named it (used once). */
   private ratelimitedMs: number | undefined;
-  /** Hosts tried (previous_hosts), and priorities tried since the last update (previous_priorities). */
-  private readonly triedHosts: RetryHost[] = [];
-  private readonly triedPriorities = new Set<number>();
-  private attemptsSinceUpdate = 0;
-  private excluded: ReadonlySet<number> | undefined;
+  /** This request's retry plugins (shared/extensions/retry/), made when it first retries. */
+  private predicates: readonly RetryHostPredicate[] | undefined;
+  private priority: RetryPriority | undefined;
 
   /**
    * The request's retry state, or none when nothing could be retried. The request's retry
@@ -222,33 +218,34 @@ export class RetryState {
     return undefined;
   }
 
+  private plugins(): readonly RetryHostPredicate[] {
+    if (this.predicates === undefined) {
+      this.predicates = this.policy.hostPredicates.map((make) => make());
+      this.priority = this.policy.priority?.();
+    }
+    return this.predicates;
+  }
+
   /** A try went to `host` at `priority` (what previous_hosts and previous_priorities remember). */
   onHostAttempted(host: RetryHost, priority: number): void {
-    if (this.policy.previousHosts) this.triedHosts.push(host);
-    const every = this.policy.previousPrioritiesEvery;
-    if (every !== undefined) {
-      this.triedPriorities.add(priority);
-      if (++this.attemptsSinceUpdate >= every) {
-        this.attemptsSinceUpdate = 0;
-        this.excluded = new Set(this.triedPriorities);
-      }
-    }
+    for (const p of this.plugins()) p.onHostAttempted(host);
+    this.priority?.onHostAttempted(priority);
   }
 
   /** Whether a host just picked is to be replaced by another pick (a retry host predicate rejects it). */
   shouldSelectAnotherHost(host: RetryHost): boolean {
-    return (this.policy.omitCanaryHosts && host.canary) || (this.policy.previousHosts && this.triedHosts.includes(host));
+    return this.plugins().some((p) => p.shouldSelectAnotherHost(host));
   }
 
-  /** The priorities previous_priorities keeps the next try out of (undefined: none). */
+  /** The priorities the retry priority keeps the next try out of (undefined: none). */
   excludedPriorities(): ReadonlySet<number> | undefined {
-    return this.excluded;
+    this.plugins();
+    return this.priority?.excludedPriorities();
   }
 
-  /** Every priority was excluded: previous_priorities starts over (Envoy resets its attempted list then). */
+  /** Every priority was excluded: the retry priority starts over (Envoy resets its attempted list then). */
   priorityExclusionExhausted(): void {
-    this.triedPriorities.clear();
-    this.excluded = undefined;
+    this.priority?.exhausted();
   }
 }
 
