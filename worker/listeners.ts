@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
+import type { Listener } from '../shared/config/envoy-types.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/extensions/registry.js';
 import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
@@ -22,9 +23,10 @@ import { TcpProxy } from './tcp/tcp-proxy.js';
 import { UdpProxy } from './udp/udp-proxy.js';
 import { isUdpListener } from '../shared/config/semantic/listeners.js';
 import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
-import { parseClientHello, type ClientHello } from './tls/client-hello.js';
 import { DownstreamTls } from './tls/downstream.js';
 import { canonicalText } from '../shared/config/resource-hash.js';
+import type { ConnectionFindings, ListenerFilter } from '../shared/network/listener-filter.js';
+import { isListenerFilter } from '../shared/extensions/descriptor.js';
 
 /**
  * One listener as a worker serves it: for each connection its listening socket hands over, picks
@@ -66,34 +68,27 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
 /** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
 export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & { workerIndex?: number };
 
-/** `tls_inspector.*` (Envoy roots them there, for every listener), made with the first listener that inspects. */
-let inspector: { count(hello: ClientHello, bytes: number): void } | undefined;
-
-function inspectorStats(): NonNullable<typeof inspector> {
-  if (inspector) return inspector;
-  const c = (name: string) => stats.counter(`tls_inspector.${name}`);
-  const [tooLarge, tlsFound, tlsNotFound, alpnFound, alpnNotFound, sniFound, sniNotFound] = ['client_hello_too_large', 'tls_found', 'tls_not_found', 'alpn_found', 'alpn_not_found', 'sni_found', 'sni_not_found'].map(c) as Counter[];
-  const bytesProcessed = stats.histogram('tls_inspector.bytes_processed');
-  inspector = {
-    count(hello, bytes) {
-      bytesProcessed.record(bytes);
-      if (hello.tooLarge) tooLarge!.inc();
-      if (!hello.tls) {
-        tlsNotFound!.inc();
-        return;
-      }
-      tlsFound!.inc();
-      (hello.alpn.length > 0 ? alpnFound : alpnNotFound)!.inc();
-      (hello.serverName !== undefined ? sniFound : sniNotFound)!.inc();
-    },
-  };
-  return inspector;
+/**
+ * The listener filter that reads a connection's first bytes: the one configured, or the TLS
+ * inspector where a chain matches on what only it can read (server names, transport protocol,
+ * ALPN). Undefined: none.
+ */
+function listenerFilterOf(config: Listener, chains: readonly Chain[]): (() => ListenerFilter) | undefined {
+  for (const f of list(config.listener_filters)) {
+    const typed = obj(f.typed_config);
+    const ext = typeof typed['@type'] === 'string' ? extensionByTypeName(typeNameOfUrl(typed['@type'])) : extensionByName(String(f.name));
+    if (ext && isListenerFilter(ext)) return ext.create(typed);
+  }
+  if (!chains.some((c) => needsInspection(c.match))) return undefined;
+  const inspector = extensionByName('envoy.filters.listener.tls_inspector');
+  return inspector && isListenerFilter(inspector) ? inspector.create({}) : undefined;
 }
 
 export class ServedListener {
   private readonly chains: Chain[];
   private readonly defaultChain: Chain | undefined;
-  private readonly inspect: boolean;
+  /** The listener filter each connection's first bytes go through, if any. */
+  private readonly listenerFilter: (() => ListenerFilter) | undefined;
   private readonly inspectTimeoutMs: number;
   private readonly stats: ListenerStats;
   private readonly noChainMatch: Counter;
@@ -141,11 +136,9 @@ export class ServedListener {
     };
     this.chains = list(config.filter_chains).map((c, i) => build(c, String(i)));
     this.defaultChain = config.default_filter_chain ? build(obj(config.default_filter_chain), 'default') : undefined;
-    // The TLS inspector runs where a chain matches on what it reads, or where it is configured (its
-    // figures and %REQUESTED_SERVER_NAME% are then there, as in Envoy); its tls_inspector.* exist from the start.
-    const inspectorConfigured = list(config.listener_filters).some((f) => String(obj(f.typed_config)['@type'] ?? '').endsWith('.tls_inspector.v3.TlsInspector') || f.name === 'envoy.filters.listener.tls_inspector');
-    this.inspect = inspectorConfigured || this.chains.some((c) => needsInspection(c.match));
-    if (this.inspect) inspectorStats();
+    // The TLS inspector runs where it is configured (its figures and %REQUESTED_SERVER_NAME% are then
+    // there, as in Envoy) or where a chain matches on what it reads; its tls_inspector.* exist from the start.
+    this.listenerFilter = listenerFilterOf(config, this.chains);
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix, ctx.workerIndex);
     const { counts, worker } = ctx.clusters.breakers;
@@ -194,18 +187,18 @@ export class ServedListener {
       this.stats.closed(performance.now() - started);
     });
     raw.on('error', () => raw.destroy());
-    if (!this.inspect) {
+    if (!this.listenerFilter) {
       this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });
       return;
     }
-    this.readClientHello(raw, (hello) => {
-      noteInspectedServerName(raw, hello.serverName);
-      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: hello.serverName, transportProtocol: hello.tls ? 'tls' : 'raw_buffer', applicationProtocols: hello.alpn });
+    this.readFirstBytes(raw, this.listenerFilter(), (found) => {
+      noteInspectedServerName(raw, found.serverName);
+      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, ...found });
     });
   }
 
-  /** Envoy's tls_inspector: reads until the ClientHello is whole (or the bytes say plaintext), then puts them back, counting what it found. */
-  private readClientHello(raw: Socket, done: (hello: ClientHello) => void): void {
+  /** The listener filter reads until it knows (the ClientHello whole, or plaintext); the bytes are then put back. */
+  private readFirstBytes(raw: Socket, filter: ListenerFilter, done: (found: ConnectionFindings) => void): void {
     let data: Buffer = Buffer.alloc(0);
     const pre = this.stats.preCxActive;
     pre.inc();
@@ -221,8 +214,8 @@ export class ServedListener {
     }, this.inspectTimeoutMs);
     const onData = (chunk: Buffer) => {
       data = data.length === 0 ? chunk : Buffer.concat([data, chunk]);
-      const parsed = parseClientHello(data);
-      if (!parsed.done) return;
+      const found = filter.onData(data);
+      if (!found) return;
       raw.off('data', onData);
       raw.off('end', onEnd);
       raw.off('error', onError);
@@ -230,8 +223,7 @@ export class ServedListener {
       inspected();
       raw.pause();
       raw.unshift(data);
-      inspectorStats().count(parsed.hello, data.length);
-      done(parsed.hello);
+      done(found);
     };
     const onEnd = () => {
       clearTimeout(timer);

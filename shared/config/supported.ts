@@ -72,7 +72,6 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.filters.udp.udp_proxy.v3.Route': ['cluster'],
   'xds.type.matcher.v3.Matcher': ['on_no_match'],
   'xds.type.matcher.v3.Matcher.OnMatch': ['action'],
-  'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector': [],
   'envoy.config.core.v3.TransportSocket': ['name', 'typed_config'],
   'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': ['common_tls_context', 'require_client_certificate'],
   'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': ['common_tls_context', 'sni'],

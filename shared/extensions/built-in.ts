@@ -67,12 +67,4 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     description: 'the UDP proxy\'s matcher action: the cluster of a session',
     deprecatedNames: [],
   },
-  {
-    // Reads the TLS ClientHello (SNI, ALPN) for filter-chain matching; always on where a chain needs it.
-    name: 'envoy.filters.listener.tls_inspector',
-    category: 'envoy.filters.listener',
-    typeName: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
-    description: 'reads the TLS ClientHello (SNI, ALPN) to choose a filter chain',
-    deprecatedNames: ['envoy.listener.tls_inspector'],
-  },
 ];

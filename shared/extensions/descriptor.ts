@@ -3,6 +3,7 @@ import type { FilterContext, HttpFilterFactory } from '../http/filter-api.js';
 import type { ConfigError } from '../config/config-error.js';
 import type { Tracer, TracerServices } from '../tracing/span.js';
 import type { RetryHostPredicate, RetryPriority } from '../http/retry-plugins.js';
+import type { ListenerFilter } from '../network/listener-filter.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -78,6 +79,12 @@ export interface RetryPriorityDescriptor extends ExtensionDescriptor {
   create(config: JsonObject): () => RetryPriority;
 }
 
+/** A listener filter: makes, for one listener, a filter per new connection (shared/network/listener-filter.ts). */
+export interface ListenerFilterDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.filters.listener';
+  create(config: JsonObject): () => ListenerFilter;
+}
+
 /** An access logger: where an `access_log` entry's lines go. */
 export interface AccessLoggerDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.access_loggers';
@@ -95,6 +102,10 @@ export function isTerminalHttpFilter(d: ExtensionDescriptor): d is TerminalHttpF
 
 export function isTracer(d: ExtensionDescriptor): d is TracerDescriptor {
   return d.category === 'envoy.tracers' && 'create' in d;
+}
+
+export function isListenerFilter(d: ExtensionDescriptor): d is ListenerFilterDescriptor {
+  return d.category === 'envoy.filters.listener' && 'create' in d;
 }
 
 export function isAccessLogger(d: ExtensionDescriptor): d is AccessLoggerDescriptor {

@@ -4,6 +4,7 @@ import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
 import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
+import * as listenerFilterFolders from './filters/listener/index.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
 import { RETRY_EXTENSIONS } from './retry/lookup.js';
@@ -16,7 +17,7 @@ import { configError, type ConfigError } from '../config/config-error.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS];
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS, ...Object.values(listenerFilterFolders).flat()];
 
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 

@@ -7,6 +7,8 @@ import { addressText, checkLiteralAddress, filterExtension, type Obj } from './c
 import { checkHttpConnectionManager } from './connection-manager.js';
 import { configError, type ConfigError } from '../config-error.js';
 import type { Listener } from '../envoy-types.js';
+import { isListenerFilter } from '../../extensions/descriptor.js';
+import { EXTENSIONS } from '../../extensions/registry.js';
 
 /** Listeners' semantic checks (static or from LDS): names, addresses, filter chains and their matches, UDP listeners. */
 
@@ -110,8 +112,8 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
   list(l.listener_filters).forEach((f, j) => {
     const ext = filterExtension(f);
     if (ext?.name === UDP_PROXY) errors.push(configError('wrong_extension', `${path}.listener_filters[${j}]`, `${UDP_PROXY} is for a listener whose address has protocol UDP`));
-    else if (ext?.name !== 'envoy.filters.listener.tls_inspector') {
-      errors.push(configError('unsupported_extension', `${path}.listener_filters[${j}]`, `listener filter '${String(f.name ?? '')}' is not supported by this proxy (only envoy.filters.listener.tls_inspector, and udp_proxy on UDP listeners)`));
+    else if (!ext || !isListenerFilter(ext)) {
+      errors.push(configError('unsupported_extension', `${path}.listener_filters[${j}]`, `listener filter '${String(f.name ?? '')}' is not supported by this proxy (only ${EXTENSIONS.filter(isListenerFilter).map((e) => e.name).join(', ')}, and udp_proxy on UDP listeners)`));
     }
   });
   const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);

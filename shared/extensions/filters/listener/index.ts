@@ -1,0 +1,2 @@
+/** The listener filters, each in a folder of its own: one line each. The registry (../../registry.ts) finds them. */
+export { extensions as tlsInspector } from './tls-inspector/descriptor.js';
