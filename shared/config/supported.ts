@@ -172,8 +172,6 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.core.v3.HealthCheck.Payload': ['text', 'binary'],
   'envoy.config.cluster.v3.Cluster.CommonLbConfig': ['healthy_panic_threshold', 'locality_weighted_lb_config'],
   'envoy.config.cluster.v3.Cluster.CommonLbConfig.LocalityWeightedLbConfig': [],
-  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config', 'common_http_protocol_options'],
-  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
   'envoy.config.core.v3.Http1ProtocolOptions': ['accept_http_10', 'default_host_for_http_10', 'enable_trailers'],
   'envoy.config.core.v3.Http2ProtocolOptions': [
     'hpack_table_size', 'max_concurrent_streams', 'initial_stream_window_size', 'initial_connection_window_size', 'allow_connect', 'connection_keepalive',

@@ -21,14 +21,6 @@ export const BUILT_IN: readonly ExtensionDescriptor[] = [
     deprecatedNames: ['envoy.tcp_proxy'],
   },
   {
-    // Upstream protocol options (typed_extension_protocol_options): explicit HTTP/1.1 or HTTP/2.
-    name: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-    category: 'envoy.upstream_options',
-    typeName: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-    description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
-    deprecatedNames: [],
-  },
-  {
     // TLS on a listener's filter chain (see worker/tls/).
     name: 'envoy.transport_sockets.tls',
     category: 'envoy.transport_sockets.downstream',

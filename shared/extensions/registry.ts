@@ -5,6 +5,7 @@ import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } fro
 import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
 import * as listenerFilterFolders from './filters/listener/index.js';
+import * as upstreamFolders from './upstreams/index.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
 import { RETRY_EXTENSIONS } from './retry/lookup.js';
@@ -17,7 +18,7 @@ import { configError, type ConfigError } from '../config/config-error.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS, ...Object.values(listenerFilterFolders).flat()];
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS, ...Object.values(listenerFilterFolders).flat(), ...Object.values(upstreamFolders).flat()];
 
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 

@@ -8,7 +8,7 @@ import { coarseHealth, edsHealthFlags, HealthFlag, isExcluded } from '../../shar
 import { list, obj } from '../../shared/config/access.js';
 import type { TlsContext } from '../../shared/tls/context.js';
 import { UpstreamTls } from '../../shared/tls/upstream.js';
-import { clusterSpeaksHttp2 } from '../../shared/upstream/protocol.js';
+import { clusterSpeaksHttp2 } from '../../shared/extensions/upstreams/http/protocol.js';
 import { ClusterHealthChecker } from './health-checker.js';
 import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';

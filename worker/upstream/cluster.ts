@@ -14,7 +14,7 @@ import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import type { TlsContext } from '../../shared/tls/context.js';
-import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
+import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';

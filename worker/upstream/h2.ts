@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type UpstreamHandler } from './upstream-handler.js';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
-import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
+import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
 
 /**

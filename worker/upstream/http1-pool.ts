@@ -3,7 +3,7 @@ import type { ConnectionObserver } from './h2.js';
 import { Http1Connection, type Http1ConnectionEvents } from './http1-connection.js';
 import type { UpstreamHandler, UpstreamRequest } from './upstream-handler.js';
 import type { UpstreamTls } from '../../shared/tls/upstream.js';
-import type { UpstreamConnectionLimits } from '../../shared/upstream/protocol.js';
+import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 
 /**
  * One worker's HTTP/1.1 connections to one host at one priority (http1-connection.ts), behind

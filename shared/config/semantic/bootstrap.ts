@@ -3,7 +3,7 @@ import { checkAccessLogs } from '../../access-log/loggers.js';
 import { list, obj } from '../access.js';
 import { rdsUsers } from '../resources.js';
 import { typeNameOfUrl } from '../wkt.js';
-import { UPSTREAM_HTTP_OPTIONS } from '../../upstream/protocol.js';
+import { UPSTREAM_HTTP_OPTIONS } from '../../extensions/upstreams/http/protocol.js';
 import { stdRegex } from '../../std-regex.js';
 import { checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { HCM_TYPE_NAME, checkTracingProvider } from './connection-manager.js';

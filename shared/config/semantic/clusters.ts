@@ -1,8 +1,9 @@
 import { list, obj } from '../access.js';
 import { checkHttp2Options } from '../http2-options.js';
-import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../../upstream/protocol.js';
+import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../../extensions/upstreams/http/protocol.js';
 import { checkLiteralAddress, type Obj } from './common.js';
 import { configError, type ConfigError } from '../config-error.js';
+import { EXTENSIONS, extensionByName } from '../../extensions/registry.js';
 
 /** Clusters' semantic checks (static or from CDS): types, load-balancing policies, endpoints, protocol options. */
 
@@ -45,8 +46,9 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
   const table = obj(c.maglev_lb_config).table_size;
   if (table !== undefined && !isPrime(Number(table))) errors.push(configError('invalid', `${path}.maglev_lb_config.table_size`, `${String(table)} is not a prime number`));
   for (const key of Object.keys(obj(c.typed_extension_protocol_options))) {
-    if (key !== 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions') {
-      errors.push(configError('unsupported_extension', `${path}.typed_extension_protocol_options["${key}"]`, `no protocol options extension is named '${key}' (use envoy.extensions.upstreams.http.v3.HttpProtocolOptions)`));
+    if (extensionByName(key)?.category !== 'envoy.upstream_options') {
+      const known = EXTENSIONS.filter((e) => e.category === 'envoy.upstream_options').map((e) => e.name).join(', ');
+      errors.push(configError('unsupported_extension', `${path}.typed_extension_protocol_options["${key}"]`, `no protocol options extension is named '${key}' (use ${known})`));
     }
   }
   const h1 = obj(obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http_protocol_options);

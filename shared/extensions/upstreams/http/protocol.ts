@@ -1,7 +1,7 @@
-import { obj } from '../config/access.js';
-import type { JsonObject } from '../config/proto-json.js';
-import { durationMs } from '../config/wkt.js';
-import type { Cluster } from '../config/envoy-types.js';
+import { obj } from '../../../config/access.js';
+import type { JsonObject } from '../../../config/proto-json.js';
+import { durationMs } from '../../../config/wkt.js';
+import type { Cluster } from '../../../config/envoy-types.js';
 
 export const UPSTREAM_HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
