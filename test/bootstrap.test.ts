@@ -445,14 +445,14 @@ describe('access logs in the bootstrap', () => {
     ['a TLS transport socket without its context', (d) => (d.static_resources.listeners[0].filter_chains[0].transport_socket = { name: 'envoy.transport_sockets.tls' }),
       'missing', 'static_resources.listeners[0].filter_chains[0].transport_socket'],
     ['a format with a command this proxy does not know', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%NOPE%' } }]),
-      'invalid', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log[0]'],
+      'unsupported', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log[0]'],
     ['a file logger without a path', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG } }]), 'constraint', `${at}.typed_config.path`],
     ['a filter this proxy does not implement, with why', (d) => (hcm(d).access_log = [{ name: 'f', filter: { traceable_filter: {} }, typed_config: { '@type': FILE_LOG, path: '/x' } }]),
       'unsupported_field', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log[0].filter.traceable_filter'],
     ['a typed_config that is not an access logger', (d) => (hcm(d).access_log = [{ name: 'f', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
       'wrong_extension', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.access_log[0]'],
     ['a bad admin access log format', (d) => ((d.admin as Record<string, unknown>).access_log = [{ name: 'f', typed_config: { '@type': FILE_LOG, path: '/x', format: '%START_TIME(%Q)%' } }]),
-      'invalid', 'admin.access_log[0]'],
+      'unsupported', 'admin.access_log[0]'],
   ]);
 });
 

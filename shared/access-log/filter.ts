@@ -3,6 +3,7 @@ import type { JsonObject } from '../config/proto-json.js';
 import { compileHeaderMatcher } from '../matchers.js';
 import { runtimeValue } from '../runtime.js';
 import { entryRequestHeader, responseFlagBit, type AccessLogEntry } from './entry.js';
+import { ConfigFault } from '../config/config-error.js';
 
 /**
  * An AccessLog's `filter` (config.accesslog.v3.AccessLogFilter), compiled to a predicate:
@@ -80,5 +81,5 @@ export function compileAccessLogFilter(f: Obj): AccessLogFilter {
     const mask = flags.length ? flags.reduce((m, name) => m | responseFlagBit(name), 0) : ~0;
     return (e) => (e.responseFlags & mask) !== 0;
   }
-  throw new Error(`access log filter ${Object.keys(f).join(', ')} is not supported`);
+  throw new ConfigFault('unsupported', `access log filter ${Object.keys(f).join(', ')} is not supported`);
 }

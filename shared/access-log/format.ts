@@ -4,6 +4,7 @@ import { readDataSource } from '../config/data-source.js';
 import type { JsonObject } from '../config/proto-json.js';
 import { entryRequestHeader, responseFlagsText, type AccessLogEntry } from './entry.js';
 import { compileStrftime } from './strftime.js';
+import { ConfigFault } from '../config/config-error.js';
 
 /**
  * Envoy's substitution format strings (`%COMMAND(arg):max%` between literal text) and JSON
@@ -122,9 +123,9 @@ export function isoTime(ms: number): string {
 function headerCommand(token: string, paramStart: number, side: 'request' | 'response'): Command {
   const close = token.indexOf(')');
   const inner = token.slice(paramStart, close);
-  if (/[\n\r\0]/.test(inner)) throw new Error('Invalid header configuration. Format string contains newline.');
+  if (/[\n\r\0]/.test(inner)) throw new ConfigFault('invalid', 'Invalid header configuration. Format string contains newline.');
   const names = inner.split('?');
-  if (names.length > 2) throw new Error(`More than 1 alternative header specified in token: ${token}`);
+  if (names.length > 2) throw new ConfigFault('invalid', `More than 1 alternative header specified in token: ${token}`);
   const main = names[0]!.toLowerCase();
   const alt = names[1]?.toLowerCase();
   const get = side === 'request' ? entryRequestHeader : (e: AccessLogEntry, n: string) => e.responseHeader(n);
@@ -134,7 +135,7 @@ function headerCommand(token: string, paramStart: number, side: 'request' | 'res
 function parseCommand(token: string): Command {
   const paren = token.indexOf('(');
   const name = paren < 0 ? token : token.slice(0, paren);
-  if (paren >= 0 && !token.endsWith(')')) throw new Error(`Incorrect position of ')' in token: ${token}`);
+  if (paren >= 0 && !token.endsWith(')')) throw new ConfigFault('invalid', `Incorrect position of ')' in token: ${token}`);
   if (name === 'REQ' && paren >= 0) return headerCommand(token, 4, 'request');
   if (name === 'RESP' && paren >= 0) return headerCommand(token, 5, 'response');
   if (name === 'START_TIME') {
@@ -144,7 +145,7 @@ function parseCommand(token: string): Command {
   }
   if (name === 'DYNAMIC_METADATA' && paren >= 0) {
     const [namespace, ...path] = token.slice(paren + 1, -1).split(':');
-    if (!namespace) throw new Error(`${token}: DYNAMIC_METADATA needs a namespace`);
+    if (!namespace) throw new ConfigFault('missing', `${token}: DYNAMIC_METADATA needs a namespace`);
     return (e) => metadataValue(e.dynamicMetadata?.[namespace], path);
   }
   if (name === 'HOSTNAME' && paren < 0) {
@@ -153,8 +154,8 @@ function parseCommand(token: string): Command {
   }
   if (paren < 0 && STREAM_INFO[name]) return STREAM_INFO[name]!;
   const why = NOT_IMPLEMENTED[name];
-  if (why) throw new Error(`%${name}% is not supported: ${why}`);
-  throw new Error(`Not supported field in StreamInfo: ${token}`);
+  if (why) throw new ConfigFault('unsupported', `%${name}% is not supported: ${why}`);
+  throw new ConfigFault('unsupported', `Not supported field in StreamInfo: ${token}`);
 }
 
 const COMMAND = /^%([A-Z0-9_]+(?:\([^)]*\))?)(?::(\d+))?%/;
@@ -171,7 +172,7 @@ function parsePieces(format: string): Piece[] {
     if (literal) pieces.push(literal);
     literal = '';
     const m = COMMAND.exec(format.slice(pos));
-    if (!m) throw new Error(`Incorrect configuration: ${format}. Couldn't find valid command at position ${pos}`);
+    if (!m) throw new ConfigFault('invalid', `Incorrect configuration: ${format}. Couldn't find valid command at position ${pos}`);
     const command = parseCommand(m[1]!);
     if (m[2] !== undefined) {
       const max = Number(m[2]);
@@ -266,7 +267,7 @@ function compileJsonValue(value: JsonValue, path: string, o: JsonOptions): JsonT
       return out;
     };
   }
-  throw new Error(`${path}: Only string values, nested structs and list values are supported in structured access log format.`);
+  throw new ConfigFault('invalid_value', `${path}: Only string values, nested structs and list values are supported in structured access log format.`);
 }
 
 export function compileJsonFormat(struct: JsonObject, o: JsonOptions): LogFormatter {

@@ -1,3 +1,4 @@
+import { ConfigFault } from '../config/config-error.js';
 /**
  * `%START_TIME(<format>)%`: a strftime-style format applied in UTC, as Envoy prints start times,
  * with Envoy's additions for sub-second precision: `%E<n>S` (seconds with n fractional digits),
@@ -79,7 +80,7 @@ export function compileStrftime(format: string): (ms: number, subMsNanos?: numbe
       parts.push(SIMPLE[rest[0]]!);
       i += 1;
     } else {
-      throw new Error(`START_TIME: unsupported time format conversion '%${rest[0] ?? ''}' in '${format}'`);
+      throw new ConfigFault('unsupported', `START_TIME: unsupported time format conversion '%${rest[0] ?? ''}' in '${format}'`);
     }
   }
   flush();

@@ -9,7 +9,7 @@ import { EXTENSIONS, extensionByTypeName } from '../../extensions/registry.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
-import { configError, type ConfigError } from '../config-error.js';
+import { configError, ConfigFault, type ConfigError } from '../config-error.js';
 
 /** An HTTP connection manager's semantic checks: its HTTP filters and their order, local replies, tracing providers, route source. */
 
@@ -22,7 +22,7 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: ConfigError[])
     try {
       compileSubstitutionFormat(obj(sfs));
     } catch (err) {
-      errors.push(configError('invalid', p, `${(err as Error).message}`));
+      errors.push(configError(err instanceof ConfigFault ? err.code : 'invalid', p, (err as Error).message));
     }
   };
   list(config.mappers).forEach((m, i) => {
@@ -30,7 +30,7 @@ function checkLocalReplyConfig(config: Obj, path: string, errors: ConfigError[])
     try {
       compileAccessLogFilter(obj(m.filter));
     } catch (err) {
-      errors.push(configError('invalid', `${mPath}.filter`, `${(err as Error).message}`));
+      errors.push(configError(err instanceof ConfigFault ? err.code : 'invalid', `${mPath}.filter`, (err as Error).message));
     }
     checkHeadersToAdd(m.headers_to_add, `${mPath}.headers_to_add`, errors);
     format(m.body_format_override, `${mPath}.body_format_override`);
