@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import type { LoadedTls } from './tls/context.js';
+import type { LoadedTls } from './extensions/transport-sockets/tls/context.js';
 import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';

@@ -55,7 +55,7 @@ export function childCommand(role: Role, name: string): [script: string, args: s
  * that file when a process starts, before any of its code runs (~80 ms for a system CA bundle on
  * the bench machine: a bare `node` started in 120 ms with it, 38 ms without), and no child would
  * ever use it: every TLS connection the proxy makes trusts only its cluster's own `trusted_ca`, as
- * Envoy's do (shared/tls/upstream.ts), never Node's default store.
+ * Envoy's do (shared/extensions/transport-sockets/tls/upstream.ts), never Node's default store.
  */
 function childEnvironment(): NodeJS.ProcessEnv {
   if (process.env.NODE_EXTRA_CA_CERTS === undefined) return process.env;

@@ -5,7 +5,7 @@ import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../share
 import { sameResource } from '../shared/config/resource-hash.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
-import { loadClusterTls } from '../shared/tls/context.js';
+import { loadClusterTls } from '../shared/extensions/transport-sockets/tls/context.js';
 import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 import { presentAtZero } from '../shared/stats/always-present.js';

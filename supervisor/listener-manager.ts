@@ -10,7 +10,7 @@ import { sameResource } from '../shared/config/resource-hash.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
-import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/tls/context.js';
+import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/extensions/transport-sockets/tls/context.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';

@@ -2,8 +2,8 @@ import { cryptoModule } from '../shared/builtins.js';
 import type { ServerState } from '../shared/ipc.js';
 import { stats } from '../shared/stats/process.js';
 import { reportProcessMemory } from '../shared/stats/scopes.js';
-import { daysUntil, firstCertExpiry } from '../shared/tls/certificates.js';
-import type { LoadedTls } from '../shared/tls/context.js';
+import { daysUntil, firstCertExpiry } from '../shared/extensions/transport-sockets/tls/certificates.js';
+import type { LoadedTls } from '../shared/extensions/transport-sockets/tls/context.js';
 import { presentAtZero } from '../shared/stats/always-present.js';
 
 /** The `server.*` figures only the supervisor knows, refreshed before each of its deltas. */

@@ -1,5 +1,5 @@
-import { listenerChainKey, type LoadedTls } from '../../shared/tls/context.js';
-import { certificatesJson } from '../../shared/tls/certificates.js';
+import { listenerChainKey, type LoadedTls } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { certificatesJson } from '../../shared/extensions/transport-sockets/tls/certificates.js';
 import { JSON_TYPE, protoJson, type AdminEndpoint } from '../endpoint.js';
 import type { AdminState } from '../state.js';
 

@@ -17,7 +17,7 @@ import { bootstrapWarnings, checkBootstrapSemantics } from './semantic/bootstrap
 import { upgradeV2Bootstrap } from './upgrade-v2.js';
 import { buildIdentity } from '../version.js';
 import { readDataSource } from './data-source.js';
-import { loadAllTls, type LoadedTls } from '../tls/context.js';
+import { loadAllTls, type LoadedTls } from '../extensions/transport-sockets/tls/context.js';
 import { staticListenerNames } from './resources.js';
 import { ConfigError, configError, errorText } from './config-error.js';
 

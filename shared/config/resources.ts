@@ -1,5 +1,5 @@
 import { cryptoModule } from '../builtins.js';
-import type { TlsContext } from '../tls/context.js';
+import type { TlsContext } from '../extensions/transport-sockets/tls/context.js';
 import { list, obj } from './access.js';
 import type { JsonObject } from './proto-json.js';
 import type { Cluster, Listener, RouteConfiguration } from './envoy-types.js';

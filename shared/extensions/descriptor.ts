@@ -85,6 +85,45 @@ export interface ListenerFilterDescriptor extends ExtensionDescriptor {
   create(config: JsonObject): () => ListenerFilter;
 }
 
+/** What a network filter's or UDP proxy's configuration may name: the clusters there are. */
+export interface ConfigReferences {
+  /** The static clusters (a bootstrap's), or every cluster known when the resource arrives. */
+  readonly clusters: ReadonlySet<string>;
+  /**
+   * The resource came from a discovery service: a cluster it names may not be there yet (Envoy
+   * serves such a listener and closes its connections until the cluster comes).
+   */
+  readonly dynamic: boolean;
+}
+
+/**
+ * A network filter. Every one this proxy has ends its filter chain, as Envoy's terminal filters do
+ * (the connection manager, the TCP proxy); the worker runs it on each connection its chain takes
+ * (worker/listeners.ts).
+ */
+export interface NetworkFilterDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.filters.network';
+  readonly terminal: true;
+  /** Its configuration (at `path`, its typed_config). */
+  validate?(config: JsonObject, path: string, refs: ConfigReferences, errors: ConfigError[]): void;
+}
+
+/** A UDP listener filter: the UDP proxy. */
+export interface UdpListenerFilterDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.filters.udp_listener';
+  validate(config: JsonObject, path: string, refs: ConfigReferences, errors: ConfigError[]): void;
+}
+
+/**
+ * A transport socket: what a listener's filter chain (downstream) or a cluster's connections
+ * (upstream) speak over TCP. `tls`: its configuration is a TLS context, loaded with its
+ * certificates by the supervisor (shared/extensions/transport-sockets/tls/).
+ */
+export interface TransportSocketDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.transport_sockets.downstream' | 'envoy.transport_sockets.upstream';
+  readonly tls: boolean;
+}
+
 /** An access logger: where an `access_log` entry's lines go. */
 export interface AccessLoggerDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.access_loggers';
@@ -106,6 +145,18 @@ export function isTracer(d: ExtensionDescriptor): d is TracerDescriptor {
 
 export function isListenerFilter(d: ExtensionDescriptor): d is ListenerFilterDescriptor {
   return d.category === 'envoy.filters.listener' && 'create' in d;
+}
+
+export function isNetworkFilter(d: ExtensionDescriptor): d is NetworkFilterDescriptor {
+  return d.category === 'envoy.filters.network' && 'terminal' in d;
+}
+
+export function isUdpListenerFilter(d: ExtensionDescriptor): d is UdpListenerFilterDescriptor {
+  return d.category === 'envoy.filters.udp_listener' && 'validate' in d;
+}
+
+export function isTransportSocket(d: ExtensionDescriptor): d is TransportSocketDescriptor {
+  return (d.category === 'envoy.transport_sockets.downstream' || d.category === 'envoy.transport_sockets.upstream') && 'tls' in d;
 }
 
 export function isAccessLogger(d: ExtensionDescriptor): d is AccessLoggerDescriptor {

@@ -1,10 +1,12 @@
 import type { AnyUse } from '../config/proto-json.js';
 import { addExtensionMessages } from '../config/extension-messages.js';
-import { BUILT_IN } from './built-in.js';
 import { isHttpFilter, type ExtensionDescriptor, type HttpFilterDescriptor } from './descriptor.js';
 import * as accessLoggerFolders from './access-loggers/index.js';
 import * as httpFilterFolders from './filters/http/index.js';
 import * as listenerFilterFolders from './filters/listener/index.js';
+import * as networkFilterFolders from './filters/network/index.js';
+import * as udpListenerFilterFolders from './filters/udp/index.js';
+import * as transportSocketFolders from './transport-sockets/index.js';
 import * as upstreamFolders from './upstreams/index.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
@@ -18,7 +20,19 @@ import { configError, type ConfigError } from '../config/config-error.js';
  */
 export type Extension = ExtensionDescriptor;
 
-export const EXTENSIONS: readonly ExtensionDescriptor[] = [...BUILT_IN, ...Object.values(httpFilterFolders).flat(), ...Object.values(accessLoggerFolders).flat(), ...Object.values(statSinkFolders).flat(), ...Object.values(tracerFolders).flat(), ...RETRY_EXTENSIONS, ...Object.values(listenerFilterFolders).flat(), ...Object.values(upstreamFolders).flat()];
+const FOLDERS = [
+  networkFilterFolders,
+  transportSocketFolders,
+  udpListenerFilterFolders,
+  httpFilterFolders,
+  accessLoggerFolders,
+  statSinkFolders,
+  tracerFolders,
+  listenerFilterFolders,
+  upstreamFolders,
+];
+
+export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((folders) => Object.values(folders).flat()), ...RETRY_EXTENSIONS];
 
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 

@@ -3,7 +3,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { httpModule, httpsModule, tlsModule } from '../../shared/builtins.js';
-import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { envoy } from '../../shared/config/envoy-types.js';
 
 type HealthCheck = envoy.config.core.v3.HealthCheck;

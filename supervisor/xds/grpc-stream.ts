@@ -8,7 +8,7 @@ import { noteBinaryFindings, type BinaryFindings } from '../../shared/config/xds
 import { envoySchema } from '../../shared/config/schema.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { stats } from '../../shared/stats/process.js';
-import { loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { loadGrpcJs, type GrpcJs } from '../../shared/extensions/transport-sockets/tls/grpc-credentials.js';
 import { working } from '../../shared/idle-housekeeping.js';
 import { ResponseRefused } from './response-refused.js';
 import { ConfigError, errorText } from '../../shared/config/config-error.js';

@@ -1,10 +1,10 @@
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
-import { secureContextOptions, type TlsContext } from '../../shared/tls/context.js';
-import { publishCertificateExpiry } from '../../shared/tls/certificates.js';
-import { compileSanMatchers } from '../../shared/tls/san.js';
-import { countHandshake, sslStats, type SslStats } from '../../shared/tls/ssl-stats.js';
+import { secureContextOptions, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { publishCertificateExpiry } from '../../shared/extensions/transport-sockets/tls/certificates.js';
+import { compileSanMatchers } from '../../shared/extensions/transport-sockets/tls/san.js';
+import { countHandshake, sslStats, type SslStats } from '../../shared/extensions/transport-sockets/tls/ssl-stats.js';
 
 /**
  * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the

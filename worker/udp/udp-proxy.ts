@@ -5,7 +5,7 @@ import { connectionEntry, type AccessLogEntry } from '../../shared/access-log/en
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { list } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { udpProxyCluster } from '../../shared/config/semantic/listeners.js';
+import { udpProxyCluster } from '../../shared/extensions/filters/udp/udp-proxy/config.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter, Gauge } from '../../shared/stats/store.js';

@@ -13,12 +13,12 @@ import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/break
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
-import type { TlsContext } from '../../shared/tls/context.js';
+import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
 import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
-import { UpstreamTls } from '../../shared/tls/upstream.js';
+import { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { loadBalancerFor, type LoadBalancer } from './load-balancer.js';
 import { PrioritySet, type PrioritySteering } from './priority-set.js';
 import { hashBalancerFor, type HashBalancer } from './hash-balancers.js';

@@ -1,7 +1,7 @@
 import type { Client } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/tls/grpc-credentials.js';
+import { grpcCredentials, loadGrpcJs, type GrpcJs } from '../../shared/extensions/transport-sockets/tls/grpc-credentials.js';
 import { GrpcCallError } from '../../shared/upstream/async-request.js';
 import type { Cluster } from './cluster.js';
 import { errorText, type ConfigError } from '../../shared/config/config-error.js';

@@ -6,7 +6,7 @@ import { http2Module } from '../../shared/builtins.js';
 import type { Readable } from 'node:stream';
 import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type UpstreamHandler } from './upstream-handler.js';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
-import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
 

@@ -8,7 +8,7 @@ import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '
 import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
 import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
-import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { closedError, headersObject, keepAliveHintMs, protocolError, streamRequestBody } from './http1-messages.js';
 
 /**

@@ -2,7 +2,7 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
 import { Http1Connection, type Http1ConnectionEvents } from './http1-connection.js';
 import type { UpstreamHandler, UpstreamRequest } from './upstream-handler.js';
-import type { UpstreamTls } from '../../shared/tls/upstream.js';
+import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 
 /**

@@ -1,13 +1,11 @@
 import { checkAccessLogs } from '../../access-log/loggers.js';
-import { checkHeadersToAdd } from '../../header-mutation.js';
 import { list, obj } from '../access.js';
-import { typeNameOfUrl } from '../wkt.js';
 import { chainMatchOf, matchKey } from '../../chain-match.js';
 import { addressText, checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { checkHttpConnectionManager } from './connection-manager.js';
 import { configError, type ConfigError } from '../config-error.js';
 import type { Listener } from '../envoy-types.js';
-import { isListenerFilter } from '../../extensions/descriptor.js';
+import { isListenerFilter, isNetworkFilter, isUdpListenerFilter } from '../../extensions/descriptor.js';
 import { EXTENSIONS } from '../../extensions/registry.js';
 
 /** Listeners' semantic checks (static or from LDS): names, addresses, filter chains and their matches, UDP listeners. */
@@ -53,7 +51,6 @@ export function isUdpListener(l: Listener): boolean {
 }
 
 const UDP_PROXY = 'envoy.filters.udp_listener.udp_proxy';
-const UDP_ROUTE = 'envoy.extensions.filters.udp.udp_proxy.v3.Route';
 
 /**
  * A UDP listener: no filter chains (Envoy's are for QUIC), one `udp_proxy` listener filter, and
@@ -69,22 +66,8 @@ function checkUdpListener(l: Obj, path: string, clusters: Set<string>, errors: C
     errors.push(configError('missing', `${path}.listener_filters`, `a UDP listener needs exactly one ${UDP_PROXY} listener filter`));
     return;
   }
-  const fPath = `${path}.listener_filters[0].typed_config`;
-  const config = obj(filters[0]!.typed_config);
-  const route = udpProxyCluster(config);
-  if (config.cluster !== undefined && config.matcher !== undefined) errors.push(configError('conflict', fPath, 'give cluster or matcher, not both'));
-  if (route === undefined) errors.push(configError('missing', fPath, `the UDP proxy needs cluster, or matcher.on_no_match.action with a ${UDP_ROUTE}`));
-  else if (!dynamic && !clusters.has(route)) errors.push(configError('unknown_reference', fPath, `unknown cluster '${route}'`));
-  checkAccessLogs(config.access_log, `${fPath}.access_log`, errors);
-}
-
-/** The cluster a UDP proxy sends its sessions to: its `cluster`, or its matcher's on_no_match route. */
-export function udpProxyCluster(config: Obj): string | undefined {
-  if (typeof config.cluster === 'string' && config.cluster) return config.cluster;
-  const action = obj(obj(obj(config.matcher).on_no_match).action);
-  const typed = obj(action.typed_config);
-  if (typeNameOfUrl(String(typed['@type'] ?? '')) !== UDP_ROUTE) return undefined;
-  return typeof typed.cluster === 'string' && typed.cluster ? typed.cluster : undefined;
+  const ext = filterExtension(filters[0]!);
+  if (ext && isUdpListenerFilter(ext)) ext.validate(obj(filters[0]!.typed_config), `${path}.listener_filters[0].typed_config`, { clusters, dynamic }, errors);
 }
 
 export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: ConfigError[], dynamic = false): void {
@@ -128,29 +111,11 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
         if (f.typed_config === undefined) errors.push(configError('unsupported_extension', fPath, `unknown network filter '${String(f.name)}' (no typed_config, and no implemented filter has that name)`));
         return;
       }
-      if (ext.category !== 'envoy.filters.network') errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not a network filter`));
+      if (!isNetworkFilter(ext)) errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not a network filter`));
       if (j !== filters.length - 1) errors.push(configError('conflict', fPath, `'${ext.name}' is a terminal filter but is not the last filter in the chain`));
       const config = obj(f.typed_config);
       if (ext.name === 'envoy.filters.network.http_connection_manager') checkHttpConnectionManager(config, `${fPath}.typed_config`, clusters, errors);
-      if (ext.name === 'envoy.filters.network.tcp_proxy') {
-        if (!dynamic && typeof config.cluster === 'string' && !clusters.has(config.cluster)) errors.push(configError('unknown_reference', `${fPath}.typed_config.cluster`, `unknown cluster '${config.cluster}'`));
-        list(obj(config.weighted_clusters).clusters).forEach((wc, k) => {
-          if (!dynamic && !clusters.has(String(wc.name))) errors.push(configError('unknown_reference', `${fPath}.typed_config.weighted_clusters.clusters[${k}].name`, `unknown cluster '${String(wc.name)}'`));
-        });
-        if (config.cluster === undefined && config.weighted_clusters === undefined) errors.push(configError('missing', `${fPath}.typed_config`, 'tcp_proxy needs cluster or weighted_clusters'));
-        checkAccessLogs(config.access_log, `${fPath}.typed_config.access_log`, errors);
-        if (config.tunneling_config !== undefined) {
-          const t = obj(config.tunneling_config);
-          const tPath = `${fPath}.typed_config.tunneling_config`;
-          const postPath = typeof t.post_path === 'string' ? t.post_path : '';
-          if (postPath && t.use_post !== true) errors.push(configError('conflict', `${tPath}.post_path`, 'Can\'t set a post path when POST method isn\'t used'));
-          else if (postPath && !postPath.startsWith('/')) errors.push(configError('invalid', `${tPath}.post_path`, 'Path must start with \'/\''));
-          checkHeadersToAdd(t.headers_to_add, `${tPath}.headers_to_add`, errors);
-          if (typeof config.max_connect_attempts === 'number' && config.max_connect_attempts > 1) {
-            errors.push(configError('unsupported', `${fPath}.typed_config.max_connect_attempts`, 'more than one attempt with tunneling_config is not supported by this proxy (a tunnel is one HTTP request, not retried)'));
-          }
-        }
-      }
+      if (isNetworkFilter(ext)) ext.validate?.(config, `${fPath}.typed_config`, { clusters, dynamic }, errors);
     });
   }
 }

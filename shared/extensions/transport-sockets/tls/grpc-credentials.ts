@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { TLSSocket } from 'node:tls';
-import { tlsModule } from '../builtins.js';
+import { tlsModule } from '../../../builtins.js';
 import type { Socket } from 'node:net';
 import type { CallCredentials, ChannelCredentials } from '@grpc/grpc-js';
 import type { SecureConnector } from '@grpc/grpc-js/build/src/channel-credentials.js';

@@ -1,4 +1,4 @@
-import { compileStringMatcher } from '../matchers.js';
+import { compileStringMatcher } from '../../../matchers.js';
 import type { SanMatcherConfig } from './context.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { TLSSocket } from 'node:tls';
-import { stats } from '../stats/process.js';
-import type { Counter } from '../stats/store.js';
-import { presentAtZero } from '../stats/always-present.js';
+import { stats } from '../../../stats/process.js';
+import type { Counter } from '../../../stats/store.js';
+import { presentAtZero } from '../../../stats/always-present.js';
 
 /** Envoy's `ssl.*` figures of a listener (`listener.<address>.ssl.`) or a cluster (`cluster.<name>.ssl.`). */
 export interface SslStats {

@@ -1,5 +1,5 @@
 import type { ConnectionOptions, PeerCertificate, TLSSocket } from 'node:tls';
-import { tlsModule } from '../builtins.js';
+import { tlsModule } from '../../../builtins.js';
 import { secureContextOptions, type TlsContext } from './context.js';
 import { publishCertificateExpiry } from './certificates.js';
 import { compileSanMatchers } from './san.js';

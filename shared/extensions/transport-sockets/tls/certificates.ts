@@ -1,5 +1,5 @@
-import { cryptoModule } from '../builtins.js';
-import { stats } from '../stats/process.js';
+import { cryptoModule } from '../../../builtins.js';
+import { stats } from '../../../stats/process.js';
 import type { LoadedTls, PemSource, TlsContext } from './context.js';
 import { sanEntries } from './san.js';
 

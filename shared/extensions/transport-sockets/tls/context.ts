@@ -1,9 +1,10 @@
 import type { SecureContextOptions } from 'node:tls';
-import { cryptoModule, tlsModule } from '../builtins.js';
-import { list, obj } from '../config/access.js';
-import type { JsonObject } from '../config/proto-json.js';
-import { typeNameOfUrl } from '../config/wkt.js';
-import { configError, type ConfigError } from '../config/config-error.js';
+import { cryptoModule, tlsModule } from '../../../builtins.js';
+import { list, obj } from '../../../config/access.js';
+import type { JsonObject } from '../../../config/proto-json.js';
+import { typeNameOfUrl } from '../../../config/wkt.js';
+import { configError, type ConfigError } from '../../../config/config-error.js';
+import { checkRawBuffer } from '../raw-buffer/raw-buffer.js';
 
 /**
  * TLS contexts (`transport_socket` with envoy.transport_sockets.tls) as the supervisor loads
@@ -186,14 +187,6 @@ export interface LoadedTls {
 
 export function listenerChainKey(listener: string, chain: number | string): string {
   return `${listener}#${chain}`;
-}
-
-/** A transport socket that is not TLS must be raw_buffer (plaintext); TLS needs its context in typed_config. */
-function checkRawBuffer(transportSocket: unknown, path: string, tlsType: string, errors: ConfigError[]): void {
-  const ts = obj(transportSocket);
-  const typed = obj(ts.typed_config)['@type'];
-  const raw = typeof typed === 'string' ? typeNameOfUrl(typed) === 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' : ts.name === 'envoy.transport_sockets.raw_buffer' || ts.name === 'raw_buffer';
-  if (!raw) errors.push(configError('missing', path, `transport socket '${String(ts.name ?? '')}' needs typed_config: ${tlsType} for TLS, or RawBuffer for plaintext`));
 }
 
 /** A listener's TLS contexts, by filter chain (`0`, `1`, …, `default`); `path` names the listener in errors. */
