@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { connect } from 'node:net';
-import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy, type HttpResult } from './helpers/proxy.js';
 import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
 
 /**
@@ -61,8 +61,8 @@ function many(path: string, n: number): Promise<{ status: number; body: string }
  * taken, per worker, so two workers deciding at the very same moment can both take the last unit
  * (as two of Envoy's worker threads can); these tests are about the count, not that race.
  */
-async function oneByOne(path: string, n: number, settled: (i: number) => Promise<boolean>): Promise<Promise<{ status: number; body: string }>[]> {
-  const all: Promise<{ status: number; body: string }>[] = [];
+async function oneByOne(path: string, n: number, settled: (i: number) => Promise<boolean>): Promise<Promise<HttpResult>[]> {
+  const all: Promise<HttpResult>[] = [];
   for (let i = 1; i <= n; i++) {
     all.push(httpRequest(`http://127.0.0.1:${proxy.ports.get('ingress')}${path}`, { agent: false }));
     await waitFor(`request ${i} of ${n} to settle`, async () => ((await settled(i)) ? true : undefined));
@@ -83,6 +83,8 @@ describe('circuit breakers', () => {
     assert.equal(ok.length, 2, JSON.stringify(results));
     assert.equal(overflow.length, 4);
     assert.equal(overflow[0]!.body, 'upstream connect error or disconnect/reset before headers. reset reason: overflow');
+    // As Envoy's router (onUpstreamAbort with dropped): the refusal says it was overload.
+    for (const r of overflow) assert.equal(r.headers['x-envoy-overloaded'], 'true');
     // As Envoy since 1.38: a max_requests refusal is an active-request overflow, not a pending one.
     assert.equal(await stat('cluster.limited.upstream_rq_active_overflow'), 4);
     assert.equal(await stat('cluster.limited.upstream_rq_pending_overflow'), 0);

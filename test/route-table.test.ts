@@ -43,6 +43,21 @@ describe('the route table', () => {
     assert.equal(vhName(table, 'example.com'), 'bare');
   });
 
+  it('with ignore_port_in_host_matching, leaves the port out as Envoy cuts it: at the last colon, not inside brackets', () => {
+    const table = new RouteTable({
+      ignore_port_in_host_matching: true,
+      virtual_hosts: [vhost('bare', ['example.com']), vhost('with-port', ['example.com:8080']), vhost('v6', ['[::1]']), vhost('wild', ['*.example.org'])],
+    });
+    assert.equal(vhName(table, 'example.com:8080'), 'bare', 'a domain with a port never matches now');
+    assert.equal(vhName(table, 'Example.com:80'), 'bare');
+    assert.equal(vhName(table, 'example.com'), 'bare');
+    assert.equal(vhName(table, 'example.com:abc'), 'bare', 'Envoy does not check that the port is a number');
+    assert.equal(vhName(table, '[::1]:443'), 'v6');
+    assert.equal(vhName(table, '[::1]'), 'v6');
+    assert.equal(vhName(table, 'a.example.org:8443'), 'wild');
+    assert.equal(vhName(table, 'elsewhere:80'), undefined);
+  });
+
   it('takes the first route whose path and header matchers all match; path matchers see the path without its query', () => {
     const table = new RouteTable({
       virtual_hosts: [

@@ -216,8 +216,11 @@ export class RouteTable {
   private readonly suffixes: [string, VirtualHost][] = [];
   private readonly prefixes: [string, VirtualHost][] = [];
   private catchAll: VirtualHost | undefined;
+  /** ignore_port_in_host_matching: a Host's port is left out when its virtual host is chosen. */
+  private readonly ignorePort: boolean;
 
   constructor(config: RouteConfiguration) {
+    this.ignorePort = config.ignore_port_in_host_matching === true;
     for (const vh of list(config.virtual_hosts)) {
       const vhostRetry = vh.retry_policy === undefined ? undefined : obj(vh.retry_policy);
       const host: VirtualHost = {
@@ -263,12 +266,12 @@ export class RouteTable {
   virtualHost(authority: string): VirtualHost | undefined {
     // Only `*` (the common one-host configuration): nothing to compare.
     if (this.exact.size === 0 && this.suffixes.length === 0 && this.prefixes.length === 0) return this.catchAll;
-    const host = authority.toLowerCase();
+    const host = (this.ignorePort ? withoutPort(authority) : authority).toLowerCase();
     const exact = this.exact.get(host);
     if (exact) return exact;
     for (const [suffix, vh] of this.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
     for (const [prefix, vh] of this.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
-    // As Envoy's findVirtualHost: a Host with a port matches a domain with that port (ignore_port_in_host_matching is refused).
+    // As Envoy's findVirtualHost: a Host with a port matches a domain with that port, unless ignore_port_in_host_matching.
     return this.catchAll;
   }
 
@@ -283,6 +286,17 @@ export class RouteTable {
     }
     return undefined;
   }
+}
+
+/**
+ * A Host without its port, as Envoy's HeaderUtility::getPortStart cuts it: at the last colon,
+ * unless a `]` follows it (`[::1]` keeps its colons). Whatever follows the colon goes, number or not.
+ */
+export function withoutPort(host: string): string {
+  const colon = host.lastIndexOf(':');
+  if (colon < 0) return host;
+  const bracket = host.lastIndexOf(']');
+  return bracket < 0 || bracket < colon ? host.slice(0, colon) : host;
 }
 
 function headersMatch(matchers: readonly ((rq: RequestView) => boolean)[], rq: RequestView): boolean {

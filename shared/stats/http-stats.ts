@@ -75,6 +75,8 @@ export class HttpStats {
   readonly rqTxReset: Counter;
   /** Requests whose path is not relative (answered 404). */
   readonly rqNonRelativePath: Counter;
+  readonly rqFailedPathNormalization: Counter;
+  readonly rqRedirectedWithNormalizedPath: Counter;
   /** Requests refused 413 for a body over a buffer limit (the buffer filter counts them here). */
   readonly rqTooLarge: Counter;
   readonly rqResponseBeforeRqComplete: Counter;
@@ -147,6 +149,8 @@ export class HttpStats {
     this.rqTxReset = stats.counter(`${p}downstream_rq_tx_reset`);
     this.rqTooLarge = stats.counter(`${p}downstream_rq_too_large`);
     this.rqNonRelativePath = stats.counter(`${p}downstream_rq_non_relative_path`);
+    this.rqFailedPathNormalization = stats.counter(`${p}downstream_rq_failed_path_normalization`);
+    this.rqRedirectedWithNormalizedPath = stats.counter(`${p}downstream_rq_redirected_with_normalized_path`);
     this.rqResponseBeforeRqComplete = stats.counter(`${p}downstream_rq_response_before_rq_complete`);
     this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);
     this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);

@@ -1,3 +1,6 @@
+import { pathNormalizationOf } from './request-path.js';
+import type { PathNormalization } from '../../shared/http/path-normalization.js';
+import { serverHeaderOf, type ServerHeader } from './server-header.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { list, obj } from '../../shared/config/access.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
@@ -59,7 +62,12 @@ export class ConnectionManagerConfig {
   readonly routes: RouteTable;
   /** With `rds`: the route configuration to look up per request (ctx.routeTables). */
   readonly rdsName: string | undefined;
-  readonly serverName: string;
+  /** server_name and server_header_transformation. */
+  readonly server: ServerHeader;
+  /** The router's suppress_envoy_headers: no x-envoy-* headers of the router's own (see router.ts, forward-context.ts). */
+  readonly suppressEnvoyHeaders: boolean;
+  /** normalize_path, merge_slashes, path_with_escaped_slashes_action, and whether a fragment is refused. */
+  readonly pathNormalization: PathNormalization;
   readonly useRemoteAddress: boolean;
   readonly codec: string;
   readonly localAddress: string;
@@ -103,7 +111,8 @@ export class ConnectionManagerConfig {
     this.routes = new RouteTable(obj(config.route_config));
     const rds = obj(config.rds).route_config_name;
     this.rdsName = typeof rds === 'string' ? rds : undefined;
-    this.serverName = typeof config.server_name === 'string' ? config.server_name : 'envoy';
+    this.server = serverHeaderOf(config);
+    this.pathNormalization = pathNormalizationOf(config);
     this.useRemoteAddress = config.use_remote_address === true;
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
@@ -141,6 +150,7 @@ export class ConnectionManagerConfig {
     }
     this.tapConfigId = tap ? tapConfigId(obj(tap.typed_config)) : undefined;
     this.startChildSpan = obj(router?.typed_config).start_child_span === true;
+    this.suppressEnvoyHeaders = obj(router?.typed_config).suppress_envoy_headers === true;
     const filterContext: FilterContext = {
       statPrefix: this.statPrefix,
       localCluster: ctx.node.cluster,

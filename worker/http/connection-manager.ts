@@ -28,6 +28,7 @@ import { TracingStats } from '../../shared/tracing/sampling.js';
 import { absoluteForm } from './request-target.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
 import { refused, refuseMalformed } from './request-checks.js';
+import { answeredByPathNormalization } from './request-path.js';
 import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import type { UpgradeRequest } from './upgrade-router.js';
@@ -79,7 +80,8 @@ export class HttpConnectionManager {
     this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, c.drainTimeoutMs);
     this.dispatchContext = {
       stats: this.stats,
-      serverName: c.serverName,
+      server: c.server,
+      suppressEnvoyHeaders: c.suppressEnvoyHeaders,
       clusters: ctx.clusters,
       bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
       useRemoteAddress: c.useRemoteAddress,
@@ -278,7 +280,7 @@ export class HttpConnectionManager {
     let route: Route | undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
     const grpc = isGrpcContentType(headers['content-type']);
-    const reply: LocalReplyContext = localReplies ? { serverName: c.serverName, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { serverName: c.serverName, grpc };
+    const reply: LocalReplyContext = localReplies ? { server: c.server, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { server: c.server, grpc };
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
@@ -305,6 +307,7 @@ export class HttpConnectionManager {
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.drain.closeAfterResponse(req, res);
     if (refused(req, res, { http1, http10, connect, path }, c.checks, stats, record, reply)) return;
+    if (!connect && answeredByPathNormalization(rq, c.pathNormalization, res, http1, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
@@ -400,7 +403,7 @@ export class HttpConnectionManager {
     log.error(`request handling failed: ${err.stack ?? err.message}`);
     res.shouldKeepAlive = false;
     if (res.headersSent || res.writableEnded) res.destroy();
-    else sendLocalReply(res, 500, '', { serverName: this.c.serverName, grpc: false });
+    else sendLocalReply(res, 500, '', { server: this.c.server, grpc: false });
   }
 
   /**

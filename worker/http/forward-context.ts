@@ -1,3 +1,4 @@
+import { serverValue, type ServerHeader } from './server-header.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
@@ -19,7 +20,9 @@ export interface ForwardContext {
   /** The connection manager's figures (no_cluster). */
   stats: HttpStats;
   clusters: ClusterManager;
-  serverName: string;
+  server: ServerHeader;
+  /** The router's suppress_envoy_headers: no x-envoy-upstream-service-time, x-envoy-expected-rq-timeout-ms, x-envoy-overloaded. */
+  suppressEnvoyHeaders: boolean;
   /** The listener's per_connection_buffer_limit_bytes: what the client's side may hold unwritten. */
   bufferLimit: number;
   /** How this request's local replies are made (local_reply_config). */
@@ -107,7 +110,9 @@ export function downstreamResponseHeaders(statusCode: number, headers: IncomingH
     if (typeof v !== 'object') out.push(k, String(v));
     else for (const item of v) out.push(k, item);
   }
-  out.push('server', ctx.serverName, 'x-envoy-upstream-service-time', String(Math.round(performance.now() - startedMs)));
+  const server = ctx.server.mode === 'OVERWRITE' ? ctx.server.name : serverValue(ctx.server, source.server);
+  if (server !== undefined) out.push('server', server);
+  if (!ctx.suppressEnvoyHeaders) out.push('x-envoy-upstream-service-time', String(Math.round(performance.now() - startedMs)));
   for (const cookie of ctx.setCookies ?? []) out.push('set-cookie', cookie);
   return out;
 }

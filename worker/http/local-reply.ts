@@ -1,3 +1,4 @@
+import { setServer, type ServerHeader } from './server-header.js';
 import type { DownstreamResponse } from './downstream.js';
 import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { compileAccessLogFilter, type AccessLogFilter } from '../../shared/access-log/filter.js';
@@ -34,7 +35,7 @@ export interface RewrittenReply {
 }
 
 export interface LocalReplyContext {
-  serverName: string;
+  server: ServerHeader;
   /** Headers to add (e.g. x-envoy-immediate-health-check-fail, or a route's response_headers_to_add). */
   extraHeaders?: MutableHeaders;
   /** The connection manager's local_reply_config, for this request. */
@@ -72,7 +73,7 @@ export function sendLocalReply(res: DownstreamResponse, status: number, body: st
   if (Buffer.byteLength(body) > 0) headers['content-type'] ??= contentType;
   // The filters see the reply as it stands (a compressor may take its length away).
   ctx.encode?.(status, headers);
-  headers.server = ctx.serverName;
+  setServer(headers, ctx.server);
   if (Buffer.byteLength(body) > 0) {
     res.writeHead(status, headers as Record<string, string | string[] | number>);
     res.end(body);

@@ -1,3 +1,4 @@
+import { setServer, type ServerHeader } from './server-header.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { Readable } from 'node:stream';
@@ -44,7 +45,9 @@ export interface Exchange {
 /** What the connection manager gives each request's dispatch. */
 export interface DispatchContext {
   stats: HttpStats;
-  serverName: string;
+  server: ServerHeader;
+  /** The router's suppress_envoy_headers. */
+  suppressEnvoyHeaders: boolean;
   clusters: ClusterManager;
   /** The listener's per_connection_buffer_limit_bytes. */
   bufferLimit: number;
@@ -98,14 +101,18 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
     case 'redirect': {
       stats.rqRedirect.inc();
       if (record) record.responseCodeDetails = 'direct_response';
-      const redirectHeaders = mutatedResponse(action.status, { server: ctx.serverName, location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
+      const redirectHeaders = mutatedResponse(action.status, { location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
       reply.encode?.(action.status, redirectHeaders);
+      setServer(redirectHeaders, ctx.server);
       res.writeHead(action.status, redirectHeaders as Record<string, string | string[] | number>);
       res.end();
       return;
     }
     case 'route': {
       let path = rq.path;
+      const rewrites = (action.prefixRewrite !== undefined && route.prefix !== undefined) || action.regexRewrite !== undefined;
+      // As Envoy's finalizePathHeader: a rewritten path goes with the one the client sent, unless suppress_envoy_headers.
+      if (rewrites && !ctx.suppressEnvoyHeaders) (headers as MutableHeaders)['x-envoy-original-path'] = path;
       if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
         path = action.prefixRewrite + path.slice(route.prefix.length);
         if (record) record.rewrittenPath = path;
@@ -124,7 +131,8 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         setCookies: hashed?.setCookies.length ? hashed.setCookies : undefined,
         stats,
         clusters: ctx.clusters,
-        serverName: ctx.serverName,
+        server: ctx.server,
+        suppressEnvoyHeaders: ctx.suppressEnvoyHeaders,
         bufferLimit: ctx.bufferLimit,
         reply,
         responseHeaders,

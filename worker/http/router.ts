@@ -84,9 +84,10 @@ export class Exchange implements UpstreamHandler, Deadlined {
     private readonly timeouts: RouteTimeouts,
   ) {
     this.breaker = cluster.breakers[action.priority];
-    // x-envoy-expected-rq-timeout-ms: the per-try timeout if there is one, else the whole one.
-    this.headers = upstreamHeaders(ctx.headers, ctx.authority, timeouts.perTryMs || timeouts.globalMs);
-    this.expectedAt = timeouts.perTryMs || timeouts.globalMs ? this.headers.length - 1 : -1;
+    // x-envoy-expected-rq-timeout-ms: the per-try timeout if there is one, else the whole one (none with suppress_envoy_headers).
+    const expectedMs = ctx.suppressEnvoyHeaders ? 0 : timeouts.perTryMs || timeouts.globalMs;
+    this.headers = upstreamHeaders(ctx.headers, ctx.authority, expectedMs);
+    this.expectedAt = expectedMs ? this.headers.length - 1 : -1;
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
     // As Envoy's router (onRequestComplete): the route's timeout runs from the end of the client's
@@ -385,7 +386,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.breaker.release('pending');
   }
 
-  /** The breaker refused (its overflow counted): 503 with Envoy's overflow reply (UO). */
+  /** The breaker refused (its overflow counted): 503 with Envoy's overflow reply (UO), and x-envoy-overloaded unless suppress_envoy_headers. */
   private overflow(): void {
     const record = this.ctx.record;
     if (record) {
@@ -393,7 +394,9 @@ export class Exchange implements UpstreamHandler, Deadlined {
       record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
     }
     this.chargeLocalReply(LocalReply.overflow.status);
-    this.localReply(LocalReply.overflow);
+    this.finish();
+    const reply = this.ctx.suppressEnvoyHeaders ? this.ctx.reply : { ...this.ctx.reply, extraHeaders: { ...this.ctx.reply.extraHeaders, 'x-envoy-overloaded': 'true' } };
+    sendLocalReply(this.res, LocalReply.overflow.status, LocalReply.overflow.body, reply);
   }
 
   /**

@@ -14,7 +14,7 @@ export const extensions: readonly TerminalHttpFilterDescriptor[] = [
     deprecatedNames: ['envoy.router'],
     terminal: true,
     fields: {
-      'envoy.extensions.filters.http.router.v3.Router': ['start_child_span'],
+      'envoy.extensions.filters.http.router.v3.Router': ['start_child_span', 'suppress_envoy_headers'],
     },
   },
 ];
