@@ -47,9 +47,9 @@ describe('the router filter', () => {
     assert.match(errors[0]!.detail, /must be the last filter in a http upgrade filter chain$/);
   });
 
-  it('takes start_child_span and refuses the fields it does not implement, naming them', () => {
+  it('takes start_child_span and suppress_envoy_headers, and refuses the fields it does not implement, naming them', () => {
     const router = (config: object) => ({ ...ROUTER, typed_config: { ...ROUTER.typed_config, ...config } });
-    assert.deepEqual(loadErrors(withFilters([router({ start_child_span: true })])), []);
-    assert.deepEqual(loadErrors(withFilters([router({ suppress_envoy_headers: true })])).map((e) => [e.code, e.path]), [['unsupported_field', `${HCM_PATH}.http_filters[0].typed_config.suppress_envoy_headers`]]);
+    assert.deepEqual(loadErrors(withFilters([router({ start_child_span: true, suppress_envoy_headers: true })])), []);
+    assert.deepEqual(loadErrors(withFilters([router({ respect_expected_rq_timeout: true })])).map((e) => [e.code, e.path]), [['unsupported_field', `${HCM_PATH}.http_filters[0].typed_config.respect_expected_rq_timeout`]]);
   });
 });
