@@ -13,3 +13,10 @@ export function unsigned(value: string | undefined): number | undefined {
   const t = value.trim();
   return /^\+?\d+$/.test(t) ? Number(t) : undefined;
 }
+
+/** Whether `n` is a prime number (a Maglev table's size must be). */
+export function isPrime(n: number): boolean {
+  if (!Number.isInteger(n) || n < 2) return false;
+  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false;
+  return true;
+}

@@ -22,11 +22,19 @@ before(async () => {
     { match: { prefix: '/maglev' }, route: { cluster: 'maglev', hash_policy: [{ query_parameter: { name: 'user' } }] } },
     { match: { prefix: '/cookie' }, route: { cluster: 'ring', hash_policy: [{ cookie: { name: 'sticky', ttl: '60s', path: '/' } }] } },
     { match: { prefix: '/ip' }, route: { cluster: 'maglev', hash_policy: [{ connection_properties: { source_ip: true } }] } },
+    { match: { prefix: '/typed-ring' }, route: { cluster: 'typed-ring', hash_policy: [{ header: { header_name: 'x-user' } }] } },
+    { match: { prefix: '/typed-maglev' }, route: { cluster: 'typed-maglev', hash_policy: [{ query_parameter: { name: 'user' } }] } },
+    { match: { prefix: '/typed-rr' }, route: { cluster: 'typed-rr', hash_policy: [{ header: { header_name: 'x-user' } }] } },
   ];
+  const typed = (name: string, type: string, config: object = {}) => ({ policies: [{ typed_extension_config: { name, typed_config: { '@type': `type.googleapis.com/envoy.extensions.load_balancing_policies.${type}`, ...config } } }] });
   const bootstrap = filterBootstrap('hashed', [], routes, ports[0]!);
   (bootstrap.static_resources as { clusters: object[] }).clusters.push(
     { ...staticCluster('ring', ports), lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 512 } },
     { ...staticCluster('maglev', ports), lb_policy: 'MAGLEV' },
+    // The same policies as a gateway control plane gives them: typed, lb_policy set aside.
+    { ...staticCluster('typed-ring', ports), load_balancing_policy: typed('envoy.load_balancing_policies.ring_hash', 'ring_hash.v3.RingHash', { minimum_ring_size: '512' }) },
+    { ...staticCluster('typed-maglev', ports), load_balancing_policy: typed('envoy.load_balancing_policies.maglev', 'maglev.v3.Maglev') },
+    { ...staticCluster('typed-rr', ports), lb_policy: 'RING_HASH', load_balancing_policy: typed('envoy.load_balancing_policies.round_robin', 'round_robin.v3.RoundRobin') },
   );
   proxy = await startProxy(bootstrap, ['--concurrency', '2']);
 });
@@ -68,6 +76,22 @@ describe('consistent hashing', () => {
       assert.ok(used.size >= 2, `24 keys all went to ${[...used].join(', ')}`);
     });
   }
+
+  it('a typed load_balancing_policy hashes as its lb_policy twin does: each key reaches the same host', async () => {
+    for (const [legacy, typed] of [
+      [(key: string) => get('/ring', { 'x-user': key }), (key: string) => get('/typed-ring', { 'x-user': key })],
+      [(key: string) => get(`/maglev?user=${key}`), (key: string) => get(`/typed-maglev?user=${key}`)],
+    ] as const) {
+      const before = await hostsByKey(keys, 1, legacy);
+      const after = await hostsByKey(keys, 3, typed);
+      for (const key of keys) assert.deepEqual([...after.get(key)!], [...before.get(key)!], key);
+    }
+  });
+
+  it('a typed round_robin sets lb_policy RING_HASH aside: one key is spread over every host', async () => {
+    const byKey = await hostsByKey(['same'], 12, () => get('/typed-rr', { 'x-user': 'same' }));
+    assert.equal(byKey.get('same')!.size, 3);
+  });
 
   it('generates the hash cookie when the client has none (Set-Cookie with its ttl and path), and follows it after', async () => {
     const first = await get('/cookie');

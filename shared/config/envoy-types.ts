@@ -2978,6 +2978,103 @@ export declare namespace envoy {
         }
       }
     }
+    export namespace load_balancing_policies {
+      export namespace common {
+        export namespace v3 {
+          export interface ConsistentHashingLbConfig {
+            use_hostname_for_hashing?: boolean;
+            hash_balance_factor?: number;
+            hash_policy?: envoy.config.route.v3.RouteAction.HashPolicy[];
+          }
+          export interface LocalityLbConfig {
+            zone_aware_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.ZoneAwareLbConfig;
+            locality_weighted_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.LocalityWeightedLbConfig;
+          }
+          export interface SlowStartConfig {
+            slow_start_window?: string;
+            aggression?: envoy.config.core.v3.RuntimeDouble;
+            min_weight_percent?: envoy.type.v3.Percent;
+          }
+          export namespace LocalityLbConfig {
+            export interface LocalityWeightedLbConfig {
+            }
+            export interface ZoneAwareLbConfig {
+              routing_enabled?: envoy.type.v3.Percent;
+              min_cluster_size?: number | string;
+              fail_traffic_on_panic?: boolean;
+              /** @deprecated */
+              force_locality_direct_routing?: boolean;
+              force_local_zone?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.ZoneAwareLbConfig.ForceLocalZone;
+              locality_basis?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.ZoneAwareLbConfig.LocalityBasis;
+            }
+            export namespace ZoneAwareLbConfig {
+              export interface ForceLocalZone {
+                min_size?: number;
+              }
+              export type LocalityBasis = 'HEALTHY_HOSTS_NUM' | 'HEALTHY_HOSTS_WEIGHT';
+            }
+          }
+        }
+      }
+      export namespace least_request {
+        export namespace v3 {
+          export interface LeastRequest {
+            choice_count?: number;
+            active_request_bias?: envoy.config.core.v3.RuntimeDouble;
+            slow_start_config?: envoy.extensions.load_balancing_policies.common.v3.SlowStartConfig;
+            locality_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig;
+            /** @deprecated */
+            enable_full_scan?: boolean;
+            selection_method?: envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest.SelectionMethod;
+          }
+          export namespace LeastRequest {
+            export type SelectionMethod = 'N_CHOICES' | 'FULL_SCAN';
+          }
+        }
+      }
+      export namespace maglev {
+        export namespace v3 {
+          export interface Maglev {
+            table_size?: number | string;
+            consistent_hashing_lb_config?: envoy.extensions.load_balancing_policies.common.v3.ConsistentHashingLbConfig;
+            locality_weighted_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.LocalityWeightedLbConfig;
+          }
+        }
+      }
+      export namespace random {
+        export namespace v3 {
+          export interface Random {
+            locality_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig;
+          }
+        }
+      }
+      export namespace ring_hash {
+        export namespace v3 {
+          export interface RingHash {
+            hash_function?: envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash.HashFunction;
+            minimum_ring_size?: number | string;
+            maximum_ring_size?: number | string;
+            /** @deprecated */
+            use_hostname_for_hashing?: boolean;
+            /** @deprecated */
+            hash_balance_factor?: number;
+            consistent_hashing_lb_config?: envoy.extensions.load_balancing_policies.common.v3.ConsistentHashingLbConfig;
+            locality_weighted_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig.LocalityWeightedLbConfig;
+          }
+          export namespace RingHash {
+            export type HashFunction = 'DEFAULT_HASH' | 'XX_HASH' | 'MURMUR_HASH_2';
+          }
+        }
+      }
+      export namespace round_robin {
+        export namespace v3 {
+          export interface RoundRobin {
+            slow_start_config?: envoy.extensions.load_balancing_policies.common.v3.SlowStartConfig;
+            locality_lb_config?: envoy.extensions.load_balancing_policies.common.v3.LocalityLbConfig;
+          }
+        }
+      }
+    }
     export namespace retry {
       export namespace host {
         export namespace omit_canary_hosts {

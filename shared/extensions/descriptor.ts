@@ -4,6 +4,7 @@ import type { ConfigError } from '../config/config-error.js';
 import type { Tracer, TracerServices } from '../tracing/span.js';
 import type { RetryHostPredicate, RetryPriority } from '../http/retry-plugins.js';
 import type { ListenerFilter } from '../network/listener-filter.js';
+import type { LbPolicy } from '../upstream/lb-policy.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -122,6 +123,17 @@ export interface UdpListenerFilterDescriptor extends ExtensionDescriptor {
 export interface TransportSocketDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.transport_sockets.downstream' | 'envoy.transport_sockets.upstream';
   readonly tls: boolean;
+}
+
+/**
+ * A load-balancing policy (a cluster's load_balancing_policy.policies[].typed_extension_config):
+ * the host choice it configures, in the terms the workers' balancers take.
+ */
+export interface LoadBalancingPolicyDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.load_balancing_policies';
+  /** Its configuration (at `path`, its typed_config), beyond its proto's rules. */
+  validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
+  policy(config: JsonObject): LbPolicy;
 }
 
 /** An access logger: where an `access_log` entry's lines go. */

@@ -8,6 +8,8 @@ import * as networkFilterFolders from './filters/network/index.js';
 import * as udpListenerFilterFolders from './filters/udp/index.js';
 import * as transportSocketFolders from './transport-sockets/index.js';
 import * as upstreamFolders from './upstreams/index.js';
+import * as lbPolicyFolders from './load-balancing-policies/index.js';
+import { POLICY_CONFIG_PATH } from './load-balancing-policies/lookup.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
 import { RETRY_EXTENSIONS } from './retry/lookup.js';
@@ -30,6 +32,7 @@ const FOLDERS = [
   tracerFolders,
   listenerFilterFolders,
   upstreamFolders,
+  lbPolicyFolders,
 ];
 
 export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((folders) => Object.values(folders).flat()), ...RETRY_EXTENSIONS];
@@ -75,6 +78,8 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: C
     if (any.typeName === FILTER_CONFIG) continue; // its `config` is an Any of its own, checked as one
     const ext = byTypeName.get(any.typeName);
     if (!ext) {
+      // A load-balancing policy this proxy does not implement is passed over for the next (shared/extensions/load-balancing-policies/lookup.ts).
+      if (POLICY_CONFIG_PATH.test(any.path)) continue;
       const why = any.known ? 'is not implemented by this proxy' : 'is not a type this proxy knows';
       errors.push(configError('unsupported_extension', any.path, `type URL '${any.typeUrl}' ${why} (implemented: ${[...new Set(EXTENSIONS.map((e) => e.name))].join(', ')})`));
     } else if (disabled.has(ext)) {

@@ -1,3 +1,4 @@
+import { clusterLbPolicy } from '../../shared/extensions/load-balancing-policies/lookup.js';
 import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
 import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
@@ -253,13 +254,13 @@ export class Cluster {
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     // common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off).
     const panicThreshold = panic === undefined ? 50 : Math.round(Number(obj(panic).value ?? 0));
-    this.priorities = new PrioritySet<Host>(panicThreshold, obj(config.common_lb_config).locality_weighted_lb_config !== undefined);
+    this.priorities = new PrioritySet<Host>(panicThreshold, clusterLbPolicy(config).localityWeighted);
     const overflow = overflowStats(this.name);
     this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
-    const policy = String(config.lb_policy ?? 'ROUND_ROBIN');
-    this.balancer = loadBalancerFor<Host>(policy, obj(config.least_request_lb_config) as { choice_count?: number });
-    this.hashBalancer = hashBalancerFor<Host>(policy, config);
+    const policy = clusterLbPolicy(config);
+    this.balancer = loadBalancerFor<Host>(policy);
+    this.hashBalancer = hashBalancerFor<Host>(policy, this.name);
     this.update(hosts);
   }
 

@@ -1,3 +1,4 @@
+import type { LbPolicy } from '../../shared/upstream/lb-policy.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Gauge } from '../../shared/stats/store.js';
 import { xxHash64 } from '../../shared/hashing.js';
@@ -161,15 +162,9 @@ export class Maglev<H extends HashedHost> extends Cached<H, H[]> {
 }
 
 /** The consistent-hash balancer a cluster's lb_policy asks for, if any. */
-export function hashBalancerFor<H extends HashedHost>(policy: string, cluster: { name?: unknown; ring_hash_lb_config?: unknown; maglev_lb_config?: unknown }): HashBalancer<H> | undefined {
-  const statPrefix = typeof cluster.name === 'string' ? `cluster.${cluster.name}.` : undefined;
-  if (policy === 'RING_HASH') {
-    const c = (cluster.ring_hash_lb_config ?? {}) as { minimum_ring_size?: unknown; maximum_ring_size?: unknown };
-    return new RingHash<H>(c.minimum_ring_size !== undefined ? Number(c.minimum_ring_size) : 1024, c.maximum_ring_size !== undefined ? Number(c.maximum_ring_size) : 8 * 1024 * 1024, statPrefix);
-  }
-  if (policy === 'MAGLEV') {
-    const c = (cluster.maglev_lb_config ?? {}) as { table_size?: unknown };
-    return new Maglev<H>(c.table_size !== undefined ? Number(c.table_size) : 65537, statPrefix);
-  }
+export function hashBalancerFor<H extends HashedHost>(policy: LbPolicy, clusterName?: string): HashBalancer<H> | undefined {
+  const statPrefix = clusterName !== undefined ? `cluster.${clusterName}.` : undefined;
+  if (policy.kind === 'RING_HASH') return new RingHash<H>(policy.minimumRingSize, policy.maximumRingSize, statPrefix);
+  if (policy.kind === 'MAGLEV') return new Maglev<H>(policy.tableSize, statPrefix);
   return undefined;
 }

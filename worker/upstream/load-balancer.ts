@@ -1,3 +1,4 @@
+import type { LbPolicy } from '../../shared/upstream/lb-policy.js';
 /**
  * Envoy's ROUND_ROBIN, LEAST_REQUEST and RANDOM policies over weighted hosts. Each is a small
  * object with one `pick()`, chosen once per cluster, so no policy check runs per request.
@@ -77,10 +78,10 @@ export class RandomBalancer<H extends Balanced> implements LoadBalancer<H> {
   }
 }
 
-export function loadBalancerFor<H extends Balanced>(policy: string, config: { choice_count?: number } = {}): LoadBalancer<H> {
-  switch (policy) {
+export function loadBalancerFor<H extends Balanced>(policy: LbPolicy): LoadBalancer<H> {
+  switch (policy.kind) {
     case 'LEAST_REQUEST':
-      return new LeastRequest<H>(config.choice_count ?? 2);
+      return new LeastRequest<H>(policy.choiceCount);
     case 'RANDOM':
       return new RandomBalancer<H>();
     default:

@@ -4,18 +4,14 @@ import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../../extensions/ups
 import { checkLiteralAddress, type Obj } from './common.js';
 import { configError, type ConfigError } from '../config-error.js';
 import { EXTENSIONS, extensionByName } from '../../extensions/registry.js';
+import { checkLoadBalancingPolicy } from '../../extensions/load-balancing-policies/lookup.js';
+import { isPrime } from '../../decimal.js';
 
 /** Clusters' semantic checks (static or from CDS): types, load-balancing policies, endpoints, protocol options. */
 
 const SUPPORTED_CLUSTER_TYPES = ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS', 'EDS'];
-const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM', 'RING_HASH', 'MAGLEV'];
+const SUPPORTED_LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM', 'RING_HASH', 'MAGLEV', 'LOAD_BALANCING_POLICY_CONFIG'];
 const MAX_ENDPOINT_WEIGHT = 100;
-
-function isPrime(n: number): boolean {
-  if (!Number.isInteger(n) || n < 2) return false;
-  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false;
-  return true;
-}
 
 export function checkClusters(clusters: Obj[], errors: ConfigError[]): Set<string> {
   const names = new Map<string, number>();
@@ -36,7 +32,9 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
     errors.push(configError('unsupported', `${path}.type`, `cluster type ${type} is not supported by this proxy (supported: ${SUPPORTED_CLUSTER_TYPES.join(', ')})`));
   }
   const lb = String(c.lb_policy ?? 'ROUND_ROBIN');
-  if (!SUPPORTED_LB_POLICIES.includes(lb)) errors.push(configError('unsupported', `${path}.lb_policy`, `${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`));
+  checkLoadBalancingPolicy(c, path, errors);
+  // With a load_balancing_policy, Envoy sets lb_policy aside, whatever it says.
+  if (c.load_balancing_policy === undefined && !SUPPORTED_LB_POLICIES.includes(lb)) errors.push(configError('unsupported', `${path}.lb_policy`, `${lb} is not supported by this proxy (supported: ${SUPPORTED_LB_POLICIES.join(', ')})`));
   const ring = obj(c.ring_hash_lb_config);
   if (ring.hash_function !== undefined && ring.hash_function !== 'XX_HASH') errors.push(configError('unsupported', `${path}.ring_hash_lb_config.hash_function`, `${String(ring.hash_function)} is not supported by this proxy (XX_HASH is)`));
   if (Number(ring.minimum_ring_size ?? 1024) > Number(ring.maximum_ring_size ?? 8 * 1024 * 1024)) errors.push(configError('invalid', `${path}.ring_hash_lb_config`, 'minimum_ring_size must not be above maximum_ring_size'));
