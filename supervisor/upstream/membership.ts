@@ -45,6 +45,13 @@ export class ClusterMembership {
   readonly checker: ClusterHealthChecker | undefined;
   /** Flags a new host starts with: with active health checks, unhealthy until its first check passes (as Envoy). */
   private readonly newHostFlags: number;
+  /**
+   * With active health checks and without ignore_health_on_host_removal, a host that discovery
+   * drops while it passes its checks stays (pending_dynamic_removal), as Envoy's
+   * updateDynamicHostList keeps it: until it fails a check (EDS), or the next DNS answer that
+   * still leaves it out finds it failing.
+   */
+  private readonly keepsPassingHosts: boolean;
   private assigned!: () => void;
   /** Resolves at an EDS cluster's first assignment. */
   private readonly firstAssignment = new Promise<void>((resolve) => (this.assigned = resolve));
@@ -65,6 +72,7 @@ export class ClusterMembership {
     const checkTls = tls ? new UpstreamTls(tls, this.name, clusterSpeaksHttp2(config)) : undefined;
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
+    this.keepsPassingHosts = hc !== undefined && config.ignore_health_on_host_removal !== true;
     // An EDS cluster has no hosts until its first ClusterLoadAssignment (assign()).
     this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
@@ -101,7 +109,9 @@ export class ClusterMembership {
     const flags = on ? h.healthFlags | bits : h.healthFlags & ~bits;
     if (flags === h.healthFlags) return;
     const next = [...this.hostList];
-    next[i] = { ...h, healthFlags: flags };
+    // An EDS host kept after its removal goes once it fails a check (Envoy's EDS reloadHealthyHostsHelper).
+    if (this.type === 'EDS' && flags & HealthFlag.PENDING_DYNAMIC_REMOVAL && flags & HealthFlag.FAILED_ACTIVE_HC) next.splice(i, 1);
+    else next[i] = { ...h, healthFlags: flags };
     this.hosts = next;
   }
 
@@ -122,9 +132,26 @@ export class ClusterMembership {
     // The subscription counts the attempt and its success; the membership, what it changed.
     const u = this.stats.update;
     if (next.length === 0) u.empty.inc();
-    if (sameHosts(next, this.hostList)) u.noRebuild.inc();
-    this.hosts = next;
+    const hosts = this.withPassingRemoved(next);
+    if (sameHosts(hosts, this.hostList)) u.noRebuild.inc();
+    this.hosts = hosts;
     u.durationMs.record(Math.round(performance.now() - started));
+  }
+
+  /**
+   * `next` (discovery's hosts), and the hosts it leaves out that still pass their checks, flagged
+   * pending_dynamic_removal (see keepsPassingHosts); a host that came back loses the flag.
+   */
+  private withPassingRemoved(next: UpstreamHost[]): UpstreamHost[] {
+    if (!this.keepsPassingHosts) return next;
+    const pending = HealthFlag.PENDING_DYNAMIC_REMOVAL;
+    const hosts = next.map((h) => (h.healthFlags & pending ? { ...h, healthFlags: h.healthFlags & ~pending } : h));
+    const present = new Set(hosts.map((h) => h.address));
+    for (const h of this.hostList) {
+      if (present.has(h.address) || h.healthFlags & (HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_EDS_HEALTH)) continue;
+      hosts.push(h.healthFlags & pending ? h : { ...h, healthFlags: h.healthFlags | pending });
+    }
+    return hosts;
   }
 
   /**
@@ -168,9 +195,10 @@ export class ClusterMembership {
     }
     if (this.closed) return;
     (failed ? u.failure : u.success).inc();
-    const same = next.length === this.hostList.length && next.every((h, i) => h === this.hostList[i]);
+    const hosts = this.withPassingRemoved(next);
+    const same = hosts.length === this.hostList.length && hosts.every((h, i) => h === this.hostList[i]);
     if (same) u.noRebuild.inc();
-    else this.hosts = next;
+    else this.hosts = hosts;
     u.durationMs.record(Math.round(performance.now() - started));
   }
 
