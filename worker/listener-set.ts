@@ -7,6 +7,8 @@ import type { SocketInbox } from '../shared/socket-channel.js';
 import { stats } from '../shared/stats/process.js';
 import { ServedListener, type ListenerContext } from './listeners.js';
 import { working } from '../shared/idle-housekeeping.js';
+import { listenerStatPrefix } from '../shared/stats/scopes.js';
+import { acceptBounded, maxAcceptsPerEvent } from './bounded-accept.js';
 
 /**
  * Every listener a worker serves, and the listening sockets they accept on. A socket is served
@@ -139,6 +141,11 @@ export class ListenerSet {
           socket.on('error', (err) => log.warn(`UDP listener '${listener.name}': ${err.message}`));
           servers.push(socket);
           await new Promise<void>((resolve) => socket.bind({ fd }, resolve));
+          continue;
+        }
+        const max = maxAcceptsPerEvent(listener.resource.config);
+        if (max !== undefined) {
+          servers.push(acceptBounded(fd, max, listenerStatPrefix(listener.resource.address, listener.resource.config.stat_prefix), (socket) => this.dispatch(id, socket)));
           continue;
         }
         const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));

@@ -56,7 +56,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
     'listener_filters', 'udp_listener_config', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options', 'enable_reuse_port', 'reuse_port',
-    'per_connection_buffer_limit_bytes',
+    'per_connection_buffer_limit_bytes', 'max_connections_to_accept_per_socket_event',
   ],
   'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata', 'transport_socket', 'filter_chain_match'],

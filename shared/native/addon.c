@@ -8,6 +8,7 @@
  *    watchdog counters), and the C heap's free pages given back;
  *  - random.c: the kernel's CSPRNG;
  *  - tickers.c: timers on the event loop that run no JavaScript (the watchdogs' touches and looks);
+ *  - accept.c: a listening socket accepting at most N connections per readiness event;
  *  - helpers.c: what they share (errors thrown, callbacks into JavaScript, functions defined).
  *
  * Errors are thrown as JS Errors with `code` (the errno name) and `syscall`, so JS can retry on
@@ -20,6 +21,7 @@ static napi_value init(napi_env env, napi_value exports) {
   define_memory(env, exports);
   define_random(env, exports);
   define_tickers(env, exports);
+  define_accept(env, exports);
   return exports;
 }
 

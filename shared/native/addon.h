@@ -34,5 +34,6 @@ void define_sockets(napi_env env, napi_value exports);
 void define_memory(napi_env env, napi_value exports);
 void define_random(napi_env env, napi_value exports);
 void define_tickers(napi_env env, napi_value exports);
+void define_accept(napi_env env, napi_value exports);
 
 #endif

@@ -12,6 +12,7 @@ export type DgramHandle = { readonly __brand: 'DgramHandle' };
 
 /** A ticker started by startTicker (see shared/native/tickers.c); opaque to JavaScript. */
 export type TickerHandle = { readonly __brand: 'TickerHandle' };
+export type AcceptHandle = { readonly __brand: 'AcceptHandle' };
 
 export interface TickerOptions {
   /** How often it ticks. */
@@ -76,6 +77,14 @@ interface NativeAddon {
    */
   startTicker(options: TickerOptions, onLate?: (now: number, ownLate: number) => void): TickerHandle;
   stopTicker(handle: TickerHandle): void;
+  /**
+   * Polls the listening socket `fd` (owned from now on) and accepts at most `max` connections each
+   * time it is readable; `onAccept` gets their descriptors, and an errno (0: none) when accepting
+   * failed otherwise than with EAGAIN (EMFILE, …). What is left is accepted at the next turn of the loop.
+   */
+  acceptOpen(fd: number, max: number, onAccept: (fds: number[], errno: number) => void): AcceptHandle;
+  /** Stops accepting and closes the listening socket. */
+  acceptClose(handle: AcceptHandle): void;
 }
 
 const addonPath = join(packageRoot, 'build', 'native.node');
