@@ -356,6 +356,12 @@ export class ProtoJsonReader {
   }
 
   private readAny(value: unknown, path: string): JsonObject | undefined {
+    // `{}` is the empty Any (no type URL), as protobuf's JSON parser reads it: only a route's
+    // FilterConfig.config takes one (it enables a filter); checkAnyUses refuses it anywhere else.
+    if (isPlainObject(value) && Object.keys(value).length === 0) {
+      this.anys.push({ path, typeUrl: '', typeName: '', known: false, value: {} });
+      return {};
+    }
     if (!isPlainObject(value) || typeof value['@type'] !== 'string') {
       this.error(path, `expected an object with "@type" (google.protobuf.Any), got ${describe(value)}`);
       return undefined;

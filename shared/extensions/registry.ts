@@ -74,8 +74,22 @@ export function parseDisabledExtensions(list: string[], warn: (msg: string) => v
 
 /** Every `typed_config` (any `Any`) must name an implemented, enabled extension. */
 export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: ConfigError[]): void {
+  // A FilterConfig's `config`: empty, it enables its filter; Envoy does not read it when the
+  // FilterConfig is `disabled`, nor refuse a type it does not know when it is `is_optional`.
+  const filterConfigs = new Set<string>();
+  const unread: string[] = [];
+  for (const any of anys) {
+    if (any.typeName !== FILTER_CONFIG) continue;
+    filterConfigs.add(`${any.path}.config`);
+    if (any.value.disabled === true || any.value.is_optional === true) unread.push(`${any.path}.config`);
+  }
   for (const any of anys) {
     if (any.typeName === FILTER_CONFIG) continue; // its `config` is an Any of its own, checked as one
+    if (any.typeUrl === '') {
+      if (!filterConfigs.has(any.path)) errors.push(configError('unsupported_extension', any.path, "an empty Any (no @type) names no extension (only a route's FilterConfig.config may be empty: it enables the filter)"));
+      continue;
+    }
+    if (unread.some((p) => any.path === p || any.path.startsWith(`${p}.`))) continue;
     const ext = byTypeName.get(any.typeName);
     if (!ext) {
       // A load-balancing policy this proxy does not implement is passed over for the next (shared/extensions/load-balancing-policies/lookup.ts).

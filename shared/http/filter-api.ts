@@ -151,6 +151,8 @@ export interface HttpFilterFactory {
   /** The filter's name in http_filters (typed_per_filter_config keys name it). */
   readonly name: string;
   create(): HttpFilter;
+  /** HttpFilter.disabled: it runs only where a route's typed_per_filter_config enables it (worker/http/filters/chain.ts). */
+  readonly disabledByDefault?: boolean;
 }
 
 /** What a connection manager gives its filters. */

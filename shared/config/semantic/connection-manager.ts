@@ -49,6 +49,8 @@ function checkHttpFilters(filters: Obj[], path: string, errors: ConfigError[], c
     }
     if (ext.category !== 'envoy.filters.http') errors.push(configError('wrong_extension', fPath, `'${ext.name}' is not an HTTP filter`));
     if (isHttpFilter(ext)) ext.validate?.(obj(f.typed_config), `${fPath}.typed_config`, errors);
+    // As Envoy's FilterChainHelper::processFilter: positional, before the filter's kind is known.
+    if (f.disabled === true && i === filters.length - 1) errors.push(configError('conflict', `${fPath}.disabled`, `Error: the last (terminal) filter (${String(f.name ?? '')}) in the chain cannot be disabled by default.`));
     // As Envoy's FilterChainUtility::checkFinalFilter, in its words.
     const terminal = isTerminalHttpFilter(ext);
     const named = `named ${String(f.name ?? '')} of type ${ext.name}`;

@@ -64,9 +64,17 @@ function checkRetryPolicy(policy: unknown, path: string, errors: ConfigError[]):
 function checkPerFilterConfigs(scope: Obj, path: string, legacyCors: [unknown, string], errors: ConfigError[]): void {
   for (const [name, any] of Object.entries(obj(scope.typed_per_filter_config))) {
     const a = obj(any);
-    const inner = typeof a['@type'] === 'string' && typeNameOfUrl(a['@type']) === 'envoy.config.route.v3.FilterConfig' ? obj(a.config) : a;
+    const at = `${path}.typed_per_filter_config["${name}"]`;
+    const wrapped = typeof a['@type'] === 'string' && typeNameOfUrl(a['@type']) === 'envoy.config.route.v3.FilterConfig';
+    // As Envoy's PerFilterConfigs: a disabling FilterConfig's config is not read; one that neither disables nor configures is an error.
+    if (wrapped && a.disabled === true) continue;
+    if (wrapped && a.config === undefined) {
+      errors.push(configError('missing', `${at}.config`, `Empty route/virtual host per filter configuration for ${name} filter`));
+      continue;
+    }
+    const inner = wrapped ? obj(a.config) : a;
     const type = typeof inner['@type'] === 'string' ? typeNameOfUrl(inner['@type']) : '';
-    httpFilterByTypeName(type)?.validatePerRoute?.(inner, `${path}.typed_per_filter_config["${name}"]`, errors);
+    httpFilterByTypeName(type)?.validatePerRoute?.(inner, at, errors);
   }
   if (legacyCors[0] !== undefined) checkCorsPolicy(obj(legacyCors[0]), legacyCors[1], errors);
 }

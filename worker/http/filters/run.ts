@@ -55,7 +55,7 @@ export function runFilterChain(factories: readonly HttpFilterFactory[], x: Filte
   const from = (first: number): FilterDecision | Promise<FilterDecision> => {
     for (let i = first; i < factories.length; i++) {
       const factory = factories[i]!;
-      const perRoute = perFilterConfigs(x.route?.perFilter.get(factory.name));
+      const perRoute = perFilterConfigs(x.route?.perFilter.get(factory.name), factory.disabledByDefault);
       if (perRoute === 'disabled') continue;
       const filter = factory.create();
       const decision = filter.decodeHeaders(new FilterCall(chain, perRoute, chain.seen.length, i));
@@ -87,7 +87,7 @@ function filtersAfter(chain: ChainState, index: number): HttpFilter[] {
   const out: HttpFilter[] = [];
   for (let i = index + 1; i < chain.factories.length; i++) {
     const factory = chain.factories[i]!;
-    const perRoute = perFilterConfigs(chain.x.route?.perFilter.get(factory.name));
+    const perRoute = perFilterConfigs(chain.x.route?.perFilter.get(factory.name), factory.disabledByDefault);
     if (perRoute === 'disabled') continue;
     const filter = factory.create();
     if (!filter.encodeHeaders) continue;

@@ -31,7 +31,7 @@ export const extensions: readonly NetworkFilterDescriptor[] = [
       [`${HCM_PACKAGE}.LocalReplyConfig`]: ['mappers', 'body_format'],
       [`${HCM_PACKAGE}.ResponseMapper`]: ['filter', 'status_code', 'body', 'body_format_override', 'headers_to_add'],
       [`${HCM_PACKAGE}.Rds`]: ['config_source', 'route_config_name'],
-      [`${HCM_PACKAGE}.HttpFilter`]: ['name', 'typed_config'],
+      [`${HCM_PACKAGE}.HttpFilter`]: ['name', 'typed_config', 'disabled'],
     },
     refusalReasons: {
       [`${HCM}.Tracing.verbose`]: 'span logs (verbose) are not recorded',
