@@ -113,6 +113,18 @@ describe('what refuses a whole discovery response, as Envoy\'s resource decoder 
   });
 });
 
+describe('an empty Any from the wire', () => {
+  it("is `{}`, as protobuf's JSON writes it: a route's FilterConfig that enables its filter", () => {
+    const root = envoySchema();
+    const Route = root.lookupType('envoy.config.route.v3.RouteConfiguration');
+    const FilterConfig = root.lookupType('envoy.config.route.v3.FilterConfig');
+    const enable = FilterConfig.encode(FilterConfig.fromObject({ config: { type_url: '', value: new Uint8Array() } })).finish();
+    const bytes = Route.encode(Route.fromObject({ name: 'r', virtual_hosts: [{ name: 'v', domains: ['*'], typed_per_filter_config: { f: { type_url: 'type.googleapis.com/envoy.config.route.v3.FilterConfig', value: enable } } }] })).finish();
+    const json = new BinaryDecoder(root).decode(Route, bytes).json as { virtual_hosts: { typed_per_filter_config: Record<string, unknown> }[] };
+    assert.deepEqual(json.virtual_hosts[0]!.typed_per_filter_config.f, { '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig', config: {} });
+  });
+});
+
 describe("a NACK's error_detail", () => {
   it('is INTERNAL, with the reasons cut at 4,096 characters as Envoy cuts them', () => {
     assert.deepEqual(nackDetail("cluster 'c': x"), { code: 13, message: "cluster 'c': x" });

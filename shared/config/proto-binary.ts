@@ -182,6 +182,7 @@ export function messageFormToJson(
       return form.values ?? [];
     case 'google.protobuf.Any': {
       const typeUrl = String(form.type_url ?? '');
+      if (!typeUrl) return {}; // the empty Any, `{}` in JSON (a route's FilterConfig.config enabling its filter)
       const inner = lookupTypeOrNull(root, typeNameOfUrl(typeUrl));
       if (!inner) return { '@type': typeUrl };
       const bytes = Buffer.from(String(form.value ?? ''), 'base64');

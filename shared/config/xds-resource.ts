@@ -142,7 +142,7 @@ function decodeResource(typeName: string, any: JsonObject, unknownFields: Unknow
   const result: DecodedResource = { name, message: undefined, responseErrors: [], resourceErrors: [], unknownFields: [], anys: [] };
   if (typeof typeUrl !== 'string' || typeNameOfUrl(typeUrl) !== typeName) {
     // As Envoy's mux: a resource of another type than the response's fails the response.
-    result.responseErrors.push(configError('invalid', '', `a resource of type ${String(typeUrl)} where ${typeName} was expected`));
+    result.responseErrors.push(configError('invalid', '', `a resource of type ${typeof typeUrl === 'string' ? typeUrl : ''} where ${typeName} was expected`));
   } else {
     const root = envoySchema();
     const type = root.lookupType(typeName);

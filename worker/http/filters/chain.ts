@@ -47,7 +47,7 @@ export function perFilterConfigs(entries: JsonObject[] | undefined, disabledByDe
     }
     const config = obj(any.config);
     // An is_optional FilterConfig may name a type this proxy does not know: it enables the filter, unconfigured.
-    if (typeof config['@type'] === 'string' && (any.is_optional !== true || httpFilterByTypeName(typeNameOfUrl(config['@type'])))) out.push(config);
+    if (typeof config['@type'] === 'string' && config['@type'] && (any.is_optional !== true || httpFilterByTypeName(typeNameOfUrl(config['@type'])))) out.push(config);
   }
   return out;
 }
