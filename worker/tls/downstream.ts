@@ -5,6 +5,8 @@ import { secureContextOptions, type TlsContext } from '../../shared/extensions/t
 import { publishCertificateExpiry } from '../../shared/extensions/transport-sockets/tls/certificates.js';
 import { compileSanMatchers } from '../../shared/extensions/transport-sockets/tls/san.js';
 import { countHandshake, sslStats, type SslStats } from '../../shared/extensions/transport-sockets/tls/ssl-stats.js';
+import { resumptionOptions } from '../../shared/extensions/transport-sockets/tls/session-resumption.js';
+import { keepSessions } from './session-cache.js';
 
 /**
  * A filter chain's DownstreamTlsContext: terminates TLS on an accepted connection with the
@@ -30,11 +32,13 @@ export class DownstreamTls {
     const verify = context.ca !== undefined;
     this.server = tlsModule().createServer({
       ...secureContextOptions(context),
+      ...resumptionOptions(context.resumption, [...context.certificates.map((c) => c.chain.pem), context.ca?.pem ?? ''].join('\n')),
       ...(context.alpn.length ? { ALPNProtocols: context.alpn } : {}),
       // Verified here after the handshake, so that a missing certificate can be allowed and each failure counted.
       requestCert: verify,
       rejectUnauthorized: false,
     });
+    if (context.resumption?.stateful) keepSessions(this.server, context.resumption.timeoutS);
     this.server.on('secureConnection', (socket: TLSSocket) => {
       if (verify && !this.verified(socket)) {
         socket.destroy();

@@ -5,6 +5,7 @@ import type { JsonObject } from '../../../config/proto-json.js';
 import { typeNameOfUrl } from '../../../config/wkt.js';
 import { configError, type ConfigError } from '../../../config/config-error.js';
 import { checkRawBuffer } from '../raw-buffer/raw-buffer.js';
+import { sessionResumptionOf, type SessionResumption } from './session-resumption.js';
 
 /**
  * TLS contexts (`transport_socket` with envoy.transport_sockets.tls) as the supervisor loads
@@ -52,6 +53,8 @@ export interface TlsContext {
   maxVersion: SecureContextOptions['maxVersion'];
   ciphers: string | undefined;
   ecdhCurve: string | undefined;
+  /** Downstream session resumption (./session-resumption.ts). */
+  resumption?: SessionResumption;
 }
 
 const VERSIONS: Record<string, SecureContextOptions['minVersion']> = {
@@ -145,6 +148,7 @@ export function loadTlsContext(
     maxVersion: VERSIONS[String(params.tls_maximum_protocol_version)] ?? 'TLSv1.3',
     ciphers: ciphers.length ? ciphers.join(':') : undefined,
     ecdhCurve: curves.length ? curves.join(':') : undefined,
+    ...(side === 'downstream' ? { resumption: sessionResumptionOf(config, path, errors, read) } : {}),
   };
   if (errors.length > before) return undefined;
   // OpenSSL's own check: a key that does not match its certificate, a wrong password, an unknown cipher.

@@ -17,6 +17,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   [`${TLS}.CommonTlsContext.validation_context_sds_secret_config`]: `${NO_SDS}; give validation_context as files or inline`,
   [`${TLS}.CommonTlsContext.combined_validation_context`]: `${NO_SDS}; use validation_context`,
   [`${TLS}.TlsCertificate.private_key_provider`]: 'private key providers are not supported; give private_key',
+  [`${TLS}.DownstreamTlsContext.session_ticket_keys_sds_secret_config`]: `${NO_SDS}; give session_ticket_keys`,
 };
 
 /**
@@ -32,7 +33,11 @@ export const extensions: readonly TransportSocketDescriptor[] = [
     description: 'TLS on listeners: certificates by SNI, client certificates',
     deprecatedNames: ['tls'],
     tls: true,
-    fields: { [DOWNSTREAM_TLS]: ['common_tls_context', 'require_client_certificate'], ...COMMON },
+    fields: {
+      [DOWNSTREAM_TLS]: ['common_tls_context', 'require_client_certificate', 'session_ticket_keys', 'disable_stateless_session_resumption', 'disable_stateful_session_resumption', 'session_timeout'],
+      [`${TLS}.TlsSessionTicketKeys`]: ['keys'],
+      ...COMMON,
+    },
     refusalReasons: REFUSED,
   },
   {
