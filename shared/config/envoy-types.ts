@@ -3075,6 +3075,27 @@ export declare namespace envoy {
         }
       }
     }
+    export namespace network {
+      export namespace dns_resolver {
+        export namespace cares {
+          export namespace v3 {
+            export interface CaresDnsResolverConfig {
+              resolvers?: envoy.config.core.v3.Address[];
+              use_resolvers_as_fallback?: boolean;
+              filter_unroutable_families?: boolean;
+              dns_resolver_options?: envoy.config.core.v3.DnsResolverOptions;
+              udp_max_queries?: number;
+              query_timeout_seconds?: number | string;
+              query_tries?: number;
+              rotate_nameservers?: boolean;
+              edns0_max_payload_size?: number;
+              max_udp_channel_duration?: string;
+              reinit_channel_on_timeout?: boolean;
+            }
+          }
+        }
+      }
+    }
     export namespace retry {
       export namespace host {
         export namespace omit_canary_hosts {

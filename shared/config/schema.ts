@@ -72,6 +72,7 @@ export const schemaFiles = [
   'envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto',
   'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
   'envoy/extensions/load_balancing_policies/cluster_provided/v3/cluster_provided.proto',
+  'envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver.proto',
   'envoy/admin/v3/config_dump.proto',
   'envoy/admin/v3/server_info.proto',
   'envoy/admin/v3/clusters.proto',

@@ -118,7 +118,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.cluster.v3.Cluster': [
     'name', 'type', 'connect_timeout', 'lb_policy', 'load_assignment', 'dns_refresh_rate', 'dns_lookup_family', 'circuit_breakers',
     'least_request_lb_config', 'metadata', 'http2_protocol_options', 'typed_extension_protocol_options', 'common_lb_config',
-    'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config', 'ring_hash_lb_config', 'maglev_lb_config', 'load_balancing_policy', 'ignore_health_on_host_removal',
+    'health_checks', 'outlier_detection', 'transport_socket', 'eds_cluster_config', 'ring_hash_lb_config', 'maglev_lb_config', 'load_balancing_policy', 'ignore_health_on_host_removal', 'respect_dns_ttl', 'typed_dns_resolver_config',
     'per_connection_buffer_limit_bytes', 'common_http_protocol_options', 'max_requests_per_connection',
   ],
   'envoy.config.cluster.v3.Cluster.RingHashLbConfig': ['minimum_ring_size', 'maximum_ring_size', 'hash_function'],

@@ -9,6 +9,7 @@ import * as udpListenerFilterFolders from './filters/udp/index.js';
 import * as transportSocketFolders from './transport-sockets/index.js';
 import * as upstreamFolders from './upstreams/index.js';
 import * as lbPolicyFolders from './load-balancing-policies/index.js';
+import * as dnsResolverFolders from './network/dns-resolver/index.js';
 import { POLICY_CONFIG_PATH } from './load-balancing-policies/lookup.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
@@ -33,6 +34,7 @@ const FOLDERS = [
   listenerFilterFolders,
   upstreamFolders,
   lbPolicyFolders,
+  dnsResolverFolders,
 ];
 
 export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((folders) => Object.values(folders).flat()), ...RETRY_EXTENSIONS];

@@ -1,5 +1,4 @@
 import { stats } from '../../shared/stats/process.js';
-import { dnsPromisesModule } from '../../shared/builtins.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
@@ -10,6 +9,7 @@ import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/c
 import { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { clusterSpeaksHttp2 } from '../../shared/extensions/upstreams/http/protocol.js';
 import { ClusterHealthChecker } from './health-checker.js';
+import { ClusterDns } from './dns.js';
 import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { OutcomeRuns } from '../../shared/upstream/outcomes.js';
@@ -52,6 +52,9 @@ export class ClusterMembership {
    * still leaves it out finds it failing.
    */
   private readonly keepsPassingHosts: boolean;
+  /** How the cluster's names resolve (typed_dns_resolver_config), and the last resolution's shortest TTL (respect_dns_ttl). */
+  private readonly dns: ClusterDns;
+  private lastTtlS = 0;
   private assigned!: () => void;
   /** Resolves at an EDS cluster's first assignment. */
   private readonly firstAssignment = new Promise<void>((resolve) => (this.assigned = resolve));
@@ -73,6 +76,7 @@ export class ClusterMembership {
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.keepsPassingHosts = hc !== undefined && config.ignore_health_on_host_removal !== true;
+    this.dns = new ClusterDns(config);
     // An EDS cluster has no hosts until its first ClusterLoadAssignment (assign()).
     this.hosts = this.type === 'STATIC' ? this.endpoints.map((e) => upstreamHost(e, e.hostname, false, this.newHostFlags)) : [];
   }
@@ -164,8 +168,11 @@ export class ClusterMembership {
     await this.checker?.firstRound();
     if (resolved) return;
     const refreshMs = typeof this.config.dns_refresh_rate === 'string' ? durationMs(this.config.dns_refresh_rate) : 5000;
+    // respect_dns_ttl: the next resolution after the shortest TTL the last one had, else dns_refresh_rate.
+    const respectTtl = this.config.respect_dns_ttl === true;
     const tick = () => {
-      this.refreshTimer = setTimeout(() => void this.resolve().finally(() => !this.closed && tick()), refreshMs);
+      const ttlMs = respectTtl ? this.lastTtlS * 1000 : 0;
+      this.refreshTimer = setTimeout(() => void this.resolve().finally(() => !this.closed && tick()), ttlMs > 0 ? ttlMs : refreshMs);
       this.refreshTimer.unref();
     };
     tick();
@@ -176,16 +183,17 @@ export class ClusterMembership {
     const started = performance.now();
     u.attempt.inc();
     let failed = false;
-    const family = this.config.dns_lookup_family === 'V4_ONLY' ? 4 : this.config.dns_lookup_family === 'V6_ONLY' ? 6 : 0;
     const next: UpstreamHost[] = [];
+    let ttlS = 0;
     for (const e of this.endpoints) {
       const known = this.hostList.filter((h) => h.hostname === e.hostname && h.port === e.port);
       try {
-        const found = await dnsPromisesModule().lookup(e.hostname, { all: true, family, order: family === 0 && this.config.dns_lookup_family === 'V4_PREFERRED' ? 'ipv4first' : 'verbatim' });
+        const answer = await this.dns.resolve(e.hostname);
+        if (answer.ttlS > 0) ttlS = ttlS === 0 ? answer.ttlS : Math.min(ttlS, answer.ttlS);
         // LOGICAL_DNS connects to the first address only; STRICT_DNS makes a host of every address.
-        for (const a of this.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found) {
+        for (const address of this.type === 'LOGICAL_DNS' ? answer.addresses.slice(0, 1) : answer.addresses) {
           // A host that stays keeps its health flags.
-          next.push(known.find((h) => h.ip === a.address) ?? upstreamHost(e, a.address, true, this.newHostFlags));
+          next.push(known.find((h) => h.ip === address) ?? upstreamHost(e, address, true, this.newHostFlags));
         }
       } catch (err) {
         failed = true;
@@ -194,6 +202,7 @@ export class ClusterMembership {
       }
     }
     if (this.closed) return;
+    this.lastTtlS = failed ? 0 : ttlS;
     (failed ? u.failure : u.success).inc();
     const hosts = this.withPassingRemoved(next);
     const same = hosts.length === this.hostList.length && hosts.every((h, i) => h === this.hostList[i]);
