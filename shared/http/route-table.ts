@@ -41,6 +41,8 @@ export interface ForwardAction {
   hostRewriteLiteral?: string;
   /** 0 disables the timeout. */
   timeoutMs: number;
+  /** RouteAction.idle_timeout: the stream's idle timeout from the moment it is routed here, in place of stream_idle_timeout (0 disables it). */
+  idleTimeoutMs?: number;
   /** cluster_not_found_response_code: 503 (default), 404 or 500. */
   clusterNotFoundStatus: number;
   retry?: RetryPolicy;
@@ -152,6 +154,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     ...(a.regex_rewrite ? { regexRewrite: compileRegexSubstitution(obj(a.regex_rewrite)) } : {}),
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
+    ...(typeof a.idle_timeout === 'string' ? { idleTimeoutMs: durationMs(a.idle_timeout) } : {}),
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     ...retryPolicyOf(a.retry_policy ?? vhostRetry),

@@ -330,18 +330,22 @@ export class HttpConnectionManager {
       }
       sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
     };
-    if (streamIdleMs > 0) {
+    let idleWatched = false;
+    const idleFor = (ms: number) => {
+      const first = !idleWatched;
+      idleWatched = true;
       if (upgrade?.downstream.kind === 'h1') {
         // Node's server no longer relays this connection's timeout to the request: it is the connection's own now.
-        upgrade.downstream.socket.setTimeout(streamIdleMs);
-        upgrade.downstream.socket.on('timeout', streamIdle);
+        upgrade.downstream.socket.setTimeout(ms);
+        if (first) upgrade.downstream.socket.on('timeout', streamIdle);
       } else if (http1) {
-        (req as unknown as Http1Request).setStreamIdleTimeout(streamIdleMs, streamIdle);
+        (req as unknown as Http1Request).setStreamIdleTimeout(ms, streamIdle);
       } else {
-        req.setTimeout(streamIdleMs, streamIdle);
-        res.on('timeout', streamIdle);
+        req.setTimeout(ms, first ? streamIdle : undefined);
+        if (first) res.on('timeout', streamIdle);
       }
-    }
+    };
+    if (streamIdleMs > 0) idleFor(streamIdleMs);
 
     mutateRequestHeaders(req, headers, c.headerSettings);
 
@@ -351,6 +355,8 @@ export class HttpConnectionManager {
 
     const table = c.rdsName === undefined ? c.routes : this.ctx.routeTables.get(c.rdsName);
     route = table?.route(rq);
+    // As Envoy's router (setIdleTimeout): the route's idle_timeout replaces stream_idle_timeout from here on.
+    if (route?.action.kind === 'route' && route.action.idleTimeoutMs !== undefined) idleFor(route.action.idleTimeoutMs);
     if (record) {
       record.routeName = route?.name;
       if (tracing) trace = tracing.begin(req, res, headers, authority, route?.tracing);
