@@ -31,10 +31,23 @@ export class ListenerSet {
   private readonly createSuccess = stats.counter('listener_manager.listener_create_success');
   private readonly createFailure = stats.counter('listener_manager.listener_create_failure');
 
+  private readonly ctx: ListenerContext;
+
   constructor(
     private readonly inbox: SocketInbox,
-    private readonly ctx: ListenerContext,
-  ) {}
+    ctx: Omit<ListenerContext, 'totalConnections'>,
+  ) {
+    this.ctx = { ...ctx, totalConnections: () => this.totalConnections() };
+  }
+
+  /** Every listener's open connections, in every worker (overload.global_downstream_max_connections): each name counts once. */
+  private totalConnections(): number {
+    const names = new Map<string, ServedListener>();
+    for (const l of [...this.draining, ...this.active.values()]) names.set(l.name, l);
+    let total = 0;
+    for (const l of names.values()) total += l.openConnectionCount();
+    return total;
+  }
 
   get size(): number {
     return this.active.size;

@@ -56,6 +56,7 @@ interface Chain {
 
 /** Envoy's listener_filters_timeout default: how long the ClientHello may take to arrive. */
 const INSPECT_TIMEOUT_MS = 15_000;
+const GLOBAL_LIMIT_KEY = 'overload.global_downstream_max_connections';
 
 function terminalFilter(chain: Obj): { name: string; config: Obj } {
   const filters = list(chain.filters);
@@ -66,7 +67,11 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
 }
 
 /** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
-export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & { workerIndex?: number };
+export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & {
+  workerIndex?: number;
+  /** Every listener's open connections in the tree. */
+  totalConnections: () => number;
+};
 
 /**
  * The listener filter that reads a connection's first bytes: the one configured, or the TLS
@@ -101,6 +106,9 @@ export class ServedListener {
   private readonly openConnections: { counts: BreakerCounts; base: number; worker: number };
   private readonly limitKey: string;
   private readonly cxOverflow: Counter;
+  private globalCxOverflow: Counter | undefined;
+  private readonly statPrefix: string;
+  private readonly totalConnections: () => number;
 
   /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
   constructor(
@@ -147,6 +155,8 @@ export class ServedListener {
     this.openConnections = { counts, worker, base: counts.base(key, 0, 'cx') };
     this.limitKey = `envoy.resource_limits.listener.${resource.name}.connection_limit`;
     this.cxOverflow = stats.counter(`${prefix}downstream_cx_overflow`);
+    this.statPrefix = prefix;
+    this.totalConnections = ctx.totalConnections;
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
@@ -160,6 +170,11 @@ export class ServedListener {
 
   get name(): string {
     return this.resource.name;
+  }
+
+  /** Its open connections, in every worker. */
+  openConnectionCount(): number {
+    return this.openConnections.counts.total(this.openConnections.base);
   }
 
   private allChains(): Chain[] {
@@ -176,6 +191,13 @@ export class ServedListener {
     const limit = runtimeValue(this.limitKey);
     if (limit !== undefined && /^\d+$/.test(limit) && counts.total(base) >= Number(limit)) {
       this.cxOverflow.inc();
+      raw.destroy();
+      return;
+    }
+    // As Envoy's listener: past the runtime's overload.global_downstream_max_connections (every listener, every worker), closed at once.
+    const globalLimit = runtimeValue(GLOBAL_LIMIT_KEY);
+    if (globalLimit !== undefined && /^\d+$/.test(globalLimit) && this.totalConnections() >= Number(globalLimit)) {
+      (this.globalCxOverflow ??= stats.counter(`${this.statPrefix}downstream_global_cx_overflow`)).inc();
       raw.destroy();
       return;
     }

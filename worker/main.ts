@@ -1,3 +1,4 @@
+import { startOverloadManager } from './overload.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { applyLogSettings, childRole, setUpChild } from '../shared/child.js';
 import { sendToParent, type FromWorker, type ServerContext, type ToWorker } from '../shared/ipc.js';
@@ -50,6 +51,7 @@ async function init(workerIndex: number, server: ServerContext): Promise<void> {
   configureTags(server.statsTags, obj(server.bootstrap.stats_config));
   sendHistogramSamples(stats, openStatsdSinks(server.bootstrap));
   setRuntime(server.runtime);
+  startOverloadManager(server.bootstrap);
   if (server.enableMutexTracing) startContentionTracing();
   // A replacement worker joins the profiling in progress.
   for (const kind of server.profilers) void applyProfilerOrder({ kind, enable: true, path: server.profilePath }, childRole());

@@ -67,6 +67,8 @@ export const ResponseFlag = {
   upstreamConnectionFailure: bit('UF'),
   upstreamConnectionTermination: bit('UC'),
   noRouteFound: bit('NR'),
+  /** The overload manager's stop_accepting_requests answered 503. */
+  overloadManager: bit('OM'),
   downstreamConnectionTermination: bit('DC'),
   upstreamRetryLimitExceeded: bit('URX'),
   streamIdleTimeout: bit('SI'),

@@ -3096,6 +3096,15 @@ export declare namespace envoy {
         }
       }
     }
+    export namespace resource_monitors {
+      export namespace fixed_heap {
+        export namespace v3 {
+          export interface FixedHeapConfig {
+            max_heap_size_bytes?: number | string;
+          }
+        }
+      }
+    }
     export namespace retry {
       export namespace host {
         export namespace omit_canary_hosts {

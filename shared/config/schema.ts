@@ -73,6 +73,7 @@ export const schemaFiles = [
   'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
   'envoy/extensions/load_balancing_policies/cluster_provided/v3/cluster_provided.proto',
   'envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver.proto',
+  'envoy/extensions/resource_monitors/fixed_heap/v3/fixed_heap.proto',
   'envoy/admin/v3/config_dump.proto',
   'envoy/admin/v3/server_info.proto',
   'envoy/admin/v3/clusters.proto',

@@ -10,6 +10,7 @@ import * as transportSocketFolders from './transport-sockets/index.js';
 import * as upstreamFolders from './upstreams/index.js';
 import * as lbPolicyFolders from './load-balancing-policies/index.js';
 import * as dnsResolverFolders from './network/dns-resolver/index.js';
+import * as resourceMonitorFolders from './resource-monitors/index.js';
 import { POLICY_CONFIG_PATH } from './load-balancing-policies/lookup.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
@@ -35,6 +36,7 @@ const FOLDERS = [
   upstreamFolders,
   lbPolicyFolders,
   dnsResolverFolders,
+  resourceMonitorFolders,
 ];
 
 export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((folders) => Object.values(folders).flat()), ...RETRY_EXTENSIONS];

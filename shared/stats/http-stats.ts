@@ -76,6 +76,8 @@ export class HttpStats {
   /** Requests whose path is not relative (answered 404). */
   readonly rqNonRelativePath: Counter;
   readonly rqFailedPathNormalization: Counter;
+  readonly rqOverloadClose: Counter;
+  readonly cxOverloadDisableKeepalive: Counter;
   readonly rqRedirectedWithNormalizedPath: Counter;
   /** Requests refused 413 for a body over a buffer limit (the buffer filter counts them here). */
   readonly rqTooLarge: Counter;
@@ -150,6 +152,8 @@ export class HttpStats {
     this.rqTooLarge = stats.counter(`${p}downstream_rq_too_large`);
     this.rqNonRelativePath = stats.counter(`${p}downstream_rq_non_relative_path`);
     this.rqFailedPathNormalization = stats.counter(`${p}downstream_rq_failed_path_normalization`);
+    this.rqOverloadClose = stats.counter(`${p}downstream_rq_overload_close`);
+    this.cxOverloadDisableKeepalive = stats.counter(`${p}downstream_cx_overload_disable_keepalive`);
     this.rqRedirectedWithNormalizedPath = stats.counter(`${p}downstream_rq_redirected_with_normalized_path`);
     this.rqResponseBeforeRqComplete = stats.counter(`${p}downstream_rq_response_before_rq_complete`);
     this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);

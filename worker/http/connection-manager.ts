@@ -27,7 +27,7 @@ import { HttpTracing, type RequestTrace } from '../tracing/http-tracing.js';
 import { TracingStats } from '../../shared/tracing/sampling.js';
 import { absoluteForm } from './request-target.js';
 import { dispatchRoute, type DispatchContext, type Exchange } from './route-dispatch.js';
-import { refused, refuseMalformed } from './request-checks.js';
+import { refused, refusedByOverload, refuseMalformed } from './request-checks.js';
 import { answeredByPathNormalization } from './request-path.js';
 import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
@@ -307,6 +307,7 @@ export class HttpConnectionManager {
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.drain.closeAfterResponse(req, res);
     if (refused(req, res, { http1, http10, connect, path }, c.checks, stats, record, reply)) return;
+    if (refusedByOverload(res, http1, session, stats, record, reply)) return;
     if (!connect && answeredByPathNormalization(rq, c.pathNormalization, res, http1, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the

@@ -6,6 +6,8 @@ import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { hasDuplicateHost } from './request-target.js';
+import type { Http2Session } from 'node:http2';
+import { overload } from '../overload.js';
 
 /**
  * The checks a request meets before the connection manager handles it, as Envoy's HTTP/1 codec and
@@ -94,4 +96,29 @@ export function refuseMalformed(err: NodeJS.ErrnoException & { reason?: string; 
   if (status === 400 || status === 501) stats.cxProtocolError.inc();
   if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   else socket.destroy();
+}
+
+/**
+ * The overload manager's word on a new request (worker/overload.ts), as Envoy's decodeHeaders
+ * takes it: stop_accepting_requests saturated answers 503 "envoy overloaded" (flag OM, counted in
+ * downstream_rq_overload_close); disable_http_keepalive closes the connection after the response,
+ * for its share of requests (HTTP/2: a GOAWAY), counted in downstream_cx_overload_disable_keepalive.
+ * True when answered.
+ */
+export function refusedByOverload(res: DownstreamResponse, http1: boolean, session: Http2Session | undefined, stats: HttpStats, record: HttpExchangeRecord | undefined, reply: LocalReplyContext): boolean {
+  if (overload.stopAcceptingRequests) {
+    stats.rqOverloadClose.inc();
+    if (record) {
+      record.responseFlags |= ResponseFlag.overloadManager;
+      record.responseCodeDetails = 'overload';
+    }
+    sendLocalReply(res, 503, 'envoy overloaded', reply);
+    return true;
+  }
+  if (overload.keepaliveOff > 0 && Math.random() < overload.keepaliveOff && (http1 ? res.shouldKeepAlive : session && !session.closed)) {
+    stats.cxOverloadDisableKeepalive.inc();
+    if (http1) res.shouldKeepAlive = false;
+    else session!.close();
+  }
+  return false;
 }

@@ -1,3 +1,4 @@
+import { checkOverloadManager } from '../../overload/config.js';
 import { existsSync } from 'node:fs';
 import { checkAccessLogs } from '../../access-log/loggers.js';
 import { list, obj } from '../access.js';
@@ -52,6 +53,7 @@ export function checkBootstrapSemantics(bootstrap: Obj, errors: ConfigError[]): 
   checkDynamicResources(bootstrap, clusterNames, errors);
   const tracing = obj(bootstrap.tracing);
   if (tracing.http !== undefined) checkTracingProvider(obj(tracing.http), 'tracing.http', clusterNames, errors);
+  checkOverloadManager(bootstrap, errors);
   checkStatsTags(obj(bootstrap.stats_config), errors);
 }
 

@@ -1,0 +1,2 @@
+/** The overload manager's resource monitors, each in a folder of its own: one line each. The registry (../registry.ts) finds them. */
+export { extensions as fixedHeap } from './fixed-heap/descriptor.js';
