@@ -43,6 +43,16 @@ describe('the route table', () => {
     assert.equal(vhName(table, 'example.com'), 'bare');
   });
 
+  it('require_tls: a request that did not come over TLS is redirected (301) to https, as Envoy\'s SslRedirectRoute; EXTERNAL_ONLY spares internal ones', () => {
+    const table = new RouteTable({ virtual_hosts: [{ ...vhost('all', ['all.example']), require_tls: 'ALL' }, { ...vhost('external', ['ext.example']), require_tls: 'EXTERNAL_ONLY' }] });
+    const redirect = table.route(rq('all.example', '/x?y=1'));
+    assert.deepEqual(redirect?.action, { kind: 'redirect', status: 301, stripQuery: false, sslRedirect: true });
+    assert.equal(table.route(rq('all.example', '/', { 'x-forwarded-proto': 'https' }))?.action.kind, 'direct_response');
+    assert.equal(table.route(rq('all.example', '/', { 'x-envoy-internal': 'true' }))?.action.kind, 'redirect', 'ALL: internal requests too');
+    assert.equal(table.route(rq('ext.example', '/'))?.action.kind, 'redirect');
+    assert.equal(table.route(rq('ext.example', '/', { 'x-envoy-internal': 'true' }))?.action.kind, 'direct_response');
+  });
+
   it('with ignore_port_in_host_matching, leaves the port out as Envoy cuts it: at the last colon, not inside brackets', () => {
     const table = new RouteTable({
       ignore_port_in_host_matching: true,

@@ -47,10 +47,12 @@ class StatsdDaemon {
     private readonly dir: ReturnType<typeof tempDir>,
   ) {}
 
-  static async start(): Promise<StatsdDaemon> {
+  /** `tcp`: the daemon's TCP server (servers/tcp) in place of its UDP one. */
+  static async start(tcp = false): Promise<StatsdDaemon> {
     const dir = tempDir('proxy-statsd-');
-    const [port, mgmtPort] = [await freePort('udp'), await freePort('tcp')];
-    const config = dir.file('config.js', `module.exports = ${JSON.stringify({ port, address: '127.0.0.1', mgmt_port: mgmtPort, mgmt_address: '127.0.0.1', backends: [], flushInterval: 3_600_000, title: false })};\n`);
+    const [port, mgmtPort] = [await freePort(tcp ? 'tcp' : 'udp'), await freePort('tcp')];
+    const listen = tcp ? { servers: [{ server: './servers/tcp', address: '127.0.0.1', port }] } : { port, address: '127.0.0.1' };
+    const config = dir.file('config.js', `module.exports = ${JSON.stringify({ ...listen, mgmt_port: mgmtPort, mgmt_address: '127.0.0.1', backends: [], flushInterval: 3_600_000, title: false })};\n`);
     const child = spawn(process.execPath, [statsdMain, config], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
@@ -190,7 +192,36 @@ describe('a histogram sample', () => {
     store.histogram('cluster.a.upstream_rq_time').record(5);
     await waitFor('the third sample', () => (got.length >= 3 ? true : undefined));
     assert.deepEqual([datagrams.length, got[2]], [2, 'envoy.cluster.a.upstream_rq_time:5|ms']);
-    for (const s of sinks) s.socket.close();
+    for (const s of sinks) s.close();
     receiver.close();
+  });
+});
+
+describe('statsd over TCP (tcp_cluster_name), to a real statsd daemon', () => {
+  it("sends the tree's counters to the first host of a static cluster, as Envoy's TcpStatsdSink", async () => {
+    const statsd = await StatsdDaemon.start(true);
+    const upstream = await startUpstream('backend');
+    try {
+      const proxy = await startProxy({
+        stats_flush_interval: '0.2s',
+        stats_sinks: [{ name: 'envoy.stat_sinks.statsd', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink', tcp_cluster_name: 'statsd', prefix: 'tcp' } }],
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          listeners: [routesListener('ingress', [{ match: { prefix: '/' }, route: { cluster: 'backend' } }])],
+          // As Envoy's hotrestart_test.sh configures it: a STRICT_DNS cluster of localhost.
+          clusters: [staticCluster('backend', upstream.port), { ...staticCluster('statsd', statsd.port), type: 'STRICT_DNS', load_assignment: { cluster_name: 'statsd', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'localhost', port_value: statsd.port } } } }] }] } }],
+        },
+      }, ['--concurrency', '1']);
+      for (let i = 0; i < 4; i++) {
+        await new Promise<void>((resolve, reject) => request(`http://127.0.0.1:${proxy.ports.get('ingress')}/`, (res) => res.resume().on('end', resolve)).on('error', reject).end());
+      }
+      await waitFor('the four requests counted by statsd over TCP', async () => ((await statsd.counter('tcp.cluster.backend.upstream_rq_total')) >= 4 ? true : undefined));
+      assert.equal(await statsd.counter('tcp.cluster.backend.upstream_rq_total'), 4);
+      assert.equal(await statsd.counter('statsd.bad_lines_seen'), 0);
+      await proxy.stop();
+    } finally {
+      await upstream.close();
+      statsd.stop();
+    }
   });
 });

@@ -85,7 +85,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
     'idle_timeout', 'max_headers_count', 'max_connection_duration', 'max_requests_per_connection', 'max_stream_duration', 'headers_with_underscores_action',
   ],
   'envoy.config.route.v3.RouteConfiguration': ['name', 'virtual_hosts', 'validate_clusters', 'ignore_port_in_host_matching', ...HEADER_MUTATIONS, 'most_specific_header_mutations_wins'],
-  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'cors', 'rate_limits'],
+  'envoy.config.route.v3.VirtualHost': ['name', 'domains', 'routes', 'retry_policy', 'metadata', ...HEADER_MUTATIONS, 'typed_per_filter_config', 'cors', 'rate_limits', 'require_tls'],
   'envoy.config.route.v3.RateLimit': ['stage', 'disable_key', 'actions'],
   'envoy.config.route.v3.RateLimit.Action': [
     'source_cluster', 'destination_cluster', 'request_headers', 'remote_address', 'generic_key', 'header_value_match', 'masked_remote_address', 'query_parameter_value_match',

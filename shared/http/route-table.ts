@@ -71,6 +71,8 @@ export interface RedirectAction {
   path?: string;
   prefixRewrite?: string;
   stripQuery: boolean;
+  /** A virtual host's require_tls: to `https://` + the Host as sent + the path, as Envoy's SslRedirector. */
+  sslRedirect?: true;
 }
 
 export type RouteAction = ForwardAction | DirectResponseAction | RedirectAction;
@@ -104,7 +106,19 @@ export interface Route {
 export interface VirtualHost {
   name: string;
   routes: Route[];
+  /** require_tls: ALL, or EXTERNAL_ONLY (a request with x-envoy-internal: true may stay in plaintext). */
+  requireTls?: 'ALL' | 'EXTERNAL_ONLY';
 }
+
+/** Envoy's SslRedirectRoute: the answer of a virtual host that requires TLS to a request without it (301). */
+const SSL_REDIRECT: Route = {
+  name: undefined,
+  matchPath: () => true,
+  matchHeaders: [],
+  action: { kind: 'redirect', status: 301, stripQuery: false, sslRedirect: true },
+  perFilter: new Map(),
+  legacyCors: [],
+};
 
 const CLUSTER_NOT_FOUND_CODES: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
 const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
@@ -228,6 +242,7 @@ export class RouteTable {
       const vhostRetry = vh.retry_policy === undefined ? undefined : obj(vh.retry_policy);
       const host: VirtualHost = {
         name: String(vh.name),
+        ...(vh.require_tls === 'ALL' || vh.require_tls === 'EXTERNAL_ONLY' ? { requireTls: vh.require_tls } : {}),
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
           const headers = compileHeaderMutations(r, vh, obj(config));
@@ -282,6 +297,8 @@ export class RouteTable {
   route(rq: RequestView): Route | undefined {
     const vh = this.virtualHost(rq.authority);
     if (!vh) return undefined;
+    // As Envoy's VirtualHostImpl: x-forwarded-proto (the connection manager's, for an edge request) says whether it came over TLS.
+    if (vh.requireTls && rq.headers['x-forwarded-proto'] !== 'https' && (vh.requireTls === 'ALL' || rq.headers['x-envoy-internal'] !== 'true')) return SSL_REDIRECT;
     const q = rq.path.indexOf('?');
     const path = q < 0 ? rq.path : rq.path.slice(0, q);
     for (const r of vh.routes) {

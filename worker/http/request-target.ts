@@ -3,6 +3,7 @@ import type { RedirectAction, RequestView } from '../../shared/http/route-table.
 /** Request targets and Host headers as the connection manager reads them, and the Location of a redirect. */
 
 export function redirectLocation(a: RedirectAction, rq: RequestView, matchedPrefix: string | undefined): string {
+  if (a.sslRedirect) return `https://${rq.authority}${rq.path}`;
   const [pathOnly, query] = splitQuery(rq.path);
   let path = pathOnly;
   if (a.path !== undefined) path = a.path;

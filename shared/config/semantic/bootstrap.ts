@@ -145,9 +145,13 @@ function checkStatsSinks(bootstrap: Obj, errors: ConfigError[]): void {
     else if (ext.name === 'envoy.stat_sinks.hystrix') {
       if (++hystrix > 1) errors.push(configError('duplicate', `stats_sinks[${i}]`, 'only a single HystrixSink may be configured'));
     } else {
-      const address = obj(sink.typed_config).address;
-      if (address === undefined) errors.push(configError('missing', `stats_sinks[${i}].typed_config.address`, `${ext.name} needs the UDP address to send to`));
-      else checkLiteralAddress(address, `stats_sinks[${i}].typed_config.address`, errors, true);
+      const config = obj(sink.typed_config);
+      const tcpCluster = config.tcp_cluster_name;
+      if (typeof tcpCluster === 'string' && tcpCluster) {
+        // As Envoy's TcpStatsdSink (Config::Utility::checkCluster): a cluster of static_resources.
+        if (!list(obj(bootstrap.static_resources).clusters).some((c) => c.name === tcpCluster)) errors.push(configError('unknown_reference', `stats_sinks[${i}].typed_config.tcp_cluster_name`, `tcp statsd: unknown cluster '${tcpCluster}' (it must be a cluster of static_resources)`));
+      } else if (config.address === undefined) errors.push(configError('missing', `stats_sinks[${i}].typed_config.address`, `${ext.name} needs the UDP address to send to, or (statsd) tcp_cluster_name`));
+      else checkLiteralAddress(config.address, `stats_sinks[${i}].typed_config.address`, errors, true);
     }
   });
 }

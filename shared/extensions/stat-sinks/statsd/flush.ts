@@ -43,15 +43,19 @@ export class StatsdSinks {
   }
 
   private send(sink: StatsdSink, lines: string[], maxBytes: number): void {
+    if (sink.stream) {
+      if (lines.length) sink.send(lines.join('\n'));
+      return;
+    }
     let batch = '';
     const flushBatch = () => {
-      if (batch) sink.socket.send(batch, sink.port, sink.host);
+      if (batch) sink.send(batch);
       batch = '';
     };
     for (const l of lines) {
       if (maxBytes <= 0 || l.length >= maxBytes) {
         flushBatch();
-        sink.socket.send(l, sink.port, sink.host);
+        sink.send(l);
         continue;
       }
       if (batch && batch.length + 1 + l.length > maxBytes) flushBatch();
@@ -61,6 +65,6 @@ export class StatsdSinks {
   }
 
   close(): void {
-    for (const s of this.sinks) s.socket.close();
+    for (const s of this.sinks) s.close();
   }
 }

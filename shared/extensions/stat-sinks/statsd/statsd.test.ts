@@ -10,7 +10,7 @@ import { sentToSinks, statsdLine, type StatsdSink } from './statsd.js';
  * is never sent, and a flush's counters and gauges as datagrams to a real UDP socket.
  */
 
-const sink = (tagged: boolean): StatsdSink => ({ prefix: 'envoy', tagged, maxBytes: 0, host: '127.0.0.1', port: 0, socket: undefined as never });
+const sink = (tagged: boolean): StatsdSink => ({ prefix: 'envoy', tagged, maxBytes: 0, stream: false, send: () => {}, close: () => {} });
 
 describe('the statsd sinks', () => {
   let receiver: Socket;

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:dgram';
+import { connect, type Socket as NetSocket } from 'node:net';
 import { isIPv6 } from 'node:net';
 import { dgramModule } from '../../../builtins.js';
 import { list, obj } from '../../../config/access.js';
@@ -35,9 +36,61 @@ export interface StatsdSink {
   tagged: boolean;
   /** DogStatsD's max_bytes_per_datagram (0: a line a datagram). */
   maxBytes: number;
-  host: string;
-  port: number;
-  socket: Socket;
+  /** Sends newline-separated lines: a datagram (UDP), or onto the stream (TCP). */
+  send(text: string): void;
+  /** TCP: a flush's lines go as one write, whatever their size. */
+  stream: boolean;
+  close(): void;
+}
+
+/** A datagram socket to the sink's address. */
+function udpTransport(host: string, port: number): Pick<StatsdSink, 'send' | 'close' | 'stream'> {
+  const socket: Socket = dgramModule().createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+  socket.on('error', (err) => log.debug(`stats sink ${host}:${port}: ${err.message}`));
+  socket.unref();
+  return { send: (text) => socket.send(text, port, host), close: () => socket.close(), stream: false };
+}
+
+/** Past this many bytes unwritten (the server is slow or away), lines are dropped, as a full socket drops datagrams. */
+const TCP_BUFFER_LIMIT = 1024 * 1024;
+
+/**
+ * A TCP connection to the first host of the sink's cluster (Envoy's TcpStatsdSink), made when
+ * there is something to send and made again after it fails; each line ends with a newline.
+ */
+function tcpTransport(host: string, port: number): Pick<StatsdSink, 'send' | 'close' | 'stream'> {
+  let socket: NetSocket | undefined;
+  let closed = false;
+  return {
+    stream: true,
+    send(text) {
+      if (closed) return;
+      let s = socket;
+      if (!s) {
+        const made = connect({ host, port });
+        made.unref();
+        made.on('error', (err: Error) => log.debug(`tcp statsd ${host}:${port}: ${err.message}`));
+        made.on('close', () => {
+          if (socket === made) socket = undefined;
+        });
+        socket = s = made;
+      }
+      if (s.writableLength > TCP_BUFFER_LIMIT) return;
+      s.write(`${text}\n`);
+    },
+    close() {
+      closed = true;
+      socket?.destroy();
+    },
+  };
+}
+
+/** The first endpoint of bootstrap cluster `name` (a host name is resolved when the connection is made). */
+function clusterAddress(bootstrap: JsonObject, name: string): { host: string; port: number } | undefined {
+  const cluster = list(obj(bootstrap.static_resources).clusters).find((c) => c.name === name);
+  const endpoint = list(list(obj(cluster?.load_assignment).endpoints)[0]?.lb_endpoints)[0];
+  const sa = obj(obj(obj(endpoint?.endpoint).address).socket_address);
+  return typeof sa.address === 'string' ? { host: sa.address, port: Number(sa.port_value ?? 0) } : undefined;
 }
 
 /** The bootstrap's statsd and DogStatsD sinks, each with a UDP socket of its own (unref'd: it keeps no process alive). */
@@ -48,19 +101,15 @@ export function openStatsdSinks(bootstrap: JsonObject): StatsdSink[] {
     const type = typeNameOfUrl(String(config['@type'] ?? ''));
     const byName = s.name === 'envoy.stat_sinks.statsd' || s.name === 'envoy.stat_sinks.dog_statsd';
     if (type !== STATSD && type !== DOG_STATSD && !byName) continue;
+    const tcp = typeof config.tcp_cluster_name === 'string' && config.tcp_cluster_name ? clusterAddress(bootstrap, config.tcp_cluster_name) : undefined;
     const sa = obj(obj(config.address).socket_address);
-    const host = String(sa.address);
-    const socket = dgramModule().createSocket(isIPv6(host) ? 'udp6' : 'udp4');
-    socket.on('error', (err) => log.debug(`stats sink ${host}:${String(sa.port_value)}: ${err.message}`));
-    socket.unref();
+    const transport = tcp ? tcpTransport(tcp.host, tcp.port) : udpTransport(String(sa.address), Number(sa.port_value));
     const tagged = type === DOG_STATSD || s.name === 'envoy.stat_sinks.dog_statsd';
     sinks.push({
       prefix: typeof config.prefix === 'string' && config.prefix ? config.prefix : 'envoy',
       tagged,
       maxBytes: tagged && typeof config.max_bytes_per_datagram === 'number' ? config.max_bytes_per_datagram : 0,
-      host,
-      port: Number(sa.port_value),
-      socket,
+      ...transport,
     });
   }
   return sinks;
@@ -112,7 +161,7 @@ class SampleBatch {
 
   private flush(): void {
     if (!this.text) return;
-    this.sink.socket.send(this.text, this.sink.port, this.sink.host);
+    this.sink.send(this.text);
     this.text = '';
   }
 }
