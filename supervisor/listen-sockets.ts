@@ -136,6 +136,19 @@ export class ListenSockets {
     private readonly inherit?: InheritSocket,
   ) {}
 
+  /** A bootstrap listener's additional_addresses: a socket each, handed over by the listener's key and its place in the list. */
+  async bindAdditional(listener: JsonObject, name: string, handOverKey: string): Promise<{ socketIds: number[]; addresses: string[] } | undefined> {
+    const extra = list(listener.additional_addresses);
+    if (extra.length === 0) return undefined;
+    const out = { socketIds: [] as number[], addresses: [] as string[] };
+    for (const [j, a] of extra.entries()) {
+      const socket = await this.bind({ ...listener, address: obj(a).address }, name, `${handOverKey}\u0000additional${j}`);
+      out.socketIds.push(socket.id);
+      out.addresses.push(socket.address);
+    }
+    return out;
+  }
+
   /**
    * The listener's socket: taken from the previous epoch when it has one, else bound; a bind
    * failure names the listener. `handOverKey` is what the previous epoch knows the listener by

@@ -3,7 +3,7 @@ import { listenerAccessLogPaths } from '../shared/access-log/loggers.js';
 import { list, obj } from '../shared/config/access.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { filterChainsOf, rdsUsersOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
+import { filterChainsOf, rdsUsersOf, socketIdsOf, type ListenerResource, type TrafficDirection, type UpdateFailure } from '../shared/config/resources.js';
 import { isUdpListener, sharedAddressKey } from '../shared/config/semantic/listeners.js';
 import { checkResource, LISTENER_TYPE } from '../shared/config/xds-resource.js';
 import { sameResource } from '../shared/config/resource-hash.js';
@@ -137,13 +137,14 @@ export class ListenerManager {
         const handOverKey = name === config.name ? name : unnamedHandOverKey(i);
         if (handOverKey !== name) this.unnamedStatic.set(handOverKey, name);
         const socket = await this.sockets.bind(config, name, handOverKey);
+        const additional = await this.sockets.bindAdditional(config, name, handOverKey);
         const chainTls: ListenerResource['tls'] = {};
         for (const [key] of filterChainsOf(config)) {
           const context = tls.listeners[listenerChainKey(name, key)];
           if (context) chainTls[key] = context;
         }
         const bucketSlots = this.slots.bucketSlotsFor(config, name, undefined, socket.id);
-        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots, connectionSlot: this.slots.connectionSlotFor(name) });
+        this.byName.set(name, { name, config, addedViaApi: false, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, ...(additional ? { additional } : {}), trafficDirection: directionOf(config), tls: chainTls, stopped: false, bucketSlots, connectionSlot: this.slots.connectionSlotFor(name) });
         this.added.inc();
       }
     } catch (err) {
@@ -349,7 +350,7 @@ export class ListenerManager {
   }
 
   private inUse(socketId: number): boolean {
-    return [...this.byName.values()].some((l) => l.socketId === socketId && !l.stopped) || [...this.warmingByName.values()].some((l) => l.socketId === socketId);
+    return [...this.byName.values()].some((l) => socketIdsOf(l).includes(socketId) && !l.stopped) || [...this.warmingByName.values()].some((l) => l.socketId === socketId);
   }
 
   /** A released socket that no listener took is closed. */
@@ -423,8 +424,11 @@ export class ListenerManager {
     const open = [...this.sockets.open.values()];
     const byAddress = open.find((s) => socketHandOverAddress(s, true) === address);
     if (byAddress) return byAddress;
-    const named = this.byName.get(this.unnamedStatic.get(listenerName) ?? listenerName);
-    const socket = named && !named.stopped ? this.sockets.open.get(named.socketId) : undefined;
+    // An additional address's key is the listener's, then its place (addStatic).
+    const [key, additional] = listenerName.split('\u0000additional');
+    const named = this.byName.get(this.unnamedStatic.get(key!) ?? key!);
+    const id = additional === undefined ? named?.socketId : named?.additional?.socketIds[Number(additional)];
+    const socket = named && !named.stopped && id !== undefined ? this.sockets.open.get(id) : undefined;
     return socket && socketHandOverAddress(socket) === address ? socket : undefined;
   }
 

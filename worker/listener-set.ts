@@ -1,6 +1,6 @@
 import { dgramModule } from '../shared/builtins.js';
 import { createServer, isIPv6, type Socket } from 'node:net';
-import type { ListenerResource } from '../shared/config/resources.js';
+import { socketIdsOf, type ListenerResource } from '../shared/config/resources.js';
 import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import type { SocketInbox } from '../shared/socket-channel.js';
@@ -60,7 +60,7 @@ export class ListenerSet {
       for (const resource of resources) {
         if (resource.stopped) continue;
         const listener = new ServedListener(resource, this.ctx);
-        await this.serve(resource.socketId, listener);
+        for (const id of socketIdsOf(resource)) await this.serve(id, listener);
         this.active.set(resource.name, listener);
         this.createSuccess.inc();
       }
@@ -76,7 +76,7 @@ export class ListenerSet {
       let listener: ServedListener;
       try {
         listener = new ServedListener(resource, this.ctx, inPlace ? previous : undefined);
-        await this.serve(resource.socketId, listener);
+        for (const id of socketIdsOf(resource)) await this.serve(id, listener);
       } catch (err) {
         this.createFailure.inc();
         throw err;
@@ -84,7 +84,7 @@ export class ListenerSet {
       this.active.set(resource.name, listener);
       this.createSuccess.inc();
       if (previous) {
-        if (this.owners.get(previous.resource.socketId) === previous) this.owners.delete(previous.resource.socketId);
+        for (const id of socketIdsOf(previous.resource)) if (this.owners.get(id) === previous) this.owners.delete(id);
         this.drainAway(previous, order, inPlace ? listener : undefined);
       }
     });
@@ -96,7 +96,7 @@ export class ListenerSet {
       const listener = this.active.get(name);
       if (!listener) return;
       this.active.delete(name);
-      if (this.owners.get(listener.resource.socketId) === listener) this.owners.delete(listener.resource.socketId);
+      for (const id of socketIdsOf(listener.resource)) if (this.owners.get(id) === listener) this.owners.delete(id);
       this.drainAway(listener, order);
     });
   }
@@ -118,13 +118,14 @@ export class ListenerSet {
     return this.enqueue('stop listeners', async () => {
       for (const name of names) {
         const listener = this.active.get(name);
-        const id = listener?.resource.socketId;
-        if (id === undefined) continue;
+        if (!listener) continue;
         // A UDP listener's sessions cannot answer without its socket: they end with it (their clients' next datagrams make new ones elsewhere).
-        listener!.udp?.close();
-        for (const server of this.servers.get(id) ?? []) server.close();
-        this.servers.delete(id);
-        this.owners.delete(id);
+        listener.udp?.close();
+        for (const id of socketIdsOf(listener.resource)) {
+          for (const server of this.servers.get(id) ?? []) server.close();
+          this.servers.delete(id);
+          this.owners.delete(id);
+        }
       }
     });
   }

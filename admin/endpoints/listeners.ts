@@ -43,7 +43,7 @@ export function listenerEndpoints(state: AdminState): AdminEndpoint[] {
           return {
             status: 200,
             contentType: JSON_TYPE,
-            body: protoJson({ listener_statuses: listeners.map((l) => ({ name: l.name, local_address: addressJson(l.address) })) }),
+            body: protoJson({ listener_statuses: listeners.map((l) => ({ name: l.name, local_address: addressJson(l.address), ...(l.additional ? { additional_local_addresses: l.additional.addresses.map(addressJson) } : {}) })) }),
           };
         }
         return { status: 200, body: listeners.map((l) => `${l.name}::${l.address}\n`).join('') };

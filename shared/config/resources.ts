@@ -80,6 +80,8 @@ export interface ListenerResource {
   socketId: number;
   /** `127.0.0.1:10000`, `[::1]:10000` or a pipe path, with the real port. */
   address: string;
+  /** additional_addresses (bootstrap listeners): their sockets, and their addresses as `address` is written. */
+  additional?: { socketIds: number[]; addresses: string[] };
   trafficDirection: TrafficDirection;
   /** The TLS contexts of its filter chains, by chain (`0`, `1`, …, `default`), read by the supervisor. */
   tls: Record<string, TlsContext>;
@@ -115,4 +117,9 @@ export function rdsUsersOf(listeners: readonly Listener[]): { statPrefix: string
     }
   }
   return out;
+}
+
+/** Every listening socket a listener accepts on: its address's, then its additional_addresses'. */
+export function socketIdsOf(resource: Pick<ListenerResource, 'socketId' | 'additional'>): number[] {
+  return resource.additional ? [resource.socketId, ...resource.additional.socketIds] : [resource.socketId];
 }

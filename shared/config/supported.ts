@@ -62,8 +62,9 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
     'listener_filters', 'udp_listener_config', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options', 'enable_reuse_port', 'reuse_port',
-    'per_connection_buffer_limit_bytes', 'max_connections_to_accept_per_socket_event',
+    'per_connection_buffer_limit_bytes', 'max_connections_to_accept_per_socket_event', 'additional_addresses',
   ],
+  'envoy.config.listener.v3.AdditionalAddress': ['address'],
   'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata', 'transport_socket', 'filter_chain_match'],
   'envoy.config.listener.v3.FilterChainMatch': ['server_names', 'transport_protocol', 'application_protocols', 'destination_port'],

@@ -73,6 +73,13 @@ function checkUdpListener(l: Obj, path: string, clusters: Set<string>, errors: C
 export function checkListener(l: Obj, path: string, clusters: Set<string>, errors: ConfigError[], dynamic = false): void {
   if (l.address === undefined) errors.push(configError('missing', `${path}.address`, 'a listener needs an address'));
   else checkLiteralAddress(l.address, `${path}.address`, errors, true);
+  list(l.additional_addresses).forEach((a, j) => {
+    const aPath = `${path}.additional_addresses[${j}]`;
+    if (dynamic) errors.push(configError('unsupported', aPath, 'additional addresses are bound for bootstrap listeners only; a listener from LDS listens on its address'));
+    else if (isUdpListener(l) || obj(obj(a.address).socket_address).protocol === 'UDP') errors.push(configError('unsupported', aPath, 'additional addresses are for TCP listeners'));
+    else if (a.address === undefined) errors.push(configError('missing', `${aPath}.address`, 'an additional address needs an address'));
+    else checkLiteralAddress(a.address, `${aPath}.address`, errors);
+  });
   checkAccessLogs(l.access_log, `${path}.access_log`, errors);
   if (isUdpListener(l)) {
     checkUdpListener(l, path, clusters, errors, dynamic);
