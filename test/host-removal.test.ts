@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { routesListener, staticCluster } from './helpers/bootstraps.js';
-import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
+import { CLUSTER_URL, edsCluster, ENDPOINTS_URL, TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -12,7 +12,6 @@ import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type Runni
  * pending_dynamic_removal, until it fails a check; with ignore_health_on_host_removal it goes at once.
  */
 
-const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 const HC = { timeout: '5s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/healthz' } };
 
 interface Backend {
@@ -32,15 +31,6 @@ async function backend(name: string): Promise<Backend> {
   return b;
 }
 
-const edsCluster = (name: string, extra: JsonObject = {}): JsonObject => ({
-  '@type': CLUSTER_URL,
-  name,
-  type: 'EDS',
-  connect_timeout: '1s',
-  eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } },
-  health_checks: [HC],
-  ...extra,
-});
 const assignment = (name: string, ports: number[]): JsonObject => ({
   '@type': ENDPOINTS_URL,
   cluster_name: name,
@@ -56,7 +46,7 @@ before(async () => {
   a = await backend('A');
   b = await backend('B');
   cp = await TestControlPlane.start();
-  cp.set(CLUSTER_URL, '1', [edsCluster('kept'), edsCluster('dropped', { ignore_health_on_host_removal: true })]);
+  cp.set(CLUSTER_URL, '1', [edsCluster('kept', { health_checks: [HC] }), edsCluster('dropped', { health_checks: [HC], ignore_health_on_host_removal: true })]);
   cp.set(ENDPOINTS_URL, '1', [assignment('kept', [a.port, b.port]), assignment('dropped', [a.port, b.port])]);
   const listener = routesListener('ingress', [{ match: { prefix: '/' }, route: { cluster: 'kept' } }]) as { filter_chains: { filters: { typed_config: { route_config: JsonObject } }[] }[] };
   listener.filter_chains[0]!.filters[0]!.typed_config.route_config.validate_clusters = false;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { routesListener, staticCluster } from './helpers/bootstraps.js';
-import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
+import { CLUSTER_URL, edsCluster, ENDPOINTS_URL, TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -13,7 +13,6 @@ import { startUpstream, type Upstream } from './helpers/upstream.js';
  * meanwhile, and over ADS the CDS ACK waits until it is warm.
  */
 
-const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 let a: Upstream;
 before(async () => {
   a = await startUpstream('A');
@@ -23,14 +22,6 @@ after(async () => {
   await a.close();
 });
 
-const edsCluster = (name: string, extra: JsonObject = {}): JsonObject => ({
-  '@type': CLUSTER_URL,
-  name,
-  type: 'EDS',
-  connect_timeout: '1s',
-  eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } },
-  ...extra,
-});
 const assignment = (name: string, port: number): JsonObject => ({
   '@type': ENDPOINTS_URL,
   cluster_name: name,

@@ -15,6 +15,17 @@ import { waitFor } from './proxy.js';
 export const CLUSTER_URL = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 export const LISTENER_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 export const ROUTE_URL = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+export const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+
+/** A CDS cluster whose endpoints come by EDS over ADS. */
+export const edsCluster = (name: string, extra: JsonObject = {}): JsonObject => ({
+  '@type': CLUSTER_URL,
+  name,
+  type: 'EDS',
+  connect_timeout: '1s',
+  eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } },
+  ...extra,
+});
 
 type Stream = ServerDuplexStream<JsonObject, JsonObject>;
 
