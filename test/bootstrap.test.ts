@@ -406,11 +406,11 @@ describe('whole-bootstrap checks', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.enable_dispatcher_stats = true;
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via = 'proxy';
-    d.static_resources.clusters[0].respect_dns_ttl = true;
+    d.static_resources.clusters[0].track_cluster_stats = { timeout_budgets: true };
     const errors = errorsOf({ configPath: tmp.file('unsupported.yaml', yamlOf(d)) });
     assert.deepEqual(errors.map(shape).sort(), [
       ['unsupported_field', '', 'enable_dispatcher_stats'],
-      ['unsupported_field', '', 'static_resources.clusters[0].respect_dns_ttl'],
+      ['unsupported_field', '', 'static_resources.clusters[0].track_cluster_stats'],
       ['unsupported_field', '', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via'],
     ]);
     // What an operator reads names the field and its message.
@@ -464,8 +464,8 @@ describe('stats sinks', () => {
     ['a sink this proxy does not implement, by name', (d) => (d.stats_sinks = [{ name: 'envoy.stat_sinks.metrics_service' }]), 'unsupported_extension', 'stats_sinks[0]'],
     ['a sink this proxy does not implement, by type', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsConfig' } }]),
       'unsupported_extension', 'stats_sinks[0].typed_config'],
-    ['statsd over TCP', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink', tcp_cluster_name: 'c' } }]),
-      'unsupported_field', 'stats_sinks[0].typed_config.tcp_cluster_name'],
+    ['statsd over TCP to a cluster that is not in static_resources', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v3.StatsdSink', tcp_cluster_name: 'c' } }]),
+      'unknown_reference', 'stats_sinks[0].typed_config.tcp_cluster_name'],
     ['a filter given as a stats sink', (d) => (d.stats_sinks = [{ name: 's', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }]),
       'wrong_extension', 'stats_sinks[0]'],
   ]);
@@ -501,12 +501,12 @@ describe('TLS contexts in the bootstrap', () => {
     const hcm = d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
     hcm.bogus_field = 1;
     hcm.http_filters.unshift({ name: 'envoy.filters.http.jwt_authn', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication' } });
-    d.static_resources.clusters[0].respect_dns_ttl = true;
+    d.static_resources.clusters[0].track_cluster_stats = { timeout_budgets: true };
     const errors = errorsOf({ configPath: tmp.file('many.yaml', yamlOf(d)) });
     assert.deepEqual(errors.map((e) => [e.code, e.path]).sort(), [
       ['unknown_field', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.bogus_field'],
       ['unsupported_extension', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config'],
-      ['unsupported_field', 'static_resources.clusters[0].respect_dns_ttl'],
+      ['unsupported_field', 'static_resources.clusters[0].track_cluster_stats'],
     ].sort(), errors.join('\n'));
   });
 
