@@ -405,13 +405,13 @@ describe('whole-bootstrap checks', () => {
   it('refuse every field of Envoy\'s API that the proxy does not implement, rather than ignore it', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.enable_dispatcher_stats = true;
-    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via = 'proxy';
+    d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.proxy_100_continue = true;
     d.static_resources.clusters[0].track_cluster_stats = { timeout_budgets: true };
     const errors = errorsOf({ configPath: tmp.file('unsupported.yaml', yamlOf(d)) });
     assert.deepEqual(errors.map(shape).sort(), [
       ['unsupported_field', '', 'enable_dispatcher_stats'],
       ['unsupported_field', '', 'static_resources.clusters[0].track_cluster_stats'],
-      ['unsupported_field', '', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.via'],
+      ['unsupported_field', '', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.proxy_100_continue'],
     ]);
     // What an operator reads names the field and its message.
     assert.equal(errors.find((e) => e.path === 'enable_dispatcher_stats')!.text, "enable_dispatcher_stats: field 'enable_dispatcher_stats' of envoy.config.bootstrap.v3.Bootstrap is not supported by this proxy");

@@ -81,7 +81,7 @@ before(async () => {
       listeners: [
         listener('overwrite', { server_name: 'edge' }),
         listener('append', { server_name: 'edge', server_header_transformation: 'APPEND_IF_ABSENT' }),
-        listener('pass', { server_name: 'edge', server_header_transformation: 'PASS_THROUGH' }),
+        listener('pass', { server_name: 'edge', server_header_transformation: 'PASS_THROUGH', via: 'edge-proxy' }),
         listener('suppress', {}, { suppress_envoy_headers: true }),
         listener('normalize', { normalize_path: true, merge_slashes: true, path_with_escaped_slashes_action: 'UNESCAPE_AND_REDIRECT' }),
         listener('reject', { path_with_escaped_slashes_action: 'REJECT_REQUEST' }),
@@ -125,6 +125,16 @@ describe('server_header_transformation', () => {
       assert.equal(r.headers.server, undefined, path);
     }
     assert.equal((await httpRequest(url('pass', '/nowhere'))).status, 404);
+  });
+});
+
+describe('via', () => {
+  it("is appended to the request's Via and to every response's, proxied or local, as Envoy's appendVia", async () => {
+    const { response, upstream: seen } = await echo('pass', '/echo', { via: '1.1 client-side' });
+    assert.equal(seen.headers.via, '1.1 client-side, edge-proxy');
+    assert.equal(response.headers.via, 'edge-proxy');
+    assert.equal((await httpRequest(url('pass', '/nowhere'))).headers.via, 'edge-proxy');
+    assert.equal((await echo('overwrite', '/echo')).upstream.headers.via, undefined, 'without via, none');
   });
 });
 

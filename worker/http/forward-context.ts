@@ -1,4 +1,4 @@
-import { serverValue, type ServerHeader } from './server-header.js';
+import { appendVia, serverValue, type ServerHeader } from './server-header.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry.js';
@@ -106,12 +106,13 @@ export function downstreamResponseHeaders(statusCode: number, headers: IncomingH
   }
   for (const k in source) {
     const v = source[k] as string | string[] | number | undefined;
-    if (v === undefined || (HOP_BY_HOP.has(k) && !keep?.has(k)) || k === 'server' || k.charCodeAt(0) === 58 /* ':' */) continue;
+    if (v === undefined || (HOP_BY_HOP.has(k) && !keep?.has(k)) || k === 'server' || k.charCodeAt(0) === 58 /* ':' */ || (k === 'via' && ctx.server.via !== undefined)) continue;
     if (typeof v !== 'object') out.push(k, String(v));
     else for (const item of v) out.push(k, item);
   }
   const server = ctx.server.mode === 'OVERWRITE' ? ctx.server.name : serverValue(ctx.server, source.server);
   if (server !== undefined) out.push('server', server);
+  if (ctx.server.via !== undefined) out.push('via', appendVia(source.via, ctx.server.via));
   if (!ctx.suppressEnvoyHeaders) out.push('x-envoy-upstream-service-time', String(Math.round(performance.now() - startedMs)));
   for (const cookie of ctx.setCookies ?? []) out.push('set-cookie', cookie);
   return out;

@@ -1,3 +1,4 @@
+import { appendVia } from './server-header.js';
 import { networkInterfaces } from 'node:os';
 import { obj } from '../../shared/config/access.js';
 import type { DownstreamRequest } from './downstream.js';
@@ -26,6 +27,8 @@ export interface RequestHeaderSettings {
   /** add_user_agent: the service cluster to name. */
   userAgent: string | undefined;
   nodeId: string;
+  /** The connection manager's `via`, appended to the request's Via. */
+  via: string | undefined;
 }
 
 /** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
@@ -48,6 +51,7 @@ export function requestHeaderSettings(config: HttpConnectionManager, localAddres
     localAddress,
     userAgent: config.add_user_agent === true ? node.cluster : undefined,
     nodeId: node.id,
+    via: typeof config.via === 'string' && config.via ? config.via : undefined,
   };
 }
 
@@ -65,6 +69,7 @@ export function mutateRequestHeaders(req: DownstreamRequest, headers: Downstream
     headers['x-request-id'] = requestId();
   }
   if (edge && peer !== undefined) headers['x-envoy-external-address'] = peer;
+  if (s.via !== undefined) headers.via = appendVia(headers.via, s.via);
   if (s.useRemoteAddress && !s.skipXffAppend) {
     const client = peer ?? s.localAddress;
     const xff = headers['x-forwarded-for'];

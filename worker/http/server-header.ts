@@ -10,11 +10,20 @@ import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
 export interface ServerHeader {
   readonly name: string;
   readonly mode: 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
+  /** The connection manager's `via`: appended to every response's Via (and to requests', worker/http/request-headers.ts). */
+  readonly via?: string;
+}
+
+/** Envoy's Utility::appendVia: `via` after the header's value, comma-separated, or alone. */
+export function appendVia(existing: unknown, via: string): string {
+  const has = typeof existing === 'string' ? existing : Array.isArray(existing) ? existing.join(', ') : '';
+  return has ? `${has}, ${via}` : via;
 }
 
 export function serverHeaderOf(config: HttpConnectionManager): ServerHeader {
   const mode = config.server_header_transformation === 'APPEND_IF_ABSENT' || config.server_header_transformation === 'PASS_THROUGH' ? config.server_header_transformation : 'OVERWRITE';
-  return { name: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'envoy', mode };
+  const via = typeof config.via === 'string' && config.via ? { via: config.via } : {};
+  return { name: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'envoy', mode, ...via };
 }
 
 /** The `server` a response goes with, given the one it has (undefined: none). */
@@ -29,4 +38,5 @@ export function setServer(headers: Record<string, unknown>, server: ServerHeader
   const value = serverValue(server, headers.server);
   if (value === undefined) delete headers.server;
   else headers.server = value;
+  if (server.via !== undefined) headers.via = appendVia(headers.via, server.via);
 }
