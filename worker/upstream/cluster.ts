@@ -254,11 +254,11 @@ export class Cluster {
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     // common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off).
     const panicThreshold = panic === undefined ? 50 : Math.round(Number(obj(panic).value ?? 0));
-    this.priorities = new PrioritySet<Host>(panicThreshold, clusterLbPolicy(config).localityWeighted);
+    const policy = clusterLbPolicy(config);
+    this.priorities = new PrioritySet<Host>(panicThreshold, policy.localityWeighted);
     const overflow = overflowStats(this.name);
     this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
-    const policy = clusterLbPolicy(config);
     this.balancer = loadBalancerFor<Host>(policy);
     this.hashBalancer = hashBalancerFor<Host>(policy, this.name);
     this.update(hosts);
