@@ -394,9 +394,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       record.responseCodeDetails = 'upstream_reset_before_response_started{overflow}';
     }
     this.chargeLocalReply(LocalReply.overflow.status);
-    this.finish();
-    const reply = this.ctx.suppressEnvoyHeaders ? this.ctx.reply : { ...this.ctx.reply, extraHeaders: { ...this.ctx.reply.extraHeaders, 'x-envoy-overloaded': 'true' } };
-    sendLocalReply(this.res, LocalReply.overflow.status, LocalReply.overflow.body, reply);
+    this.localReply(LocalReply.overflow, this.ctx.suppressEnvoyHeaders ? undefined : { 'x-envoy-overloaded': 'true' });
   }
 
   /**
@@ -445,8 +443,8 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.cluster.stats.localReply(status, this.req.headers['x-envoy-internal'] === 'true');
   }
 
-  private localReply(reply: { status: number; body: string }): void {
+  private localReply(reply: { status: number; body: string }, headers?: Record<string, string>): void {
     this.finish();
-    sendLocalReply(this.res, reply.status, reply.body, this.ctx.reply);
+    sendLocalReply(this.res, reply.status, reply.body, headers ? { ...this.ctx.reply, extraHeaders: { ...this.ctx.reply.extraHeaders, ...headers } } : this.ctx.reply);
   }
 }
