@@ -382,6 +382,7 @@ export class ListenerManager {
       if (!mine || socketHandOverAddress(mine) !== key) continue;
       // As Envoy: a socket shared or per worker stays so while the listener lives (remove and add it to change that).
       if (mine.reusePort !== reusePortOf(config)) throw new ListenerBindError(`Listener ${name}: reuse port cannot be changed during an update`);
+      if (version!.config.max_connections_to_accept_per_socket_event !== config.max_connections_to_accept_per_socket_event) throw new ListenerBindError(`Listener ${name}: max_connections_to_accept_per_socket_event cannot be changed during an update (a socket accepts as it was first served); remove and add the listener to change it`);
       return mine;
     }
     // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.

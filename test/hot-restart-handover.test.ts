@@ -178,4 +178,19 @@ describe('listener hand-over between epochs', () => {
       oldSockets.closeAll();
     }
   });
+
+  it('an update may not change max_connections_to_accept_per_socket_event either: the socket accepts as it was first served', async () => {
+    const sockets = new ListenSockets(1);
+    const m = manager(sockets);
+    try {
+      const lds = (version: string, max: number | undefined, statPrefix = 'lds') =>
+        m.applyLds(version, [{ '@type': 'type.googleapis.com/envoy.config.listener.v3.Listener', ...listener('lds', { socket_address: { address: '127.0.0.1', port_value: 0 } }), stat_prefix: statPrefix, filter_chains: [TCP_CHAIN], ...(max === undefined ? {} : { max_connections_to_accept_per_socket_event: max }) }], { unknownFields: 'reject', disabledExtensions: new Set() }, new Set(['backend']));
+      assert.deepEqual((await lds('1', 2)).rejected, []);
+      assert.deepEqual((await lds('2', 2, 'renamed')).rejected, [], 'another change keeps the socket');
+      assert.deepEqual((await lds('3', 3)).rejected, ["listener 'lds': Listener lds: max_connections_to_accept_per_socket_event cannot be changed during an update (a socket accepts as it was first served); remove and add the listener to change it"]);
+      assert.deepEqual((await lds('4', undefined)).rejected.length, 1);
+    } finally {
+      sockets.closeAll();
+    }
+  });
 });
