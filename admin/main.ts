@@ -155,6 +155,12 @@ process.on('message', (m: ToAdmin) => {
         state.server.clusterFailures = m.failures;
       }
       break;
+    case 'secrets':
+      if (state) {
+        state.server.secrets = m.secrets;
+        state.server.tls = m.tls;
+      }
+      break;
     case 'routes':
       if (state) {
         state.server.routes = m.routes;

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import type { LoadedTls } from './extensions/transport-sockets/tls/context.js';
+import type { LoadedTls, TlsContext } from './extensions/transport-sockets/tls/context.js';
+import type { SecretsDump } from './extensions/transport-sockets/tls/secrets.js';
 import type { UpstreamHost } from './upstream/hosts.js';
 import type { OutcomeRuns } from './upstream/outcomes.js';
 import type { BreakerLayout } from './upstream/breaker-counts.js';
@@ -92,6 +93,8 @@ export interface ServerContext {
   upstream: Record<string, UpstreamHost[]>;
   /** The TLS contexts with their certificates and keys, as the supervisor read them when it loaded the bootstrap. */
   tls: LoadedTls;
+  /** The bootstrap's secrets and those from SDS (/config_dump); `secrets` messages follow every change. */
+  secrets: SecretsDump;
 }
 
 /** The log settings as they travel: LogSettings with the component levels as entries. */
@@ -114,6 +117,8 @@ export type ToWorker =
   /** A cluster added or changed by the cluster discovery service, with its hosts now (`hosts` messages follow). */
   | { type: 'cluster_upsert'; resource: ClusterResource; hosts: UpstreamHost[] }
   | { type: 'cluster_remove'; name: string }
+  /** TLS contexts built again because their SDS secrets came or changed (new connections use them). */
+  | { type: 'tls_update'; listeners: { name: string; tls: ListenerResource['tls'] }[]; clusters: { name: string; tls: TlsContext }[] }
   /** A route configuration from RDS, new or changed: requests from now on route by it. */
   | { type: 'route_update'; resource: RouteResource }
   /**
@@ -192,6 +197,8 @@ export type ToAdmin =
   | { type: 'listeners'; listeners: ListenerResource[]; ldsVersionInfo?: string; failures: ServerContext['listenerFailures']; draining: DrainingListenerView[]; warming: ListenerResource[] }
   /** The route configurations from RDS after an update (for /config_dump). */
   | { type: 'routes'; routes: Record<string, RouteResource>; failures: UpdateFailure[] }
+  /** The secrets changed, and with them the bootstrap's TLS contexts (/certs). */
+  | { type: 'secrets'; secrets: SecretsDump; tls: LoadedTls }
   | { type: 'shutdown'; graceMs: number };
 
 // admin → supervisor

@@ -6,6 +6,8 @@ import { sameResource } from '../shared/config/resource-hash.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
 import { loadClusterTls } from '../shared/extensions/transport-sockets/tls/context.js';
+import { StaticSecrets, type SecretLookup } from '../shared/extensions/transport-sockets/tls/secrets.js';
+import { countClusterSdsBuild } from './tls-secrets.js';
 import { stats } from '../shared/stats/process.js';
 import { CLUSTER_CAPACITY, LISTENER_CAPACITY } from '../shared/upstream/breaker-counts.js';
 import { presentAtZero } from '../shared/stats/always-present.js';
@@ -46,6 +48,8 @@ export class ClusterManager {
   private readonly warmingByName = new Map<string, ClusterResource>();
   /** Set once the workers serve: from then on a new or changed cluster warms first. */
   warmingEnabled = false;
+  /** The secrets clusters' TLS contexts name (set by the tree: the bootstrap's, and SDS's). */
+  secrets: SecretLookup = new StaticSecrets({}, []);
   /** Each name's circuit-breaker slot, for the tree's life. */
   private readonly slots = new Map<string, number>();
   private readonly added = stats.counter('cluster_manager.cluster_added');
@@ -128,7 +132,7 @@ export class ClusterManager {
       }
       if (checked.name !== undefined) named.add(checked.name);
       const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
-      const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, errors) : undefined;
+      const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, errors, this.secrets) : undefined;
       if (!checked.message || errors.length) {
         changes.rejected.push(`cluster '${label}': ${errorText(errors)}`);
         if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errorText(errors), versionInfo });
@@ -154,6 +158,7 @@ export class ClusterManager {
       }
       const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name), ...(tls ? { tls } : {}) };
       (current || warming ? this.modified : this.added).inc();
+      if (tls) countClusterSdsBuild(name, tls);
       if (this.warmingEnabled) {
         this.warmingByName.set(name, resource);
         changes.warming.push(resource);

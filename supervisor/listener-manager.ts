@@ -1,5 +1,3 @@
-import { closeSync, openSync } from 'node:fs';
-import { listenerAccessLogPaths } from '../shared/access-log/loggers.js';
 import { list, obj } from '../shared/config/access.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
@@ -11,11 +9,14 @@ import type { DrainOrder } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import { stats } from '../shared/stats/process.js';
 import { listenerChainKey, loadListenerTls, type LoadedTls } from '../shared/extensions/transport-sockets/tls/context.js';
+import { StaticSecrets, type SecretLookup } from '../shared/extensions/transport-sockets/tls/secrets.js';
+import { countSdsBuilds } from './tls-secrets.js';
 import type { DynamicFieldPolicy } from './cluster-manager.js';
 import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { ListenerSlots } from './listener-slots.js';
-import { configuredAddressOf, handOverAddress, ListenerBindError, reusePortOf, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+import { ListenerBindError, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
+import { openAccessLogs, socketFor, type Released } from './listener-socket-choice.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 import { errorText, type ConfigError } from '../shared/config/config-error.js';
 import type { Listener } from '../shared/config/envoy-types.js';
@@ -55,26 +56,6 @@ export interface ListenerChanges {
   warming: string[];
 }
 
-/** A socket a removed or readdressed listener left, in the update that left it. */
-interface Released {
-  socket: ListenSocket;
-  /** The listener that had it. */
-  by: string;
-}
-
-/** Opens (creating) each access-log file of the listener once, as the bootstrap's are at start: a path that cannot be written refuses the listener. */
-function openAccessLogs(config: JsonObject): string[] {
-  const errors: string[] = [];
-  for (const path of listenerAccessLogPaths(config)) {
-    try {
-      closeSync(openSync(path, 'a'));
-    } catch (err) {
-      errors.push(`unable to open access log file '${path}': ${(err as Error).message}`);
-    }
-  }
-  return errors;
-}
-
 function directionOf(config: JsonObject): TrafficDirection {
   return (config.traffic_direction ?? 'UNSPECIFIED') as TrafficDirection;
 }
@@ -90,6 +71,10 @@ export class ListenerManager {
   private readonly warmingByName = new Map<string, ListenerResource>();
   /** Whether the route configuration of that name is here (set by the tree: the route manager knows). */
   hasRoutes: (name: string) => boolean = () => true;
+  /** The secrets listeners' TLS contexts name (set by the tree: the bootstrap's, and SDS's). */
+  secrets: SecretLookup = new StaticSecrets({}, []);
+  /** The SDS secrets (names) of these contexts that have neither come nor timed out (set by the tree). */
+  secretsPending: (tls: ListenerResource['tls']) => string[] = () => [];
   /** What drains after changes, for the drain time. */
   readonly drains: ListenerDrains;
   /** Directions stopped by /drain_listeners: later additions and modifications there are not made. */
@@ -234,7 +219,7 @@ export class ListenerManager {
       }
       const errors: (ConfigError | string)[] = [...this.checkAddress(config, name), ...openAccessLogs(config)];
       const tlsErrors: ConfigError[] = [];
-      const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors);
+      const chainTls = loadListenerTls(config, 'listener', readDataSource, tlsErrors, this.secrets);
       errors.push(...tlsErrors);
       // A Lua script that does not load refuses the listener (Envoy's script load error), as at start.
       errors.push(...(await luaLoadErrors(config, 'listener')));
@@ -244,7 +229,7 @@ export class ListenerManager {
       }
       let socket: ListenSocket;
       try {
-        socket = await this.socketFor(config, name, [current, warming], released, out);
+        socket = await socketFor(this.sockets, config, name, [current, warming], released, out.openedSockets);
       } catch (err) {
         if (!(err instanceof ListenerBindError)) throw err;
         refuse(name, name, [err.message], config);
@@ -263,12 +248,13 @@ export class ListenerManager {
       const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots, connectionSlot };
       (current || warming ? this.modified : this.added).inc();
       if (warming) this.dropWarming(name, released, socket.id);
-      // Once the workers serve, a listener whose route tables have not come yet warms until they do.
-      const missing = this.workersStarted ? this.missingRoutes(config) : [];
+      countSdsBuilds(resource);
+      // Once the workers serve, a listener whose route tables or secrets have not come yet warms until they do.
+      const missing = this.workersStarted ? this.waitingFor(resource) : [];
       if (missing.length) {
         this.warmingByName.set(name, resource);
         out.warming.push(name);
-        log.info(`lds: listener '${name}' warming on ${resource.address} until route configuration(s) ${missing.map((m) => `'${m}'`).join(', ')} arrive`);
+        log.info(`lds: listener '${name}' warming on ${resource.address} until ${missing.join(', ')} arrive`);
         continue;
       }
       this.activate(resource, current, released, out, nowMs);
@@ -300,6 +286,11 @@ export class ListenerManager {
     return rdsUsersOf([config])
       .map((u) => u.name)
       .filter((n) => !this.hasRoutes(n));
+  }
+
+  /** What a listener waits for before it serves: its route configurations by RDS, its secrets by SDS. */
+  waitingFor(resource: ListenerResource): string[] {
+    return [...this.missingRoutes(resource.config).map((n) => `route configuration '${n}'`), ...this.secretsPending(resource.tls).map((n) => `secret '${n}'`)];
   }
 
   /** A warming listener is warm (its route tables came, or the wait ran out): it takes over from the version that served. */
@@ -371,29 +362,6 @@ export class ListenerManager {
     const others = [...[...this.byName.values()].filter((l) => !l.stopped), ...this.warmingByName.values()];
     const other = others.find((l) => l.name !== name && taken(l).includes(key));
     return other ? [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`] : [];
-  }
-
-  /** The listener's socket: that of its serving or warming version when the address stays, one released in this update for that address, or a new one. */
-  private async socketFor(config: JsonObject, name: string, versions: (ListenerResource | undefined)[], released: Released[], out: ListenerChanges): Promise<ListenSocket> {
-    const { address, pipe, udp } = configuredAddressOf(config);
-    const key = handOverAddress(address, pipe, udp);
-    for (const version of versions) {
-      const mine = version && !version.stopped ? this.sockets.open.get(version.socketId) : undefined;
-      if (!mine || socketHandOverAddress(mine) !== key) continue;
-      // As Envoy: a socket shared or per worker stays so while the listener lives (remove and add it to change that).
-      if (mine.reusePort !== reusePortOf(config)) throw new ListenerBindError(`Listener ${name}: reuse port cannot be changed during an update`);
-      if (version!.config.max_connections_to_accept_per_socket_event !== config.max_connections_to_accept_per_socket_event) throw new ListenerBindError(`Listener ${name}: max_connections_to_accept_per_socket_event cannot be changed during an update (a socket accepts as it was first served); remove and add the listener to change it`);
-      return mine;
-    }
-    // A port-0 socket goes only to the listener that had it: port 0 asks for some free port, not for another listener's.
-    const free = released.findIndex((r) => socketHandOverAddress(r.socket) === key && (r.by === name || sharedAddressKey(config) !== undefined));
-    if (free >= 0) {
-      const [taken] = released.splice(free, 1);
-      return taken!.socket;
-    }
-    const socket = await this.sockets.bind(config, name);
-    out.openedSockets.push(socket);
-    return socket;
   }
 
   /**

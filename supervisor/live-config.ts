@@ -16,6 +16,7 @@ import type { BreakerGauges } from './upstream/breaker-gauges.js';
 import type { ClusterMembership, UpstreamMembership } from './upstream/membership.js';
 import type { UpstreamHost } from '../shared/upstream/hosts.js';
 import { ConfigSources } from './xds/sources.js';
+import { TlsSecrets } from './tls-secrets.js';
 
 /**
  * The tree's live configuration: the bootstrap's `dynamic_resources` feed the cluster and route
@@ -73,6 +74,7 @@ export class LiveConfig {
   private warmWaiters: (() => void)[] = [];
   private reportScheduled = false;
   private readonly sources: ConfigSources;
+  private readonly tls: TlsSecrets;
 
   constructor(
     bootstrap: JsonObject,
@@ -92,9 +94,55 @@ export class LiveConfig {
       assignEndpoints: (cluster, assignment, warming) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.assign(assignment),
       applyRoutes: (updated) => this.applyRoutes(updated),
       clusterTls: (cluster) => tree.context.tls.clusters[cluster],
+      refreshTls: () => this.tls.refreshWaiting(),
     });
     listeners.drains.onDrained = () => this.reportListeners();
     listeners.hasRoutes = (name) => this.routes.has(name);
+    const secrets = this.sources.secrets;
+    this.tls = new TlsSecrets(
+      {
+        bootstrap,
+        loaded: tree.context.tls,
+        listeners: () => ({ active: listeners.listeners.filter((l) => !l.stopped), warming: listeners.warmingNow }),
+        clusters: () => ({ active: clusters.clusters, warming: clusters.warming }),
+        checksUse: (cluster, warming, tls) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.updateTls(tls),
+        toEveryWorker: tree.toEveryWorker,
+        report: () => {
+          this.reportListeners();
+          this.reportClusters();
+        },
+      },
+      secrets,
+    );
+    listeners.secrets = secrets;
+    clusters.secrets = secrets;
+    listeners.secretsPending = (tls) => secrets.pending(Object.values(tls).flatMap((c) => c.notReady ?? []));
+    secrets.target = {
+      changed: (key) => this.tls.changed(key),
+      initialized: () => this.secretsInitialized(),
+      report: () => this.reportSecrets(),
+    };
+    this.reportSecrets();
+  }
+
+  /** Secrets from SDS came (or their wait ended): the listeners that warmed for them serve. */
+  private secretsInitialized(): void {
+    for (const warming of this.listeners.warmingNow) {
+      if (this.listeners.waitingFor(warming).length === 0) this.applyListeners(this.listeners.promote(warming.name));
+    }
+  }
+
+  /** The secrets as /config_dump shows them, with the bootstrap's contexts built of them (/certs). */
+  private reportSecrets(): void {
+    this.tree.context.secrets = this.sources.secrets.dump();
+    this.tree.toAdmin({ type: 'secrets', secrets: this.tree.context.secrets, tls: this.tree.context.tls });
+  }
+
+  /** After an update: contexts whose secrets came meanwhile take them; secrets no context names are dropped. */
+  private settleSecrets(): void {
+    this.tls.refreshWaiting();
+    this.sources.secrets.prune(this.tls.used());
+    this.secretsInitialized();
   }
 
   /** Resolves once every source has had its initial fetch (or initial_fetch_timeout). */
@@ -120,6 +168,7 @@ export class LiveConfig {
       this.warmingClusters.delete(name);
     }
     for (const resource of changes.warming) this.warmCluster(resource);
+    this.settleSecrets();
     this.reportClusters();
     this.maybeAllWarm();
   }
@@ -136,7 +185,8 @@ export class LiveConfig {
     const eds = obj(obj(resource.config.eds_cluster_config).eds_config);
     const edsTimeoutMs = typeof eds.initial_fetch_timeout === 'string' ? durationMs(eds.initial_fetch_timeout) : WARMING_TIMEOUT_MS;
     log.debug(`cds: cluster '${resource.name}' warming`);
-    void m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs).then(() => {
+    // Its first endpoints, and its secrets from SDS (each bounded by its source's initial_fetch_timeout).
+    void Promise.all([m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs), this.sources.secrets.initialFetches(resource.tls?.notReady ?? [])]).then(() => {
       if (this.warmingClusters.get(resource.name) !== m) return; // replaced or dropped meanwhile
       this.warmingClusters.delete(resource.name);
       if (this.clusters.promote(resource.name) !== resource) m.close();
@@ -233,6 +283,7 @@ export class LiveConfig {
     }
     if (changes.closedSockets.length) this.tree.toEveryWorker({ type: 'sockets_closed', ids: changes.closedSockets });
     for (const name of changes.warming) this.warmAtTheLatest(name);
+    this.settleSecrets();
     this.reportListeners();
   }
 

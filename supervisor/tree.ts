@@ -178,6 +178,7 @@ export class ProcessTree {
       breakers: { layout: { capacity: 0, workers: 0 } },
       watchdogTickMs: this.workerWatchdog.tickMs,
       tls: loaded.tls,
+      secrets: { static: [], active: [], warming: [] },
     };
     const clusters = this.clusterManager.configs;
     const breakers = createBreakerRegion(options.concurrency);

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
+import { renameSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { TLSSocket } from 'node:tls';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import { staticCluster } from './helpers/bootstraps.js';
-import { CLUSTER_URL, LISTENER_URL, ROUTE_URL, TestControlPlane } from './helpers/control-plane.js';
+import { DOWNSTREAM_TLS_TYPE, makePki, type Leaf, type TestPki } from './helpers/certs.js';
+import { tempDir } from './helpers/cli.js';
+import { CLUSTER_URL, LISTENER_URL, ROUTE_URL, SECRET_URL, TestControlPlane } from './helpers/control-plane.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -11,8 +17,9 @@ import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } f
  * HTTP listener and cluster: path normalization, the server header passed through, the router's
  * suppress_envoy_headers, ports ignored in host matching, a bounded accept, a filter disabled on
  * the connection manager and enabled per route, a typed load_balancing_policy and
- * ignore_health_on_host_removal. Served from a bootstrap, then from a control plane over ADS
- * (LDS, RDS, CDS, EDS), with the same answers.
+ * ignore_health_on_host_removal; an HTTPS listener whose certificate comes by SDS and is rotated
+ * while it serves. Served from a bootstrap (the secret from a file), then from a control plane over
+ * ADS (LDS, RDS, CDS, EDS, SDS), with the same answers.
  */
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -59,6 +66,45 @@ const routeConfig: JsonObject = {
   }],
 };
 
+const SECRET = 'default/eg-https';
+
+/** The HTTPS listener of the same gateway: its certificate is an SDS secret (Envoy Gateway's ADS, or a file). */
+const httpsListener = (routeSource: JsonObject, sdsConfig: JsonObject): JsonObject => ({
+  name: 'default/eg/https',
+  address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+  filter_chains: [{
+    filters: [hcm(routeSource)],
+    transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': DOWNSTREAM_TLS_TYPE, common_tls_context: { alpn_protocols: ['http/1.1'], tls_certificate_sds_secret_configs: [{ name: SECRET, sds_config: sdsConfig }] } } },
+  }],
+});
+
+const secret = (leaf: Leaf): JsonObject => ({ '@type': SECRET_URL, name: SECRET, tls_certificate: { certificate_chain: { inline_string: leaf.cert }, private_key: { inline_string: leaf.key } } });
+
+let pki: TestPki;
+let firstCert: Leaf;
+let rotatedCert: Leaf;
+
+/** An HTTPS request to the gateway: its status and the serial number of the certificate it presented. */
+function httpsGet(port: number, path: string): Promise<{ status: number; serial: string }> {
+  return new Promise((resolve, reject) => {
+    const rq = httpsRequest({ host: '127.0.0.1', port, path, servername: 'www.example.com', headers: { host: 'www.example.com' }, ca: pki.ca, agent: false }, (res) => {
+      const serial = (res.socket as TLSSocket).getPeerCertificate().serialNumber.toLowerCase();
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, serial }));
+    });
+    rq.on('error', reject);
+    rq.end();
+  });
+}
+
+/** The HTTPS listener serves with its first certificate; after `rotate`, with the new one. */
+async function checkRotation(port: number, rotate: () => void): Promise<void> {
+  assert.deepEqual(await httpsGet(port, '/a//b'), { status: 200, serial: 'e1' });
+  rotate();
+  await waitFor('the rotated certificate', async () => ((await httpsGet(port, '/').catch(() => undefined))?.serial === 'e2' ? true : undefined));
+  assert.equal((await httpsGet(port, '/teapot')).status, 418);
+}
+
 const listener = (routeSource: JsonObject): JsonObject => ({
   name: 'default/eg/http',
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
@@ -72,6 +118,9 @@ const assignment = (): JsonObject => ({ cluster_name: CLUSTER, endpoints: [{ loc
 const clusterFields = { connect_timeout: '10s', per_connection_buffer_limit_bytes: 32768, ignore_health_on_host_removal: true, load_balancing_policy: lbPolicy };
 
 before(async () => {
+  pki = makePki();
+  firstCert = pki.leaf('gateway-1', { sans: ['DNS:www.example.com'], serial: 'E1' });
+  rotatedCert = pki.leaf('gateway-2', { sans: ['DNS:www.example.com'], serial: 'E2' });
   upstream = createServer((req, res) => {
     res.setHeader('server', 'backend/1.0');
     res.setHeader('content-type', 'application/json');
@@ -83,6 +132,7 @@ before(async () => {
 
 after(async () => {
   await stopAllProxies();
+  pki.remove();
   await new Promise<void>((resolve) => upstream.close(() => resolve()));
 });
 
@@ -102,26 +152,35 @@ async function checkServes(port: number): Promise<void> {
 }
 
 describe('a gateway-shaped configuration', () => {
-  it('serves from a bootstrap', async () => {
-    const proxy = await startProxy({
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        listeners: [listener({ route_config: routeConfig })],
-        clusters: [{ ...staticCluster(CLUSTER, upstreamPort), ...clusterFields, load_assignment: assignment() }],
-      },
-    }, ['--concurrency', '1']);
-    await checkServes(proxy.ports.get('default/eg/http')!);
-    await proxy.stop();
+  it('serves from a bootstrap, its certificate from a file by SDS', async () => {
+    const dir = tempDir('proxy-gateway-sds-');
+    const writeSecret = (name: string, leaf: Leaf) => dir.file(name, JSON.stringify({ version_info: leaf.serial, resources: [secret(leaf)] }));
+    writeSecret('sds.json', firstCert);
+    try {
+      const proxy = await startProxy({
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          listeners: [listener({ route_config: routeConfig }), httpsListener({ route_config: routeConfig }, { path_config_source: { path: join(dir.dir, 'sds.json'), watched_directory: { path: dir.dir } }, resource_api_version: 'V3' })],
+          clusters: [{ ...staticCluster(CLUSTER, upstreamPort), ...clusterFields, load_assignment: assignment() }],
+        },
+      }, ['--concurrency', '1']);
+      await checkServes(proxy.ports.get('default/eg/http')!);
+      await checkRotation(proxy.ports.get('default/eg/https')!, () => renameSync(writeSecret('sds.next', rotatedCert), join(dir.dir, 'sds.json')));
+      await proxy.stop();
+    } finally {
+      dir.cleanup();
+    }
   });
 
-  it('serves from a control plane over ADS: LDS, RDS, CDS and EDS', async () => {
+  it('serves from a control plane over ADS: LDS, RDS, CDS, EDS and SDS', async () => {
     const cp = await TestControlPlane.start();
     let proxy: RunningProxy | undefined;
     try {
       const ads = { ads: {}, resource_api_version: 'V3' };
       cp.set(CLUSTER_URL, '1', [{ '@type': CLUSTER_URL, name: CLUSTER, type: 'EDS', eds_cluster_config: { eds_config: ads }, ...clusterFields }]);
       cp.set(ENDPOINTS_URL, '1', [{ '@type': ENDPOINTS_URL, ...assignment() }]);
-      cp.set(LISTENER_URL, '1', [{ '@type': LISTENER_URL, ...listener({ rds: { route_config_name: ROUTES, config_source: ads } }) }]);
+      cp.set(LISTENER_URL, '1', [{ '@type': LISTENER_URL, ...listener({ rds: { route_config_name: ROUTES, config_source: ads } }) }, { '@type': LISTENER_URL, ...httpsListener({ rds: { route_config_name: ROUTES, config_source: ads } }, ads) }]);
+      cp.set(SECRET_URL, '1', [secret(firstCert)]);
       // The test's control plane encodes with proto3-json-serializer, which cannot write an empty Any:
       // over ADS the route enables the filter with its configuration (test/xds-resource.test.ts decodes an empty one from the wire).
       const overAds = JSON.parse(JSON.stringify(routeConfig).replace('"config":{}', `"config":${JSON.stringify(TEAPOT)}`)) as JsonObject;
@@ -139,6 +198,11 @@ describe('a gateway-shaped configuration', () => {
       });
       await waitFor('routes and endpoints', async () => ((await httpRequest(`http://127.0.0.1:${port}/`, { headers: { host: 'www.example.com' } })).status === 200 ? true : undefined));
       await checkServes(port);
+      const httpsPort = await waitFor('the HTTPS listener', async () => {
+        const json = JSON.parse((await httpRequest(`http://${running.admin}/listeners?format=json`)).body) as { listener_statuses: { name: string; local_address: { socket_address: { port_value: number } } }[] };
+        return json.listener_statuses.find((l) => l.name === 'default/eg/https')?.local_address.socket_address.port_value;
+      });
+      await checkRotation(httpsPort, () => cp.set(SECRET_URL, '2', [secret(rotatedCert)]));
     } finally {
       await proxy?.stop();
       cp.stop();

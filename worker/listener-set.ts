@@ -90,6 +90,11 @@ export class ListenerSet {
     });
   }
 
+  /** A listener's TLS contexts were built again (their SDS secrets came or changed): new handshakes use them. */
+  updateTls(name: string, tls: ListenerResource['tls']): void {
+    this.enqueue(`update TLS of listener '${name}'`, async () => this.active.get(name)?.updateTls(tls));
+  }
+
   /** A listener removed: it no longer gets connections; its own drain. */
   remove(name: string, order: DrainOrder): void {
     this.enqueue(`remove listener '${name}'`, async () => {

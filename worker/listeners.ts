@@ -163,6 +163,20 @@ export class ServedListener {
     this.udp = isUdpListener(config) ? new UdpProxy(obj(list(config.listener_filters)[0]?.typed_config), ctx.clusters) : undefined;
   }
 
+  /**
+   * Its chains' TLS contexts, built again by the supervisor (their SDS secrets came or changed):
+   * handshakes from now on use them; connections already open keep theirs.
+   */
+  updateTls(tls: ListenerResource['tls']): void {
+    const keyed: [string, Chain][] = this.chains.map((c, i) => [String(i), c]);
+    if (this.defaultChain) keyed.push(['default', this.defaultChain]);
+    for (const [key, chain] of keyed) {
+      const context = tls[key];
+      if (context && chain.tls) chain.tls = new DownstreamTls(context, this.statPrefix, (socket) => chain.filter.accept(socket, socket.alpnProtocol));
+    }
+    this.resource.tls = tls;
+  }
+
   /** A datagram on one of a UDP listener's sockets. */
   onDatagram(socket: DgramSocket, data: Buffer, peer: RemoteInfo): void {
     this.udp?.onDatagram(socket, data, peer);

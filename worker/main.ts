@@ -130,6 +130,10 @@ process.on('message', (m: ToWorker) => {
     case 'cluster_upsert':
       clusters?.upsert(m.resource, m.hosts);
       break;
+    case 'tls_update':
+      for (const l of m.listeners) listeners?.updateTls(l.name, l.tls);
+      for (const c of m.clusters) clusters?.updateTls(c.name, c.tls);
+      break;
     case 'cluster_remove':
       clusters?.remove(m.name);
       break;

@@ -22,22 +22,53 @@ import { nodeInfo } from './server.js';
 const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
 const PLAIN = 'text/plain';
 
-/** Fields Envoy marks sensitive (TLS private keys, passwords): every string below them is redacted. */
-const SENSITIVE = new Set(['private_key', 'password']);
+/**
+ * Fields Envoy marks `(udpa.annotations.sensitive)`: TLS private keys and passwords everywhere, and
+ * a session ticket key list's keys and a generic secret's value(s) below their messages. Every
+ * string below them is redacted: text as `[redacted]`, bytes as the bytes of it (base64 in JSON).
+ */
+const SENSITIVE = new Set(['private_key', 'password', 'pkcs12']);
+const SENSITIVE_WITHIN: Readonly<Record<string, readonly string[]>> = { session_ticket_keys: ['keys'], generic_secret: ['secret', 'secrets'] };
+const REDACTED = '[redacted]';
+const REDACTED_BYTES = Buffer.from(REDACTED).toString('base64');
 
 /** As redact() does to a whole dump, for JSON.stringify and jsonChunks: only the sensitive subtrees are copied. */
 export function redactingReplacer(key: string, value: unknown): unknown {
-  return SENSITIVE.has(key) ? redact(value, true) : value;
+  return SENSITIVE.has(key) ? redact(value, true) : SENSITIVE_WITHIN[key] ? redact(value, false, key) : value;
 }
 
-export function redact(value: unknown, inside = false): unknown {
-  if (Array.isArray(value)) return value.map((v) => redact(v, inside));
+export function redact(value: unknown, inside = false, parent = ''): unknown {
+  if (Array.isArray(value)) return value.map((v) => redact(v, inside, parent));
   if (value !== null && typeof value === 'object') {
     const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k] = k === '@type' ? v : redact(v, inside || SENSITIVE.has(k));
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '@type') out[k] = v;
+      else if (inside && k === 'inline_bytes' && typeof v === 'string') out[k] = REDACTED_BYTES;
+      else out[k] = redact(v, inside || SENSITIVE.has(k) || SENSITIVE_WITHIN[parent]?.includes(k) === true, k);
+    }
     return out;
   }
-  return inside && typeof value === 'string' ? '[redacted]' : value;
+  return inside && typeof value === 'string' ? REDACTED : value;
+}
+
+const SECRET_TYPE_URL = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
+
+/**
+ * envoy.admin.v3.SecretsConfigDump: the bootstrap's secrets as configured, and each from SDS as
+ * it stands (its files read in: inline bytes), or warming (`uninitialized`) until it comes.
+ */
+function secretsDump(state: AdminState, keep: (name: string) => boolean): JsonObject {
+  const { secrets } = state.server;
+  const at = (ms: number) => new Date(ms).toISOString();
+  const staticSecrets = secrets.static.filter((s) => keep(s.name)).map((s) => ({ name: s.name, secret: { '@type': SECRET_TYPE_URL, ...s.secret } }));
+  const active = secrets.active.filter((s) => keep(s.name)).map((s) => ({ name: s.name, version_info: s.versionInfo, last_updated: at(s.lastUpdatedMs), secret: { '@type': SECRET_TYPE_URL, ...s.secret } }));
+  const warming = secrets.warming.filter((s) => keep(s.name)).map((s) => ({ name: s.name, version_info: 'uninitialized', last_updated: at(s.lastUpdatedMs), secret: { '@type': SECRET_TYPE_URL, name: s.name } }));
+  return {
+    '@type': `${ADMIN}SecretsConfigDump`,
+    ...(staticSecrets.length ? { static_secrets: staticSecrets } : {}),
+    ...(active.length ? { dynamic_active_secrets: active } : {}),
+    ...(warming.length ? { dynamic_warming_secrets: warming } : {}),
+  };
 }
 
 const LISTENER_TYPE_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener';
@@ -178,7 +209,7 @@ export function configDumpEndpoints(state: AdminState, collector: StatsCollector
         },
       ]);
     }
-    out.push(['secrets', { '@type': `${ADMIN}SecretsConfigDump` }]);
+    out.push(['secrets', secretsDump(state, keep)]);
     return out;
   };
 

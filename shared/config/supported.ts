@@ -57,7 +57,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.bootstrap.v3.LayeredRuntime': ['layers'],
   'envoy.config.bootstrap.v3.RuntimeLayer': ['name', 'static_layer', 'disk_layer', 'admin_layer'],
   'envoy.config.bootstrap.v3.RuntimeLayer.DiskLayer': ['symlink_root', 'subdirectory', 'append_service_cluster'],
-  'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters'],
+  'envoy.config.bootstrap.v3.Bootstrap.StaticResources': ['listeners', 'clusters', 'secrets'],
   'envoy.config.bootstrap.v3.Admin': ['address', 'access_log_path', 'access_log', 'profile_path', 'allow_paths'],
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
@@ -248,7 +248,6 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.core.v3.ApiConfigSource.refresh_delay': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.GrpcService.google_grpc': 'the Google gRPC client is not available; use envoy_grpc with a static cluster',
-  'envoy.config.bootstrap.v3.Bootstrap.StaticResources.secrets': 'SDS secrets are not supported',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
   'envoy.config.cluster.v3.OutlierDetection.split_external_local_origin_errors': 'local failures (connect failure, timeout, reset) count as gateway failures, as Envoy does without the split',
   'envoy.config.core.v3.HealthCheck.grpc_health_check': 'HTTP and TCP health checks are supported',

@@ -20,6 +20,7 @@ export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 export const ENDPOINTS_TYPE = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
 export const ROUTE_TYPE = 'envoy.config.route.v3.RouteConfiguration';
 export const LISTENER_TYPE = 'envoy.config.listener.v3.Listener';
+export const SECRET_TYPE = 'envoy.extensions.transport_sockets.tls.v3.Secret';
 
 export type UnknownDynamicFields = 'reject' | 'warn' | 'ignore';
 
@@ -89,7 +90,19 @@ export const LISTENERS: XdsResourceType = {
   },
 };
 
-const RESOURCE_TYPES: ReadonlyMap<string, XdsResourceType> = new Map([CLUSTERS, ENDPOINTS, ROUTES, LISTENERS].map((t) => [t.typeName, t]));
+export const SECRETS: XdsResourceType = {
+  typeName: SECRET_TYPE,
+  typeUrl: typeUrlOf(SECRET_TYPE),
+  kind: 'secret',
+  nameField: 'name',
+  check: (message, errors) => {
+    if (!['tls_certificate', 'validation_context', 'session_ticket_keys', 'generic_secret'].some((k) => message[k] !== undefined)) {
+      errors.push(configError('missing', '', 'Secret type not implemented (set tls_certificate, validation_context, session_ticket_keys or generic_secret)'));
+    }
+  },
+};
+
+const RESOURCE_TYPES: ReadonlyMap<string, XdsResourceType> = new Map([CLUSTERS, ENDPOINTS, ROUTES, LISTENERS, SECRETS].map((t) => [t.typeName, t]));
 
 /** The resource type of a message name (`envoy.config.cluster.v3.Cluster`), if the proxy subscribes to it. */
 export function xdsResourceType(typeName: string): XdsResourceType | undefined {

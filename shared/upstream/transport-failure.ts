@@ -31,10 +31,14 @@ export interface ConnectError extends Error {
   reason?: string;
 }
 
+/** A connection closed because its TLS context's SDS secrets have not come (its message is Envoy's reason). */
+export const SECRETS_NOT_READY_CODE = 'ERR_SDS_SECRETS_NOT_READY';
+
 /** The transport failure reason of a connection that never connected; undefined when there is none to give (a connect timeout). */
 export function transportFailureReason(err: ConnectError, connectTimeoutCode: string): string | undefined {
   const code = err.code ?? '';
   if (code === connectTimeoutCode) return undefined;
+  if (code === SECRETS_NOT_READY_CODE) return err.message;
   if (VERIFY_CODES.has(code)) return 'TLS_error:|SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED:TLS_error_end';
   if (err.library !== undefined || code.startsWith('ERR_SSL_')) {
     const reason = (err.reason ?? code.replace(/^ERR_SSL_/, '')).toUpperCase().replace(/[^A-Z0-9]+/g, '_');

@@ -98,8 +98,8 @@ export class ClusterHealthChecker {
     readonly setFlags: SetFlags,
     /** Every passing check (an outlier ejection may end with it). */
     readonly onPass: (address: string) => void = () => {},
-    /** The cluster's TLS: checks connect as its traffic does. */
-    readonly tls?: UpstreamTls,
+    /** The cluster's TLS: checks connect as its traffic does (a new one when its SDS secrets change). */
+    public tls?: UpstreamTls,
   ) {
     const d = (v: string | undefined, fallback: number) => (v === undefined ? fallback : durationMs(v));
     this.timeoutMs = d(config.timeout, 1000);
@@ -193,6 +193,8 @@ class Session {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private agent: Agent | HttpsAgent | undefined;
+  /** The TLS the agent connects with (a new context takes a new agent). */
+  private agentTls: UpstreamTls | undefined;
   /** The last HTTP check's answer carried x-envoy-immediate-health-check-fail. */
   private immediateFailHeader = false;
   private resolveFirst!: () => void;
@@ -276,6 +278,11 @@ class Session {
       ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
     // A kept-alive connection per host (reuse_connection, true by default).
     const tls = this.checker.tls;
+    if (this.agentTls !== tls) {
+      this.agent?.destroy();
+      this.agent = undefined;
+      this.agentTls = tls;
+    }
     this.agent ??= tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
@@ -310,7 +317,7 @@ class Session {
         tls?.outcome(err);
         finish('network');
       });
-      if (tls) rq.on('socket', (s) => s.connecting && s.once('secureConnect', () => tls.outcome(null, s as TLSSocket)));
+      if (tls) rq.on('socket', (s) => s.connecting && tls.guard(s).once('secureConnect', () => tls.outcome(null, s as TLSSocket)));
       rq.end();
     });
   }
@@ -332,7 +339,7 @@ class Session {
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
       const tls = this.checker.tls;
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
-      socket = tls ? tlsModule().connect({ ...target, ...tls.options }) : connect(target);
+      socket = tls ? tls.guard(tlsModule().connect({ ...target, ...tls.options })) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);

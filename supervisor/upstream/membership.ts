@@ -106,6 +106,11 @@ export class ClusterMembership {
   }
 
   /** Sets (`on`) or clears health flag bits of the host at `address`; publishes a change. */
+  /** The cluster's TLS context is built again (its SDS secrets changed): health checks connect with it from now on. */
+  updateTls(tls: TlsContext): void {
+    if (this.checker) this.checker.tls = new UpstreamTls(tls, this.name, clusterSpeaksHttp2(this.config));
+  }
+
   setFlags(address: string, bits: number, on: boolean): void {
     const i = this.hostList.findIndex((h) => h.address === address);
     const h = this.hostList[i];

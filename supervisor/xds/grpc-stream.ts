@@ -46,6 +46,7 @@ export const CDS_METHOD = '/envoy.service.cluster.v3.ClusterDiscoveryService/Str
 export const EDS_METHOD = '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints';
 export const RDS_METHOD = '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes';
 export const LDS_METHOD = '/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners';
+export const SDS_METHOD = '/envoy.service.secret.v3.SecretDiscoveryService/StreamSecrets';
 
 /** The incremental (delta) method of each state-of-the-world one. */
 export const DELTA_METHODS: Record<string, string> = {
@@ -54,6 +55,7 @@ export const DELTA_METHODS: Record<string, string> = {
   [EDS_METHOD]: '/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints',
   [RDS_METHOD]: '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes',
   [LDS_METHOD]: '/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners',
+  [SDS_METHOD]: '/envoy.service.secret.v3.SecretDiscoveryService/DeltaSecrets',
 };
 
 /** Applies a response's resources; returns the errors of those refused (none: ACK), now or once applied. */

@@ -19,6 +19,8 @@ import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/c
 import { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { ADS_METHOD, CDS_METHOD, EDS_METHOD, GrpcXdsStream, LDS_METHOD, RDS_METHOD } from './grpc-stream.js';
 import { SubscriptionStats } from './subscription-stats.js';
+import { bootstrapHasAds, SecretManager, staticClusterNames } from './secrets.js';
+import { StaticSecrets } from '../../shared/extensions/transport-sockets/tls/secrets.js';
 import { ResponseRefused, screened } from './response-refused.js';
 import { configError, errorText, type ConfigError } from '../../shared/config/config-error.js';
 
@@ -78,6 +80,8 @@ export interface ConfigTarget {
   applyListeners: (changes: ListenerChanges) => void;
   /** A static cluster's loaded TLS context (the cluster of a control plane). */
   clusterTls: (cluster: string) => TlsContext | undefined;
+  /** TLS contexts that wait for secrets load again (asking for them, taking those that came). */
+  refreshTls: () => void;
 }
 
 export class ConfigSources {
@@ -99,6 +103,8 @@ export class ConfigSources {
   /** The initial fetches start() waits for (CDS first, then EDS), each bounded by initial_fetch_timeout. */
   private readonly initialFetches: Promise<void>[] = [];
   private readonly clusters: ClusterManager;
+  /** The bootstrap's secrets and those from SDS, which TLS contexts load against. */
+  readonly secrets: SecretManager;
 
   constructor(
     private readonly bootstrap: JsonObject,
@@ -111,6 +117,13 @@ export class ConfigSources {
       disabledExtensions: parseDisabledExtensions(options.disableExtensions, () => undefined),
       checkSources: (cluster) => this.checkEdsSource(cluster),
     };
+    this.secrets = new SecretManager(new StaticSecrets(bootstrap, []), {
+      streamFor: (source, method, scope) => this.streamFor(source, method, scope),
+      hasAds: bootstrapHasAds(bootstrap),
+      staticClusters: staticClusterNames(bootstrap),
+      unknownFields: this.policy.unknownFields,
+      disabledExtensions: this.policy.disabledExtensions,
+    });
   }
 
   /**
@@ -119,6 +132,8 @@ export class ConfigSources {
    * init waits for CDS.
    */
   async start(): Promise<void> {
+    // The bootstrap's contexts ask for their secrets from SDS (its listeners and clusters wait for them, as Envoy's init does).
+    this.tree.refreshTls();
     await this.startCds();
     this.refreshEds();
     await Promise.all(this.initialFetches);
@@ -126,6 +141,7 @@ export class ConfigSources {
     await this.startLds();
     this.refreshRds();
     await Promise.all(this.initialFetches);
+    await this.secrets.initialFetches();
   }
 
   private startLds(): Promise<void> {
@@ -385,7 +401,7 @@ export class ConfigSources {
   private streamFor(source: ConfigSource, method: string, scope = ''): GrpcXdsStream {
     const ads = source.ads !== undefined;
     const api: ApiConfigSource = (ads ? obj(this.bootstrap.dynamic_resources).ads_config : source.api_config_source) ?? {};
-    const key = ads ? 'ads' : `${method} ${JSON.stringify(api)}`;
+    const key = ads ? 'ads' : `${method} ${scope} ${JSON.stringify(api)}`;
     let stream = this.streams.get(key);
     if (!stream) {
       const cluster = api.grpc_services?.[0]?.envoy_grpc?.cluster_name ?? '';
@@ -408,5 +424,6 @@ export class ConfigSources {
   close(): void {
     for (const f of this.files) f.close();
     for (const s of this.streams.values()) s.close();
+    this.secrets.close();
   }
 }

@@ -19,7 +19,7 @@ export class SubscriptionStats {
   private readonly initFetchTimeouts;
   private readonly updateTime;
   private readonly versionText;
-  private readonly configReload: Counter;
+  private readonly configReload: Counter | undefined;
   private readonly configReloadTime: Gauge | undefined;
   private readonly version: Gauge;
   private lastVersion: string | undefined;
@@ -28,6 +28,8 @@ export class SubscriptionStats {
     readonly prefix: string,
     /** config_reload_time_ms: CDS, LDS and RDS have it, an EDS cluster not. */
     reloadTime = true,
+    /** config_reload: every subscription but SDS's (whose figures are the subscription's alone). */
+    reload = true,
   ) {
     this.attempts = stats.counter(`${prefix}update_attempt`);
     this.successes = stats.counter(`${prefix}update_success`);
@@ -36,7 +38,7 @@ export class SubscriptionStats {
     this.initFetchTimeouts = stats.counter(`${prefix}init_fetch_timeout`);
     this.updateTime = stats.gauge(`${prefix}update_time`, 'local');
     this.versionText = stats.textReadout(`${prefix}version_text`);
-    this.configReload = stats.counter(`${prefix}config_reload`);
+    this.configReload = reload ? stats.counter(`${prefix}config_reload`) : undefined;
     this.configReloadTime = reloadTime ? stats.gauge(`${prefix}config_reload_time_ms`, 'local') : undefined;
     this.version = stats.gauge(`${prefix}version`, 'local');
   }
@@ -80,7 +82,7 @@ export class SubscriptionStats {
     this.version.setExact(xxHash64(versionInfo));
     if (versionInfo !== this.lastVersion) {
       this.lastVersion = versionInfo;
-      this.configReload.inc();
+      this.configReload?.inc();
       this.configReloadTime?.set(now);
     }
     return errors;

@@ -1,12 +1,12 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { ADS_METHOD, CDS_METHOD, DELTA_METHODS, LDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
+import { ADS_METHOD, CDS_METHOD, DELTA_METHODS, LDS_METHOD, SDS_METHOD } from '../../supervisor/xds/grpc-stream.js';
 import { envoyCodec } from '../../shared/config/envoy-codec.js';
 import { waitFor } from './proxy.js';
 
 /**
  * A small xDS control plane for tests, over @grpc/grpc-js with the Envoy protos the project
- * loads: it serves ADS and the per-type CDS and LDS services, state of the world and incremental (delta),
+ * loads: it serves ADS and the per-type CDS, LDS and SDS services, state of the world and incremental (delta),
  * answers each stream with the current resources of the types it asks for (nothing for a type
  * that has none yet), pushes every change to every open stream (delta: what changed and what was
  * removed), and records every request it gets.
@@ -16,6 +16,7 @@ export const CLUSTER_URL = 'type.googleapis.com/envoy.config.cluster.v3.Cluster'
 export const LISTENER_URL = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 export const ROUTE_URL = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 export const ENDPOINTS_URL = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+export const SECRET_URL = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
 
 /** A CDS cluster whose endpoints come by EDS over ADS. */
 export const edsCluster = (name: string, extra: JsonObject = {}): JsonObject => ({
@@ -35,6 +36,7 @@ const DOCUMENT_TYPES: Record<string, string> = {
   endpoints: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
   listeners: LISTENER_URL,
   routes: ROUTE_URL,
+  secrets: SECRET_URL,
 };
 
 export class TestControlPlane {
@@ -76,6 +78,7 @@ export class TestControlPlane {
     );
     server.addService({ StreamClusters: method(CDS_METHOD, false), DeltaClusters: method(DELTA_METHODS[CDS_METHOD]!, true) } as never, { StreamClusters: sotw, DeltaClusters: delta });
     server.addService({ StreamListeners: method(LDS_METHOD, false), DeltaListeners: method(DELTA_METHODS[LDS_METHOD]!, true) } as never, { StreamListeners: sotw, DeltaListeners: delta });
+    server.addService({ StreamSecrets: method(SDS_METHOD, false), DeltaSecrets: method(DELTA_METHODS[SDS_METHOD]!, true) } as never, { StreamSecrets: sotw, DeltaSecrets: delta });
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`127.0.0.1:${port}`, this.credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
     );
@@ -126,7 +129,7 @@ export class TestControlPlane {
 
   /**
    * Sets every type from one document of lists by type (`clusters`, `endpoints`, `listeners`,
-   * `routes`: resources as Envoy's v3 API has them, `@type` optional), as one version. Returns
+   * `routes`, `secrets`: resources as Envoy's v3 API has them, `@type` optional), as one version. Returns
    * each type's count.
    */
   setAll(doc: Record<string, JsonObject[] | undefined>, version: string): Record<string, number> {

@@ -1,10 +1,11 @@
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
-import { secureContextOptions, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { secureContextOptions, tlsReady, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
 import { publishCertificateExpiry } from '../../shared/extensions/transport-sockets/tls/certificates.js';
 import { compileSanMatchers } from '../../shared/extensions/transport-sockets/tls/san.js';
-import { countHandshake, sslStats, type SslStats } from '../../shared/extensions/transport-sockets/tls/ssl-stats.js';
+import { countHandshake, sslFactoryStats, sslStats, type SslStats } from '../../shared/extensions/transport-sockets/tls/ssl-stats.js';
+import type { Counter } from '../../shared/stats/store.js';
 import { resumptionOptions } from '../../shared/extensions/transport-sockets/tls/session-resumption.js';
 import { keepSessions } from './session-cache.js';
 
@@ -19,6 +20,8 @@ export class DownstreamTls {
   private readonly server: TlsServer;
   private readonly verifySan: ((subjectAltName: string | undefined) => boolean) | undefined;
   private readonly stats: SslStats;
+  /** While its SDS secrets have not come: connections are closed at once, counted here (Envoy's NotReadySslSocket). */
+  private readonly notReady: Counter | undefined;
 
   constructor(
     private readonly context: TlsContext,
@@ -28,10 +31,12 @@ export class DownstreamTls {
   ) {
     this.verifySan = compileSanMatchers(context.sanMatchers);
     this.stats = sslStats(statPrefix);
-    publishCertificateExpiry(statPrefix, context);
+    const secretsHere = tlsReady(context);
+    this.notReady = secretsHere ? undefined : sslFactoryStats(statPrefix, 'downstream').secretsNotReady;
+    if (secretsHere) publishCertificateExpiry(statPrefix, context);
     const verify = context.ca !== undefined;
     this.server = tlsModule().createServer({
-      ...secureContextOptions(context),
+      ...(secretsHere ? secureContextOptions(context) : {}),
       ...resumptionOptions(context.resumption, [...context.certificates.map((c) => c.chain.pem), context.ca?.pem ?? ''].join('\n')),
       ...(context.alpn.length ? { ALPNProtocols: context.alpn } : {}),
       // Verified here after the handshake, so that a missing certificate can be allowed and each failure counted.
@@ -55,6 +60,11 @@ export class DownstreamTls {
 
   /** Handshakes on `raw` (whose first bytes may have been read and put back). */
   accept(raw: Socket): void {
+    if (this.notReady) {
+      this.notReady.inc();
+      raw.destroy();
+      return;
+    }
     this.server.emit('connection', raw);
   }
 

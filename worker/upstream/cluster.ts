@@ -219,8 +219,8 @@ export class Cluster {
   readonly h2Tuning: Http2Tuning | undefined;
   /** cluster.<name>.http2.keepalive_timeout, for a cluster with connection_keepalive. */
   readonly h2KeepaliveTimeouts: Counter | undefined;
-  /** The cluster's transport socket, when it is TLS. */
-  readonly tls: UpstreamTls | undefined;
+  /** The cluster's transport socket, when it is TLS (a new one when its SDS secrets change: updateTls). */
+  tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
   /** Its upstream connections' sockets, for upstream_cx_rx/tx_bytes_buffered (summed at each collection). */
   readonly openSockets = new Set<NonNullable<ConnectionOpened['socket']>>();
@@ -338,6 +338,16 @@ export class ClusterManager {
     const old = this.clusters.get(resource.name);
     this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, resource.tls ?? this.tls[resource.name]));
     void old?.close();
+  }
+
+  /**
+   * The cluster's TLS context was built again (its SDS secrets came or changed): connections made
+   * from now on use it; those open keep theirs, as Envoy's.
+   */
+  updateTls(name: string, tls: TlsContext): void {
+    if (this.tls[name]) this.tls[name] = tls;
+    const cluster = this.clusters.get(name);
+    if (cluster?.tls) cluster.tls = new UpstreamTls(tls, name, cluster.http2);
   }
 
   /** A cluster removed: no new request finds it; those in flight finish on the old object. */

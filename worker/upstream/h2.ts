@@ -119,7 +119,7 @@ export class H2Connection {
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
     const { connect } = http2Module();
-    const session = tls ? connect(`https://${this.target.authority}`, { ...tls.options, ...options }) : connect(`http://${this.target.authority}`, options);
+    const session = tls ? tls.guard(connect(`https://${this.target.authority}`, { ...tls.options, ...options })) : connect(`http://${this.target.authority}`, options);
     const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);
     this.observer.connectionStarted?.();

@@ -22,7 +22,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
   const cluster = host.cluster;
   const tls = cluster.tls;
   const socket = tls
-    ? tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options })
+    ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();
   let connected = false;

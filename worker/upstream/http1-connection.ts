@@ -123,7 +123,7 @@ export class Http1Connection implements Deadlined {
   ) {
     const tls = target.tls;
     observer.connectionStarted?.('http1');
-    this.socket = tls ? tlsModule().connect({ host: target.ip, port: target.port, ...tls.options }) : netConnect({ host: target.ip, port: target.port });
+    this.socket = tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_RESPONSE_HEAD_BYTES, 0);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { checkAccessLogs } from '../../access-log/loggers.js';
 import { list, obj } from '../access.js';
 import { rdsUsers } from '../resources.js';
+import { secretRefsOf } from '../../extensions/transport-sockets/tls/secrets.js';
 import { typeNameOfUrl } from '../wkt.js';
 import { UPSTREAM_HTTP_OPTIONS } from '../../extensions/upstreams/http/protocol.js';
 import { stdRegex } from '../../std-regex.js';
@@ -99,6 +100,7 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
     if (c.type === 'EDS') sources.push([`static_resources.clusters[${i}].eds_cluster_config.eds_config`, obj(obj(c.eds_cluster_config).eds_config)]);
   });
   for (const user of rdsUsers(bootstrap)) sources.push([`the rds.config_source of route configuration '${user.name}' (http.${user.statPrefix})`, user.source]);
+  for (const [path, ref] of staticSdsRefs(bootstrap)) sources.push([`${path}.sds_config`, obj(ref.sds_config)]);
   for (const [path, source] of sources) {
     if (source.ads !== undefined && !hasAds) errors.push(configError('missing', `${path}.ads`, 'an ads source needs dynamic_resources.ads_config'));
     if (source.api_config_source !== undefined) {
@@ -116,6 +118,18 @@ function checkDynamicResources(bootstrap: Obj, staticClusters: Set<string>, erro
   }
   const node = obj(bootstrap.node);
   if (grpc && (!node.id || !node.cluster)) errors.push(configError('missing', 'node', 'xDS over gRPC needs a node id and cluster (node.id, node.cluster, or --service-node and --service-cluster)'));
+}
+
+/** The SdsSecretConfigs with an sds_config of the bootstrap's listeners and clusters, by path. */
+function staticSdsRefs(bootstrap: Obj): [string, Obj][] {
+  const resources = obj(bootstrap.static_resources);
+  const sockets: [string, unknown][] = [];
+  list(resources.listeners).forEach((l, li) => {
+    list(l.filter_chains).forEach((c, ci) => sockets.push([`static_resources.listeners[${li}].filter_chains[${ci}]`, c.transport_socket]));
+    if (l.default_filter_chain !== undefined) sockets.push([`static_resources.listeners[${li}].default_filter_chain`, obj(l.default_filter_chain).transport_socket]);
+  });
+  list(resources.clusters).forEach((c, i) => sockets.push([`static_resources.clusters[${i}]`, c.transport_socket]));
+  return sockets.flatMap(([path, ts]) => secretRefsOf(obj(obj(ts).typed_config), `${path}.transport_socket.typed_config`).filter((r) => r.ref.sds_config !== undefined).map((r) => [r.path, r.ref] as [string, Obj]));
 }
 
 /** A gRPC xDS source: state of the world or incremental, over v3, through one static cluster. */

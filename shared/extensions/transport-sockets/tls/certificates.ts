@@ -1,6 +1,6 @@
 import { cryptoModule } from '../../../builtins.js';
 import { stats } from '../../../stats/process.js';
-import type { LoadedTls, PemSource, TlsContext } from './context.js';
+import { tlsReady, type LoadedTls, type PemSource, type TlsContext } from './context.js';
 import { sanEntries } from './san.js';
 
 /**
@@ -50,8 +50,9 @@ export function certificateDetails(source: PemSource, nowMs: number): Certificat
   };
 }
 
+/** The contexts that exist as Envoy's do: one whose SDS secrets have not come is not made (nor listed). */
 function contexts(tls: LoadedTls): TlsContext[] {
-  return [...Object.values(tls.listeners), ...Object.values(tls.clusters)];
+  return [...Object.values(tls.listeners), ...Object.values(tls.clusters)].filter(tlsReady);
 }
 
 /** envoy.admin.v3.Certificates: one entry per context, its CA and its certificates. */
@@ -77,12 +78,13 @@ export function firstCertExpiry(tls: LoadedTls): number | undefined {
 }
 
 /**
- * A certificate's name in Envoy's statistics: the SDS secret's name (this proxy refuses SDS), else
+ * A certificate's name in Envoy's statistics: the secret's name when a secret gave it, else
  * `unnamed_cert_` (`unnamed_ca_cert_` for a CA) and the first 8 hex digits of the SHA-256 of the
  * certificate given inline; a file's certificate has no inline bytes, so its digest is that of
  * nothing (`e3b0c442`), as running Envoys name them.
  */
 export function certificateStatName(source: PemSource, ca: boolean): string {
+  if (source.secretName !== undefined) return source.secretName;
   const digest = cryptoModule().createHash('sha256').update(source.inline ? source.pem : '').digest('hex').slice(0, 8);
   return `${ca ? 'unnamed_ca_cert_' : 'unnamed_cert_'}${digest}`;
 }

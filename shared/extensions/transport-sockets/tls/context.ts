@@ -6,6 +6,7 @@ import { typeNameOfUrl } from '../../../config/wkt.js';
 import { configError, type ConfigError } from '../../../config/config-error.js';
 import { checkRawBuffer } from '../raw-buffer/raw-buffer.js';
 import { sessionResumptionOf, type SessionResumption } from './session-resumption.js';
+import { mergeValidationContexts, resolveSecretRef, StaticSecrets, type SecretLookup, type SecretPart, type SecretUse } from './secrets.js';
 
 /**
  * TLS contexts (`transport_socket` with envoy.transport_sockets.tls) as the supervisor loads
@@ -23,6 +24,8 @@ export interface PemSource {
   path: string;
   /** Given in the configuration itself (inline_string, inline_bytes), not read from a file or the environment. */
   inline: boolean;
+  /** The secret that gave it, if one did (Envoy names its statistics by it). */
+  secretName?: string;
 }
 
 export interface TlsCertificate {
@@ -55,6 +58,18 @@ export interface TlsContext {
   ecdhCurve: string | undefined;
   /** Downstream session resumption (./session-resumption.ts). */
   resumption?: SessionResumption;
+  /** The secrets from SDS it is made of (./secrets.ts dynamicSecretKey), if any. */
+  secrets?: string[];
+  /**
+   * Those that have not come (keys too): the context is not ready (no certificate, no CA) and
+   * its connections fail, counted as Envoy's `*_context_secrets_not_ready`.
+   */
+  notReady?: string[];
+}
+
+/** A context of no secrets from SDS, or of them all (it can handshake). */
+export function tlsReady(c: TlsContext): boolean {
+  return !c.notReady?.length;
 }
 
 const VERSIONS: Record<string, SecureContextOptions['minVersion']> = {
@@ -77,7 +92,7 @@ export function tlsContextConfig(transportSocket: unknown): { typeName: string; 
 /** A message field that may be absent: undefined then, else the message. */
 const optional = (v: unknown): JsonObject | undefined => (v === undefined ? undefined : obj(v));
 
-function readPem(ds: JsonObject | undefined, path: string, errors: ConfigError[], read: (ds: JsonObject) => Buffer | undefined): PemSource | undefined {
+function readPem(ds: JsonObject | undefined, path: string, errors: ConfigError[], read: (ds: JsonObject) => Buffer | undefined, secretName?: string): PemSource | undefined {
   if (!ds) return undefined;
   try {
     const data = read(ds);
@@ -85,7 +100,7 @@ function readPem(ds: JsonObject | undefined, path: string, errors: ConfigError[]
       errors.push(configError('missing', path, 'no data (set filename, inline_string, inline_bytes or environment_variable)'));
       return undefined;
     }
-    return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>', inline: ds.inline_string !== undefined || ds.inline_bytes !== undefined };
+    return { pem: data.toString('utf8'), path: typeof ds.filename === 'string' ? ds.filename : '<inline>', inline: ds.inline_string !== undefined || ds.inline_bytes !== undefined, ...(secretName !== undefined ? { secretName } : {}) };
   } catch (err) {
     // Phrased by field: the file the field names, and why it could not be read.
     const e = err as NodeJS.ErrnoException;
@@ -95,9 +110,44 @@ function readPem(ds: JsonObject | undefined, path: string, errors: ConfigError[]
   }
 }
 
+const NOT_SDS_DIRECTORY = 'watched_directory is honoured only on a secret from SDS (an SdsSecretConfig with sds_config), as in Envoy, which reads these files once otherwise';
+
 /**
- * One TLS context from its config (`path` names it in errors). `read` resolves a DataSource
- * (files are read here, so a later change to a file takes effect on the next hot restart).
+ * The parts of a context its secrets give (./secrets.ts), beside those given inline: the
+ * certificates, the validation context (a combined one merged), the session ticket keys.
+ */
+function contextParts(side: 'downstream' | 'upstream', config: JsonObject, path: string, secrets: SecretLookup, use: SecretUse, errors: ConfigError[]) {
+  const common = obj(config.common_tls_context);
+  const cp = `${path}.common_tls_context`;
+  const certificates: SecretPart[] = list(common.tls_certificates).map((json, i) => ({ json, path: `${cp}.tls_certificates[${i}]`, dynamic: false }));
+  const sdsCertificates = list(common.tls_certificate_sds_secret_configs);
+  if (side === 'downstream' && certificates.length && sdsCertificates.length) errors.push(configError('invalid', `${cp}.tls_certificate_sds_secret_configs`, 'SDS and non-SDS TLS certificates may not be mixed in server contexts'));
+  sdsCertificates.forEach((ref, i) => {
+    const part = resolveSecretRef('tls_certificate', ref, `${cp}.tls_certificate_sds_secret_configs[${i}]`, secrets, use, errors);
+    if (part) certificates.push(part);
+  });
+  let validation: SecretPart | undefined = common.validation_context !== undefined ? { json: obj(common.validation_context), path: `${cp}.validation_context`, dynamic: false } : undefined;
+  if (common.validation_context_sds_secret_config !== undefined) validation = resolveSecretRef('validation_context', obj(common.validation_context_sds_secret_config), `${cp}.validation_context_sds_secret_config`, secrets, use, errors);
+  if (common.combined_validation_context !== undefined) {
+    const combined = obj(common.combined_validation_context);
+    const p = `${cp}.combined_validation_context`;
+    const dynamic = resolveSecretRef('validation_context', obj(combined.validation_context_sds_secret_config), `${p}.validation_context_sds_secret_config`, secrets, use, errors);
+    const base = obj(combined.default_validation_context);
+    if (obj(base.watched_directory).path !== undefined) errors.push(configError('unsupported', `${p}.default_validation_context.watched_directory`, NOT_SDS_DIRECTORY));
+    if (dynamic) validation = { ...dynamic, json: mergeValidationContexts(base, dynamic.json), path: p };
+  }
+  let ticketKeys: JsonObject | undefined = config.session_ticket_keys !== undefined ? obj(config.session_ticket_keys) : undefined;
+  if (config.session_ticket_keys_sds_secret_config !== undefined) ticketKeys = resolveSecretRef('session_ticket_keys', obj(config.session_ticket_keys_sds_secret_config), `${path}.session_ticket_keys_sds_secret_config`, secrets, use, errors)?.json;
+  for (const part of [...certificates, ...(validation ? [validation] : [])]) {
+    if (!part.dynamic && obj(part.json.watched_directory).path !== undefined) errors.push(configError('unsupported', `${part.path}.watched_directory`, NOT_SDS_DIRECTORY));
+  }
+  return { certificates, validation, ticketKeys };
+}
+
+/**
+ * One TLS context from its config (`path` names it in errors), its secrets from `secrets`. `read`
+ * resolves a DataSource (files are read here, so a later change to a file takes effect on the next
+ * hot restart; a secret from SDS has had its files read when it came).
  */
 export function loadTlsContext(
   side: 'downstream' | 'upstream',
@@ -106,29 +156,32 @@ export function loadTlsContext(
   path: string,
   errors: ConfigError[],
   read: (ds: JsonObject) => Buffer | undefined,
+  secrets: SecretLookup,
 ): TlsContext | undefined {
   const before = errors.length;
   const common = obj(config.common_tls_context);
   const cp = `${path}.common_tls_context`;
+  const use: SecretUse = { keys: [], notReady: [] };
+  const parts = contextParts(side, config, path, secrets, use, errors);
   const certificates: TlsCertificate[] = [];
-  list(common.tls_certificates).forEach((c, i) => {
-    const p = `${cp}.tls_certificates[${i}]`;
-    const chain = readPem(optional(c.certificate_chain), `${p}.certificate_chain`, errors, read);
+  for (const { json: c, path: p, secretName } of parts.certificates) {
+    const chain = readPem(optional(c.certificate_chain), `${p}.certificate_chain`, errors, read, secretName);
     const key = readPem(optional(c.private_key), `${p}.private_key`, errors, read);
     const password = readPem(optional(c.password), `${p}.password`, errors, read);
     if (!chain || !key) {
-      if (errors.length === before) errors.push(configError('missing', p, 'a certificate needs certificate_chain and private_key'));
-      return;
+      if (errors.length === before) errors.push(configError('missing', p, `a certificate needs certificate_chain and private_key${secretName !== undefined ? ` (certificate chain not set in secret '${secretName}')` : ''}`));
+      continue;
     }
     certificates.push({ chain, key: key.pem, ...(password ? { passphrase: password.pem } : {}) });
-  });
-  const validation = obj(common.validation_context);
-  const ca = readPem(optional(validation.trusted_ca), `${cp}.validation_context.trusted_ca`, errors, read);
+  }
+  const validation = parts.validation?.json ?? {};
+  const ca = readPem(optional(validation.trusted_ca), `${parts.validation?.path ?? `${cp}.validation_context`}.trusted_ca`, errors, read, parts.validation?.secretName);
   const sanMatchers = list(validation.match_typed_subject_alt_names).map((m) => ({ sanType: String(m.san_type ?? 'SAN_TYPE_UNSPECIFIED'), matcher: obj(m.matcher) }));
   for (const m of list(validation.match_subject_alt_names)) sanMatchers.push({ sanType: 'ANY', matcher: m });
+  const waiting = use.notReady.length > 0;
   // A certificate that could not be read has said so already: "no certificate" would only repeat it.
-  if (side === 'downstream' && certificates.length === 0 && errors.length === before) errors.push(configError('missing', `${cp}.tls_certificates`, 'a listener\'s TLS context needs a certificate'));
-  if (side === 'downstream' && config.require_client_certificate === true && !ca) {
+  if (side === 'downstream' && !waiting && certificates.length === 0 && errors.length === before) errors.push(configError('missing', `${cp}.tls_certificates`, 'a listener\'s TLS context needs a certificate'));
+  if (side === 'downstream' && !waiting && config.require_client_certificate === true && !ca) {
     errors.push(configError('missing', `${path}.require_client_certificate`, 'client certificates need common_tls_context.validation_context.trusted_ca to be verified against'));
   }
   const params = obj(common.tls_params);
@@ -148,9 +201,13 @@ export function loadTlsContext(
     maxVersion: VERSIONS[String(params.tls_maximum_protocol_version)] ?? 'TLSv1.3',
     ciphers: ciphers.length ? ciphers.join(':') : undefined,
     ecdhCurve: curves.length ? curves.join(':') : undefined,
-    ...(side === 'downstream' ? { resumption: sessionResumptionOf(config, path, errors, read) } : {}),
+    ...(side === 'downstream' ? { resumption: sessionResumptionOf({ ...config, ...(parts.ticketKeys ? { session_ticket_keys: parts.ticketKeys } : {}) }, path, errors, read) } : {}),
+    ...(use.keys.length ? { secrets: [...new Set(use.keys)] } : {}),
+    ...(waiting ? { notReady: [...new Set(use.notReady)] } : {}),
   };
   if (errors.length > before) return undefined;
+  // Not ready: nothing to check until its secrets come (it is loaded again then).
+  if (waiting) return context;
   // OpenSSL's own check: a key that does not match its certificate, a wrong password, an unknown cipher.
   try {
     tlsModule().createSecureContext(secureContextOptions(context));
@@ -194,7 +251,7 @@ export function listenerChainKey(listener: string, chain: number | string): stri
 }
 
 /** A listener's TLS contexts, by filter chain (`0`, `1`, …, `default`); `path` names the listener in errors. */
-export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): Record<string, TlsContext> {
+export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): Record<string, TlsContext> {
   const loaded: Record<string, TlsContext> = {};
   const name = String(l.name ?? '');
   const chains: [string, JsonObject, string][] = list(l.filter_chains).map((c, ci) => [String(ci), c, `${path}.filter_chains[${ci}]`]);
@@ -211,29 +268,34 @@ export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObje
       errors.push(configError('wrong_extension', tsPath, `a listener's transport socket takes a DownstreamTlsContext, not ${tls.typeName}`));
       continue;
     }
-    const context = loadTlsContext('downstream', `listener ${name}`, tls.config, tsPath, errors, read);
+    const context = loadTlsContext('downstream', `listener ${name}`, tls.config, tsPath, errors, read, secrets);
     if (context) loaded[key] = context;
   }
   return loaded;
 }
 
-/** `listenerNames`: each bootstrap listener's name, as the load minted them (staticListenerNames). */
+/**
+ * `listenerNames`: each bootstrap listener's name, as the load minted them (staticListenerNames).
+ * Their secrets are the bootstrap's; those from SDS have not come yet (the supervisor loads such
+ * contexts again once they do).
+ */
 export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string[], read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): LoadedTls {
   const loaded: LoadedTls = { listeners: {}, clusters: {} };
+  const secrets = new StaticSecrets(bootstrap, errors);
   const resources = obj(bootstrap.static_resources);
   list(resources.listeners).forEach((l, li) => {
     const name = listenerNames[li]!;
-    for (const [key, context] of Object.entries(loadListenerTls(l, `static_resources.listeners[${li}]`, read, errors))) loaded.listeners[listenerChainKey(name, key)] = context;
+    for (const [key, context] of Object.entries(loadListenerTls(l, `static_resources.listeners[${li}]`, read, errors, secrets))) loaded.listeners[listenerChainKey(name, key)] = context;
   });
   list(resources.clusters).forEach((c, i) => {
-    const context = loadClusterTls(c, `static_resources.clusters[${i}]`, read, errors);
+    const context = loadClusterTls(c, `static_resources.clusters[${i}]`, read, errors, secrets);
     if (context) loaded.clusters[String(c.name)] = context;
   });
   return loaded;
 }
 
 /** A cluster's TLS context, if its transport socket is TLS; `path` names the cluster in errors. */
-export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[]): TlsContext | undefined {
+export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): TlsContext | undefined {
   if (!c.transport_socket) return undefined;
   const tls = tlsContextConfig(c.transport_socket);
   if (!tls) {
@@ -245,5 +307,5 @@ export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObjec
     errors.push(configError('wrong_extension', tsPath, `a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`));
     return undefined;
   }
-  return loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read);
+  return loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read, secrets);
 }

@@ -49,3 +49,17 @@ export function countHandshake(prefix: string, ssl: SslStats, socket: TLSSocket)
   const curve = (socket.getEphemeralKeyInfo() as { name?: unknown } | null)?.name;
   if (typeof curve === 'string') stats.counter(`${prefix}ssl.curves.${CURVE_NAMES[curve] ?? curve}`).inc();
 }
+
+/**
+ * Envoy's socket-factory figures (`listener.<address>.server_ssl_socket_factory.`,
+ * `cluster.<name>.client_ssl_socket_factory.`): a context built again because its SDS secrets came
+ * or changed (counted by the supervisor, which builds it), and connections that found its secrets
+ * not there yet (counted by the worker that refused them).
+ */
+export function sslFactoryStats(prefix: string, side: 'downstream' | 'upstream'): { updateBySds: Counter; secretsNotReady: Counter } {
+  const p = `${prefix}${side === 'downstream' ? 'server' : 'client'}_ssl_socket_factory.`;
+  return {
+    updateBySds: stats.counter(`${p}ssl_context_update_by_sds`),
+    secretsNotReady: stats.counter(`${p}${side === 'downstream' ? 'downstream' : 'upstream'}_context_secrets_not_ready`),
+  };
+}

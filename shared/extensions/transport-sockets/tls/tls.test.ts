@@ -5,6 +5,9 @@ import type { ConfigError } from '../../../config/config-error.js';
 import type { JsonObject } from '../../../config/proto-json.js';
 import { DOWNSTREAM_TLS_TYPE, makePki, UPSTREAM_TLS_TYPE, type Leaf, type TestPki } from '../../../../test/helpers/certs.js';
 import { loadClusterTls, loadListenerTls, tlsContextConfig } from './context.js';
+import { StaticSecrets } from './secrets.js';
+
+const noSecrets = new StaticSecrets({}, []);
 
 /**
  * TLS contexts as the supervisor loads them: what each side needs, what it refuses, a key checked
@@ -25,7 +28,7 @@ const certificate = () => ({ certificate_chain: { filename: leaf.certPath }, pri
 
 function listenerErrors(transportSocket: object): [string, string][] {
   const errors: ConfigError[] = [];
-  loadListenerTls({ name: 'l', filter_chains: [{ transport_socket: transportSocket }] }, 'l', read, errors);
+  loadListenerTls({ name: 'l', filter_chains: [{ transport_socket: transportSocket }] }, 'l', read, errors, noSecrets);
   return errors.map((e) => [e.code, e.path]);
 }
 
@@ -37,7 +40,7 @@ describe('the TLS transport socket', () => {
 
   it("loads a listener's context with its certificate, by filter chain", () => {
     const errors: ConfigError[] = [];
-    const loaded = loadListenerTls({ name: 'l', filter_chains: [{}, { transport_socket: { typed_config: { '@type': DOWNSTREAM_TLS_TYPE, common_tls_context: { tls_certificates: [certificate()], alpn_protocols: ['h2'] } } } }] }, 'l', read, errors);
+    const loaded = loadListenerTls({ name: 'l', filter_chains: [{}, { transport_socket: { typed_config: { '@type': DOWNSTREAM_TLS_TYPE, common_tls_context: { tls_certificates: [certificate()], alpn_protocols: ['h2'] } } } }] }, 'l', read, errors, noSecrets);
     assert.deepEqual(errors, []);
     assert.deepEqual(Object.keys(loaded), ['1']);
     assert.equal(loaded['1']!.side, 'downstream');
@@ -58,7 +61,7 @@ describe('the TLS transport socket', () => {
 
   it("loads a cluster's context without a certificate, with its SNI", () => {
     const errors: ConfigError[] = [];
-    const context = loadClusterTls({ name: 'c', transport_socket: { typed_config: { '@type': UPSTREAM_TLS_TYPE, sni: 'a.example', common_tls_context: { validation_context: { trusted_ca: { filename: pki.caPath } } } } } }, 'c', read, errors);
+    const context = loadClusterTls({ name: 'c', transport_socket: { typed_config: { '@type': UPSTREAM_TLS_TYPE, sni: 'a.example', common_tls_context: { validation_context: { trusted_ca: { filename: pki.caPath } } } } } }, 'c', read, errors, noSecrets);
     assert.deepEqual(errors, []);
     assert.equal(context?.side, 'upstream');
     assert.equal(context?.sni, 'a.example');

@@ -1,9 +1,13 @@
 import type { ConnectionOptions, PeerCertificate, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../../builtins.js';
-import { secureContextOptions, type TlsContext } from './context.js';
+import { secureContextOptions, tlsReady, type TlsContext } from './context.js';
 import { publishCertificateExpiry } from './certificates.js';
 import { compileSanMatchers } from './san.js';
-import { countHandshake, sslStats, type SslStats } from './ssl-stats.js';
+import { countHandshake, sslFactoryStats, sslStats, type SslStats } from './ssl-stats.js';
+import { SECRETS_NOT_READY_CODE } from '../../../upstream/transport-failure.js';
+
+/** Envoy's transport failure reason for a connection whose context's SDS secrets have not come. */
+export const SECRETS_NOT_READY = 'TLS error: Secret is not supplied by SDS';
 
 /**
  * A cluster's UpstreamTlsContext, as node:tls options for every connection to its hosts (HTTP/1.1
@@ -17,14 +21,18 @@ export class UpstreamTls {
   readonly options: ConnectionOptions;
   readonly stats: SslStats;
   private readonly statPrefix: string;
+  /** Counted when a connection finds the context's SDS secrets not there yet. */
+  private readonly notReady: { secretsNotReady: { inc(): void } } | undefined;
 
   constructor(context: TlsContext, clusterName: string, http2: boolean) {
     const verifySan = compileSanMatchers(context.sanMatchers);
     this.statPrefix = `cluster.${clusterName}.`;
     this.stats = sslStats(this.statPrefix);
-    publishCertificateExpiry(this.statPrefix, context);
+    const ready = tlsReady(context);
+    this.notReady = ready ? undefined : sslFactoryStats(this.statPrefix, 'upstream');
+    if (ready) publishCertificateExpiry(this.statPrefix, context);
     this.options = {
-      secureContext: tlsModule().createSecureContext(secureContextOptions(context)),
+      secureContext: tlsModule().createSecureContext(ready ? secureContextOptions(context) : {}),
       ...(context.sni ? { servername: context.sni } : {}),
       rejectUnauthorized: context.ca !== undefined,
       // Called only after the chain verified: the SAN matchers, or nothing (Envoy does not check host names).
@@ -37,12 +45,25 @@ export class UpstreamTls {
     };
   }
 
+  /**
+   * Every connection made with these options passes by here: while the context's SDS secrets have
+   * not come, it is closed as soon as it is made, with Envoy's reason (the upstream sees a
+   * connection that closes, the request a connection failure), and counted.
+   */
+  guard<T extends { destroy(err?: Error): void }>(connection: T): T {
+    if (this.notReady) {
+      this.notReady.secretsNotReady.inc();
+      process.nextTick(() => connection.destroy(Object.assign(new Error(SECRETS_NOT_READY), { code: SECRETS_NOT_READY_CODE })));
+    }
+    return connection;
+  }
+
   /** A connection attempt ended: a handshake (with its socket), or (for a TLS failure) a connection error. */
   outcome(err: (Error & { code?: string }) | null | undefined, socket?: TLSSocket): void {
     if (!err) {
       if (socket) countHandshake(this.statPrefix, this.stats, socket);
       else this.stats.handshake.inc();
-    } else if (isTlsError(err)) {
+    } else if (err.code !== SECRETS_NOT_READY_CODE && isTlsError(err)) {
       this.stats.connectionError.inc();
       if (/CERT|VERIFY|SELF_SIGNED|ISSUER/.test(err.code ?? '')) this.stats.failVerifyError.inc();
     }
