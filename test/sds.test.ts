@@ -227,22 +227,25 @@ describe('secrets over ADS', () => {
   const secret = (leaf: Leaf, name = 'server_cert') => ({ '@type': SECRET_URL, name, tls_certificate: { certificate_chain: { inline_string: leaf.cert }, private_key: { inline_string: leaf.key } } });
 
   it('a listener waits for its secret, a wrong secret is refused, a rotation takes over', async () => {
-    cp.set(SECRET_URL, '1', [{ '@type': SECRET_URL, name: 'server_cert', tls_certificate: {} }]);
+    cp.set(SECRET_URL, '1', []);
     cp.set(LISTENER_URL, '1', []);
     const boot = { ...bootstrap([]), static_resources: { clusters: [staticCluster('backend', upstream.port), xdsCluster()] }, ...ads() };
     const proxy = await startProxy(boot);
     const listener = { '@type': LISTENER_URL, ...tlsListener('dyn', [{ name: 'server_cert', sds_config: { ads: {}, resource_api_version: 'V3' } }]) };
     cp.set(LISTENER_URL, '2', [listener]);
+    // It warms until its secret comes (or its initial fetch timeout, 15 s, passes).
     await waitFor('the listener warming', async () => ((await statValue(proxy, 'listener_manager.total_listeners_warming')) === 1 ? true : undefined));
-    await waitFor('the refused secret', async () => ((await statValue(proxy, 'sds.server_cert.update_rejected')) === 1 ? true : undefined));
-    assert.equal(await statValue(proxy, 'sds.server_cert.update_success'), 0);
     const warmingDump = JSON.parse((await httpRequest(`http://${proxy.admin}/config_dump?resource=dynamic_warming_secrets`)).body);
     assert.equal(warmingDump.configs[0].version_info, 'uninitialized');
-    cp.set(SECRET_URL, '2', [secret(first)]);
+    // A secret its context cannot load with is refused (a NACK); the wait is over, and the listener serves without it.
+    cp.set(SECRET_URL, '1', [{ '@type': SECRET_URL, name: 'server_cert', tls_certificate: {} }]);
+    await waitFor('the refused secret', async () => ((await statValue(proxy, 'sds.server_cert.update_rejected')) === 1 ? true : undefined));
+    assert.equal(await statValue(proxy, 'sds.server_cert.update_success'), 0);
     await waitFor('the listener serving', async () => ((await statValue(proxy, 'listener_manager.total_listeners_active')) === 1 ? true : undefined));
+    cp.set(SECRET_URL, '2', [secret(first)]);
     const listeners = JSON.parse((await httpRequest(`http://${proxy.admin}/listeners?format=json`)).body);
     const port = Number(listeners.listener_statuses.find((l: { name: string }) => l.name === 'dyn').local_address.socket_address.port_value);
-    const open = await handshake(port);
+    const open = await waitFor('the good secret', () => handshake(port).catch(() => undefined));
     assert.equal(open.serial, 'a1');
     assert.equal(await requestOn(open.socket), 200);
     cp.set(SECRET_URL, '3', [secret(second)]);
@@ -251,6 +254,18 @@ describe('secrets over ADS', () => {
     open.socket.destroy();
     assert.equal(await statValue(proxy, 'sds.server_cert.update_success'), 2);
     assert.equal(await statValue(proxy, `listener.127.0.0.1_${port}.server_ssl_socket_factory.ssl_context_update_by_sds`), 2);
+    await proxy.stop();
+  });
+
+  it('comes from the SDS service of a control plane too, on a stream of its own', async () => {
+    cp.set(SECRET_URL, '20', [secret(first, 'grpc_cert')]);
+    const source = { api_config_source: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, resource_api_version: 'V3' };
+    const proxy = await startProxy({ ...bootstrap([]), node: { id: 'n', cluster: 'c' }, static_resources: { listeners: [tlsListener('grpc', [{ name: 'grpc_cert', sds_config: source }])], clusters: [staticCluster('backend', upstream.port), xdsCluster()] } });
+    assert.equal(await serialNow(proxy, 'grpc'), 'a1');
+    assert.equal(await statValue(proxy, 'sds.grpc_cert.update_success'), 1);
+    assert.equal(await statValue(proxy, 'sds.grpc_cert.control_plane.connected_state'), 1);
+    cp.set(SECRET_URL, '21', [secret(second, 'grpc_cert')]);
+    await waitFor('the second certificate', async () => ((await serialNow(proxy, 'grpc')) === 'b2' ? true : undefined));
     await proxy.stop();
   });
 
