@@ -101,7 +101,7 @@ export class TlsSecrets {
       for (const r of resources) {
         const chains = Object.entries(r.tls).filter(([, c]) => select(c)).map(([chain]) => chain);
         if (chains.length === 0) continue;
-        const tls = collect(`listener '${r.name}'`, (errs) => loadListenerTls(r.config as JsonObject, 'listener', readDataSource, errs, this.lookup)) as ListenerResource['tls'] | undefined;
+        const tls = collect(`listener '${r.name}'`, (errs) => loadListenerTls(r.config, 'listener', readDataSource, errs, this.lookup)) as ListenerResource['tls'] | undefined;
         const changedChains = chains.filter((chain) => tls?.[chain] && keep(tls[chain]));
         if (tls && changedChains.length) out.listeners.push([r, tls, isWarming, changedChains]);
       }
@@ -117,7 +117,7 @@ export class TlsSecrets {
     for (const [resources, isWarming] of [[clusters.active, false], [clusters.warming, true]] as const) {
       for (const r of resources) {
         if (!r.tls || !select(r.tls)) continue;
-        const tls = collect(`cluster '${r.name}'`, (errs) => loadClusterTls(r.config as JsonObject, '', readDataSource, errs, this.lookup)) as TlsContext | undefined;
+        const tls = collect(`cluster '${r.name}'`, (errs) => loadClusterTls(r.config, '', readDataSource, errs, this.lookup)) as TlsContext | undefined;
         if (tls && keep(tls)) out.clusters.push([r, tls, isWarming]);
       }
     }

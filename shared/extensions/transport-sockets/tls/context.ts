@@ -2,6 +2,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { cryptoModule, tlsModule } from '../../../builtins.js';
 import { list, obj } from '../../../config/access.js';
 import type { JsonObject } from '../../../config/proto-json.js';
+import type { Cluster, Listener } from '../../../config/envoy-types.js';
 import { typeNameOfUrl } from '../../../config/wkt.js';
 import { configError, type ConfigError } from '../../../config/config-error.js';
 import { checkRawBuffer } from '../raw-buffer/raw-buffer.js';
@@ -251,7 +252,7 @@ export function listenerChainKey(listener: string, chain: number | string): stri
 }
 
 /** A listener's TLS contexts, by filter chain (`0`, `1`, …, `default`); `path` names the listener in errors. */
-export function loadListenerTls(l: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): Record<string, TlsContext> {
+export function loadListenerTls(l: Listener | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): Record<string, TlsContext> {
   const loaded: Record<string, TlsContext> = {};
   const name = String(l.name ?? '');
   const chains: [string, JsonObject, string][] = list(l.filter_chains).map((c, ci) => [String(ci), c, `${path}.filter_chains[${ci}]`]);
@@ -295,7 +296,7 @@ export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string
 }
 
 /** A cluster's TLS context, if its transport socket is TLS; `path` names the cluster in errors. */
-export function loadClusterTls(c: JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): TlsContext | undefined {
+export function loadClusterTls(c: Cluster | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): TlsContext | undefined {
   if (!c.transport_socket) return undefined;
   const tls = tlsContextConfig(c.transport_socket);
   if (!tls) {
