@@ -4,6 +4,7 @@ import { connect as tcpConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { serverLocalAddress } from '../worker/http/request-headers.js';
 import { closedPort, startEcho, startH2Upstream, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -134,7 +135,8 @@ describe('HTTP connection manager over HTTP/1.1', () => {
     assert.equal(seen.name, 'A');
     assert.equal(seen.url, '/echo?q=1');
     assert.equal(seen.headers.host, 'upstream.internal');
-    assert.equal(seen.headers['x-forwarded-for'], '10.0.0.1,127.0.0.1');
+    // A loopback peer is named by the server's own address, as Envoy appends config.localAddress().
+    assert.equal(seen.headers['x-forwarded-for'], `10.0.0.1,${serverLocalAddress('v4')}`);
     assert.equal(seen.headers['x-forwarded-proto'], 'http');
     assert.match(seen.headers['x-request-id'], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(seen.headers['x-envoy-expected-rq-timeout-ms'], '15000');
@@ -259,7 +261,7 @@ describe('HTTP/2 upstreams', () => {
       const seen = JSON.parse(r.body);
       assert.equal(seen.httpVersion, '2.0');
       assert.equal(seen.path, '/x?y=1');
-      assert.equal(seen.forwardedFor, '127.0.0.1');
+      assert.equal(seen.forwardedFor, serverLocalAddress('v4'));
       assert.equal(r.headers.server, 'envoy');
     }
   });

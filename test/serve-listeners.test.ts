@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE, routesListener, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, withDeadline } from './helpers/proxy.js';
+import { serverLocalAddress } from '../worker/http/request-headers.js';
 import { startEcho, startUpstream, type Upstream } from './helpers/upstream.js';
 
 const tmp = tempDir();
@@ -65,7 +66,7 @@ describe('listeners of every address kind', () => {
     for (const version of ['v4', 'v6'] as const) {
       const proxy = await startProxy(bootstrap, ['--concurrency', '1', '--local-address-ip-version', version]);
       const v6 = await httpRequest(`http://[::1]:${proxy.ports.get('v6')}/echo`);
-      assert.equal(JSON.parse(v6.body).headers['x-forwarded-for'], '::1');
+      assert.equal(JSON.parse(v6.body).headers['x-forwarded-for'], serverLocalAddress(version)); // loopback peer: the server's address
       const viaPipe = JSON.parse(await unixGet(sock, '/echo'));
       assert.equal(viaPipe.name, 'U'); // through the LOGICAL_DNS cluster
       const xff = viaPipe.headers['x-forwarded-for'] as string;

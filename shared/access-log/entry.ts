@@ -31,7 +31,10 @@ export interface AccessLogEntry {
   upstreamHost?: string;
   upstreamCluster?: string;
   attemptCount?: number;
+  /** The client's address as the connection manager found it (x-forwarded-for's, port 0, when trusted so). */
   downstreamRemoteAddress?: string;
+  /** The peer's, when it differs (%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%). */
+  downstreamDirectRemoteAddress?: string;
   downstreamLocalAddress?: string;
   routeName?: string;
   filterChainName?: string;

@@ -60,9 +60,9 @@ const STREAM_INFO: Record<string, Command> = {
   DOWNSTREAM_REMOTE_ADDRESS: (e) => e.downstreamRemoteAddress,
   DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (e) => withoutPort(e.downstreamRemoteAddress),
   DOWNSTREAM_REMOTE_PORT: (e) => justPort(e.downstreamRemoteAddress),
-  // No proxy protocol or trusted XFF hops here: the direct peer is the remote address.
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (e) => e.downstreamRemoteAddress,
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (e) => withoutPort(e.downstreamRemoteAddress),
+  // The peer itself, whatever address the connection manager found for the client.
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (e) => e.downstreamDirectRemoteAddress ?? e.downstreamRemoteAddress,
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (e) => withoutPort(e.downstreamDirectRemoteAddress ?? e.downstreamRemoteAddress),
   DOWNSTREAM_LOCAL_ADDRESS: (e) => e.downstreamLocalAddress,
   DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (e) => withoutPort(e.downstreamLocalAddress),
   DOWNSTREAM_LOCAL_PORT: (e) => justPort(e.downstreamLocalAddress),

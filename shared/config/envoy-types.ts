@@ -2978,6 +2978,31 @@ export declare namespace envoy {
         }
       }
     }
+    export namespace http {
+      export namespace original_ip_detection {
+        export namespace custom_header {
+          export namespace v3 {
+            export interface CustomHeaderConfig {
+              header_name?: string;
+              allow_extension_to_set_address_as_trusted?: boolean;
+              reject_with_status?: envoy.type.v3.HttpStatus;
+            }
+          }
+        }
+        export namespace xff {
+          export namespace v3 {
+            export interface XffConfig {
+              xff_num_trusted_hops?: number;
+              xff_trusted_cidrs?: envoy.extensions.http.original_ip_detection.xff.v3.XffTrustedCidrs;
+              skip_xff_append?: boolean;
+            }
+            export interface XffTrustedCidrs {
+              cidrs?: envoy.config.core.v3.CidrRange[];
+            }
+          }
+        }
+      }
+    }
     export namespace load_balancing_policies {
       export namespace common {
         export namespace v3 {

@@ -41,6 +41,8 @@ export const schemaFiles = [
   'envoy/extensions/filters/http/csrf/v3/csrf.proto',
   'envoy/extensions/filters/http/fault/v3/fault.proto',
   'envoy/extensions/filters/http/rbac/v3/rbac.proto',
+  'envoy/extensions/http/original_ip_detection/custom_header/v3/custom_header.proto',
+  'envoy/extensions/http/original_ip_detection/xff/v3/xff.proto',
   'envoy/extensions/filters/http/compressor/v3/compressor.proto',
   'envoy/extensions/compression/gzip/compressor/v3/gzip.proto',
   'envoy/extensions/compression/brotli/compressor/v3/brotli.proto',

@@ -5,6 +5,7 @@ import type { Tracer, TracerServices } from '../tracing/span.js';
 import type { RetryHostPredicate, RetryPriority } from '../http/retry-plugins.js';
 import type { ListenerFilter } from '../network/listener-filter.js';
 import type { LbPolicy } from '../upstream/lb-policy.js';
+import type { OriginalIpDetection } from '../http/original-ip.js';
 
 /**
  * What this proxy knows of one Envoy extension: its names, its configuration's type, what it does.
@@ -134,6 +135,17 @@ export interface LoadBalancingPolicyDescriptor extends ExtensionDescriptor {
   /** Its configuration (at `path`, its typed_config), beyond its proto's rules. */
   validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
   policy(config: JsonObject): LbPolicy;
+}
+
+/**
+ * An original IP detection extension (HttpConnectionManager.original_ip_detection_extensions):
+ * how the connection manager finds the client's address when it does not take the peer's.
+ */
+export interface OriginalIpDetectionDescriptor extends ExtensionDescriptor {
+  readonly category: 'envoy.http.original_ip_detection';
+  /** Its configuration (at `path`, its typed_config), beyond its proto's rules. */
+  validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
+  create(config: JsonObject): OriginalIpDetection;
 }
 
 /** An access logger: where an `access_log` entry's lines go. */

@@ -11,6 +11,7 @@ import * as upstreamFolders from './upstreams/index.js';
 import * as lbPolicyFolders from './load-balancing-policies/index.js';
 import * as dnsResolverFolders from './network/dns-resolver/index.js';
 import * as resourceMonitorFolders from './resource-monitors/index.js';
+import * as originalIpFolders from './http/original-ip-detection/index.js';
 import { POLICY_CONFIG_PATH } from './load-balancing-policies/lookup.js';
 import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
@@ -37,6 +38,7 @@ const FOLDERS = [
   lbPolicyFolders,
   dnsResolverFolders,
   resourceMonitorFolders,
+  originalIpFolders,
 ];
 
 export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((folders) => Object.values(folders).flat()), ...RETRY_EXTENSIONS];

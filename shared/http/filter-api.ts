@@ -22,8 +22,9 @@ export interface ConnectionView {
   /** The peer's address and port. */
   directRemoteIp: string;
   directRemotePort: number;
-  /** The client's address as the connection manager determined it (x-forwarded-for unless use_remote_address). */
+  /** The client's address as the connection manager found it (the peer's, a trusted x-forwarded-for entry, an original IP detection's), and its port (0 when read from a header). */
   remoteIp: string;
+  remotePort: number;
   localIp: string;
   localPort: number;
   /** TLS: the server name the client asked for (SNI). */

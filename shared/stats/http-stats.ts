@@ -79,6 +79,7 @@ export class HttpStats {
   readonly rqOverloadClose: Counter;
   readonly cxOverloadDisableKeepalive: Counter;
   readonly rqRedirectedWithNormalizedPath: Counter;
+  readonly rqRejectedViaIpDetection: Counter;
   /** Requests refused 413 for a body over a buffer limit (the buffer filter counts them here). */
   readonly rqTooLarge: Counter;
   readonly rqResponseBeforeRqComplete: Counter;
@@ -155,6 +156,7 @@ export class HttpStats {
     this.rqOverloadClose = stats.counter(`${p}downstream_rq_overload_close`);
     this.cxOverloadDisableKeepalive = stats.counter(`${p}downstream_cx_overload_disable_keepalive`);
     this.rqRedirectedWithNormalizedPath = stats.counter(`${p}downstream_rq_redirected_with_normalized_path`);
+    this.rqRejectedViaIpDetection = stats.counter(`${p}downstream_rq_rejected_via_ip_detection`);
     this.rqResponseBeforeRqComplete = stats.counter(`${p}downstream_rq_response_before_rq_complete`);
     this.cxIdleTimeout = stats.counter(`${p}downstream_cx_idle_timeout`);
     this.rqIdleTimeout = stats.counter(`${p}downstream_rq_idle_timeout`);

@@ -89,6 +89,7 @@ export class FakeRequest implements FilterRequest {
       directRemoteIp: '127.0.0.1',
       directRemotePort: 40000,
       remoteIp: '127.0.0.1',
+      remotePort: 40000,
       localIp: '127.0.0.1',
       localPort: 10000,
       serverName: undefined,

@@ -68,7 +68,6 @@ export class ConnectionManagerConfig {
   readonly suppressEnvoyHeaders: boolean;
   /** normalize_path, merge_slashes, path_with_escaped_slashes_action, and whether a fragment is refused. */
   readonly pathNormalization: PathNormalization;
-  readonly useRemoteAddress: boolean;
   readonly codec: string;
   readonly localAddress: string;
   /** What mutateRequestHeaders does to each request (request-headers.ts), and the checks it meets first (request-checks.ts). */
@@ -113,7 +112,6 @@ export class ConnectionManagerConfig {
     this.rdsName = typeof rds === 'string' ? rds : undefined;
     this.server = serverHeaderOf(config);
     this.pathNormalization = pathNormalizationOf(config);
-    this.useRemoteAddress = config.use_remote_address === true;
     this.codec = String(config.codec_type ?? 'AUTO');
     this.localAddress = serverLocalAddress(ctx.localAddressIpVersion);
     this.headerSettings = requestHeaderSettings(config, this.localAddress, ctx.node);

@@ -84,7 +84,6 @@ export class HttpConnectionManager {
       suppressEnvoyHeaders: c.suppressEnvoyHeaders,
       clusters: ctx.clusters,
       bufferLimit: ctx.bufferLimit ?? DEFAULT_BUFFER_LIMIT,
-      useRemoteAddress: c.useRemoteAddress,
       http1Trailers: c.http1Trailers,
       schemeMatchesUpstream: c.schemeMatchesUpstream,
     };
@@ -348,7 +347,15 @@ export class HttpConnectionManager {
     };
     if (streamIdleMs > 0) idleFor(streamIdleMs);
 
-    mutateRequestHeaders(req, headers, c.headerSettings);
+    const client = mutateRequestHeaders(req, headers, c.headerSettings);
+    if ('rejectStatus' in client) {
+      // An original IP detection extension found no address and refuses the request (Envoy's reject_with_status).
+      stats.rqRejectedViaIpDetection.inc();
+      if (record) record.responseCodeDetails = 'rejecting_because_detection_failed';
+      sendLocalReply(res, client.rejectStatus, '', reply);
+      return;
+    }
+    record?.setClient(client);
 
     // No HTTP filter, not even the router (Envoy accepts that): nothing answers; the stream idle
     // timeout (408) or the client ends the request, as with Envoy.
@@ -386,9 +393,9 @@ export class HttpConnectionManager {
       };
     }
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
-    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, ...(upgrade ? { upgrade } : {}) };
+    const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, client, ...(upgrade ? { upgrade } : {}) };
     // The HTTP filters between the first and the router see the request now, and every response later.
-    const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, useRemoteAddress: c.useRemoteAddress, ...(trace ? { healthCheck: trace.notSampled } : {}) } : undefined;
+    const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, client, ...(trace ? { healthCheck: trace.notSampled } : {}) } : undefined;
     const filtered = fx ? runFilterChain(filters, fx) : 'continue';
     // The upstream gets the request's trace context (from the router's child span, with start_child_span).
     if (trace && route?.action.kind === 'route') trace.upstream(clusterName);

@@ -6,6 +6,7 @@ import { addressText, requestedServerName, type AccessLogEntry, type ConnectionA
 import type { AccessLogs } from '../../shared/access-log/loggers.js';
 import type { RequestView } from '../../shared/matchers.js';
 import { BodyCapture } from '../../shared/http/body-capture.js';
+import type { ClientAddress } from './request-headers.js';
 
 /**
  * What one HTTP exchange did, for its access-log entry and its tap trace: the connection manager
@@ -43,7 +44,8 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
   upstreamHost?: string;
   upstreamCluster?: string;
   attemptCount?: number;
-  readonly downstreamRemoteAddress?: string;
+  downstreamRemoteAddress?: string;
+  readonly downstreamDirectRemoteAddress?: string;
   readonly downstreamLocalAddress?: string;
   readonly requestedServerName?: string;
   upstreamTransportFailureReason?: string;
@@ -64,6 +66,7 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
     this.protocol = req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
     const addresses = socketAddresses(req.socket);
     this.downstreamRemoteAddress = addresses.remote;
+    this.downstreamDirectRemoteAddress = addresses.remote;
     this.downstreamLocalAddress = addresses.local;
     this.requestedServerName = addresses.serverName;
 
@@ -141,6 +144,11 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
     this.responseBody?.add(chunk);
   }
 
+  /** The client's address the connection manager found: %DOWNSTREAM_REMOTE_ADDRESS% (the DIRECT one stays the peer's). */
+  setClient(client: ClientAddress): void {
+    if (client.ip !== undefined) this.downstreamRemoteAddress = addressText(client.ip, client.port);
+  }
+
   /** Keep up to these many bytes of each body (a tap's max_buffered_rx_bytes / max_buffered_tx_bytes). */
   captureBodies(maxRequestBytes: number, maxResponseBytes: number): void {
     this.requestBody = new BodyCapture(maxRequestBytes);
@@ -203,7 +211,7 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
  * What a request's header formats see when no exchange is recorded (no access log, tap or
  * local_reply_config): the request, its addresses and protocol, nothing of a response yet.
  */
-export function requestEntry(req: DownstreamRequest, request: RequestView): AccessLogEntry {
+export function requestEntry(req: DownstreamRequest, request: RequestView, client: ClientAddress): AccessLogEntry {
   const addresses = socketAddresses(req.socket);
   return {
     startTime: Date.now(),
@@ -214,7 +222,8 @@ export function requestEntry(req: DownstreamRequest, request: RequestView): Acce
     responseFlags: 0,
     bytesReceived: 0,
     bytesSent: 0,
-    downstreamRemoteAddress: addresses.remote,
+    downstreamRemoteAddress: client.ip !== undefined ? addressText(client.ip, client.port) : addresses.remote,
+    downstreamDirectRemoteAddress: addresses.remote,
     downstreamLocalAddress: addresses.local,
     requestedServerName: addresses.serverName,
     healthCheck: false,

@@ -5,10 +5,8 @@ import type { JsonObject } from '../../shared/config/proto-json.js';
 
 /**
  * Whether a request comes from inside the trusted network, as Envoy's connection manager decides
- * it (conn_manager_utility.cc, mutateRequestHeaders): the client's address (with
- * use_remote_address the connection's peer, for a request that came without x-forwarded-for;
- * otherwise x-forwarded-for's address, when it holds exactly one) must be one that
- * internal_address_config names. Unset, no address is internal (Envoy since 1.33).
+ * it (conn_manager_utility.cc, mutateRequestHeaders): the client's address, when it may be
+ * trusted (request-headers.ts), must be one that internal_address_config names. Unset, no address is internal (Envoy since 1.33).
  *
  * An internal request is marked `x-envoy-internal: true`. Any other request has the x-envoy
  * headers that steer this proxy (retries, timeouts, forced tracing …) removed before anything
@@ -51,35 +49,17 @@ export function compileInternalAddresses(config: JsonObject | undefined): Intern
   return { ip: ranges.length ? (a) => ranges.some((r) => r(a)) : () => false, unixSockets: c.unix_sockets === true };
 }
 
-/** The one address of an x-forwarded-for, or undefined when it has none, several, or no IP. */
-function soleForwardedFor(xff: string | string[] | undefined): string | undefined {
-  if (xff === undefined) return undefined;
-  const entries = (Array.isArray(xff) ? xff.join(',') : xff).split(',').map((e) => e.trim()).filter((e) => e.length > 0);
-  return entries.length === 1 ? entries[0] : undefined;
-}
-
-export interface RequestOrigin {
-  useRemoteAddress: boolean;
-  /** The connection's peer address (an IP), or undefined on a pipe. */
-  peer: string | undefined;
-}
-
 /**
- * Marks or cleans the request's headers (before x-forwarded-for is appended to); returns whether
- * the request is internal, and whether it is an edge request (external, with use_remote_address).
+ * Marks or cleans the request's headers; returns whether the request is internal, and whether it
+ * is an edge request (external, with use_remote_address). `client` is the address the connection
+ * manager found (undefined for a pipe peer), `trusted` whether it may decide (Envoy's
+ * allow_trusted_address_checks: with use_remote_address, a request that came without
+ * x-forwarded-for; otherwise what the detection said, x-forwarded-for's when it held one address).
  */
-export function classifyRequest(headers: IncomingHttpHeaders, origin: RequestOrigin, internal: InternalAddresses): { internal: boolean; edge: boolean } {
-  const xff = headers['x-forwarded-for'];
-  let isInternal: boolean;
-  if (origin.useRemoteAddress) {
-    // Trusted only when the request came without x-forwarded-for (xff_num_trusted_hops is 0).
-    isInternal = xff === undefined && (origin.peer === undefined ? internal.unixSockets : internal.ip(origin.peer));
-  } else {
-    const sole = soleForwardedFor(xff);
-    isInternal = sole !== undefined && internal.ip(sole);
-  }
+export function classifyRequest(headers: IncomingHttpHeaders, client: string | undefined, trusted: boolean, useRemoteAddress: boolean, internal: InternalAddresses): { internal: boolean; edge: boolean } {
+  const isInternal = trusted && (client === undefined ? internal.unixSockets : internal.ip(client));
   delete headers['x-envoy-internal'];
-  const edge = !isInternal && origin.useRemoteAddress;
+  const edge = !isInternal && useRemoteAddress;
   if (isInternal) headers['x-envoy-internal'] = 'true';
   else {
     for (const h of EXTERNAL_REMOVED) delete headers[h];

@@ -5,6 +5,9 @@ import type { DownstreamRequest } from './downstream.js';
 import { classifyRequest, compileInternalAddresses, type InternalAddresses } from './internal-request.js';
 import { requestId } from './request-id.js';
 import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
+import { isLoopback } from '../../shared/address.js';
+import { lastAddressFromXff, type OriginalIpDetection } from '../../shared/http/original-ip.js';
+import { originalIpDetections } from '../../shared/extensions/http/original-ip-detection/lookup.js';
 
 /**
  * What the connection manager does to a request's headers before its filters see it, as Envoy's
@@ -13,16 +16,21 @@ import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
  * (unless preserve_external_request_id) and names its client (x-envoy-external-address);
  * use_remote_address appends the peer to X-Forwarded-For (unless skip_xff_append);
  * X-Forwarded-Proto says the connection's scheme; add_user_agent names this proxy's service
- * cluster and node.
+ * cluster and node. It also finds the client's address, which filters, hash policies and access
+ * logs see: the peer's with use_remote_address (or the entry xff_num_trusted_hops − 1 from the end
+ * of X-Forwarded-For), else what the original IP detection extensions find.
  */
 
 export interface RequestHeaderSettings {
   useRemoteAddress: boolean;
+  xffTrustedHops: number;
+  /** Without use_remote_address: original_ip_detection_extensions, or x-forwarded-for's. */
+  detections: OriginalIpDetection[];
   skipXffAppend: boolean;
   internalAddresses: InternalAddresses;
   generateRequestId: boolean;
   preserveRequestId: boolean;
-  /** The server's own address, appended to X-Forwarded-For for a client without one (a pipe). */
+  /** The server's own address, appended to X-Forwarded-For for a peer on loopback or a pipe. */
   localAddress: string;
   /** add_user_agent: the service cluster to name. */
   userAgent: string | undefined;
@@ -31,7 +39,7 @@ export interface RequestHeaderSettings {
   via: string | undefined;
 }
 
-/** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for pipe clients. */
+/** The server's own address of the chosen IP version, which Envoy appends to X-Forwarded-For for loopback and pipe clients. */
 export function serverLocalAddress(version: 'v4' | 'v6'): string {
   const family = version === 'v4' ? 'IPv4' : 'IPv6';
   for (const addrs of Object.values(networkInterfaces())) {
@@ -44,6 +52,8 @@ export function serverLocalAddress(version: 'v4' | 'v6'): string {
 export function requestHeaderSettings(config: HttpConnectionManager, localAddress: string, node: { id: string; cluster: string }): RequestHeaderSettings {
   return {
     useRemoteAddress: config.use_remote_address === true,
+    xffTrustedHops: config.xff_num_trusted_hops ?? 0,
+    detections: config.use_remote_address === true ? [] : originalIpDetections(config),
     skipXffAppend: config.skip_xff_append === true,
     internalAddresses: compileInternalAddresses(obj(config.internal_address_config)),
     generateRequestId: config.generate_request_id !== false,
@@ -60,26 +70,60 @@ function peerAddress(req: DownstreamRequest): string | undefined {
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
 }
 
-export function mutateRequestHeaders(req: DownstreamRequest, headers: DownstreamRequest['headers'], s: RequestHeaderSettings): void {
-  // Internal or external (internal_address_config): an external request's x-envoy control headers go now.
+/** The client's address as the connection manager found it (port 0 when read from a header); ip undefined for a pipe peer. */
+export interface ClientAddress {
+  ip: string | undefined;
+  port: number;
+}
+
+/**
+ * Mutates the headers as Envoy does, and returns the client's address, or the status to answer
+ * with when an original IP detection extension refuses the request (reject_with_status).
+ */
+export function mutateRequestHeaders(req: DownstreamRequest, headers: DownstreamRequest['headers'], s: RequestHeaderSettings): ClientAddress | { rejectStatus: number } {
   const peer = peerAddress(req);
-  const { edge } = classifyRequest(headers, { useRemoteAddress: s.useRemoteAddress, peer }, s.internalAddresses);
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  let client: string | undefined;
+  let trusted = false;
+  let appendXff = false;
+  if (s.useRemoteAddress) {
+    trusted = headers['x-forwarded-for'] === undefined;
+    if (s.xffTrustedHops > 0) client = lastAddressFromXff(headers['x-forwarded-for'], s.xffTrustedHops - 1).ip;
+    appendXff = !s.skipXffAppend;
+    // The prior hop is not trusted to say the scheme unless it is a trusted proxy that said it.
+    if (s.xffTrustedHops === 0) headers['x-forwarded-proto'] = scheme;
+  } else {
+    for (const d of s.detections) {
+      const r = d.detect(headers, peer);
+      if (r.rejectStatus !== undefined) return { rejectStatus: r.rejectStatus };
+      if (r.ip !== undefined) {
+        client = r.ip;
+        trusted = r.trusted;
+        appendXff = r.appendXff === true;
+        break;
+      }
+    }
+  }
+  if (appendXff) {
+    const hop = peer === undefined || isLoopback(peer) ? s.localAddress : peer;
+    const xff = headers['x-forwarded-for'];
+    headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${hop}` : hop;
+  }
+  headers['x-forwarded-proto'] ??= scheme;
+  const found: ClientAddress = client !== undefined ? { ip: client, port: 0 } : { ip: peer, port: req.socket.remotePort ?? 0 };
+  // Internal or external (internal_address_config): an external request's x-envoy control headers go now.
+  const { edge } = classifyRequest(headers, client ?? peer, trusted, s.useRemoteAddress, s.internalAddresses);
   // An edge request gets its own request id unless preserve_external_request_id, and names its client.
   if (s.generateRequestId && (headers['x-request-id'] === undefined || (edge && !s.preserveRequestId))) {
     headers['x-request-id'] = requestId();
   }
-  if (edge && peer !== undefined) headers['x-envoy-external-address'] = peer;
+  if (edge && found.ip !== undefined) headers['x-envoy-external-address'] = found.ip;
   if (s.via !== undefined) headers.via = appendVia(headers.via, s.via);
-  if (s.useRemoteAddress && !s.skipXffAppend) {
-    const client = peer ?? s.localAddress;
-    const xff = headers['x-forwarded-for'];
-    headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${client}` : client;
-  }
-  headers['x-forwarded-proto'] ??= (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   // add_user_agent: this proxy's service cluster and node go upstream, as Envoy sends them.
   if (s.userAgent !== undefined) {
     headers['x-envoy-downstream-service-cluster'] = s.userAgent;
     headers['user-agent'] ??= s.userAgent;
     if (s.nodeId) headers['x-envoy-downstream-service-node'] = s.nodeId;
   }
+  return found;
 }

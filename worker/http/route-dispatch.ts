@@ -17,6 +17,7 @@ import { mirror } from './mirror.js';
 import { requestHasBody } from './request-body.js';
 import { forward } from './forward.js';
 import type { ForwardContext } from './forward-context.js';
+import type { ClientAddress } from './request-headers.js';
 import { forwardUpgrade, type UpgradeRequest } from './upgrade-router.js';
 
 /**
@@ -38,6 +39,8 @@ export interface Exchange {
   reply: LocalReplyContext;
   headers: IncomingHttpHeaders;
   http1: boolean;
+  /** The client's address as the connection manager found it (request-headers.ts). */
+  client: ClientAddress;
   /** An upgrade the connection manager allowed (WebSocket, extended CONNECT): it goes upstream as a tunnel. */
   upgrade?: UpgradeRequest;
 }
@@ -51,8 +54,6 @@ export interface DispatchContext {
   clusters: ClusterManager;
   /** The listener's per_connection_buffer_limit_bytes. */
   bufferLimit: number;
-  /** use_remote_address: the client is the peer, not the last x-forwarded-for entry (hash policies' source_ip). */
-  useRemoteAddress: boolean;
   /** http_protocol_options.enable_trailers: the upstream's trailers go to HTTP/1.1 clients too. */
   http1Trailers: boolean;
   /** scheme_header_transformation.match_upstream (without scheme_to_overwrite). */
@@ -60,13 +61,11 @@ export interface DispatchContext {
 }
 
 /** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
-function hashOf(route: Route, req: DownstreamRequest, rq: RequestView, useRemoteAddress: boolean): HashResult | undefined {
+function hashOf(route: Route, req: DownstreamRequest, rq: RequestView, client: ClientAddress): HashResult | undefined {
   if (!route.hashPolicy) return undefined;
   const s = req.socket;
   const peer = (s.remoteAddress ?? '').replace(/^::ffff:/, '');
-  const xff = req.headers['x-forwarded-for'];
-  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
-  return route.hashPolicy({ rq, remoteIp: last || peer, remoteAddress: formatAddress(peer, s.remotePort ?? 0), localAddress: formatAddress((s.localAddress ?? '').replace(/^::ffff:/, ''), s.localPort ?? 0) });
+  return route.hashPolicy({ rq, remoteIp: client.ip ?? peer, remoteAddress: formatAddress(peer, s.remotePort ?? 0), localAddress: formatAddress((s.localAddress ?? '').replace(/^::ffff:/, ''), s.localPort ?? 0) });
 }
 
 /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */
@@ -85,7 +84,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
   const action = route.action;
   // The route's header mutations (route, virtual host, configuration): the request's now, the response's when it comes.
   const mutations = route.headers;
-  const entry = mutations ? (record ?? (mutations.readsEntry ? requestEntry(req, rq) : undefined)) : undefined;
+  const entry = mutations ? (record ?? (mutations.readsEntry ? requestEntry(req, rq, x.client) : undefined)) : undefined;
   if (mutations?.request.length) applyHeaderMutations(headers as MutableHeaders, mutations.request, entry);
   const responseHeaders = mutations?.response.length ? { levels: mutations.response, entry: entry! } : undefined;
   const mutatedResponse = (status: number, base: MutableHeaders): MutableHeaders => {
@@ -122,7 +121,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
         path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
         if (record) record.rewrittenPath = path;
       }
-      const hashed = hashOf(route, req, rq, ctx.useRemoteAddress);
+      const hashed = hashOf(route, req, rq, x.client);
       const authority = action.hostRewriteLiteral ?? rq.authority;
       // One shape for every request, every field present: optimised code that reads it then meets
       // one map, whose identity outlives an idle spell (see shared/idle-housekeeping.ts).

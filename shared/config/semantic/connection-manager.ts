@@ -9,6 +9,7 @@ import { EXTENSIONS, extensionByTypeName } from '../../extensions/registry.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { filterExtension, type Obj } from './common.js';
 import { checkRouteConfig } from './routes.js';
+import { checkOriginalIpDetection } from '../../extensions/http/original-ip-detection/lookup.js';
 import { configError, ConfigFault, type ConfigError } from '../config-error.js';
 
 /** An HTTP connection manager's semantic checks: its HTTP filters and their order, local replies, tracing providers, route source. */
@@ -64,6 +65,7 @@ export function checkHttpConnectionManager(hcm: Obj, path: string, clusters: Set
   if (hcm.local_reply_config !== undefined) checkLocalReplyConfig(obj(hcm.local_reply_config), `${path}.local_reply_config`, errors);
   if (hcm.http2_protocol_options !== undefined) checkHttp2Options(hcm.http2_protocol_options, `${path}.http2_protocol_options`, errors);
   checkHttpFilters(list(hcm.http_filters), `${path}.http_filters`, errors);
+  checkOriginalIpDetection(hcm, path, errors);
   // Envoy's own words; an HTTP connection manager here is always on a TCP listener (no QUIC in Node 20).
   if (hcm.codec_type === 'HTTP3') errors.push(configError('unsupported', `${path}.codec_type`, 'HTTP/3 codec configured on non-QUIC listener (HTTP/3 needs QUIC, which Node 20 does not have)'));
   const upgradeTypes = new Set<string>();

@@ -12,6 +12,7 @@ import type { Route } from '../../../shared/http/route-table.js';
 import { perFilterConfigs } from './chain.js';
 import { ResponseBodyPipeline } from './response-body.js';
 import type { BodyCapture } from '../../../shared/http/body-capture.js';
+import type { ClientAddress } from '../request-headers.js';
 import type { ConnectionView, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../../shared/http/filter-api.js';
 
 /**
@@ -28,7 +29,8 @@ export interface FilterExchange {
   /** The request's local replies; its `encode` is set once the filters have seen the request. */
   reply: LocalReplyContext;
   record: HttpExchangeRecord | undefined;
-  useRemoteAddress: boolean;
+  /** The client's address as the connection manager found it (request-headers.ts). */
+  client: ClientAddress;
   /** The health-check filter found the request to be one: its span is not reported. */
   healthCheck?: () => void;
   /** The request body once a filter has read it whole (readBody): the router sends it as read. */
@@ -136,7 +138,7 @@ class FilterCall implements FilterRequest {
   }
 
   get connection(): ConnectionView {
-    return (this.chain.connection ??= connectionView(this.chain.x.req, this.chain.x.useRemoteAddress));
+    return (this.chain.connection ??= connectionView(this.chain.x.req, this.chain.x.client));
   }
 
   reply(status: number, headers: MutableHeaders, body = ''): void {
@@ -165,7 +167,7 @@ class FilterCall implements FilterRequest {
 
   entry(): AccessLogEntry {
     const x = this.chain.x;
-    return x.record ?? requestEntry(x.req, x.rq);
+    return x.record ?? requestEntry(x.req, x.rq, x.client);
   }
 
   readBody(limit: number): Promise<Buffer | undefined | 'too_large' | 'aborted'> {
@@ -249,22 +251,18 @@ function pemOf(der: Buffer): string {
   return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n?$/, '\n')}-----END CERTIFICATE-----\n`;
 }
 
-/**
- * The request's connection as filters see it. The client address is Envoy's: the peer's with
- * use_remote_address, else the last x-forwarded-for entry (no trusted hops), else the peer's.
- */
-function connectionView(req: DownstreamRequest, useRemoteAddress: boolean): ConnectionView {
+/** The request's connection as filters see it, with the client's address the connection manager found. */
+function connectionView(req: DownstreamRequest, client: ClientAddress): ConnectionView {
   const socket = req.socket as TLSSocket;
   const direct = peerAddress(req);
-  const xff = req.headers['x-forwarded-for'];
-  const last = !useRemoteAddress && typeof xff === 'string' ? xff.split(',').at(-1)!.trim() : undefined;
   // An HTTP/2 stream's socket is its session's proxy: the session is what its streams share.
   const session = (req as unknown as { stream?: { session?: object } }).stream?.session;
   return {
     key: session ?? req.socket,
     directRemoteIp: direct,
     directRemotePort: socket.remotePort ?? 0,
-    remoteIp: last || direct,
+    remoteIp: client.ip ?? direct,
+    remotePort: client.ip === undefined ? (socket.remotePort ?? 0) : client.port,
     localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
     localPort: socket.localPort ?? 0,
     serverName: typeof socket.servername === 'string' ? socket.servername : undefined,

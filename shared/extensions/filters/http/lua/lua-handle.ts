@@ -195,7 +195,7 @@ export const host: HostFunctions = {
         if (what === 'protocol') out.text(c.protocol);
         else if (what === 'downstreamLocalAddress') out.text(address(c.localIp, c.localPort));
         else if (what === 'downstreamDirectRemoteAddress') out.text(address(c.directRemoteIp, c.directRemotePort));
-        else if (what === 'downstreamRemoteAddress') out.text(address(c.remoteIp, c.remoteIp === c.directRemoteIp ? c.directRemotePort : 0));
+        else if (what === 'downstreamRemoteAddress') out.text(address(c.remoteIp, c.remotePort));
         else if (what === 'requestedServerName') out.text(c.serverName ?? '');
         else out.text(call.request.route?.name ?? '');
         return;

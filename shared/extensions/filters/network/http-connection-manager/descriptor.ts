@@ -24,6 +24,7 @@ export const extensions: readonly NetworkFilterDescriptor[] = [
         'skip_xff_append', 'generate_request_id', 'preserve_external_request_id', 'access_log', 'rds', 'local_reply_config', 'add_user_agent',
         'http2_protocol_options', 'http_protocol_options', 'scheme_header_transformation', 'drain_timeout', 'upgrade_configs', 'tracing',
         'internal_address_config', 'server_header_transformation', 'normalize_path', 'merge_slashes', 'path_with_escaped_slashes_action', 'via',
+        'xff_num_trusted_hops', 'original_ip_detection_extensions',
       ],
       [`${HCM}.Tracing`]: ['client_sampling', 'random_sampling', 'overall_sampling', 'max_path_tag_length', 'custom_tags', 'provider', 'spawn_upstream_span'],
       [`${HCM}.InternalAddressConfig`]: ['unix_sockets', 'cidr_ranges'],
