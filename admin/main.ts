@@ -81,7 +81,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   // The admin process's own histogram samples go to the sinks as it records them.
   sendHistogramSamples(stats, openStatsdSinks(bootstrap));
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector), ...runtimeEndpoints(supervisor),
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector, state), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
     ...certsEndpoints(state), ...trafficEndpoints(history, collector), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));

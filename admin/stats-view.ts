@@ -89,6 +89,8 @@ export interface Selection {
    */
   scalars: Iterable<{ readonly name: string; readonly value: number | bigint } | null>;
   histograms: string[];
+  /** Per-endpoint stats (not in the store, see ../endpoint-metrics.ts): after the counters and gauges, in their own order, as Envoy lists them. */
+  endpoints?: readonly { readonly name: string; readonly value: number }[];
 }
 
 /** How many names select() looks at between two pauses (see Selection.scalars). */

@@ -1,13 +1,12 @@
 import { addressJson } from '../../shared/address.js';
 import type { Cluster } from '../../shared/config/envoy-types.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
-import { HOSTS_READOUT_PREFIX, HOST_STAT_PREFIX } from '../../shared/stats/scopes.js';
 import { healthFlagsText, healthStatusJson } from '../../shared/upstream/health.js';
-import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { thresholdsOf } from '../../shared/upstream/breaker-counts.js';
 import { OUTLIER_READOUT_PREFIX, type OutlierReport } from '../../shared/upstream/outcomes.js';
 import { JSON_TYPE, protoJsonChunks, type AdminEndpoint } from '../endpoint.js';
 import type { StatsCollector } from '../stats-collector.js';
+import { clusterHosts, HOST_COUNTERS, HOST_GAUGES } from '../cluster-hosts.js';
 import type { AdminState } from '../state.js';
 
 /**
@@ -17,26 +16,16 @@ import type { AdminState } from '../state.js';
  * workers' host lists, so DNS-resolved hosts appear as the workers see them.
  */
 
-const COUNTERS = ['cx_connect_fail', 'cx_total', 'rq_error', 'rq_success', 'rq_timeout', 'rq_total'] as const;
-const GAUGES = ['cx_active', 'rq_active'] as const;
 export const thresholds = (cluster: Cluster, priority: 'DEFAULT' | 'HIGH') => thresholdsOf(cluster, priority === 'HIGH' ? 1 : 0);
 
 export function clusterEndpoints(state: AdminState, collector: StatsCollector): AdminEndpoint[] {
   const clusters = () => state.server.clusters;
-  const hostsOf = (name: string): UpstreamHost[] => {
-    const readout = collector.merged.textReadouts.get(`${HOSTS_READOUT_PREFIX}${name}`);
-    return readout?.value ? (JSON.parse(readout.value) as UpstreamHost[]) : [];
-  };
+  const { hostsOf, figure } = clusterHosts(collector);
   /** The cluster's outlier detector figures (undefined without outlier_detection). */
   const outlierOf = (name: string): OutlierReport | undefined => {
     const readout = collector.merged.textReadouts.get(`${OUTLIER_READOUT_PREFIX}${name}`);
     return readout?.value ? (JSON.parse(readout.value) as OutlierReport) : undefined;
   };
-  const figure = (cluster: string, address: string, stat: string): number => {
-    const name = `${HOST_STAT_PREFIX}${cluster}.${address}.${stat}`;
-    return (GAUGES as readonly string[]).includes(stat) ? collector.merged.gaugeValue(name) : (collector.merged.counters.get(name)?.value ?? 0);
-  };
-
   /** Envoy's text layout, as chunks of about 64 KiB (6,000 clusters make megabytes). */
   function* text(): Generator<string> {
     let out = '';
@@ -57,7 +46,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
       out += `${name}::added_via_api::${addedViaApi}\n`;
       for (const h of hostsOf(name)) {
         const p = `${name}::${h.address}::`;
-        for (const stat of [...COUNTERS, ...GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
+        for (const stat of [...HOST_COUNTERS, ...HOST_GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
         out += `${p}hostname::${h.displayHostname}\n${p}health_flags::${healthFlagsText(h.healthFlags)}\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
         out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::${outlier?.hosts[h.address] ?? -1}\n${p}local_origin_success_rate::-1\n`;
       }
@@ -76,11 +65,11 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
         ...(outlier && outlier.threshold > 0 ? { success_rate_ejection_threshold: { value: outlier.threshold } } : {}),
         circuit_breakers: { thresholds: [thresholds(c, 'DEFAULT'), { priority: 'HIGH', ...high }] },
         host_statuses: hostsOf(name).map((h) => {
-          const counters = COUNTERS.map((stat) => {
+          const counters = HOST_COUNTERS.map((stat) => {
             const v = figure(name, h.address, stat);
             return v ? { name: stat, value: String(v) } : { name: stat };
           });
-          const gauges = GAUGES.map((stat) => {
+          const gauges = HOST_GAUGES.map((stat) => {
             const v = figure(name, h.address, stat);
             return v ? { type: 'GAUGE', name: stat, value: String(v) } : { type: 'GAUGE', name: stat };
           });

@@ -3,6 +3,8 @@ import { preparePrometheus, renderPrometheus } from '../render/stats-prometheus.
 import { renderStatsJson } from '../render/stats-json.js';
 import { renderStatsText } from '../render/stats-text.js';
 import type { StatsCollector } from '../stats-collector.js';
+import type { AdminState } from '../state.js';
+import { endpointMetrics, type EndpointMetric } from '../endpoint-metrics.js';
 import { parseStatsParams, select, SortedNames, StatsParamError, type StatsParams } from '../stats-view.js';
 
 /** /stats (text, json, html), with Envoy's parameters; the Prometheus format is in prometheus.ts. */
@@ -18,14 +20,17 @@ function* statsHtml(text: Iterable<string>): Generator<string> {
   yield '</pre>\n</body>\n</html>\n';
 }
 
-export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
+export function statsEndpoints(collector: StatsCollector, state: AdminState): AdminEndpoint[] {
   const names = new SortedNames(collector.merged);
+  /** Per-endpoint stats the request shows (track_cluster_stats.per_endpoint_stats): filtered as the store's are. */
+  const endpoints = (p: StatsParams): EndpointMetric[] =>
+    endpointMetrics(state, collector).filter((m) => (p.type === 'All' || p.type === (m.type === 'counter' ? 'Counters' : 'Gauges')) && (!p.usedOnly || m.type === 'gauge' || m.value !== 0) && (!p.filter || p.filter(m.name)));
   const prometheus = async (p: StatsParams): Promise<AdminResponse> => {
     const mode = p.histogramBuckets;
     if (mode === 'disjoint' || mode === 'detailed') return { status: 400, body: 'unsupported prometheus histogram bucket mode' };
     await preparePrometheus(collector.merged);
     const summaries = mode === 'summary' || mode === 'none';
-    return { status: 200, contentType: TEXT, body: renderPrometheus(collector.merged, { summaries, textReadouts: p.textReadouts, usedOnly: p.usedOnly, filter: p.filter }) };
+    return { status: 200, contentType: TEXT, body: renderPrometheus(collector.merged, { summaries, textReadouts: p.textReadouts, usedOnly: p.usedOnly, filter: p.filter }, endpoints({ ...p, type: 'All' })) };
   };
   const parse = (query: Map<string, string>, format?: 'prometheus'): StatsParams | AdminResponse => {
     try {
@@ -53,7 +58,7 @@ export function statsEndpoints(collector: StatsCollector): AdminEndpoint[] {
         await collector.refresh();
         if (p.format === 'prometheus') return prometheus(p);
         await names.prepare();
-        const selection = select(collector.merged, names, p);
+        const selection = { ...select(collector.merged, names, p), endpoints: p.hidden === 'only' ? [] : endpoints(p) };
         if (p.format === 'json') return { status: 200, contentType: JSON_TYPE, body: renderStatsJson(collector.merged, selection, p.histogramMode) };
         if (p.format === 'html') return { status: 200, contentType: 'text/html; charset=UTF-8', body: statsHtml(renderStatsText(collector.merged, selection, p.histogramMode)) };
         return { status: 200, contentType: TEXT, body: renderStatsText(collector.merged, selection, p.histogramMode) };

@@ -84,6 +84,10 @@ export function* renderStatsJson(merged: MergedStats, selection: Selection, mode
       out = '';
     }
   }
+  for (const e of selection.endpoints ?? []) {
+    out += `${first ? '' : ','}{"name":${JSON.stringify(e.name)},"value":${e.value}}`;
+    first = false;
+  }
   if (selection.histograms.length) {
     out += `${first ? '' : ','}{"histograms":`;
     for (const piece of histogramsJson(merged, selection.histograms, mode)) {

@@ -5,6 +5,7 @@ import { bucketsFor, histogramBuckets } from './histogram-view.js';
 import { formatG32 } from './numbers.js';
 import { finish, finishYielding, type Pausing } from '../pausing.js';
 import { extractTags } from '../../shared/stats/tags.js';
+import type { EndpointMetric } from '../endpoint-metrics.js';
 
 /**
  * /stats/prometheus: text exposition 0.0.4 as Envoy writes it. Tags are extracted from the stat
@@ -130,9 +131,9 @@ export interface PrometheusOptions {
   filter?: (name: string) => boolean;
 }
 
-export function* renderPrometheus(merged: MergedStats, options: PrometheusOptions): Generator<string> {
+export function* renderPrometheus(merged: MergedStats, options: PrometheusOptions, endpoints: readonly EndpointMetric[] = []): Generator<string> {
   const index = familyIndex(merged);
-  // Per-host figures stay out of Prometheus, as Envoy's do (they are for /clusters).
+  // The store's per-host figures stay out (they are for /clusters); per_endpoint_stats come last.
   const keep = (name: string, used: boolean) => (!options.usedOnly || used) && (!options.filter || options.filter(name));
   let out = '';
   function* section(families: Family[], type: string, used: (name: string) => boolean, line: (m: Member) => string): Generator<string> {
@@ -159,7 +160,28 @@ export function* renderPrometheus(merged: MergedStats, options: PrometheusOption
     yield* section(index.textReadouts, 'gauge', (n) => merged.textReadouts.get(n)!.used, (m) => `${m.family}{${labels(m.tags, [['text_value', merged.textReadouts.get(m.name)!.value]])}} 0\n`);
   }
   yield* section(index.histograms, options.summaries ? 'summary' : 'histogram', (n) => merged.histograms.get(n)!.used, (m) => histogramLines(merged, m, options.summaries));
+  out += endpointFamilies(endpoints);
   if (out) yield out;
+}
+
+/**
+ * Per-endpoint stats after every other family, as Envoy adds them: counters, then gauges, each
+ * family `envoy_cluster_endpoint_<stat>` in name order, its series sorted by their labels.
+ */
+function endpointFamilies(endpoints: readonly EndpointMetric[]): string {
+  let out = '';
+  for (const type of ['counter', 'gauge'] as const) {
+    const families = new Map<string, string[]>();
+    for (const m of endpoints) {
+      if (m.type !== type) continue;
+      const family = familyName(`cluster.endpoint.${m.stat}`);
+      let series = families.get(family);
+      if (!series) families.set(family, (series = []));
+      series.push(`${family}{${labels(m.tags)}} ${m.value}\n`);
+    }
+    for (const family of [...families.keys()].sort()) out += `# TYPE ${family} ${type}\n${families.get(family)!.sort().join('')}`;
+  }
+  return out;
 }
 
 const DEFAULT_LE = DEFAULT_BUCKETS.map(formatG32);

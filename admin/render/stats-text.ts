@@ -51,6 +51,9 @@ export function* renderStatsText(merged: MergedStats, selection: Selection, mode
       out = '';
     }
   }
+  for (const e of selection.endpoints ?? []) {
+    out += `${e.name}: ${e.value}\n`;
+  }
   for (const name of selection.histograms) {
     out += histogramText(merged, name, mode);
     if (out.length > CHUNK) {

@@ -88,6 +88,18 @@ export function hasAny(headers: object): boolean {
 }
 
 /**
+ * The upstream's trailers (a gRPC status): through the filters (gRPC-Web makes a body frame of
+ * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers unless
+ * `enable_trailers`; so does this (and Node sends them only on a chunked response).
+ */
+export function sendTrailers(trailers: IncomingHttpHeaders, http2Client: boolean, res: DownstreamResponse, ctx: ForwardContext): void {
+  const out: MutableHeaders = {};
+  for (const k in trailers) if (k.charCodeAt(0) !== 58 /* ':' */ && trailers[k] !== undefined) out[k] = trailers[k]!;
+  ctx.encodeTrailers?.(out);
+  if ((http2Client || ctx.http1Trailers) && hasAny(out)) res.addTrailers(out as Record<string, string>);
+}
+
+/**
  * The upstream's response headers as the client gets them: the route's response_headers_to_add
  * and _to_remove, then the HTTP filters', on a copy (the upstream's stay as they came); without
  * hop-by-hop headers (`keep` aside: an upgrade's Upgrade and Connection); with this proxy's

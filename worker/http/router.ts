@@ -5,7 +5,6 @@ import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { Cluster, Host } from '../upstream/cluster.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
-import type { MutableHeaders } from '../../shared/header-mutation.js';
 import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Http1Pool } from '../upstream/http1-pool.js';
@@ -15,7 +14,8 @@ import { ABORT, classify, countTryFailure, failureReply, recordFailure, resetAft
 import type { RouteTimeouts } from './route-timeouts.js';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-handler.js';
 import { upstreamHeaders } from './upstream-headers.js';
-import { downstreamResponseHeaders, hasAny, setHeadOnly, type ForwardContext } from './forward-context.js';
+import { downstreamResponseHeaders, hasAny, sendTrailers, setHeadOnly, type ForwardContext } from './forward-context.js';
+import { TryFigures } from './try-figures.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 
 /**
@@ -69,6 +69,8 @@ export class Exchange implements UpstreamHandler, Deadlined {
   private rqHeld = false;
   private readonly breaker: CircuitBreaker;
   private readonly headers: string[];
+  /** track_cluster_stats' figures, for a cluster that keeps them. */
+  private readonly figures: TryFigures | undefined;
   private readonly onClose = () => {
     if (!this.done) this.abort(ABORT.client);
   };
@@ -88,6 +90,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     const expectedMs = ctx.suppressEnvoyHeaders ? 0 : timeouts.perTryMs || timeouts.globalMs;
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, expectedMs);
     this.expectedAt = expectedMs ? this.headers.length - 1 : -1;
+    this.figures = cluster.optionalStats ? new TryFigures(cluster.optionalStats, timeouts, body) : undefined;
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
     // As Envoy's router (onRequestComplete): the route's timeout runs from the end of the client's
@@ -127,6 +130,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
 
   /** The route's timeout passed before the response ended. */
   deadlineReached(): void {
+    this.figures?.completed(performance.now() - (this.requestDoneAt ?? this.started));
     this.abort(ABORT.timeout);
   }
 
@@ -176,6 +180,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     host.stats.rqActive.inc();
     this.cluster.stats.rqTotal.inc();
     this.tryStarted = performance.now();
+    this.figures?.tryStarted(this.tryStarted);
     this.discarding = false;
     this.controller = undefined;
     if (this.cluster.http2) {
@@ -228,6 +233,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
 
   onResponseStart(controller: UpstreamController, statusCode: number, headers: IncomingHttpHeaders): void {
     const cs = this.cluster.stats;
+    this.figures?.responseHeaders(headers, statusCode);
     cs.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
     if (headers.connection === 'close') cs.cxCloseNotify.inc();
     if (headers['x-envoy-immediate-health-check-fail'] !== undefined) this.host?.immediateHealthCheckFail();
@@ -252,6 +258,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
 
   onResponseData(controller: UpstreamController, chunk: Buffer): void {
     if (this.idleTimer) this.touchIdle();
+    this.figures?.responseData(chunk.length);
     if (this.discarding) return;
     // The client may hold the listener's per_connection_buffer_limit_bytes unwritten; a chunk past
     // that pauses the upstream until it has been written out (Envoy's flow control).
@@ -280,6 +287,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       this.responseEnded(trailers);
       return;
     }
+    this.figures?.responseData(chunk.length);
     this.responseEnded(trailers, chunk);
   }
 
@@ -290,22 +298,11 @@ export class Exchange implements UpstreamHandler, Deadlined {
       this.scheduleRetry();
       return;
     }
+    this.figures?.completed(performance.now() - (this.requestDoneAt ?? this.started));
     this.finish();
-    if (trailers && hasAny(trailers)) this.sendTrailers(trailers);
+    if (trailers && hasAny(trailers)) sendTrailers(trailers, this.req.httpVersionMajor === 2, this.res, this.ctx);
     if (last) this.res.end(last);
     else this.res.end();
-  }
-
-  /**
-   * The upstream's trailers (a gRPC status): through the filters (gRPC-Web makes a body frame of
-   * them), then to an HTTP/2 client. Envoy's HTTP/1 codec drops proxied trailers unless
-   * `enable_trailers`; so does this (and Node sends them only on a chunked response).
-   */
-  private sendTrailers(trailers: IncomingHttpHeaders): void {
-    const out: MutableHeaders = {};
-    for (const k in trailers) if (k.charCodeAt(0) !== 58 /* ':' */ && trailers[k] !== undefined) out[k] = trailers[k]!;
-    this.ctx.encodeTrailers?.(out);
-    if ((this.req.httpVersionMajor === 2 || this.ctx.http1Trailers) && hasAny(out)) this.res.addTrailers(out as Record<string, string>);
   }
 
   /**
@@ -422,6 +419,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     if (this.host) {
       this.host.activeRequests--;
       this.host.stats.rqActive.dec();
+      this.figures?.tryEnded(performance.now(), { headers: this.headers, method: this.req.method ?? 'GET', path: this.ctx.path, scheme: this.scheme() }, this.body);
     }
     this.lastHost = this.host;
     this.host = undefined;

@@ -5,6 +5,7 @@ import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats
 import { obj } from '../../shared/config/access.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
+import { clusterOptionalStats, type ClusterOptionalStats } from '../../shared/stats/cluster-optional-stats.js';
 import type { ClusterResource } from '../../shared/config/resources.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
@@ -222,6 +223,8 @@ export class Cluster {
   /** The cluster's transport socket, when it is TLS (a new one when its SDS secrets change: updateTls). */
   tls: UpstreamTls | undefined;
   readonly stats: ClusterStats;
+  /** track_cluster_stats: timeout budget and request/response size histograms, when it keeps them. */
+  readonly optionalStats: ClusterOptionalStats | undefined;
   /** Its upstream connections' sockets, for upstream_cx_rx/tx_bytes_buffered (summed at each collection). */
   readonly openSockets = new Set<NonNullable<ConnectionOpened['socket']>>();
   private readonly stopBufferedBytes: () => void;
@@ -250,6 +253,7 @@ export class Cluster {
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
     this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
     this.stats = clusterStats(this.name);
+    this.optionalStats = clusterOptionalStats(config, `cluster.${this.name}.`);
     this.stopBufferedBytes = bufferedBytesGauges(`cluster.${this.name}.upstream_cx_rx_bytes_buffered`, `cluster.${this.name}.upstream_cx_tx_bytes_buffered`, this.openSockets);
     const panic = obj(config.common_lb_config).healthy_panic_threshold;
     // common_lb_config.healthy_panic_threshold, in percent (0 turns panic routing off).
