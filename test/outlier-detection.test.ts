@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { httpListener, staticCluster } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { closedPort } from './helpers/upstream.js';
 
 /**
  * Outlier detection end to end: real upstreams that answer 503 on purpose, ejection by
@@ -31,6 +32,9 @@ let good2: Fixed;
 let bad: Fixed;
 let lonely: Fixed;
 let proxy: RunningProxy;
+/** Ports where nothing listens: every connect to them fails (a local-origin failure). */
+let closed: number;
+let closed2: number;
 
 function cluster(name: string, hosts: Fixed[], outlier: object): object {
   return { ...staticCluster(name, hosts.map((h) => h.port)), outlier_detection: outlier };
@@ -41,7 +45,9 @@ before(async () => {
   good2 = await fixed('good2', 200);
   bad = await fixed('bad', 503);
   lonely = await fixed('lonely', 500);
-  const names = ['consecutive', 'rate', 'capped', 'single'];
+  closed = await closedPort();
+  closed2 = await closedPort();
+  const names = ['consecutive', 'rate', 'capped', 'single', 'split', 'unsplit', 'splitrate'];
   proxy = await startProxy(
     {
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
@@ -55,6 +61,13 @@ before(async () => {
           }),
           cluster('capped', [good, bad], { consecutive_5xx: 3, interval: '0.2s' }),
           cluster('single', [lonely], { consecutive_5xx: 4, interval: '10s', max_ejection_percent: 100 }),
+          // split_external_local_origin_errors: connect failures are local-origin failures, not 5xx.
+          { ...staticCluster('split', [good.port, closed]), outlier_detection: { split_external_local_origin_errors: true, consecutive_local_origin_failure: 3, consecutive_5xx: 3, interval: '0.2s', base_ejection_time: '30s', max_ejection_percent: 50 } },
+          { ...staticCluster('unsplit', [good.port, closed2]), outlier_detection: { consecutive_5xx: 3, interval: '0.2s', base_ejection_time: '30s', max_ejection_percent: 50 } },
+          cluster('splitrate', [good, good2, bad], {
+            split_external_local_origin_errors: true, consecutive_5xx: 100000, interval: '0.5s', base_ejection_time: '30s', max_ejection_percent: 50,
+            success_rate_minimum_hosts: 3, success_rate_request_volume: 10, success_rate_stdev_factor: 1000,
+          }),
         ],
       },
     },
@@ -128,5 +141,39 @@ describe('outlier detection', () => {
     await waitFor('the overflow', async () => ((await stat('cluster.capped.outlier_detection.ejections_overflow')) >= 1 ? true : undefined));
     assert.equal(line(await clusters(), `capped::127.0.0.1:${bad.port}::health_flags`), 'healthy');
     assert.equal(line(await clusters(), 'capped::outlier::success_rate_average'), '-1', 'too little data: -1');
+  });
+
+  it('split_external_local_origin_errors: connect failures eject by consecutive_local_origin_failure, never as 5xx', async () => {
+    const ejected = (c: string, port: number) => async () => (line(await clusters(), `${c}::127.0.0.1:${port}::health_flags`) === '/failed_outlier_check' ? true : undefined);
+    await send('split', 8);
+    await waitFor('the local-origin ejection', ejected('split', closed));
+    assert.equal(await stat('cluster.split.outlier_detection.ejections_detected_consecutive_local_origin_failure'), 1);
+    assert.equal(await stat('cluster.split.outlier_detection.ejections_enforced_consecutive_local_origin_failure'), 1);
+    assert.equal(await stat('cluster.split.outlier_detection.ejections_detected_consecutive_5xx'), 0);
+    assert.equal(await stat('cluster.split.outlier_detection.ejections_detected_consecutive_gateway_failure'), 0);
+    // Without the split the same failures are 503s: consecutive_5xx ejects.
+    await send('unsplit', 8);
+    await waitFor('the 5xx ejection', ejected('unsplit', closed2));
+    assert.equal(await stat('cluster.unsplit.outlier_detection.ejections_enforced_consecutive_5xx'), 1);
+    assert.equal(await stat('cluster.unsplit.outlier_detection.ejections_detected_consecutive_local_origin_failure'), 0);
+  });
+
+  it('split: responses make the external success rate, connections the local-origin one, both in /clusters', async () => {
+    let snapshot = '';
+    await waitFor('a success-rate ejection with both monitors reported', async () => {
+      await send('splitrate', 45);
+      snapshot = await clusters();
+      return line(snapshot, `splitrate::127.0.0.1:${bad.port}::health_flags`) === '/failed_outlier_check' && line(snapshot, 'splitrate::outlier::local_origin_success_rate_average') === '100' ? true : undefined;
+    }, 15_000);
+    // The 503s are the upstream's answers: external; every request had its connection: local 100 %.
+    assert.ok((await stat('cluster.splitrate.outlier_detection.ejections_enforced_success_rate')) >= 1);
+    assert.equal(await stat('cluster.splitrate.outlier_detection.ejections_detected_local_origin_success_rate'), 0);
+    assert.equal(line(snapshot, 'splitrate::outlier::local_origin_success_rate_ejection_threshold'), '100');
+    assert.equal(line(snapshot, `splitrate::127.0.0.1:${good.port}::local_origin_success_rate`), '100');
+    const json = JSON.parse((await httpRequest(`http://${proxy.admin}/clusters?format=json`)).body);
+    const status = json.cluster_statuses.find((c: { name: string }) => c.name === 'splitrate');
+    assert.deepEqual(status.local_origin_success_rate_ejection_threshold, { value: 100 });
+    const host = status.host_statuses.find((h: { address: { socket_address: { port_value: number } } }) => h.address.socket_address.port_value === good.port);
+    assert.deepEqual(host.local_origin_success_rate, { value: 100 });
   });
 });

@@ -38,7 +38,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
       const outlier = outlierOf(name);
       if (outlier) {
         out += `${name}::outlier::success_rate_average::${outlier.average}\n${name}::outlier::success_rate_ejection_threshold::${outlier.threshold}\n`;
-        out += `${name}::outlier::local_origin_success_rate_average::-1\n${name}::outlier::local_origin_success_rate_ejection_threshold::-1\n`;
+        out += `${name}::outlier::local_origin_success_rate_average::${outlier.localAverage}\n${name}::outlier::local_origin_success_rate_ejection_threshold::${outlier.localThreshold}\n`;
       }
       for (const [label, priority] of [['default_priority', 'DEFAULT'], ['high_priority', 'HIGH']] as const) {
         for (const [k, v] of Object.entries(thresholds(c, priority))) out += `${name}::${label}::${k}::${v}\n`;
@@ -48,7 +48,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
         const p = `${name}::${h.address}::`;
         for (const stat of [...HOST_COUNTERS, ...HOST_GAUGES].sort()) out += `${p}${stat}::${figure(name, h.address, stat)}\n`;
         out += `${p}hostname::${h.displayHostname}\n${p}health_flags::${healthFlagsText(h.healthFlags)}\n${p}weight::${h.weight}\n${p}region::${h.region}\n${p}zone::${h.zone}\n${p}sub_zone::${h.subZone}\n`;
-        out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::${outlier?.hosts[h.address] ?? -1}\n${p}local_origin_success_rate::-1\n`;
+        out += `${p}canary::${h.canary}\n${p}priority::${h.priority}\n${p}success_rate::${outlier?.hosts[h.address] ?? -1}\n${p}local_origin_success_rate::${outlier?.localHosts[h.address] ?? -1}\n`;
       }
     }
     yield out;
@@ -63,6 +63,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
         ...(addedViaApi ? { added_via_api: true } : {}),
         observability_name: name,
         ...(outlier && outlier.threshold > 0 ? { success_rate_ejection_threshold: { value: outlier.threshold } } : {}),
+        ...(outlier && outlier.localThreshold > 0 ? { local_origin_success_rate_ejection_threshold: { value: outlier.localThreshold } } : {}),
         circuit_breakers: { thresholds: [thresholds(c, 'DEFAULT'), { priority: 'HIGH', ...high }] },
         host_statuses: hostsOf(name).map((h) => {
           const counters = HOST_COUNTERS.map((stat) => {
@@ -82,6 +83,7 @@ export function clusterEndpoints(state: AdminState, collector: StatsCollector): 
             stats: [...counters, ...gauges],
             health_status: healthStatusJson(h.healthFlags),
             ...((outlier?.hosts[h.address] ?? -1) >= 0 ? { success_rate: { value: outlier!.hosts[h.address] } } : {}),
+            ...((outlier?.localHosts[h.address] ?? -1) >= 0 ? { local_origin_success_rate: { value: outlier!.localHosts[h.address] } } : {}),
             weight: h.weight,
             ...(h.displayHostname ? { hostname: h.displayHostname } : {}),
             ...(h.priority ? { priority: h.priority } : {}),

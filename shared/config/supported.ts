@@ -140,7 +140,8 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
     'success_rate_minimum_hosts', 'success_rate_request_volume', 'success_rate_stdev_factor', 'consecutive_gateway_failure',
     'enforcing_consecutive_gateway_failure', 'failure_percentage_threshold', 'enforcing_failure_percentage', 'failure_percentage_minimum_hosts',
     'failure_percentage_request_volume', 'max_ejection_time', 'max_ejection_time_jitter', 'successful_active_health_check_uneject_host',
-    'always_eject_one_host',
+    'always_eject_one_host', 'split_external_local_origin_errors', 'consecutive_local_origin_failure', 'enforcing_consecutive_local_origin_failure',
+    'enforcing_local_origin_success_rate', 'enforcing_failure_percentage_local_origin',
   ],
   'envoy.config.core.v3.HealthCheck': [
     'timeout', 'interval', 'initial_jitter', 'interval_jitter', 'interval_jitter_percent', 'unhealthy_threshold', 'healthy_threshold',
@@ -250,7 +251,6 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.core.v3.ApiConfigSource.request_timeout': 'REST xDS is not supported; use api_type GRPC',
   'envoy.config.core.v3.GrpcService.google_grpc': 'the Google gRPC client is not available; use envoy_grpc with a static cluster',
   'envoy.config.core.v3.SocketAddress.named_port': 'use port_value',
-  'envoy.config.cluster.v3.OutlierDetection.split_external_local_origin_errors': 'local failures (connect failure, timeout, reset) count as gateway failures, as Envoy does without the split',
   'envoy.config.core.v3.HealthCheck.grpc_health_check': 'HTTP and TCP health checks are supported',
   'envoy.config.core.v3.HealthCheck.custom_health_check': 'HTTP and TCP health checks are supported',
   'envoy.config.listener.v3.UdpListenerConfig.quic_options': 'HTTP/3 (QUIC) is not available in Node 20',

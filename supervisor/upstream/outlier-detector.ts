@@ -15,6 +15,10 @@ import { presentAtZero } from '../../shared/stats/always-present.js';
  *
  * - consecutive_5xx / consecutive_gateway_failure: ejection when a host reaches the count
  *   (5xx: any 5xx or local failure; gateway: 502, 503, 504 or a local failure).
+ * - With split_external_local_origin_errors, local failures (connect failure, timeout, reset)
+ *   are not responses: they count towards consecutive_local_origin_failure and a local-origin
+ *   success rate and failure percentage of their own (a connection had is a local success),
+ *   as Envoy's putResultWithLocalExternalSplit.
  * - success rate and failure percentage, every `interval`, over hosts with enough requests.
  * - An ejection lasts base_ejection_time × the host's ejection count (capped by
  *   max_ejection_time, plus jitter); it ends at the first interval tick after that, or at a
@@ -28,16 +32,23 @@ const log = getLogger('upstream', import.meta.url);
 interface HostState {
   consecutive5xx: number;
   consecutiveGateway: number;
+  consecutiveLocal: number;
   success: number;
   total: number;
   /** Success rate over the last interval, -1 without enough requests. */
   successRate: number;
+  /** The local-origin monitor (split_external_local_origin_errors only). */
+  localSuccess: number;
+  localTotal: number;
+  localSuccessRate: number;
   ejectedAt: number | undefined;
   ejectedForMs: number;
   ejections: number;
 }
 
-type EjectionType = 'consecutive_5xx' | 'consecutive_gateway_failure' | 'success_rate' | 'failure_percentage';
+type EjectionType =
+  | 'consecutive_5xx' | 'consecutive_gateway_failure' | 'success_rate' | 'failure_percentage'
+  | 'consecutive_local_origin_failure' | 'local_origin_success_rate' | 'local_origin_failure_percentage';
 
 export class OutlierDetector {
   private readonly hosts = new Map<string, HostState>();
@@ -48,6 +59,8 @@ export class OutlierDetector {
   private readonly report;
   private average = -1;
   private threshold = -1;
+  private localAverage = -1;
+  private localThreshold = -1;
 
   constructor(
     readonly cluster: string,
@@ -63,6 +76,9 @@ export class OutlierDetector {
       'ejections_enforced_consecutive_gateway_failure', 'ejections_detected_consecutive_gateway_failure',
       'ejections_enforced_success_rate', 'ejections_detected_success_rate', 'ejections_success_rate',
       'ejections_enforced_failure_percentage', 'ejections_detected_failure_percentage',
+      'ejections_enforced_consecutive_local_origin_failure', 'ejections_detected_consecutive_local_origin_failure',
+      'ejections_enforced_local_origin_success_rate', 'ejections_detected_local_origin_success_rate',
+      'ejections_enforced_local_origin_failure_percentage', 'ejections_detected_local_origin_failure_percentage',
     ]) {
       this.counters[name] = stats.counter(`${p}${name}`);
     }
@@ -79,7 +95,10 @@ export class OutlierDetector {
     for (const address of this.hosts.keys()) if (!live.has(address)) this.hosts.delete(address);
     for (const h of hosts) {
       if (!this.hosts.has(h.address)) {
-        this.hosts.set(h.address, { consecutive5xx: 0, consecutiveGateway: 0, success: 0, total: 0, successRate: -1, ejectedAt: undefined, ejectedForMs: 0, ejections: 0 });
+        this.hosts.set(h.address, {
+          consecutive5xx: 0, consecutiveGateway: 0, consecutiveLocal: 0, success: 0, total: 0, successRate: -1,
+          localSuccess: 0, localTotal: 0, localSuccessRate: -1, ejectedAt: undefined, ejectedForMs: 0, ejections: 0,
+        });
       }
     }
     this.active.set([...this.hosts.values()].filter((s) => s.ejectedAt !== undefined).length);
@@ -95,6 +114,48 @@ export class OutlierDetector {
   }
 
   private apply(address: string, s: HostState, kind: OutcomeKind, count: number): void {
+    switch (kind) {
+      case 'C':
+        return this.localSuccess(s, count);
+      case 'L':
+        return this.localFailures(address, s, count);
+      case 'l':
+        // Each: the connection had, then a local failure (one failure in a row each time).
+        this.localSuccess(s, count);
+        s.localTotal += count;
+        return this.localFailures(address, s, 0, 1);
+      case 's':
+      case 'e':
+      case 'g':
+        this.localSuccess(s, count);
+        return this.response(address, s, kind.toUpperCase() as 'S' | 'E' | 'G', count);
+      default:
+        return this.response(address, s, kind, count);
+    }
+  }
+
+  /** Envoy's localOriginNoFailure, `count` times. */
+  private localSuccess(s: HostState, count: number): void {
+    s.localTotal += count;
+    s.localSuccess += count;
+    s.consecutiveLocal = 0;
+  }
+
+  /** Envoy's localOriginFailure, `count` times (or, with `runTo`, the run of failures set to that). */
+  private localFailures(address: string, s: HostState, count: number, runTo?: number): void {
+    s.localTotal += count;
+    if (s.ejectedAt !== undefined) return;
+    const before = s.consecutiveLocal;
+    s.consecutiveLocal = runTo ?? before + count;
+    const limit = this.c.consecutiveLocal;
+    if (limit > 0 && (runTo !== undefined || before < limit) && s.consecutiveLocal >= limit) {
+      s.consecutiveLocal = 0;
+      this.detected(address, s, 'consecutive_local_origin_failure');
+    }
+  }
+
+  /** Envoy's putHttpResponseCode, `count` times. */
+  private response(address: string, s: HostState, kind: 'S' | 'E' | 'G', count: number): void {
     s.total += count;
     if (kind === 'S') {
       s.success += count;
@@ -134,6 +195,8 @@ export class OutlierDetector {
       this.counters.ejections_total!.inc();
       this.counters[type === 'consecutive_5xx' ? 'ejections_consecutive_5xx' : 'ejections_success_rate']!.inc();
     }
+    // Deprecated, and counted for either monitor's success rate (processSuccessRateEjections).
+    if (type === 'local_origin_success_rate') this.counters.ejections_success_rate!.inc();
     if (Math.random() * 100 >= this.c.enforcing[type]) return;
     this.counters.ejections_enforced_total!.inc();
     this.counters[`ejections_enforced_${type}`]!.inc();
@@ -143,6 +206,7 @@ export class OutlierDetector {
     s.ejectedAt = Date.now();
     s.consecutive5xx = 0;
     s.consecutiveGateway = 0;
+    s.consecutiveLocal = 0;
     this.active.set(active + 1);
     log.info(`cluster '${this.cluster}': host ${address} ejected (${type}) for ${Math.round(s.ejectedForMs)} ms`);
     this.setFlags(address, HealthFlag.FAILED_OUTLIER_CHECK, true);
@@ -174,37 +238,60 @@ export class OutlierDetector {
     for (const s of this.hosts.values()) {
       s.success = 0;
       s.total = 0;
+      s.localSuccess = 0;
+      s.localTotal = 0;
     }
     this.publish();
   }
 
-  /** Success rate (mean − stdev_factor × stdev) and failure percentage over hosts with enough volume. */
+  /** Both monitors' success rates and failure percentages (the local one has data only with the split). */
   private successRates(): void {
-    for (const s of this.hosts.values()) s.successRate = s.total >= this.c.srRequestVolume && s.total > 0 ? (100 * s.success) / s.total : -1;
-    const valid = [...this.hosts].filter(([, s]) => s.successRate >= 0);
-    this.average = -1;
-    this.threshold = -1;
+    [this.average, this.threshold] = this.monitorRates('external');
+    [this.localAverage, this.localThreshold] = this.monitorRates('local');
+  }
+
+  /** One monitor's success rate (mean − stdev_factor × stdev) and failure percentage over hosts with enough volume: its average and threshold. */
+  private monitorRates(monitor: 'external' | 'local'): [number, number] {
+    const local = monitor === 'local';
+    const figures = (s: HostState) => (local ? { ok: s.localSuccess, total: s.localTotal } : { ok: s.success, total: s.total });
+    const setRate = (s: HostState, rate: number) => (local ? (s.localSuccessRate = rate) : (s.successRate = rate));
+    for (const s of this.hosts.values()) {
+      const { ok, total } = figures(s);
+      setRate(s, total >= this.c.srRequestVolume && total > 0 ? (100 * ok) / total : -1);
+    }
+    let average = -1;
+    let threshold = -1;
+    const valid = [...this.hosts].filter(([, s]) => (local ? s.localSuccessRate : s.successRate) >= 0);
     if (valid.length > 0 && valid.length >= this.c.srMinimumHosts) {
-      const rates = valid.map(([, s]) => s.successRate);
+      const rates = valid.map(([, s]) => (local ? s.localSuccessRate : s.successRate));
       const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
       const stdev = Math.sqrt(rates.reduce((a, r) => a + (r - mean) ** 2, 0) / rates.length);
-      this.average = mean;
-      this.threshold = mean - this.c.srStdevFactor * stdev;
+      average = mean;
+      threshold = mean - this.c.srStdevFactor * stdev;
       for (const [address, s] of valid) {
-        if (s.ejectedAt === undefined && s.successRate < this.threshold) this.detected(address, s, 'success_rate');
+        if (s.ejectedAt === undefined && (local ? s.localSuccessRate : s.successRate) < threshold) this.detected(address, s, local ? 'local_origin_success_rate' : 'success_rate');
       }
     }
-    const fpValid = [...this.hosts].filter(([, s]) => s.total >= this.c.fpRequestVolume && s.total > 0);
+    const fpValid = [...this.hosts].filter(([, s]) => figures(s).total >= this.c.fpRequestVolume && figures(s).total > 0);
     if (fpValid.length > 0 && fpValid.length >= this.c.fpMinimumHosts) {
       for (const [address, s] of fpValid) {
-        if (s.ejectedAt === undefined && (100 * (s.total - s.success)) / s.total >= this.c.fpThreshold) this.detected(address, s, 'failure_percentage');
+        const { ok, total } = figures(s);
+        if (s.ejectedAt === undefined && (100 * (total - ok)) / total >= this.c.fpThreshold) this.detected(address, s, local ? 'local_origin_failure_percentage' : 'failure_percentage');
       }
     }
+    return [average, threshold];
   }
 
   /** What /clusters prints: the averages and thresholds of the last interval, and each host's rate. */
   private publish(): void {
-    const r: OutlierReport = { average: this.average, threshold: this.threshold, hosts: Object.fromEntries([...this.hosts].map(([a, s]) => [a, s.successRate])) };
+    const r: OutlierReport = {
+      average: this.average,
+      threshold: this.threshold,
+      hosts: Object.fromEntries([...this.hosts].map(([a, s]) => [a, s.successRate])),
+      localAverage: this.localAverage,
+      localThreshold: this.localThreshold,
+      localHosts: Object.fromEntries([...this.hosts].map(([a, s]) => [a, s.localSuccessRate])),
+    };
     this.report.set(JSON.stringify(r));
   }
 
@@ -226,6 +313,7 @@ function settings(o: envoy.config.cluster.v3.OutlierDetection) {
     unejectOnHealthCheck: o.successful_active_health_check_uneject_host !== false,
     consecutive5xx: n(o.consecutive_5xx, 5),
     consecutiveGateway: n(o.consecutive_gateway_failure, 5),
+    consecutiveLocal: n(o.consecutive_local_origin_failure, 5),
     srMinimumHosts: n(o.success_rate_minimum_hosts, 5),
     srRequestVolume: n(o.success_rate_request_volume, 100),
     srStdevFactor: n(o.success_rate_stdev_factor, 1900) / 1000,
@@ -237,6 +325,9 @@ function settings(o: envoy.config.cluster.v3.OutlierDetection) {
       consecutive_gateway_failure: n(o.enforcing_consecutive_gateway_failure, 0),
       success_rate: n(o.enforcing_success_rate, 100),
       failure_percentage: n(o.enforcing_failure_percentage, 0),
+      consecutive_local_origin_failure: n(o.enforcing_consecutive_local_origin_failure, 100),
+      local_origin_success_rate: n(o.enforcing_local_origin_success_rate, 100),
+      local_origin_failure_percentage: n(o.enforcing_failure_percentage_local_origin, 0),
     } satisfies Record<EjectionType, number>,
   };
 }

@@ -238,7 +238,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     if (headers.connection === 'close') cs.cxCloseNotify.inc();
     if (headers['x-envoy-immediate-health-check-fail'] !== undefined) this.host?.immediateHealthCheckFail();
     (statusCode >= 500 ? this.host?.stats.rqError : this.host?.stats.rqSuccess)?.inc();
-    this.host?.outcome(outcomeOfStatus(statusCode));
+    this.host?.responded(outcomeOfStatus(statusCode));
     if (this.idleTimer) this.touchIdle();
     const decision = this.retryable() ? this.retry!.onHeaders(statusCode, headers) : 'no';
     if (decision === 'yes') {
@@ -350,7 +350,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       return;
     }
     log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
-    countTryFailure(failure, err, this.cluster.stats, this.lastHost, betweenTries);
+    countTryFailure(failure, err, this.cluster.stats, this.lastHost, betweenTries, this.controller !== undefined);
     const record = this.ctx.record;
     if (this.res.headersSent) {
       resetAfterResponseStarted(failure, this.ctx.stats, record);

@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { Duplex, Readable } from 'node:stream';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import { getLogger } from '../../shared/log/logger.js';
-import { outcomeOfStatus } from '../../shared/upstream/outcomes.js';
+import { outcomeOfStatus, type ResponseOutcome } from '../../shared/upstream/outcomes.js';
 import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-breaker.js';
 import type { Cluster, Host } from '../upstream/cluster.js';
 import { connectToHost } from '../upstream/host-connection.js';
@@ -112,6 +112,8 @@ class UpgradeExchange implements Tunnel {
   private answered = false;
   private joined = false;
   private finished = false;
+  /** Its connection was one of its own (connectToHost), reported to the outlier detector when made. */
+  private connectReported = false;
   private resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
@@ -151,6 +153,7 @@ class UpgradeExchange implements Tunnel {
   /** A terminated CONNECT or POST: a TCP connection to the host; the client's 200 once it is up. */
   private viaTcp(): void {
     this.breaker.acquire('cx');
+    this.connectReported = true;
     const socket: Socket = connectToHost(this.host, {
       connected: () => {
         if (this.answered) socket.destroy();
@@ -167,11 +170,12 @@ class UpgradeExchange implements Tunnel {
     const headers = upstreamHeaders(this.ctx.headers, this.ctx.authority, this.action.timeoutMs);
     if (this.mode === 'upgrade') headers.push('connection', 'upgrade', 'upgrade', this.upgrade.type);
     this.breaker.acquire('cx');
+    this.connectReported = true;
     const socket = connectToHost(this.host, {
       connected: () => undefined,
       failed: (err) => this.fail('connect', err, true),
       closed: () => this.breaker.release('cx'),
-    });
+    }, false);
     this.upstream = socket;
     // An HTTP/2 client's extended CONNECT goes to HTTP/1.1 as GET (Envoy's transformation); a CONNECT names its authority.
     const method = this.mode === 'connect' ? 'CONNECT' : this.req.method === 'CONNECT' ? 'GET' : (this.req.method ?? 'GET');
@@ -245,7 +249,7 @@ class UpgradeExchange implements Tunnel {
     if (this.mode !== 'terminate') {
       this.cluster.stats.response(status, this.started);
       this.host.stats.rqSuccess.inc();
-      this.host.outcome(outcomeOfStatus(status));
+      this.outcome(outcomeOfStatus(status));
     }
     const record = this.ctx.record;
     if (record) {
@@ -313,13 +317,19 @@ class UpgradeExchange implements Tunnel {
     else this.res.once('close', downClosed);
   }
 
+  /** The upstream's answer for the outlier detector: its connection was reported already when it was one of its own. */
+  private outcome(kind: ResponseOutcome): void {
+    if (this.connectReported) this.host.respondedOnReportedConnection(kind);
+    else this.host.responded(kind);
+  }
+
   /** Any other answer: a response like another (without a body when none can be read), after which an HTTP/1.1 client's connection closes. */
   private refused(status: number, headers: IncomingHttpHeaders, body: Readable | undefined): void {
     this.answered = true;
     clearTimeout(this.timer);
     this.cluster.stats.response(status, this.started);
     (status >= 500 ? this.host.stats.rqError : this.host.stats.rqSuccess).inc();
-    this.host.outcome(outcomeOfStatus(status));
+    this.outcome(outcomeOfStatus(status));
     const record = this.ctx.record;
     if (record) {
       record.upstreamResponded();
@@ -364,7 +374,8 @@ class UpgradeExchange implements Tunnel {
       cs.cxDestroyRemoteWithActiveRq.inc();
       cs.cxDestroyWithActiveRq.inc();
     }
-    if (!counted) this.host.outcome('G');
+    // Its connection, if it had one of its own, was reported when it was made (connectToHost).
+    if (!counted) this.host.localFailure(false);
     const kind = failure === 'per_try_timeout' || failure === 'per_try_idle_timeout' ? 'timeout' : failure;
     const connect = kind === 'connect' ? connectLog(err) : undefined;
     const record = this.ctx.record;

@@ -83,10 +83,14 @@ export function connectLog(err: Error): { flag: number; details: string; reason:
   };
 }
 
-/** A try's failure in the cluster's and its host's figures, as Envoy's router and pools count each kind. `betweenTries`: the route's timeout came during a retry's back-off. */
-export function countTryFailure(failure: Exclude<Failure, 'client'>, err: Error, cs: Cluster['stats'], host: Host | undefined, betweenTries: boolean): void {
-  // Local failures count as gateway failures for outlier detection (Envoy without split_external_local_origin_errors).
-  if (failure !== 'max_stream_duration') host?.outcome('G');
+/**
+ * A try's failure in the cluster's and its host's figures, as Envoy's router and pools count each
+ * kind. `betweenTries`: the route's timeout came during a retry's back-off; `hadConnection`: the
+ * try was given its connection (the outlier detector's local-origin success before the failure).
+ */
+export function countTryFailure(failure: Exclude<Failure, 'client'>, err: Error, cs: Cluster['stats'], host: Host | undefined, betweenTries: boolean, hadConnection: boolean): void {
+  // A local failure for outlier detection: a gateway failure unless split_external_local_origin_errors.
+  if (failure !== 'max_stream_duration') host?.localFailure(hadConnection);
   // A try that failed on a host it reached for counts as that host's error (Envoy's router, retried or not).
   if (failure !== 'max_stream_duration') host?.stats.rqError.inc();
   if (failure === 'connect') {

@@ -9,7 +9,7 @@ import { clusterOptionalStats, type ClusterOptionalStats } from '../../shared/st
 import type { ClusterResource } from '../../shared/config/resources.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
-import type { OutcomeKind } from '../../shared/upstream/outcomes.js';
+import type { OutcomeKind, ResponseOutcome } from '../../shared/upstream/outcomes.js';
 import { OutcomeRecorder } from './outcomes.js';
 import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/breaker-counts.js';
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
@@ -140,9 +140,25 @@ export class Host implements ConnectionObserver {
     sendToParent<FromWorker>({ type: 'immediate_hc_fail', cluster: this.cluster.name, address: this.address });
   }
 
-  /** An upstream outcome, for the outlier detector (if the cluster has one). */
-  outcome(kind: OutcomeKind): void {
+  /** A response on a connection a try was given (the connection had, with split_external_local_origin_errors), for the outlier detector. */
+  responded(kind: ResponseOutcome): void {
+    this.cluster.outcomes?.record(this.info.address, this.cluster.splitLocalOrigin ? (kind.toLowerCase() as OutcomeKind) : kind);
+  }
+
+  /** A response whose connection was reported already (an upgrade's, see connected()). */
+  respondedOnReportedConnection(kind: ResponseOutcome): void {
     this.cluster.outcomes?.record(this.info.address, kind);
+  }
+
+  /** A local failure (connect failure, timeout, reset): Envoy's 503/504 without the split, a local-origin failure with it. */
+  localFailure(hadConnection: boolean): void {
+    this.cluster.outcomes?.record(this.info.address, !this.cluster.splitLocalOrigin ? 'G' : hadConnection ? 'l' : 'L');
+  }
+
+  /** A connection of its own made (host-connection.ts); `final` for a TCP proxy's (Envoy's LocalOriginConnectSuccessFinal, a success without the split). */
+  connected(final: boolean): void {
+    if (this.cluster.splitLocalOrigin) this.cluster.outcomes?.record(this.info.address, 'C');
+    else if (final) this.cluster.outcomes?.record(this.info.address, 'S');
   }
 
   /** A connection that never connected (refused, unreachable, its handshake failed, connect_timeout): counted once, whatever waited on it; it is destroyed, locally if it timed out. */
@@ -236,6 +252,8 @@ export class Cluster {
   private readonly hashBalancer: HashBalancer<Host> | undefined;
   /** With outlier_detection: where this worker's outcomes go. */
   readonly outcomes: OutcomeRecorder | undefined;
+  /** outlier_detection.split_external_local_origin_errors: local failures are told apart from responses. */
+  readonly splitLocalOrigin: boolean;
 
   /** Circuit breakers by priority (DEFAULT, HIGH), counted across the tree. */
   readonly breakers: [CircuitBreaker, CircuitBreaker];
@@ -263,6 +281,7 @@ export class Cluster {
     const overflow = overflowStats(this.name);
     this.breakers = [0, 1].map((p) => new CircuitBreaker(breakers.counts, breakers.worker, this.name, config, p as 0 | 1, overflow)) as [CircuitBreaker, CircuitBreaker];
     this.outcomes = config.outlier_detection !== undefined ? new OutcomeRecorder(this.name) : undefined;
+    this.splitLocalOrigin = config.outlier_detection?.split_external_local_origin_errors === true;
     this.balancer = loadBalancerFor<Host>(policy);
     this.hashBalancer = hashBalancerFor<Host>(policy, this.name);
     this.update(hosts);

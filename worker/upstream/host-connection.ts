@@ -18,7 +18,8 @@ export interface HostConnectionEvents {
   closed(connected: boolean): void;
 }
 
-export function connectToHost(host: Host, events: HostConnectionEvents): Socket {
+/** `final`: the connection is the whole exchange (a TCP proxy's), not the start of an HTTP one (an upgrade's). */
+export function connectToHost(host: Host, events: HostConnectionEvents, final = true): Socket {
   const cluster = host.cluster;
   const tls = cluster.tls;
   const socket = tls
@@ -34,7 +35,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     failed = true;
     tls?.outcome(err);
     host.connectionFailed(err.code === CONNECT_TIMEOUT);
-    host.outcome('G');
+    host.localFailure(false);
     events.failed(err);
     socket.destroy();
   };
@@ -44,7 +45,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents): Socket 
     socket.setTimeout(0);
     openedAt = performance.now();
     host.connectionOpened({ connectMs: openedAt - started, socket });
-    host.outcome('S');
+    host.connected(final);
     events.connected();
   });
   socket.once('timeout', () => {
