@@ -118,7 +118,7 @@ export type ToWorker =
   | { type: 'cluster_upsert'; resource: ClusterResource; hosts: UpstreamHost[] }
   | { type: 'cluster_remove'; name: string }
   /** TLS contexts built again because their SDS secrets came or changed (new connections use them). */
-  | { type: 'tls_update'; listeners: { name: string; tls: ListenerResource['tls'] }[]; clusters: { name: string; tls: TlsContext }[] }
+  | { type: 'tls_update'; listeners: { name: string; tls: ListenerResource['tls'] }[]; clusters: { name: string; tls: TlsContext; match?: number }[] }
   /** A route configuration from RDS, new or changed: requests from now on route by it. */
   | { type: 'route_update'; resource: RouteResource }
   /**

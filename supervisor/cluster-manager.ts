@@ -5,7 +5,7 @@ import { checkResource, CLUSTER_TYPE, type UnknownDynamicFields } from '../share
 import { sameResource } from '../shared/config/resource-hash.js';
 import { readDataSource } from '../shared/config/data-source.js';
 import { getLogger } from '../shared/log/logger.js';
-import { loadClusterTls } from '../shared/extensions/transport-sockets/tls/context.js';
+import { loadClusterMatchTls, loadClusterTls } from '../shared/extensions/transport-sockets/tls/context.js';
 import { StaticSecrets, type SecretLookup } from '../shared/extensions/transport-sockets/tls/secrets.js';
 import { countClusterSdsBuild } from './tls-secrets.js';
 import { stats } from '../shared/stats/process.js';
@@ -133,6 +133,7 @@ export class ClusterManager {
       if (checked.name !== undefined) named.add(checked.name);
       const errors = checked.message ? (policy.checkSources?.(checked.message) ?? []) : checked.errors;
       const tls = checked.message && errors.length === 0 ? loadClusterTls(checked.message, '', readDataSource, errors, this.secrets) : undefined;
+      const matchTls = checked.message && errors.length === 0 ? loadClusterMatchTls(checked.message, '', readDataSource, errors, this.secrets) : [];
       if (!checked.message || errors.length) {
         changes.rejected.push(`cluster '${label}': ${errorText(errors)}`);
         if (checked.name !== undefined) this.failures.set(checked.name, { name: checked.name, lastUpdateAttemptMs: nowMs, details: errorText(errors), versionInfo });
@@ -156,9 +157,10 @@ export class ClusterManager {
         }
         continue;
       }
-      const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name), ...(tls ? { tls } : {}) };
+      const resource: ClusterResource = { name, config: checked.message, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, breakerSlot: this.slotFor(name), ...(tls ? { tls } : {}), ...(matchTls.length ? { matchTls } : {}) };
       (current || warming ? this.modified : this.added).inc();
       if (tls) countClusterSdsBuild(name, tls);
+      for (const m of matchTls) if (m) countClusterSdsBuild(name, m);
       if (this.warmingEnabled) {
         this.warmingByName.set(name, resource);
         changes.warming.push(resource);

@@ -105,7 +105,7 @@ export class LiveConfig {
         loaded: tree.context.tls,
         listeners: () => ({ active: listeners.listeners.filter((l) => !l.stopped), warming: listeners.warmingNow }),
         clusters: () => ({ active: clusters.clusters, warming: clusters.warming }),
-        checksUse: (cluster, warming, tls) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.updateTls(tls),
+        checksUse: (cluster, warming, tls, match) => (warming ? this.warmingClusters.get(cluster) : tree.membership.clusters.get(cluster))?.updateTls(tls, match),
         toEveryWorker: tree.toEveryWorker,
         report: () => {
           this.reportListeners();
@@ -159,7 +159,7 @@ export class LiveConfig {
       delete context.upstream[name];
       this.tree.toEveryWorker({ type: 'cluster_remove', name });
     }
-    for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config, resource.tls));
+    for (const resource of changes.upserted) this.serveCluster(resource, membership.upsert(resource.config, resource.tls, resource.matchTls));
     // A warming version the update dropped (or replaced) stops warming.
     const warmingNow = new Map(this.clusters.warming.map((r) => [r.name, r]));
     for (const [name, m] of this.warmingClusters) {
@@ -179,14 +179,14 @@ export class LiveConfig {
    * it replaces serves on. Then it takes over across the tree.
    */
   private warmCluster(resource: ClusterResource): void {
-    const m = this.tree.membership.prepare(resource.config, resource.tls);
+    const m = this.tree.membership.prepare(resource.config, resource.tls, resource.matchTls);
     this.warmingClusters.get(resource.name)?.close();
     this.warmingClusters.set(resource.name, m);
     const eds = obj(obj(resource.config.eds_cluster_config).eds_config);
     const edsTimeoutMs = typeof eds.initial_fetch_timeout === 'string' ? durationMs(eds.initial_fetch_timeout) : WARMING_TIMEOUT_MS;
     log.debug(`cds: cluster '${resource.name}' warming`);
     // Its first endpoints, and its secrets from SDS (each bounded by its source's initial_fetch_timeout).
-    void Promise.all([m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs), this.sources.secrets.initialFetches(resource.tls?.notReady ?? [])]).then(() => {
+    void Promise.all([m.warm(edsTimeoutMs === 0 ? undefined : edsTimeoutMs), this.sources.secrets.initialFetches([resource.tls, ...(resource.matchTls ?? [])].flatMap((t) => t?.notReady ?? []))]).then(() => {
       if (this.warmingClusters.get(resource.name) !== m) return; // replaced or dropped meanwhile
       this.warmingClusters.delete(resource.name);
       if (this.clusters.promote(resource.name) !== resource) m.close();

@@ -3,7 +3,7 @@ import { readDataSource } from '../shared/config/data-source.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { ClusterResource, ListenerResource } from '../shared/config/resources.js';
 import { errorText, type ConfigError } from '../shared/config/config-error.js';
-import { listenerChainKey, loadClusterTls, loadListenerTls, tlsReady, type LoadedTls, type TlsContext } from '../shared/extensions/transport-sockets/tls/context.js';
+import { clusterMatchKey, listenerChainKey, loadClusterTls, loadListenerTls, parseClusterMatchKey, tlsReady, type LoadedTls, type TlsContext } from '../shared/extensions/transport-sockets/tls/context.js';
 import type { SecretLookup } from '../shared/extensions/transport-sockets/tls/secrets.js';
 import { sslFactoryStats } from '../shared/extensions/transport-sockets/tls/ssl-stats.js';
 import type { ToWorker } from '../shared/ipc.js';
@@ -41,7 +41,7 @@ export interface TlsHolders {
   listeners: () => { active: ListenerResource[]; warming: ListenerResource[] };
   clusters: () => { active: ClusterResource[]; warming: ClusterResource[] };
   /** A cluster's health checks connect with its new context (the serving membership, or the warming one). */
-  checksUse: (cluster: string, warming: boolean, tls: TlsContext) => void;
+  checksUse: (cluster: string, warming: boolean, tls: TlsContext, match?: number) => void;
   toEveryWorker: (m: ToWorker) => void;
   report: () => void;
 }
@@ -49,8 +49,9 @@ export interface TlsHolders {
 interface Rebuilt {
   /** A listener, its contexts built again, whether it warms, and the chains whose contexts the secret changed. */
   listeners: [ListenerResource, ListenerResource['tls'], boolean, string[]][];
-  staticClusters: [string, TlsContext][];
-  clusters: [ClusterResource, TlsContext, boolean][];
+  /** A bootstrap cluster's context (its own, or with `match` a transport_socket_matches entry's) built again. */
+  staticClusters: [string, TlsContext, number | undefined][];
+  clusters: [ClusterResource, TlsContext, boolean, number | undefined][];
 }
 
 export class TlsSecrets {
@@ -81,7 +82,7 @@ export class TlsSecrets {
     const contexts = [
       ...[...active, ...warming].flatMap((l) => Object.values(l.tls)),
       ...Object.values(this.holders.loaded.clusters),
-      ...[...clusters.active, ...clusters.warming].flatMap((c) => (c.tls ? [c.tls] : [])),
+      ...[...clusters.active, ...clusters.warming].flatMap((c) => [c.tls, ...(c.matchTls ?? [])].filter((t): t is TlsContext => !!t)),
     ];
     return new Set(contexts.flatMap((c) => c.secrets ?? []));
   }
@@ -107,18 +108,22 @@ export class TlsSecrets {
       }
     }
     const staticConfigs = new Map(list(obj(this.holders.bootstrap.static_resources).clusters).map((c, i) => [String(c.name), [c, i] as const]));
-    for (const [name, context] of Object.entries(this.holders.loaded.clusters)) {
+    for (const [key, context] of Object.entries(this.holders.loaded.clusters)) {
       if (!select(context)) continue;
+      const { cluster: name, match } = parseClusterMatchKey(key) ?? { cluster: key, match: undefined };
       const [config, i] = staticConfigs.get(name)!;
-      const tls = collect(`cluster '${name}'`, (errs) => loadClusterTls(config, `static_resources.clusters[${i}]`, readDataSource, errs, this.lookup)) as TlsContext | undefined;
-      if (tls && keep(tls)) out.staticClusters.push([name, tls]);
+      const tls = collect(`cluster '${name}'`, (errs) => loadClusterTls(config, `static_resources.clusters[${i}]`, readDataSource, errs, this.lookup, match)) as TlsContext | undefined;
+      if (tls && keep(tls)) out.staticClusters.push([name, tls, match]);
     }
     const clusters = this.holders.clusters();
     for (const [resources, isWarming] of [[clusters.active, false], [clusters.warming, true]] as const) {
       for (const r of resources) {
-        if (!r.tls || !select(r.tls)) continue;
-        const tls = collect(`cluster '${r.name}'`, (errs) => loadClusterTls(r.config, '', readDataSource, errs, this.lookup)) as TlsContext | undefined;
-        if (tls && keep(tls)) out.clusters.push([r, tls, isWarming]);
+        // The cluster's own context, then each transport_socket_matches entry's.
+        for (const [context, match] of [[r.tls, undefined], ...(r.matchTls ?? []).map((m, j) => [m, j] as const)] as const) {
+          if (!context || !select(context)) continue;
+          const tls = collect(`cluster '${r.name}'`, (errs) => loadClusterTls(r.config, '', readDataSource, errs, this.lookup, match)) as TlsContext | undefined;
+          if (tls && keep(tls)) out.clusters.push([r, tls, isWarming, match]);
+        }
       }
     }
     if (refuse && errors.length) return errors;
@@ -135,17 +140,18 @@ export class TlsSecrets {
       if (!r.addedViaApi) for (const [chain, context] of Object.entries(tls)) this.holders.loaded.listeners[listenerChainKey(r.name, chain)] = context;
       if (!isWarming) message.listeners.push({ name: r.name, tls });
     }
-    for (const [name, tls] of out.staticClusters) {
-      this.holders.loaded.clusters[name] = tls;
+    for (const [name, tls, match] of out.staticClusters) {
+      this.holders.loaded.clusters[match === undefined ? name : clusterMatchKey(name, match)] = tls;
       countClusterSdsBuild(name, tls);
-      this.holders.checksUse(name, false, tls);
-      message.clusters.push({ name, tls });
+      this.holders.checksUse(name, false, tls, match);
+      message.clusters.push({ name, tls, ...(match === undefined ? {} : { match }) });
     }
-    for (const [r, tls, isWarming] of out.clusters) {
-      r.tls = tls;
+    for (const [r, tls, isWarming, match] of out.clusters) {
+      if (match === undefined) r.tls = tls;
+      else r.matchTls![match] = tls;
       countClusterSdsBuild(r.name, tls);
-      this.holders.checksUse(r.name, isWarming, tls);
-      if (!isWarming) message.clusters.push({ name: r.name, tls });
+      this.holders.checksUse(r.name, isWarming, tls, match);
+      if (!isWarming) message.clusters.push({ name: r.name, tls, ...(match === undefined ? {} : { match }) });
     }
     if (message.listeners.length || message.clusters.length) this.holders.toEveryWorker(message);
     if (out.listeners.length || out.staticClusters.length || out.clusters.length) this.holders.report();

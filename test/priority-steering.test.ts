@@ -9,7 +9,7 @@ import type { UpstreamHost } from '../shared/upstream/hosts.js';
 function host(address: string, priority: number): LevelHost {
   const info = {
     address, ip: '127.0.0.1', port: 1, hostname: address, displayHostname: address, weight: 1, region: '', zone: '', subZone: '', canary: false,
-    priority, localityWeight: 0, overprovisioningFactor: 140, healthCheckIp: '127.0.0.1', healthCheckPort: 1, edsHealthStatus: 'HEALTHY', healthFlags: 0,
+    priority, localityWeight: 0, overprovisioningFactor: 140, healthCheckIp: '127.0.0.1', healthCheckPort: 1, edsHealthStatus: 'HEALTHY', healthFlags: 0, transportSocketMatch: -1,
   } satisfies UpstreamHost;
   return { info };
 }

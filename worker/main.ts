@@ -132,7 +132,7 @@ process.on('message', (m: ToWorker) => {
       break;
     case 'tls_update':
       for (const l of m.listeners) listeners?.updateTls(l.name, l.tls);
-      for (const c of m.clusters) clusters?.updateTls(c.name, c.tls);
+      for (const c of m.clusters) clusters?.updateTls(c.name, c.tls, c.match);
       break;
     case 'cluster_remove':
       clusters?.remove(m.name);

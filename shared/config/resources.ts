@@ -22,6 +22,8 @@ export interface ClusterResource {
   breakerSlot: number;
   /** A CDS cluster's TLS context (UpstreamTlsContext), read by the supervisor; a bootstrap cluster's is in the context's `tls`. */
   tls?: TlsContext;
+  /** A CDS cluster's transport_socket_matches entries' contexts, in order (undefined: plaintext); a bootstrap cluster's are in the context's `tls` by clusterMatchKey. */
+  matchTls?: (TlsContext | undefined)[];
 }
 
 /** The last refused update of a named resource (Envoy's UpdateFailureState, for /config_dump). */

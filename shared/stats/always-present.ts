@@ -30,7 +30,7 @@ const ZERO = {
   connectionManager: {
     counters: [
       'downstream_cx_delayed_close_timeout', 'downstream_cx_http3_total', 'downstream_cx_overload_disable_keepalive', 'downstream_rq_failed_path_normalization',
-      'downstream_rq_http3_total', 'downstream_rq_overload_close', 'downstream_rq_redirected_with_normalized_path', 'downstream_rq_rejected_via_ip_detection',
+      'downstream_rq_http3_total', 'downstream_rq_overload_close', 'downstream_rq_redirected_with_normalized_path',
       'rs_too_large',
       'passthrough_internal_redirect_bad_location', 'passthrough_internal_redirect_no_route', 'passthrough_internal_redirect_predicate',
       'passthrough_internal_redirect_too_many_redirects', 'passthrough_internal_redirect_unsafe_scheme',

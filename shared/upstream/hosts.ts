@@ -1,6 +1,7 @@
 import { formatAddress } from '../address.js';
 import type { envoy } from '../config/envoy-types.js';
 import { edsHealthFlags, HealthFlag } from './health.js';
+import { transportSocketMatch } from './transport-socket-match.js';
 
 /**
  * Upstream hosts as the whole tree sees them. The supervisor resolves each cluster's endpoints
@@ -30,6 +31,8 @@ export interface EndpointConfig {
   /** health_check_config: the port and address health checks use instead of the host's own (0 / '': the host's). */
   healthCheckPort: number;
   healthCheckAddress: string;
+  /** Which of the cluster's transport_socket_matches its connections use (-1: the cluster's transport_socket). */
+  transportSocketMatch: number;
 }
 
 export interface UpstreamHost {
@@ -56,13 +59,15 @@ export interface UpstreamHost {
   edsHealthStatus: string;
   /** HealthFlag bits. */
   healthFlags: number;
+  /** Which of the cluster's transport_socket_matches its connections (and health checks) use; -1: the cluster's transport_socket. */
+  transportSocketMatch: number;
 }
 
 /** ClusterLoadAssignment.policy.overprovisioning_factor's default: 140 %. */
 const DEFAULT_OVERPROVISIONING = 140;
 
 /** A cluster's configured endpoints (its load_assignment: static, or the latest from EDS). */
-export function endpointsOf(config: { load_assignment?: envoy.config.endpoint.v3.ClusterLoadAssignment }): EndpointConfig[] {
+export function endpointsOf(config: Pick<envoy.config.cluster.v3.Cluster, 'load_assignment' | 'transport_socket_matches'>): EndpointConfig[] {
   const out: EndpointConfig[] = [];
   const assignment = config.load_assignment ?? {};
   const overprovisioningFactor = assignment.policy?.overprovisioning_factor ?? DEFAULT_OVERPROVISIONING;
@@ -88,6 +93,7 @@ export function endpointsOf(config: { load_assignment?: envoy.config.endpoint.v3
         overprovisioningFactor,
         healthCheckPort: hc.port_value ?? 0,
         healthCheckAddress: hc.address?.socket_address?.address ?? '',
+        transportSocketMatch: transportSocketMatch(config.transport_socket_matches, ep.metadata, locality.metadata),
       });
     }
   }
@@ -114,6 +120,7 @@ export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean, extraF
     healthCheckPort: e.healthCheckPort || e.port,
     edsHealthStatus: e.edsHealthStatus,
     healthFlags: edsHealthFlags(e.edsHealthStatus) | extraFlags,
+    transportSocketMatch: e.transportSocketMatch,
   };
 }
 

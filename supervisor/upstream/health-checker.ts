@@ -92,6 +92,12 @@ export class ClusterHealthChecker {
   /** Whether the cluster has carried traffic (until then, checks run every no_traffic_interval). */
   hadTraffic = false;
 
+  /** The TLS a host's checks connect with: its transport_socket_matches entry's, else the cluster's (Envoy: the host's own transport socket). */
+  tlsFor(host: UpstreamHost): UpstreamTls | undefined {
+    const match = host.transportSocketMatch ?? -1;
+    return match >= 0 ? this.matchTls[match] : this.tls;
+  }
+
   constructor(
     readonly cluster: string,
     readonly config: HealthCheck,
@@ -100,6 +106,8 @@ export class ClusterHealthChecker {
     readonly onPass: (address: string) => void = () => {},
     /** The cluster's TLS: checks connect as its traffic does (a new one when its SDS secrets change). */
     public tls?: UpstreamTls,
+    /** Its transport_socket_matches entries' TLS: a host's checks use the one its traffic uses. */
+    readonly matchTls: (UpstreamTls | undefined)[] = [],
   ) {
     const d = (v: string | undefined, fallback: number) => (v === undefined ? fallback : durationMs(v));
     this.timeoutMs = d(config.timeout, 1000);
@@ -277,7 +285,7 @@ class Session {
     const expected = (status: number) =>
       ranges.length === 0 ? status === 200 : ranges.some((r) => status >= Number(r.start ?? 0) && status < Number(r.end ?? 0));
     // A kept-alive connection per host (reuse_connection, true by default).
-    const tls = this.checker.tls;
+    const tls = this.checker.tlsFor(this.host);
     if (this.agentTls !== tls) {
       this.agent?.destroy();
       this.agent = undefined;
@@ -337,7 +345,7 @@ class Session {
         resolve(o);
       };
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
-      const tls = this.checker.tls;
+      const tls = this.checker.tlsFor(this.host);
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
       socket = tls ? tls.guard(tlsModule().connect({ ...target, ...tls.options })) : connect(target);
       let received = Buffer.alloc(0);

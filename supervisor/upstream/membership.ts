@@ -5,7 +5,9 @@ import { getLogger } from '../../shared/log/logger.js';
 import { MembershipStats } from '../../shared/stats/scopes.js';
 import { coarseHealth, edsHealthFlags, HealthFlag, isExcluded } from '../../shared/upstream/health.js';
 import { list, obj } from '../../shared/config/access.js';
-import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { clusterMatchKey, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { transportSocketMatchName } from '../../shared/upstream/transport-socket-match.js';
+import type { Counter } from '../../shared/stats/store.js';
 import { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { clusterSpeaksHttp2 } from '../../shared/extensions/upstreams/http/protocol.js';
 import { ClusterHealthChecker } from './health-checker.js';
@@ -59,21 +61,29 @@ export class ClusterMembership {
   /** Resolves at an EDS cluster's first assignment. */
   private readonly firstAssignment = new Promise<void>((resolve) => (this.assigned = resolve));
 
+  /** `cluster.<name>.<match>.total_match_count` by transport socket match (index -1: `default`), as Envoy counts each host it resolves. */
+  private readonly matchCounts: Map<number, Counter>;
+
   constructor(
     readonly config: ClusterConfig,
     private readonly publish: Publish,
     tls: TlsContext | undefined,
+    matchTls: readonly (TlsContext | null | undefined)[] = [],
   ) {
     this.name = String(config.name);
     this.type = String(config.type ?? 'STATIC');
     this.endpoints = endpointsOf(config);
     this.stats = new MembershipStats(this.name);
+    const matches = config.transport_socket_matches;
+    this.matchCounts = new Map([-1, ...(matches ?? []).map((_, i) => i)].map((i) => [i, stats.counter(`cluster.${this.name}.${transportSocketMatchName(matches, i)}.total_match_count`)]));
     const hc = list(config.health_checks)[0];
     const setFlags = (address: string, bits: number, on: boolean) => this.setFlags(address, bits, on);
     this.detector = config.outlier_detection !== undefined ? new OutlierDetector(this.name, obj(config.outlier_detection), setFlags) : undefined;
-    // Checks go over the cluster's transport socket, as Envoy's do: TLS to a TLS cluster.
-    const checkTls = tls ? new UpstreamTls(tls, this.name, clusterSpeaksHttp2(config)) : undefined;
-    this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls) : undefined;
+    // Checks go over each host's transport socket, as Envoy's do: TLS to a TLS host (its match's, else the cluster's).
+    const http2 = clusterSpeaksHttp2(config);
+    const checkTls = tls ? new UpstreamTls(tls, this.name, http2) : undefined;
+    const checkMatchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, http2) : undefined));
+    this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls, checkMatchTls) : undefined;
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.keepsPassingHosts = hc !== undefined && config.ignore_health_on_host_removal !== true;
     this.dns = new ClusterDns(config);
@@ -93,6 +103,8 @@ export class ClusterMembership {
       if (this.everSet) clusterUpdated.inc();
     }
     this.everSet = true;
+    const known = new Set(this.hostList.map((h) => h.address));
+    for (const h of hosts) if (!known.has(h.address)) this.matchCounts.get(h.transportSocketMatch)?.inc();
     this.hostList = hosts;
     this.stats.maxHostWeight.set(hosts.reduce((m, h) => Math.max(m, h.weight), 0));
     this.stats.total.set(hosts.length);
@@ -105,12 +117,15 @@ export class ClusterMembership {
     this.checker?.sync(hosts);
   }
 
-  /** Sets (`on`) or clears health flag bits of the host at `address`; publishes a change. */
-  /** The cluster's TLS context is built again (its SDS secrets changed): health checks connect with it from now on. */
-  updateTls(tls: TlsContext): void {
-    if (this.checker) this.checker.tls = new UpstreamTls(tls, this.name, clusterSpeaksHttp2(this.config));
+  /** The cluster's TLS context (`match`: a transport_socket_matches entry's) is built again (its SDS secrets changed): health checks connect with it from now on. */
+  updateTls(tls: TlsContext, match?: number): void {
+    if (!this.checker) return;
+    const next = new UpstreamTls(tls, this.name, clusterSpeaksHttp2(this.config));
+    if (match === undefined) this.checker.tls = next;
+    else this.checker.matchTls[match] = next;
   }
 
+  /** Sets (`on`) or clears health flag bits of the host at `address`; publishes a change. */
   setFlags(address: string, bits: number, on: boolean): void {
     const i = this.hostList.findIndex((h) => h.address === address);
     const h = this.hostList[i];
@@ -131,7 +146,7 @@ export class ClusterMembership {
   assign(assignment: JsonObject): void {
     const started = performance.now();
     this.assigned();
-    this.endpoints = endpointsOf({ load_assignment: assignment });
+    this.endpoints = endpointsOf({ load_assignment: assignment, transport_socket_matches: this.config.transport_socket_matches });
     const next = this.endpoints.map((e) => {
       const known = this.hostList.find((h) => h.ip === e.hostname && h.port === e.port);
       // Active health checking's and outlier detection's flags stay; the EDS status is the new one.
@@ -262,15 +277,18 @@ export class UpstreamMembership {
     private readonly publish: Publish,
     tls: Record<string, TlsContext>,
   ) {
-    for (const c of configs) this.clusters.set(String(c.name), new ClusterMembership(c, publish, tls[String(c.name)]));
+    for (const c of configs) {
+      const name = String(c.name);
+      this.clusters.set(name, new ClusterMembership(c, publish, tls[name], (c.transport_socket_matches ?? []).map((_, i) => tls[clusterMatchKey(name, i)])));
+    }
   }
 
   /**
    * A cluster added or changed by the cluster discovery service: its membership starts afresh
    * (DNS resolution and health checks begin; `publish` follows every change). Returns its hosts now.
    */
-  upsert(config: ClusterConfig, tls?: TlsContext): readonly UpstreamHost[] {
-    const membership = this.prepare(config, tls);
+  upsert(config: ClusterConfig, tls?: TlsContext, matchTls?: (TlsContext | undefined)[]): readonly UpstreamHost[] {
+    const membership = this.prepare(config, tls, matchTls);
     this.install(membership);
     if (this.started) void membership.start(); // else start() starts it with the others
     return membership.hosts;
@@ -280,12 +298,12 @@ export class UpstreamMembership {
    * A membership for a new version of a cluster, not serving yet (it warms first; see
    * ClusterMembership.warm): its hosts are published only once it is installed.
    */
-  prepare(config: ClusterConfig, tls?: TlsContext): ClusterMembership {
+  prepare(config: ClusterConfig, tls?: TlsContext, matchTls?: (TlsContext | undefined)[]): ClusterMembership {
     // Its constructor publishes the first hosts already: `membership` is not set then, and nothing goes out.
     let membership: ClusterMembership | undefined;
     membership = new ClusterMembership(config, (name, hosts) => {
       if (membership !== undefined && this.clusters.get(name) === membership) this.publish(name, hosts);
-    }, tls);
+    }, tls, matchTls);
     return membership;
   }
 

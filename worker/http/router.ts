@@ -196,7 +196,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
    * else the client connection's transport), or with match_upstream the upstream connection's.
    */
   private scheme(): string {
-    if (this.ctx.schemeMatchesUpstream) return this.cluster.tls ? 'https' : 'http';
+    if (this.ctx.schemeMatchesUpstream) return (this.host ?? this.lastHost)?.tls ? 'https' : 'http';
     const given = this.ctx.headers[':scheme'];
     if (typeof given === 'string') return given;
     return (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';

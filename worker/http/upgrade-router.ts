@@ -201,7 +201,7 @@ class UpgradeExchange implements Tunnel {
   /** A stream on the host's HTTP/2 connection: an extended CONNECT for an upgrade, a CONNECT for a CONNECT. */
   private viaHttp2(): void {
     const out: OutgoingHttpHeaders =
-      this.mode === 'connect' ? { ':method': 'CONNECT' } : { ':method': 'CONNECT', ':protocol': this.upgrade.type, ':scheme': this.cluster.tls ? 'https' : 'http', ':path': this.ctx.path };
+      this.mode === 'connect' ? { ':method': 'CONNECT' } : { ':method': 'CONNECT', ':protocol': this.upgrade.type, ':scheme': this.host.tls ? 'https' : 'http', ':path': this.ctx.path };
     const flat = upstreamHeaders(this.ctx.headers, this.ctx.authority, this.action.timeoutMs);
     for (let i = 0; i < flat.length; i += 2) {
       const k = flat[i]!;

@@ -15,7 +15,7 @@ import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/break
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
-import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import { clusterMatchKey, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
 import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
@@ -75,6 +75,12 @@ export class Host implements ConnectionObserver {
   /** Endpoint metadata envoy.lb canary: true (omit_canary_hosts). */
   get canary(): boolean {
     return this.info.canary;
+  }
+
+  /** Its connections' TLS: the cluster's transport_socket_matches entry the supervisor matched it to, else the cluster's own (undefined: plaintext). */
+  get tls(): UpstreamTls | undefined {
+    const match = this.info.transportSocketMatch ?? -1;
+    return match >= 0 ? this.cluster.matchTls[match] : this.cluster.tls;
   }
 
   get stats(): HostStats {
@@ -175,18 +181,25 @@ export class Host implements ConnectionObserver {
 
   /** The keep-alive pool to this host at a priority, created on first use. */
   connectionPool(priority: BreakerPriority): Http1Pool {
-    const target = { ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, ...(this.cluster.tls ? { tls: this.cluster.tls } : {}) };
-    return (this.pools[priority] ??= new Http1Pool(target, this.cluster.breakers[priority], this));
+    const pool = this.pools[priority];
+    if (pool) return pool;
+    // The TLS is read at each new connection: one its SDS secrets rebuilt (updateTls) serves new handshakes.
+    const host = this;
+    const target = { ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, get tls() { return host.tls; } };
+    return (this.pools[priority] = new Http1Pool(target, this.cluster.breakers[priority], this));
   }
 
   /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. */
   h2Connection(priority: BreakerPriority): H2Connection {
     const breaker = this.cluster.breakers[priority];
+    const host = this;
     this.h2[priority] ??= new H2Connection(
       {
         authority: this.address,
         connectTimeoutMs: this.cluster.connectTimeoutMs,
-        ...(this.cluster.tls ? { tls: this.cluster.tls } : {}),
+        get tls() {
+          return host.tls;
+        },
         ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
         codec: http2CodecStats(`cluster.${this.cluster.name}.`),
         limits: this.cluster.limits,
@@ -238,6 +251,8 @@ export class Cluster {
   readonly h2KeepaliveTimeouts: Counter | undefined;
   /** The cluster's transport socket, when it is TLS (a new one when its SDS secrets change: updateTls). */
   tls: UpstreamTls | undefined;
+  /** Each transport_socket_matches entry's TLS, in order (undefined: plaintext); a host says which it uses. */
+  readonly matchTls: (UpstreamTls | undefined)[];
   readonly stats: ClusterStats;
   /** track_cluster_stats: timeout budget and request/response size histograms, when it keeps them. */
   readonly optionalStats: ClusterOptionalStats | undefined;
@@ -258,7 +273,7 @@ export class Cluster {
   /** Circuit breakers by priority (DEFAULT, HIGH), counted across the tree. */
   readonly breakers: [CircuitBreaker, CircuitBreaker];
 
-  constructor(readonly config: ClusterConfig, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext) {
+  constructor(readonly config: ClusterConfig, hosts: UpstreamHost[], breakers: { counts: BreakerCounts; worker: number }, tls?: TlsContext, matchTls: readonly (TlsContext | null | undefined)[] = []) {
     this.name = String(config.name);
     this.connectTimeoutMs = typeof config.connect_timeout === 'string' ? durationMs(config.connect_timeout) : 5000;
     this.bufferLimit = bufferLimitOf(config);
@@ -270,6 +285,7 @@ export class Cluster {
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
     this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
+    this.matchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, this.http2) : undefined));
     this.stats = clusterStats(this.name);
     this.optionalStats = clusterOptionalStats(config, `cluster.${this.name}.`);
     this.stopBufferedBytes = bufferedBytesGauges(`cluster.${this.name}.upstream_cx_rx_bytes_buffered`, `cluster.${this.name}.upstream_cx_tx_bytes_buffered`, this.openSockets);
@@ -359,7 +375,8 @@ export class ClusterManager {
   upsert(resource: ClusterResource, hosts: UpstreamHost[]): void {
     this.breakers.counts.assign(resource.name, resource.breakerSlot);
     const old = this.clusters.get(resource.name);
-    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, resource.tls ?? this.tls[resource.name]));
+    const matchTls = resource.matchTls ?? (resource.config.transport_socket_matches ?? []).map((_, i) => this.tls[clusterMatchKey(resource.name, i)]);
+    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, resource.tls ?? this.tls[resource.name], matchTls));
     void old?.close();
   }
 
@@ -367,10 +384,14 @@ export class ClusterManager {
    * The cluster's TLS context was built again (its SDS secrets came or changed): connections made
    * from now on use it; those open keep theirs, as Envoy's.
    */
-  updateTls(name: string, tls: TlsContext): void {
-    if (this.tls[name]) this.tls[name] = tls;
+  updateTls(name: string, tls: TlsContext, match?: number): void {
+    const key = match === undefined ? name : clusterMatchKey(name, match);
+    if (this.tls[key]) this.tls[key] = tls;
     const cluster = this.clusters.get(name);
-    if (cluster?.tls) cluster.tls = new UpstreamTls(tls, name, cluster.http2);
+    if (!cluster) return;
+    if (match === undefined) {
+      if (cluster.tls) cluster.tls = new UpstreamTls(tls, name, cluster.http2);
+    } else if (cluster.matchTls[match]) cluster.matchTls[match] = new UpstreamTls(tls, name, cluster.http2);
   }
 
   /** A cluster removed: no new request finds it; those in flight finish on the old object. */

@@ -21,7 +21,7 @@ export interface HostConnectionEvents {
 /** `final`: the connection is the whole exchange (a TCP proxy's), not the start of an HTTP one (an upgrade's). */
 export function connectToHost(host: Host, events: HostConnectionEvents, final = true): Socket {
   const cluster = host.cluster;
-  const tls = cluster.tls;
+  const tls = host.tls;
   const socket = tls
     ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });

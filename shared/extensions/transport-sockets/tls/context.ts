@@ -244,7 +244,19 @@ export function secureContextOptions(c: TlsContext): SecureContextOptions {
 export interface LoadedTls {
   /** `<listener name>#<filter chain index>` (the default chain is `#default`). */
   listeners: Record<string, TlsContext>;
+  /** By cluster name (its transport_socket's), and by clusterMatchKey (a transport_socket_matches entry's). */
   clusters: Record<string, TlsContext>;
+}
+
+/** Where a cluster's transport_socket_matches entry's context is kept beside the cluster's own (a name holds no NUL). */
+export function clusterMatchKey(cluster: string, match: number): string {
+  return `${cluster}\u0000${match}`;
+}
+
+/** A clusterMatchKey's cluster and match, or undefined for a cluster's own key. */
+export function parseClusterMatchKey(key: string): { cluster: string; match: number } | undefined {
+  const at = key.indexOf('\u0000');
+  return at < 0 ? undefined : { cluster: key.slice(0, at), match: Number(key.slice(at + 1)) };
 }
 
 export function listenerChainKey(listener: string, chain: number | string): string {
@@ -291,22 +303,35 @@ export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string
   list(resources.clusters).forEach((c, i) => {
     const context = loadClusterTls(c, `static_resources.clusters[${i}]`, read, errors, secrets);
     if (context) loaded.clusters[String(c.name)] = context;
+    loadClusterMatchTls(c, `static_resources.clusters[${i}]`, read, errors, secrets).forEach((m, j) => {
+      if (m) loaded.clusters[clusterMatchKey(String(c.name), j)] = m;
+    });
   });
   return loaded;
 }
 
-/** A cluster's TLS context, if its transport socket is TLS; `path` names the cluster in errors. */
-export function loadClusterTls(c: Cluster | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): TlsContext | undefined {
-  if (!c.transport_socket) return undefined;
-  const tls = tlsContextConfig(c.transport_socket);
+/**
+ * A cluster's TLS context, if its transport socket is TLS; with `match`, that of its
+ * transport_socket_matches entry. `path` names the cluster in errors.
+ */
+export function loadClusterTls(c: Cluster | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup, match?: number): TlsContext | undefined {
+  const socket = match === undefined ? c.transport_socket : obj(list(c.transport_socket_matches)[match]).transport_socket;
+  const at = match === undefined ? `${path}.transport_socket` : `${path}.transport_socket_matches[${match}].transport_socket`;
+  if (!socket) return undefined;
+  const tls = tlsContextConfig(socket);
   if (!tls) {
-    checkRawBuffer(c.transport_socket, `${path}.transport_socket`, 'an UpstreamTlsContext', errors);
+    checkRawBuffer(socket, at, 'an UpstreamTlsContext', errors);
     return undefined;
   }
-  const tsPath = `${path}.transport_socket.typed_config`;
+  const tsPath = `${at}.typed_config`;
   if (tls.typeName !== UPSTREAM_TLS) {
     errors.push(configError('wrong_extension', tsPath, `a cluster's transport socket takes an UpstreamTlsContext, not ${tls.typeName}`));
     return undefined;
   }
   return loadTlsContext('upstream', `cluster ${String(c.name)}`, tls.config, tsPath, errors, read, secrets);
+}
+
+/** Each of a cluster's transport_socket_matches entries' TLS context (undefined for a plaintext one). */
+export function loadClusterMatchTls(c: Cluster | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup): (TlsContext | undefined)[] {
+  return list(c.transport_socket_matches).map((_, i) => loadClusterTls(c, path, read, errors, secrets, i));
 }
