@@ -406,11 +406,11 @@ describe('whole-bootstrap checks', () => {
     const d = minimalBootstrap() as Record<string, any>;
     d.enable_dispatcher_stats = true;
     d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.proxy_100_continue = true;
-    d.static_resources.clusters[0].track_cluster_stats = { timeout_budgets: true };
+    d.static_resources.clusters[0].preconnect_policy = { per_upstream_preconnect_ratio: 1.5 };
     const errors = errorsOf({ configPath: tmp.file('unsupported.yaml', yamlOf(d)) });
     assert.deepEqual(errors.map(shape).sort(), [
       ['unsupported_field', '', 'enable_dispatcher_stats'],
-      ['unsupported_field', '', 'static_resources.clusters[0].track_cluster_stats'],
+      ['unsupported_field', '', 'static_resources.clusters[0].preconnect_policy'],
       ['unsupported_field', '', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.proxy_100_continue'],
     ]);
     // What an operator reads names the field and its message.
@@ -501,12 +501,12 @@ describe('TLS contexts in the bootstrap', () => {
     const hcm = d.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
     hcm.bogus_field = 1;
     hcm.http_filters.unshift({ name: 'envoy.filters.http.jwt_authn', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication' } });
-    d.static_resources.clusters[0].track_cluster_stats = { timeout_budgets: true };
+    d.static_resources.clusters[0].preconnect_policy = { per_upstream_preconnect_ratio: 1.5 };
     const errors = errorsOf({ configPath: tmp.file('many.yaml', yamlOf(d)) });
     assert.deepEqual(errors.map((e) => [e.code, e.path]).sort(), [
       ['unknown_field', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.bogus_field'],
       ['unsupported_extension', 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config'],
-      ['unsupported_field', 'static_resources.clusters[0].track_cluster_stats'],
+      ['unsupported_field', 'static_resources.clusters[0].preconnect_policy'],
     ].sort(), errors.join('\n'));
   });
 
