@@ -241,6 +241,8 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.bootstrap.v3.ClusterManager.outlier_detection': 'outlier ejections are logged, not written to an event log',
   'envoy.config.bootstrap.v3.ClusterManager.upstream_bind_config': 'upstream connections bind where the kernel chooses',
   'envoy.config.bootstrap.v3.ClusterManager.load_stats_config': 'load reporting (LRS) is not supported',
+  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.AutoHttpConfig.http3_protocol_options': 'HTTP/3 (QUIC) is not available on Node 20',
+  'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.AutoHttpConfig.alternate_protocols_cache_options': 'it discovers HTTP/3 (QUIC), which is not available on Node 20',
   'envoy.config.core.v3.KeepaliveSettings.connection_idle_interval': 'pings are sent at interval; none is sent before a request on an idle connection',
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy.trace_sampled': 'this proxy does not trace yet',
   'envoy.config.route.v3.RouteAction.HashPolicy.filter_state': 'no filter of this proxy sets filter state; hash by header, cookie, source IP or query parameter',

@@ -183,7 +183,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.figures?.tryStarted(this.tryStarted);
     this.discarding = false;
     this.controller = undefined;
-    if (this.cluster.http2) {
+    if (this.cluster.http2 || host.negotiatedH2) {
       host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
       return;
     }

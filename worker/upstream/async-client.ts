@@ -74,7 +74,7 @@ export function sendToCluster(cluster: Cluster, rq: AsyncRequest): Promise<Async
     host.stats.rqActive.inc();
     cluster.stats.rqTotal.inc();
     cluster.stats.rqActive.inc();
-    if (cluster.http2) host.h2Connection(0).request(rq.method, host.tls ? 'https' : 'http', rq.path, rq.headers, rq.body, handler);
+    if (cluster.http2 || host.negotiatedH2) host.h2Connection(0).request(rq.method, host.tls ? 'https' : 'http', rq.path, rq.headers, rq.body, handler);
     else host.connectionPool(0).dispatch({ method: rq.method, path: rq.path, headers: rq.headers, body: rq.body }, handler);
   });
 }

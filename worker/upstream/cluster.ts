@@ -16,7 +16,8 @@ import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import { clusterMatchKey, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
-import { clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
+import { clusterAutoHttp, clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
+import type { Socket } from 'node:net';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
@@ -46,6 +47,8 @@ export class Host implements ConnectionObserver {
   private readonly pools: [Http1Pool | undefined, Http1Pool | undefined] = [undefined, undefined];
   private readonly h2: [H2Connection | undefined, H2Connection | undefined] = [undefined, undefined];
   private readonly hostStats: HostStats;
+  /** auto_config: a connection to it negotiated h2 by ALPN; its requests go over HTTP/2. */
+  negotiatedH2 = false;
 
   constructor(
     readonly cluster: Cluster,
@@ -185,8 +188,29 @@ export class Host implements ConnectionObserver {
     if (pool) return pool;
     // The TLS is read at each new connection: one its SDS secrets rebuilt (updateTls) serves new handshakes.
     const host = this;
-    const target = { ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits, get tls() { return host.tls; } };
+    const target = {
+      ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits,
+      get tls() {
+        return host.tls;
+      },
+      // auto_config: a connection whose ALPN said h2 becomes one of this host's HTTP/2 sessions.
+      ...(this.cluster.autoHttp ? { auto: { toH2: (socket: Socket, connectMs: number) => this.switchedToH2(priority, socket, connectMs) } } : {}),
+    };
     return (this.pools[priority] = new Http1Pool(target, this.cluster.breakers[priority], this));
+  }
+
+  /** auto_config: this host answered h2 (see Http1Pool's auto): the socket is one of its sessions, and its requests go over HTTP/2 from now. */
+  private switchedToH2(priority: BreakerPriority, socket: Socket, connectMs: number): H2Connection {
+    this.negotiatedH2 = true;
+    const h2 = this.h2Connection(priority);
+    h2.adopt(socket, connectMs);
+    return h2;
+  }
+
+  /** auto_config: a connection counted without its protocol now speaks one (ConnectionObserver.negotiated). */
+  negotiated(protocol: 'http1' | 'http2'): void {
+    const cs = this.cluster.stats;
+    (protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
   }
 
   /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. */
@@ -208,6 +232,11 @@ export class Host implements ConnectionObserver {
         connectionStarted: () => {
           breaker.acquire('cx');
           this.connectionStarted('http2');
+        },
+        // An HTTP/1.1 pool's connection whose ALPN said h2: counted as a connection there, it holds a max_connections unit here.
+        connectionAdopted: () => {
+          breaker.acquire('cx');
+          this.negotiated('http2');
         },
         connectionOpened: (info) => this.connectionOpened(info),
         connectionClosed: (info) => {
@@ -245,6 +274,8 @@ export class Cluster {
   /** The runtime key of its maintenance mode (upstream.maintenance_mode.<name>), read on every request. */
   readonly maintenanceModeKey: string;
   readonly http2: boolean;
+  /** auto_config: each connection speaks what ALPN says (h2 or http/1.1), a host that said h2 being reached over HTTP/2 from then on. */
+  readonly autoHttp: boolean;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
   /** cluster.<name>.http2.keepalive_timeout, for a cluster with connection_keepalive. */
@@ -281,11 +312,12 @@ export class Cluster {
     this.healthChecked = Array.isArray(config.health_checks) && config.health_checks.length > 0;
     this.maintenanceModeKey = `upstream.maintenance_mode.${this.name}`;
     this.http2 = clusterSpeaksHttp2(config);
+    this.autoHttp = clusterAutoHttp(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
-    this.tls = tls ? new UpstreamTls(tls, this.name, this.http2) : undefined;
-    this.matchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, this.http2) : undefined));
+    this.tls = tls ? new UpstreamTls(tls, this.name, this.alpn) : undefined;
+    this.matchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, this.alpn) : undefined));
     this.stats = clusterStats(this.name);
     this.optionalStats = clusterOptionalStats(config, `cluster.${this.name}.`);
     this.stopBufferedBytes = bufferedBytesGauges(`cluster.${this.name}.upstream_cx_rx_bytes_buffered`, `cluster.${this.name}.upstream_cx_tx_bytes_buffered`, this.openSockets);
@@ -305,6 +337,11 @@ export class Cluster {
 
   get hosts(): readonly Host[] {
     return this.hostList;
+  }
+
+  /** What its TLS offers by ALPN when its context names nothing. */
+  get alpn(): boolean | 'auto' {
+    return this.autoHttp ? 'auto' : this.http2;
   }
 
   private trafficNoted = false;
@@ -390,8 +427,8 @@ export class ClusterManager {
     const cluster = this.clusters.get(name);
     if (!cluster) return;
     if (match === undefined) {
-      if (cluster.tls) cluster.tls = new UpstreamTls(tls, name, cluster.http2);
-    } else if (cluster.matchTls[match]) cluster.matchTls[match] = new UpstreamTls(tls, name, cluster.http2);
+      if (cluster.tls) cluster.tls = new UpstreamTls(tls, name, cluster.alpn);
+    } else if (cluster.matchTls[match]) cluster.matchTls[match] = new UpstreamTls(tls, name, cluster.alpn);
   }
 
   /** A cluster removed: no new request finds it; those in flight finish on the old object. */

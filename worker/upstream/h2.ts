@@ -79,6 +79,10 @@ export interface ConnectionObserver {
   connectionFailed(timedOut?: boolean): void;
   /** A connection reached one of the cluster's limits and is being closed (it finishes what it carries). */
   limitReached?(limit: ConnectionLimit): void;
+  /** A connection made (and counted) elsewhere is taken over: an HTTP/1.1 pool's whose ALPN said h2 (auto_config). */
+  connectionAdopted?(): void;
+  /** auto_config: what a connection counted without a protocol turned out to speak. */
+  negotiated?(protocol: 'http1' | 'http2'): void;
 }
 
 /** One session to the host, with the streams it carries now. */
@@ -114,16 +118,27 @@ export class H2Connection {
     return this.open();
   }
 
-  private open(): Session {
+  /**
+   * A TLS connection already made, whose ALPN said h2 (auto_config: an HTTP/1.1 pool made it, see
+   * http1-pool.ts): a session over it, counted from here as the pool counted it until now.
+   */
+  adopt(socket: Socket, connectMs: number): void {
+    this.open(socket, connectMs);
+  }
+
+  private open(adopted?: Socket, adoptedConnectMs = 0): Session {
     const tls = this.target.tls;
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
     const { connect } = http2Module();
-    const session = tls ? tls.guard(connect(`https://${this.target.authority}`, { ...tls.options, ...options })) : connect(`http://${this.target.authority}`, options);
+    const session = adopted
+      ? connect(`https://${this.target.authority}`, { ...options, createConnection: () => adopted })
+      : tls ? tls.guard(connect(`https://${this.target.authority}`, { ...tls.options, ...options })) : connect(`http://${this.target.authority}`, options);
     const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);
-    this.observer.connectionStarted?.();
-    const started = performance.now();
+    if (adopted) this.observer.connectionAdopted?.();
+    else this.observer.connectionStarted?.();
+    const started = performance.now() - adoptedConnectMs;
     let openedAt = 0;
     const timer = setTimeout(() => {
       if (!entry.connected) session.destroy(connectTimeoutError(this.target.authority));
@@ -135,7 +150,8 @@ export class H2Connection {
     destroyOutsideCallbacks(session, () => socket);
     session.once('connect', (_session: ClientHttp2Session, connected: Socket) => {
       socket = connected;
-      tls?.outcome(null, socket as TLSSocket);
+      // An adopted connection's handshake was counted when it was made.
+      if (!adopted) tls?.outcome(null, socket as TLSSocket);
       entry.connected = true;
       openedAt = performance.now();
       this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket });

@@ -18,12 +18,15 @@ export interface HostConnectionEvents {
   closed(connected: boolean): void;
 }
 
+/** An upgrade to an auto_config cluster goes over HTTP/1.1: its connection offers only that by ALPN. */
+const HTTP1_ONLY = { ALPNProtocols: ['http/1.1'] };
+
 /** `final`: the connection is the whole exchange (a TCP proxy's), not the start of an HTTP one (an upgrade's). */
 export function connectToHost(host: Host, events: HostConnectionEvents, final = true): Socket {
   const cluster = host.cluster;
   const tls = host.tls;
   const socket = tls
-    ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options }))
+    ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options, ...(cluster.autoHttp && !final ? HTTP1_ONLY : {}) }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();
   let connected = false;

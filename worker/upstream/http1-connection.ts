@@ -35,6 +35,8 @@ export interface Http1ConnectionTarget {
   /** idle_timeout (0: off) and max_connection_duration (0: off). */
   idleMs: number;
   maxConnectionMs: number;
+  /** auto_config: ALPN offers h2 and http/1.1, and an h2 answer hands the connection to HTTP/2 (events.switchedToH2). */
+  auto?: boolean;
 }
 
 /** What the pool hears from a connection. */
@@ -43,6 +45,12 @@ export interface Http1ConnectionEvents {
   idle(connection: Http1Connection): void;
   /** It closed (after failing to connect, or after it was open); it takes no request any more. */
   closed(connection: Http1Connection): void;
+  /**
+   * auto_config: its ALPN said h2. It let go of its socket, open and handshaken, for an HTTP/2
+   * session (with the time its connect took) and of the request it was given, if any: neither is
+   * its any more (closed() is not called).
+   */
+  switchedToH2?(connection: Http1Connection, socket: Socket, connectMs: number, first: { request: UpstreamRequest; handler: UpstreamHandler } | undefined): void;
 }
 
 /** Methods whose requests carry a body by definition: without one, `content-length: 0` says so (as undici and Node's client do). */
@@ -122,7 +130,8 @@ export class Http1Connection implements Deadlined {
     private readonly events: Http1ConnectionEvents,
   ) {
     const tls = target.tls;
-    observer.connectionStarted?.('http1');
+    // auto_config: what it speaks is known once ALPN has said (opened()).
+    observer.connectionStarted?.(target.auto ? undefined : 'http1');
     this.socket = tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const parser = new HTTPParser();
@@ -138,15 +147,35 @@ export class Http1Connection implements Deadlined {
       clearTimeout(connectTimer);
       this.opened();
     });
-    this.socket.on('data', (chunk: Buffer) => this.received(chunk));
+    this.socket.on('data', this.onData);
     // Plaintext: the parser reads the socket's handle itself (see ../http1/consume.ts).
     if (!tls) this.consumed = ConsumedHandle.attach(parser, this.socket, (result) => this.parsed(result));
-    this.socket.once('end', () => this.ended());
-    this.socket.on('error', (err) => (this.connectError ??= err));
-    this.socket.once('close', () => {
+    this.socket.once('end', this.onEnd);
+    this.socket.on('error', this.onError);
+    this.onClose = () => {
       clearTimeout(connectTimer);
       this.lost();
-    });
+    };
+    this.socket.once('close', this.onClose);
+  }
+
+  private readonly onData = (chunk: Buffer) => this.received(chunk);
+  private readonly onEnd = () => this.ended();
+  private readonly onError = (err: Error) => (this.connectError ??= err);
+  private readonly onClose: () => void;
+
+  /** auto_config, ALPN h2: the socket goes to an HTTP/2 session, with the request given to this connection (see Http1ConnectionEvents.switchedToH2). */
+  private handOver(): void {
+    this.closed = true;
+    const socket = this.socket;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('error', this.onError);
+    socket.off('close', this.onClose);
+    const first = this.first;
+    this.first = undefined;
+    setImmediate(() => this.parser.close());
+    this.events.switchedToH2?.(this, socket, performance.now() - this.started, first && !first.done ? { request: first.request, handler: first.handler } : undefined);
   }
 
   /** Sends a request now (the connection is idle and open) or once it connects (its first). */
@@ -175,6 +204,10 @@ export class Http1Connection implements Deadlined {
     this.openedAt = performance.now();
     const tls = this.target.tls;
     tls?.outcome(null, this.socket as TLSSocket);
+    if (this.target.auto) {
+      if ((this.socket as TLSSocket).alpnProtocol === 'h2' && this.events.switchedToH2) return this.handOver();
+      this.observer.negotiated?.('http1');
+    }
     this.observer.connectionOpened({ connectMs: this.openedAt - this.started, protocol: 'http1', socket: this.socket });
     if (this.target.maxConnectionMs > 0) this.expiryTimer = setTimeout(() => this.retire('max_connection_duration'), this.target.maxConnectionMs).unref();
     const first = this.first;

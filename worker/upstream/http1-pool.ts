@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
 import { Http1Connection, type Http1ConnectionEvents } from './http1-connection.js';
@@ -33,6 +34,11 @@ export interface Http1Target {
   tls?: UpstreamTls;
   /** The cluster's common_http_protocol_options: idle timeout, requests and lifetime per connection. */
   limits: UpstreamConnectionLimits;
+  /**
+   * auto_config: connections offer h2 and http/1.1 by ALPN; the first that gets h2 goes to the
+   * host's HTTP/2 sessions (this returns them), and so does every request this pool gets after.
+   */
+  auto?: { toH2(socket: Socket, connectMs: number): { request(method: string, scheme: string, path: string, headers: string[], body: UpstreamRequest['body'], handler: UpstreamHandler): void } };
 }
 
 export class Http1Pool {
@@ -46,7 +52,10 @@ export class Http1Pool {
   private readonly events: Http1ConnectionEvents = {
     idle: (connection) => this.freed(connection),
     closed: (connection) => this.lost(connection),
+    switchedToH2: (connection, socket, connectMs, first) => this.switched(connection, socket, connectMs, first),
   };
+  /** auto_config, once a connection's ALPN said h2: where this pool's requests go. */
+  private h2: ReturnType<NonNullable<Http1Target['auto']>['toH2']> | undefined;
 
   constructor(
     private readonly target: Http1Target,
@@ -55,6 +64,10 @@ export class Http1Pool {
   ) {}
 
   dispatch(request: UpstreamRequest, handler: UpstreamHandler): void {
+    if (this.h2) {
+      this.h2.request(request.method, 'https', request.path, request.headers, request.body, handler);
+      return;
+    }
     if (this.waiting.length === 0) {
       const free = this.idle.pop();
       if (free) {
@@ -86,7 +99,7 @@ export class Http1Pool {
   private open(request: UpstreamRequest, handler: UpstreamHandler): void {
     this.breaker.acquire('cx');
     const { idleMs, maxConnectionMs } = this.target.limits;
-    const connection = new Http1Connection({ ...this.target, idleMs, maxConnectionMs }, this.observer, this.events);
+    const connection = new Http1Connection({ ...this.target, idleMs, maxConnectionMs, auto: this.target.auto !== undefined }, this.observer, this.events);
     this.connections.add(connection);
     this.send(connection, request, handler);
   }
@@ -110,6 +123,19 @@ export class Http1Pool {
     const next = this.waiting.shift();
     if (next) this.send(connection, next.request, next.handler);
     else this.idle.push(connection);
+  }
+
+  /**
+   * auto_config: a connection's ALPN said h2. It leaves this pool (its max_connections unit with
+   * it: the HTTP/2 session holds one now), and its request and every waiting one go over HTTP/2.
+   */
+  private switched(connection: Http1Connection, socket: Socket, connectMs: number, first: Waiting | undefined): void {
+    this.connections.delete(connection);
+    this.breaker.release('cx');
+    // Each such connection becomes one of the host's sessions (two may have been connecting at once).
+    const h2 = (this.h2 = this.target.auto!.toH2(socket, connectMs));
+    for (const w of [...(first ? [first] : []), ...this.waiting.splice(0)]) h2.request(w.request.method, 'https', w.request.path, w.request.headers, w.request.body, w.handler);
+    if (this.connections.size === 0) this.allClosed?.();
   }
 
   private lost(connection: Http1Connection): void {

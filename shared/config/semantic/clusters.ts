@@ -6,6 +6,7 @@ import { configError, type ConfigError } from '../config-error.js';
 import { EXTENSIONS, extensionByName } from '../../extensions/registry.js';
 import { checkLoadBalancingPolicy } from '../../extensions/load-balancing-policies/lookup.js';
 import { isPrime } from '../../decimal.js';
+import { tlsContextConfig } from '../../extensions/transport-sockets/tls/context.js';
 
 /** Clusters' semantic checks (static or from CDS): types, load-balancing policies, endpoints, protocol options. */
 
@@ -49,9 +50,15 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
       errors.push(configError('unsupported_extension', `${path}.typed_extension_protocol_options["${key}"]`, `no protocol options extension is named '${key}' (use ${known})`));
     }
   }
-  const h1 = obj(obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http_protocol_options);
-  for (const field of Object.keys(h1)) {
-    errors.push(configError('unsupported', `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http_protocol_options.${field}`, 'not applied to upstream connections by this proxy (it is on a connection manager\'s http_protocol_options)'));
+  const httpOptions = obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]);
+  for (const config of ['explicit_http_config', 'auto_config']) {
+    for (const field of Object.keys(obj(obj(httpOptions[config]).http_protocol_options))) {
+      errors.push(configError('unsupported', `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].${config}.http_protocol_options.${field}`, 'not applied to upstream connections by this proxy (it is on a connection manager\'s http_protocol_options)'));
+    }
+  }
+  // auto_config picks the protocol by ALPN: Envoy refuses it on a cluster whose transport socket cannot negotiate.
+  if (httpOptions.auto_config !== undefined && tlsContextConfig(c.transport_socket) === undefined) {
+    errors.push(configError('invalid', `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].auto_config`, `ALPN configured for cluster ${String(c.name ?? '')} which has a non-ALPN transport socket`));
   }
   const extensionCommon = obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).common_http_protocol_options);
   const commonPath = obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS] !== undefined
@@ -63,9 +70,8 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
   }
   const h2 = clusterHttp2Options(c);
   if (h2) {
-    const h2Path = c.http2_protocol_options !== undefined && obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options === undefined
-      ? `${path}.http2_protocol_options`
-      : `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].explicit_http_config.http2_protocol_options`;
+    const source = ['explicit_http_config', 'auto_config'].find((k) => obj(httpOptions[k]).http2_protocol_options !== undefined);
+    const h2Path = source === undefined ? `${path}.http2_protocol_options` : `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].${source}.http2_protocol_options`;
     checkHttp2Options(h2, h2Path, errors);
   }
   const checks = list(c.health_checks);

@@ -24,7 +24,8 @@ export class UpstreamTls {
   /** Counted when a connection finds the context's SDS secrets not there yet. */
   private readonly notReady: { secretsNotReady: { inc(): void } } | undefined;
 
-  constructor(context: TlsContext, clusterName: string, http2: boolean) {
+  /** `protocol`: the cluster's, for ALPN when the context names none (`auto`: auto_config, h2 then http/1.1). */
+  constructor(context: TlsContext, clusterName: string, protocol: boolean | 'auto') {
     const verifySan = compileSanMatchers(context.sanMatchers);
     this.statPrefix = `cluster.${clusterName}.`;
     this.stats = sslStats(this.statPrefix);
@@ -41,7 +42,7 @@ export class UpstreamTls {
         this.stats.failVerifySan.inc();
         return Object.assign(new Error(`the upstream's certificate matches no match_typed_subject_alt_names (${cert.subjectaltname ?? 'no SAN'})`), { code: 'ERR_TLS_SAN_MISMATCH' });
       },
-      ALPNProtocols: context.alpn.length ? context.alpn : [http2 ? 'h2' : 'http/1.1'],
+      ALPNProtocols: context.alpn.length ? context.alpn : protocol === 'auto' ? ['h2', 'http/1.1'] : [protocol ? 'h2' : 'http/1.1'],
     };
   }
 

@@ -11,10 +11,15 @@ export function clusterSpeaksHttp2(config: Cluster): boolean {
   return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
 }
 
-/** The cluster's Http2ProtocolOptions (the explicit config's, else the deprecated field's), when it speaks HTTP/2. */
+/** Whether a cluster picks HTTP/2 or HTTP/1.1 per connection by ALPN (HttpProtocolOptions.auto_config). */
+export function clusterAutoHttp(config: Cluster): boolean {
+  return obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).auto_config !== undefined;
+}
+
+/** The cluster's Http2ProtocolOptions (the explicit config's or auto_config's, else the deprecated field's), for its HTTP/2 connections. */
 export function clusterHttp2Options(config: Cluster): JsonObject | undefined {
-  const explicit = obj(obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).explicit_http_config).http2_protocol_options;
-  const options = explicit ?? config.http2_protocol_options;
+  const extension = obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]);
+  const options = obj(extension.explicit_http_config).http2_protocol_options ?? obj(extension.auto_config).http2_protocol_options ?? config.http2_protocol_options;
   return options === undefined ? undefined : obj(options);
 }
 
