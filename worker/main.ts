@@ -17,7 +17,7 @@ import { startTap, stopTap } from '../shared/extensions/filters/http/tap/tap.js'
 import { ListenerSet } from './listener-set.js';
 import { SocketInbox } from '../shared/socket-channel.js';
 import { RouteTables } from './http/route-tables.js';
-import { ClusterManager } from './upstream/cluster.js';
+import { ClusterManager } from './upstream/cluster-manager.js';
 import { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { TreeBuckets, useTreeBuckets } from '../shared/ratelimit/token-buckets.js';
 import { obj } from '../shared/config/access.js';

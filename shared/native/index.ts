@@ -42,6 +42,8 @@ interface NativeAddon {
   closeFd(fd: number): void;
   /** The port an IP socket is bound to (0 for a Unix socket). */
   localPort(fd: number): number;
+  /** SO_KEEPALIVE on a connected TCP socket, with TCP_KEEPCNT, TCP_KEEPIDLE and TCP_KEEPINTVL for each above 0 (seconds for the last two). */
+  tcpKeepalive(fd: number, probes: number, idleS: number, intervalS: number): void;
   /** One sd_notify(3) datagram to NOTIFY_SOCKET (a path, or "@name" abstract, unpadded). */
   sdNotify(socketPath: string, message: string): number;
   /**

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,28 @@ static napi_value local_port(napi_env env, napi_callback_info info) {
   napi_value result;
   napi_create_int32(env, port, &result);
   return result;
+}
+
+/* tcpKeepalive(fd, probes, idleSeconds, intervalSeconds): SO_KEEPALIVE on a connected TCP socket,
+ * with TCP_KEEPCNT, TCP_KEEPIDLE and TCP_KEEPINTVL for each one above 0 (0: the system's), as
+ * Envoy applies a cluster's upstream_connection_options.tcp_keepalive. */
+static napi_value tcp_keepalive(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  int32_t v[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 4) return throw_type(env, "tcpKeepalive(fd, probes, idle, interval)");
+  for (int i = 0; i < 4; i++) {
+    if (napi_get_value_int32(env, argv[i], &v[i]) != napi_ok) return throw_type(env, "tcpKeepalive(fd, probes, idle, interval)");
+  }
+  int one = 1;
+  if (setsockopt(v[0], SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) < 0) return throw_errno(env, "setsockopt(SO_KEEPALIVE)", errno);
+  static const int names[3] = {TCP_KEEPCNT, TCP_KEEPIDLE, TCP_KEEPINTVL};
+  static const char *const labels[3] = {"setsockopt(TCP_KEEPCNT)", "setsockopt(TCP_KEEPIDLE)", "setsockopt(TCP_KEEPINTVL)"};
+  for (int i = 0; i < 3; i++) {
+    if (v[i + 1] > 0 && setsockopt(v[0], IPPROTO_TCP, names[i], &v[i + 1], sizeof v[i + 1]) < 0) return throw_errno(env, labels[i], errno);
+  }
+  return NULL;
 }
 
 /* sdNotify(socketPath: string, message: string): one datagram to systemd's NOTIFY_SOCKET, as
@@ -572,6 +595,7 @@ void define_sockets(napi_env env, napi_value exports) {
       {"listenUnix", listen_unix},
       {"closeFd", close_fd},
       {"localPort", local_port},
+      {"tcpKeepalive", tcp_keepalive},
       {"sdNotify", sd_notify_send},
       {"dgramOpen", dgram_open},
       {"dgramSend", dgram_send},

@@ -10,7 +10,7 @@ import type { Cluster } from '../../shared/config/envoy-types.js';
 import { BreakerCounts, regionBytes } from '../../shared/upstream/breaker-counts.js';
 import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../shared/http/filter-api.js';
-import { ClusterManager } from '../../worker/upstream/cluster.js';
+import { ClusterManager } from '../../worker/upstream/cluster-manager.js';
 import { filterClusters } from '../../worker/upstream/filter-clusters.js';
 import { perFilterConfigs } from '../../worker/http/filters/chain.js';
 import { RouteTable, type Route } from '../../shared/http/route-table.js';

@@ -12,7 +12,7 @@ import { filterExtension } from '../../shared/config/semantic/common.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import type { FilterContext, HttpFilterFactory } from '../../shared/http/filter-api.js';
 import type { DrainManager } from '../drain.js';
-import type { ClusterManager } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { filterClusters } from '../upstream/filter-clusters.js';
 import { httpFilterFactories } from './filters/chain.js';
 import { LocalReplyConfig } from './local-reply.js';

@@ -3,7 +3,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { MirrorPolicy } from '../../shared/http/mirror-policy.js';
 import { stats } from '../../shared/stats/process.js';
 import { sendToCluster } from '../upstream/async-client.js';
-import type { ClusterManager } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { upstreamHeaders } from './upstream-headers.js';
 
 /**

@@ -6,7 +6,7 @@ import { ResponseFlag, type AccessLogEntry } from '../../shared/access-log/entry
 import { applyHeaderMutations, type MutableHeaders } from '../../shared/header-mutation.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { HttpStats } from '../../shared/stats/http-stats.js';
-import type { ClusterManager } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { requestEntry, type HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
 import { redirectLocation, splitQuery } from './request-target.js';

@@ -3,7 +3,7 @@ import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.j
 import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { responseFlagsText } from '../../shared/access-log/entry.js';
-import type { ClusterManager } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import type { HttpExchangeRecord } from '../http/exchange-record.js';
 import { decideTrace, samplingOfPercents, type Sampling, type TraceReason, type TracingStats } from '../../shared/tracing/sampling.js';
 import { compileCustomTags, type CustomTag, type RouteTracing } from '../../shared/tracing/route-tracing.js';

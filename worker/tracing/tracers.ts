@@ -2,7 +2,7 @@ import { obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { typeNameOfUrl } from '../../shared/config/wkt.js';
 import { canonicalText } from '../../shared/config/resource-hash.js';
-import type { ClusterManager } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { Span, type Tracer } from '../../shared/tracing/span.js';
 import { extensionByTypeName } from '../../shared/extensions/registry.js';
 import { isTracer } from '../../shared/extensions/descriptor.js';

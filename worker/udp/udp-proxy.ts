@@ -9,7 +9,8 @@ import { udpProxyCluster } from '../../shared/extensions/filters/udp/udp-proxy/c
 import { durationMs } from '../../shared/config/wkt.js';
 import { stats } from '../../shared/stats/process.js';
 import type { Counter, Gauge } from '../../shared/stats/store.js';
-import type { Cluster, ClusterManager, Host } from '../upstream/cluster.js';
+import type { Cluster, Host } from '../upstream/cluster.js';
+import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { xxHash64 } from '../../shared/hashing.js';
 
 /**

@@ -6,7 +6,6 @@ import { obj } from '../../shared/config/access.js';
 import { durationMs } from '../../shared/config/wkt.js';
 import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
 import { clusterOptionalStats, type ClusterOptionalStats } from '../../shared/stats/cluster-optional-stats.js';
-import type { ClusterResource } from '../../shared/config/resources.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
 import type { OutcomeKind, ResponseOutcome } from '../../shared/upstream/outcomes.js';
@@ -15,9 +14,10 @@ import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/break
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
-import { clusterMatchKey, type TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
+import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
 import { clusterAutoHttp, clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import type { Socket } from 'node:net';
+import { upstreamTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
 import { stats as processStats } from '../../shared/stats/process.js';
 import type { Counter } from '../../shared/stats/store.js';
@@ -193,6 +193,7 @@ export class Host implements ConnectionObserver {
       get tls() {
         return host.tls;
       },
+      ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}),
       // auto_config: a connection whose ALPN said h2 becomes one of this host's HTTP/2 sessions.
       ...(this.cluster.autoHttp ? { auto: { toH2: (socket: Socket, connectMs: number) => this.switchedToH2(priority, socket, connectMs) } } : {}),
     };
@@ -227,6 +228,7 @@ export class Host implements ConnectionObserver {
         ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
         codec: http2CodecStats(`cluster.${this.cluster.name}.`),
         limits: this.cluster.limits,
+        ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}),
       },
       {
         connectionStarted: () => {
@@ -276,6 +278,8 @@ export class Cluster {
   readonly http2: boolean;
   /** auto_config: each connection speaks what ALPN says (h2 or http/1.1), a host that said h2 being reached over HTTP/2 from then on. */
   readonly autoHttp: boolean;
+  /** upstream_connection_options.tcp_keepalive, for each upstream connection. */
+  readonly tcpKeepalive: TcpKeepalive | undefined;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
   readonly h2Tuning: Http2Tuning | undefined;
   /** cluster.<name>.http2.keepalive_timeout, for a cluster with connection_keepalive. */
@@ -313,6 +317,7 @@ export class Cluster {
     this.maintenanceModeKey = `upstream.maintenance_mode.${this.name}`;
     this.http2 = clusterSpeaksHttp2(config);
     this.autoHttp = clusterAutoHttp(config);
+    this.tcpKeepalive = upstreamTcpKeepalive(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
@@ -390,59 +395,5 @@ export class Cluster {
   async close(): Promise<void> {
     await Promise.all(this.hostList.map((h) => h.close()));
     this.stopBufferedBytes();
-  }
-}
-
-export class ClusterManager {
-  readonly clusters = new Map<string, Cluster>();
-
-  constructor(
-    resources: ClusterResource[],
-    hosts: Record<string, UpstreamHost[]>,
-    readonly breakers: { counts: BreakerCounts; worker: number },
-    private readonly tls: Record<string, TlsContext>,
-  ) {
-    for (const r of resources) this.upsert(r, hosts[r.name] ?? []);
-  }
-
-  /**
-   * A cluster added or changed (CDS): requests from now on use the new one; requests in flight
-   * keep the cluster object they started with, whose pools close once they are done.
-   */
-  upsert(resource: ClusterResource, hosts: UpstreamHost[]): void {
-    this.breakers.counts.assign(resource.name, resource.breakerSlot);
-    const old = this.clusters.get(resource.name);
-    const matchTls = resource.matchTls ?? (resource.config.transport_socket_matches ?? []).map((_, i) => this.tls[clusterMatchKey(resource.name, i)]);
-    this.clusters.set(resource.name, new Cluster(resource.config, hosts, this.breakers, resource.tls ?? this.tls[resource.name], matchTls));
-    void old?.close();
-  }
-
-  /**
-   * The cluster's TLS context was built again (its SDS secrets came or changed): connections made
-   * from now on use it; those open keep theirs, as Envoy's.
-   */
-  updateTls(name: string, tls: TlsContext, match?: number): void {
-    const key = match === undefined ? name : clusterMatchKey(name, match);
-    if (this.tls[key]) this.tls[key] = tls;
-    const cluster = this.clusters.get(name);
-    if (!cluster) return;
-    if (match === undefined) {
-      if (cluster.tls) cluster.tls = new UpstreamTls(tls, name, cluster.alpn);
-    } else if (cluster.matchTls[match]) cluster.matchTls[match] = new UpstreamTls(tls, name, cluster.alpn);
-  }
-
-  /** A cluster removed: no new request finds it; those in flight finish on the old object. */
-  remove(name: string): void {
-    const old = this.clusters.get(name);
-    this.clusters.delete(name);
-    void old?.close();
-  }
-
-  get(name: string): Cluster | undefined {
-    return this.clusters.get(name);
-  }
-
-  close(): Promise<void> {
-    return Promise.all([...this.clusters.values()].map((c) => c.close())).then(() => undefined);
   }
 }

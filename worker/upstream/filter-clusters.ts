@@ -1,6 +1,7 @@
 import type { FilterCluster, FilterClusters } from '../../shared/http/filter-api.js';
 import { sendToCluster } from './async-client.js';
-import type { Cluster, ClusterManager } from './cluster.js';
+import type { Cluster } from './cluster.js';
+import type { ClusterManager } from './cluster-manager.js';
 import { grpcUnary, grpcUnaryBytes, prepareGrpcTypes } from './grpc-unary.js';
 
 /**

@@ -1,3 +1,4 @@
+import { applyTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
@@ -33,6 +34,8 @@ export interface H2Target {
   codec?: Http2CodecStats;
   /** The cluster's common_http_protocol_options: idle timeout, streams and lifetime per connection. */
   limits?: UpstreamConnectionLimits;
+  /** The cluster's upstream_connection_options.tcp_keepalive, set once connected. */
+  keepalive?: TcpKeepalive;
 }
 
 /**
@@ -150,8 +153,9 @@ export class H2Connection {
     destroyOutsideCallbacks(session, () => socket);
     session.once('connect', (_session: ClientHttp2Session, connected: Socket) => {
       socket = connected;
-      // An adopted connection's handshake was counted when it was made.
+      // An adopted connection's handshake was counted, and its options set, when it was made.
       if (!adopted) tls?.outcome(null, socket as TLSSocket);
+      if (!adopted && this.target.keepalive) applyTcpKeepalive(socket, this.target.keepalive);
       entry.connected = true;
       openedAt = performance.now();
       this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket });

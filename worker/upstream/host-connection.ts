@@ -1,3 +1,4 @@
+import { applyTcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
@@ -29,6 +30,8 @@ export function connectToHost(host: Host, events: HostConnectionEvents, final = 
     ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options, ...(cluster.autoHttp && !final ? HTTP1_ONLY : {}) }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();
+  const keepalive = cluster.tcpKeepalive;
+  if (keepalive) socket.once('connect', () => applyTcpKeepalive(socket, keepalive));
   let connected = false;
   let failed = false;
   const started = performance.now();

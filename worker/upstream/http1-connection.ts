@@ -1,3 +1,4 @@
+import { applyTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -37,6 +38,8 @@ export interface Http1ConnectionTarget {
   maxConnectionMs: number;
   /** auto_config: ALPN offers h2 and http/1.1, and an h2 answer hands the connection to HTTP/2 (events.switchedToH2). */
   auto?: boolean;
+  /** The cluster's upstream_connection_options.tcp_keepalive, set once connected. */
+  keepalive?: TcpKeepalive;
 }
 
 /** What the pool hears from a connection. */
@@ -134,6 +137,8 @@ export class Http1Connection implements Deadlined {
     observer.connectionStarted?.(target.auto ? undefined : 'http1');
     this.socket = tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
+    const keepalive = target.keepalive;
+    if (keepalive) this.socket.once('connect', () => applyTcpKeepalive(this.socket, keepalive));
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_RESPONSE_HEAD_BYTES, 0);
     parser[HTTPParser.kOnHeaders] = (fields: string[]) => this.fieldsArrived(fields);

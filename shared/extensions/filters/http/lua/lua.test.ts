@@ -4,7 +4,7 @@ import type { JsonObject } from '../../../../config/proto-json.js';
 import { BreakerCounts, regionBytes } from '../../../../upstream/breaker-counts.js';
 import type { FilterContext } from '../../../../http/filter-api.js';
 import { luaFactory } from './lua.js';
-import { ClusterManager } from '../../../../../worker/upstream/cluster.js';
+import { ClusterManager } from '../../../../../worker/upstream/cluster-manager.js';
 import { filterClusters } from '../../../../../worker/upstream/filter-clusters.js';
 import { answeredBefore, counter, decode, encode, routesOf } from '../../../../../test/helpers/filter-harness.js';
 import { waitFor } from '../../../../../test/helpers/proxy.js';
