@@ -103,8 +103,9 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch.ConnectMatcher': [],
   'envoy.config.route.v3.RouteAction': [
     'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
-    'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies', 'upgrade_configs', 'idle_timeout',
+    'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies', 'upgrade_configs', 'idle_timeout', 'max_stream_duration',
   ],
+  'envoy.config.route.v3.RouteAction.MaxStreamDuration': ['max_stream_duration', 'grpc_timeout_header_max', 'grpc_timeout_header_offset'],
   'envoy.config.route.v3.RouteAction.RequestMirrorPolicy': ['cluster', 'cluster_header', 'runtime_fraction', 'disable_shadow_host_suffix_append'],
   'envoy.config.route.v3.RetryPolicy': [
     'retry_on', 'num_retries', 'per_try_timeout', 'per_try_idle_timeout', 'retriable_status_codes', 'retriable_headers', 'retriable_request_headers',

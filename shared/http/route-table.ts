@@ -30,6 +30,15 @@ export interface WeightedCluster {
   weight: number;
 }
 
+/** RouteAction.MaxStreamDuration, in ms; a field left out is undefined. */
+export interface StreamDurationPolicy {
+  /** max_stream_duration (0: none). */
+  maxMs?: number;
+  /** grpc_timeout_header_max: a gRPC request's grpc-timeout sets the limit, capped by this (0: not capped). */
+  grpcHeaderMaxMs?: number;
+  grpcHeaderOffsetMs?: number;
+}
+
 export interface ForwardAction {
   kind: 'route';
   cluster?: string;
@@ -43,6 +52,8 @@ export interface ForwardAction {
   timeoutMs: number;
   /** RouteAction.idle_timeout: the stream's idle timeout from the moment it is routed here, in place of stream_idle_timeout (0 disables it). */
   idleTimeoutMs?: number;
+  /** RouteAction.max_stream_duration: the stream's duration limit, in place of the connection manager's (worker/http/stream-duration.ts). */
+  streamDuration?: StreamDurationPolicy;
   /** cluster_not_found_response_code: 503 (default), 404 or 500. */
   clusterNotFoundStatus: number;
   retry?: RetryPolicy;
@@ -169,6 +180,7 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
     hostRewriteLiteral: a.host_rewrite_literal as string | undefined,
     timeoutMs: typeof a.timeout === 'string' ? durationMs(a.timeout) : 15_000,
     ...(typeof a.idle_timeout === 'string' ? { idleTimeoutMs: durationMs(a.idle_timeout) } : {}),
+    ...(a.max_stream_duration !== undefined ? { streamDuration: streamDurationPolicy(obj(a.max_stream_duration)) } : {}),
     priority: a.priority === 'HIGH' ? 1 : 0,
     clusterNotFoundStatus: CLUSTER_NOT_FOUND_CODES[String(a.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE')] ?? 503,
     ...retryPolicyOf(a.retry_policy ?? vhostRetry),
@@ -329,4 +341,13 @@ export function routeUpgrades(configs: unknown): Map<string, boolean> | undefine
   const entries = list(configs);
   if (!entries.length) return undefined;
   return new Map(entries.map((c) => [String(c.upgrade_type).toLowerCase(), c.enabled !== false]));
+}
+
+function streamDurationPolicy(m: JsonObject): StreamDurationPolicy {
+  const ms = (v: unknown) => (typeof v === 'string' ? durationMs(v) : undefined);
+  const out: StreamDurationPolicy = {};
+  if (ms(m.max_stream_duration) !== undefined) out.maxMs = ms(m.max_stream_duration);
+  if (ms(m.grpc_timeout_header_max) !== undefined) out.grpcHeaderMaxMs = ms(m.grpc_timeout_header_max);
+  if (ms(m.grpc_timeout_header_offset) !== undefined) out.grpcHeaderOffsetMs = ms(m.grpc_timeout_header_offset);
+  return out;
 }

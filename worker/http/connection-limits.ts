@@ -21,9 +21,7 @@ import { sendLocalReply, type LocalReplyContext } from './local-reply.js';
  *   `connection: close`; HTTP/2: GOAWAY, streams in flight finish). `downstream_cx_max_requests_reached`.
  * - `max_connection_duration`: the connection drains when it is reached (HTTP/1: closed now if
  *   idle, else after the response in flight; HTTP/2: GOAWAY). `downstream_cx_max_duration_reached`.
- * - `max_stream_duration`: a stream still open then is answered `408 downstream duration timeout`
- *   (gRPC: DEADLINE_EXCEEDED), or reset if its response has begun; flag `DT`,
- *   `downstream_rq_max_duration_reached`.
+ * - `max_stream_duration`: read here, kept per stream by stream-duration.ts (a route's replaces it).
  * - `headers_with_underscores_action`: REJECT_REQUEST answers HTTP/1 with 400 and closes, and
  *   resets an HTTP/2 stream; DROP_HEADER removes such headers. Counted in
  *   `http1.`/`http2.requests_rejected_with_underscores_in_headers` and `…dropped_headers_with_underscores`.
@@ -50,7 +48,8 @@ export class ConnectionLimits {
     private readonly httpStats: HttpStats,
     private readonly maxRequests: number,
     private readonly maxConnectionMs: number,
-    private readonly maxStreamMs: number,
+    /** max_stream_duration (0: none): the connection manager arms it per stream (stream-duration.ts), as a route may replace it. */
+    readonly maxStreamMs: number,
     private readonly underscores: Underscores,
     /** drain_timeout, for HTTP/2's two-step GOAWAY (see drainHttp2Session). */
     private readonly drainTimeoutMs: number,
@@ -123,26 +122,7 @@ export class ConnectionLimits {
       }
       if (state.draining && !session) res.shouldKeepAlive = false;
     }
-    if (this.maxStreamMs > 0) {
-      const timer = setTimeout(() => this.streamTooLong(res, reply, record, upgrade), this.maxStreamMs);
-      res.once('close', () => clearTimeout(timer));
-    }
     return 'continue';
-  }
-
-  private streamTooLong(res: DownstreamResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, upgrade: UpgradeRequest | undefined): void {
-    if (res.writableEnded) return;
-    this.httpStats.rqMaxDurationReached.inc();
-    if (upgrade?.tunnel) {
-      // An upgraded stream has no response left to send: it is cut, as Envoy resets it.
-      upgrade.tunnel.cut(ResponseFlag.durationTimeout, 'max_duration_timeout');
-      return;
-    }
-    if (record) {
-      record.responseFlags |= ResponseFlag.durationTimeout;
-      record.responseCodeDetails = 'max_duration_timeout';
-    }
-    sendLocalReply(res, 408, 'downstream duration timeout', reply.grpc ? { ...reply, extraHeaders: { ...reply.extraHeaders, 'grpc-status': '4' } } : reply);
   }
 
   private underscoreHeaders(req: DownstreamRequest, res: DownstreamResponse, reply: LocalReplyContext, record: HttpExchangeRecord | undefined, http2: boolean): 'continue' | 'stop' {

@@ -15,6 +15,7 @@ import { HttpExchangeRecord } from './exchange-record.js';
 import { guardHttp2Session, type Http2SessionGuard } from './http2-session-guard.js';
 import { DEFAULT_BUFFER_LIMIT } from '../../shared/config/buffer-limit.js';
 import { ConnectionLimits } from './connection-limits.js';
+import { StreamDuration } from './stream-duration.js';
 import { http2Tuning } from '../../shared/config/http2-options.js';
 import { activeTap } from '../../shared/extensions/filters/http/tap/tap.js';
 import { isGrpcContentType } from '../../shared/http/grpc.js';
@@ -309,6 +310,9 @@ export class HttpConnectionManager {
     if (refusedByOverload(res, http1, session, stats, record, reply)) return;
     if (!connect && answeredByPathNormalization(rq, c.pathNormalization, res, http1, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
+    const streamMs = this.limits?.maxStreamMs ?? 0;
+    let duration: StreamDuration | undefined;
+    if (streamMs > 0) (duration = new StreamDuration(res, started, stats, { reply, record, upgrade })).limit(streamMs);
     // Envoy answers `100 Continue` itself (Node's server has by now) and does not pass the
     // expectation on: the upstream gets the body straight away (proxy_100_continue is refused).
     if (headers.expect !== undefined && headers.expect.toLowerCase() === '100-continue') delete headers.expect;
@@ -365,6 +369,9 @@ export class HttpConnectionManager {
     route = table?.route(rq);
     // As Envoy's router (setIdleTimeout): the route's idle_timeout replaces stream_idle_timeout from here on.
     if (route?.action.kind === 'route' && route.action.idleTimeoutMs !== undefined) idleFor(route.action.idleTimeoutMs);
+    // And its max_stream_duration replaces the connection manager's (a gRPC request's grpc-timeout may set it).
+    const policy = route?.action.kind === 'route' ? route.action.streamDuration : undefined;
+    if (policy) (duration ??= new StreamDuration(res, started, stats, { reply, record, upgrade })).routed(policy, headers, grpc, streamMs);
     if (record) {
       record.routeName = route?.name;
       if (tracing) trace = tracing.begin(req, res, headers, authority, route?.tracing);
