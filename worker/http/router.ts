@@ -69,8 +69,9 @@ export class Exchange implements UpstreamHandler, Deadlined {
   private rqHeld = false;
   private readonly breaker: CircuitBreaker;
   private readonly headers: string[];
-  /** track_cluster_stats' figures, for a cluster that keeps them. */
+  /** track_cluster_stats' figures, for a cluster that keeps them; auto_sni's server name, for one that names it. */
   private readonly figures: TryFigures | undefined;
+  private readonly sni: string | undefined;
   private readonly onClose = () => {
     if (!this.done) this.abort(ABORT.client);
   };
@@ -91,6 +92,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.headers = upstreamHeaders(ctx.headers, ctx.authority, expectedMs);
     this.expectedAt = expectedMs ? this.headers.length - 1 : -1;
     this.figures = cluster.optionalStats ? new TryFigures(cluster.optionalStats, timeouts, body) : undefined;
+    this.sni = cluster.serverNaming ? cluster.serverNameFor(ctx.authority, ctx.headers) : undefined;
     if (ctx.record) ctx.record.upstreamCluster = cluster.name;
     cluster.stats.rqActive.inc();
     // As Envoy's router (onRequestComplete): the route's timeout runs from the end of the client's
@@ -184,10 +186,10 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.discarding = false;
     this.controller = undefined;
     if (this.cluster.http2 || host.negotiatedH2) {
-      host.h2Connection(this.action.priority).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
+      host.h2Connection(this.action.priority, this.sni).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
       return;
     }
-    this.pool = host.connectionPool(this.action.priority);
+    this.pool = host.connectionPool(this.action.priority, this.sni);
     this.pool.dispatch({ path: this.ctx.path, method: this.req.method ?? 'GET', headers: this.headers, body: this.body }, this);
   }
 

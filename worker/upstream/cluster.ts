@@ -15,7 +15,8 @@ import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
 import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
 import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
-import { clusterAutoHttp, clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
+import { isIP } from 'node:net';
+import { clusterAutoHttp, clusterServerNaming, clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import type { Socket } from 'node:net';
 import { upstreamTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import { http2Tuning, type Http2Tuning } from '../../shared/config/http2-options.js';
@@ -46,6 +47,9 @@ export class Host implements ConnectionObserver {
   /** Connections by priority (DEFAULT, HIGH): each priority's count against its own breaker, as Envoy's pools. */
   private readonly pools: [Http1Pool | undefined, Http1Pool | undefined] = [undefined, undefined];
   private readonly h2: [H2Connection | undefined, H2Connection | undefined] = [undefined, undefined];
+  /** auto_sni: pools and sessions by `<priority>|<server name>`. */
+  private readonly sniPools = new Map<string, Http1Pool>();
+  private readonly sniH2 = new Map<string, H2Connection>();
   private readonly hostStats: HostStats;
   /** auto_config: a connection to it negotiated h2 by ALPN; its requests go over HTTP/2. */
   negotiatedH2 = false;
@@ -182,28 +186,44 @@ export class Host implements ConnectionObserver {
     (timedOut ? cs.cxDestroyLocal : cs.cxDestroyRemote).inc();
   }
 
-  /** The keep-alive pool to this host at a priority, created on first use. */
-  connectionPool(priority: BreakerPriority): Http1Pool {
-    const pool = this.pools[priority];
-    if (pool) return pool;
-    // The TLS is read at each new connection: one its SDS secrets rebuilt (updateTls) serves new handshakes.
+  /**
+   * The keep-alive pool to this host at a priority, created on first use; with `sni` (auto_sni,
+   * see Cluster.sniFor), one of its own whose connections name that server, as Envoy keys its
+   * pools by their transport socket options.
+   */
+  connectionPool(priority: BreakerPriority, sni?: string): Http1Pool {
+    if (sni === undefined) return (this.pools[priority] ??= this.newPool(priority, undefined));
+    const key = `${priority}|${sni}`;
+    let pool = this.sniPools.get(key);
+    if (!pool) this.sniPools.set(key, (pool = this.newPool(priority, sni)));
+    return pool;
+  }
+
+  /** The TLS a connection made now uses: the host's (read at each connection, so one its SDS secrets rebuilt serves new handshakes), naming `sni` if given. */
+  private tlsFor(sni: string | undefined): UpstreamTls | undefined {
+    const tls = this.tls;
+    const naming = this.cluster.serverNaming;
+    return tls && sni !== undefined && naming ? tls.forServerName(sni, naming.sni && isIP(sni) === 0, naming.verifySan) : tls;
+  }
+
+  private newPool(priority: BreakerPriority, sni: string | undefined): Http1Pool {
     const host = this;
     const target = {
       ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits,
       get tls() {
-        return host.tls;
+        return host.tlsFor(sni);
       },
       ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}),
       // auto_config: a connection whose ALPN said h2 becomes one of this host's HTTP/2 sessions.
-      ...(this.cluster.autoHttp ? { auto: { toH2: (socket: Socket, connectMs: number) => this.switchedToH2(priority, socket, connectMs) } } : {}),
+      ...(this.cluster.autoHttp ? { auto: { toH2: (socket: Socket, connectMs: number) => this.switchedToH2(priority, socket, connectMs, sni) } } : {}),
     };
-    return (this.pools[priority] = new Http1Pool(target, this.cluster.breakers[priority], this));
+    return new Http1Pool(target, this.cluster.breakers[priority], this);
   }
 
   /** auto_config: this host answered h2 (see Http1Pool's auto): the socket is one of its sessions, and its requests go over HTTP/2 from now. */
-  private switchedToH2(priority: BreakerPriority, socket: Socket, connectMs: number): H2Connection {
+  private switchedToH2(priority: BreakerPriority, socket: Socket, connectMs: number, sni: string | undefined): H2Connection {
     this.negotiatedH2 = true;
-    const h2 = this.h2Connection(priority);
+    const h2 = this.h2Connection(priority, sni);
     h2.adopt(socket, connectMs);
     return h2;
   }
@@ -214,16 +234,24 @@ export class Host implements ConnectionObserver {
     (protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
   }
 
-  /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. */
-  h2Connection(priority: BreakerPriority): H2Connection {
+  /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. With `sni`, one of its own (see connectionPool). */
+  h2Connection(priority: BreakerPriority, sni?: string): H2Connection {
+    if (sni === undefined) return (this.h2[priority] ??= this.newH2(priority, undefined));
+    const key = `${priority}|${sni}`;
+    let h2 = this.sniH2.get(key);
+    if (!h2) this.sniH2.set(key, (h2 = this.newH2(priority, sni)));
+    return h2;
+  }
+
+  private newH2(priority: BreakerPriority, sni: string | undefined): H2Connection {
     const breaker = this.cluster.breakers[priority];
     const host = this;
-    this.h2[priority] ??= new H2Connection(
+    return new H2Connection(
       {
         authority: this.address,
         connectTimeoutMs: this.cluster.connectTimeoutMs,
         get tls() {
-          return host.tls;
+          return host.tlsFor(sni);
         },
         ...(this.cluster.h2Tuning ? { tuning: this.cluster.h2Tuning, onKeepaliveTimeout: () => this.cluster.h2KeepaliveTimeouts?.inc() } : {}),
         codec: http2CodecStats(`cluster.${this.cluster.name}.`),
@@ -252,14 +280,15 @@ export class Host implements ConnectionObserver {
         limitReached: (limit) => this.limitReached(limit),
       },
     );
-    return this.h2[priority];
   }
 
   close(): Promise<void> {
-    const closing = this.pools.map((p) => p?.close());
-    for (const h2 of this.h2) h2?.close();
+    const closing = [...this.pools, ...this.sniPools.values()].map((p) => p?.close());
+    for (const h2 of [...this.h2, ...this.sniH2.values()]) h2?.close();
     this.pools.fill(undefined);
     this.h2.fill(undefined);
+    this.sniPools.clear();
+    this.sniH2.clear();
     return Promise.all(closing).then(() => undefined);
   }
 }
@@ -278,6 +307,8 @@ export class Cluster {
   readonly http2: boolean;
   /** auto_config: each connection speaks what ALPN says (h2 or http/1.1), a host that said h2 being reached over HTTP/2 from then on. */
   readonly autoHttp: boolean;
+  /** auto_sni / auto_san_validation: each connection names the request's server (see serverNameFor). */
+  readonly serverNaming: ReturnType<typeof clusterServerNaming>;
   /** upstream_connection_options.tcp_keepalive, for each upstream connection. */
   readonly tcpKeepalive: TcpKeepalive | undefined;
   /** http2_protocol_options, as node:http2 takes them (an HTTP/2 cluster's). */
@@ -318,6 +349,7 @@ export class Cluster {
     this.http2 = clusterSpeaksHttp2(config);
     this.autoHttp = clusterAutoHttp(config);
     this.tcpKeepalive = upstreamTcpKeepalive(config);
+    this.serverNaming = clusterServerNaming(config);
     const h2Options = clusterHttp2Options(config);
     this.h2Tuning = h2Options ? http2Tuning(h2Options) : undefined;
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
@@ -342,6 +374,20 @@ export class Cluster {
 
   get hosts(): readonly Host[] {
     return this.hostList;
+  }
+
+  /**
+   * auto_sni / auto_san_validation: the server a request's connection names, as Envoy's router
+   * takes it: the override_auto_sni_header's value if the request has one, else its authority,
+   * without the port. Undefined without either option or TLS (the pools then are the host's own).
+   */
+  serverNameFor(authority: string, headers: Record<string, string | string[] | undefined>): string | undefined {
+    const naming = this.serverNaming;
+    if (!naming || (!this.tls && !this.matchTls.some(Boolean))) return undefined;
+    const given = naming.header !== undefined ? headers[naming.header] : undefined;
+    const value = (Array.isArray(given) ? given[0] : given) || authority;
+    const host = value.startsWith('[') ? value.slice(1, value.indexOf(']')) : value.replace(/:\d*$/, '');
+    return host || undefined;
   }
 
   /** What its TLS offers by ALPN when its context names nothing. */

@@ -59,6 +59,40 @@ export class UpstreamTls {
     return connection;
   }
 
+  /** forServerName's variants, by name and what they do with it. */
+  private variants: Map<string, UpstreamTls> | undefined;
+
+  /**
+   * This context for connections to `name` (auto_sni, auto_san_validation): naming it by SNI
+   * (`sni`; never an IP address) and, with `verifySan`, accepting only a certificate with a SAN
+   * for it, in place of the configured SAN matchers (Envoy's verify_subject_alt_name_list
+   * override). The same secure context, figures and readiness.
+   */
+  forServerName(name: string, sni: boolean, verifySan: boolean): UpstreamTls {
+    const key = `${sni ? 's' : ''}${verifySan ? 'v' : ''}|${name}`;
+    const known = this.variants?.get(key);
+    if (known) return known;
+    const variant = Object.create(this) as UpstreamTls & { options: ConnectionOptions };
+    const stats = this.stats;
+    Object.defineProperty(variant, 'options', {
+      value: {
+        ...this.options,
+        ...(sni ? { servername: name } : {}),
+        ...(verifySan
+          ? {
+              checkServerIdentity: (_host: string, cert: PeerCertificate) => {
+                if (sanNames(cert.subjectaltname).some((san) => nameMatches(san, name))) return undefined;
+                stats.failVerifySan.inc();
+                return Object.assign(new Error(`the upstream's certificate has no SAN for ${name} (${cert.subjectaltname ?? 'no SAN'})`), { code: 'ERR_TLS_SAN_MISMATCH' });
+              },
+            }
+          : {}),
+      },
+    });
+    (this.variants ??= new Map()).set(key, variant);
+    return variant;
+  }
+
   /** A connection attempt ended: a handshake (with its socket), or (for a TLS failure) a connection error. */
   outcome(err: (Error & { code?: string }) | null | undefined, socket?: TLSSocket): void {
     if (!err) {
@@ -74,4 +108,19 @@ export class UpstreamTls {
 function isTlsError(err: Error & { code?: string }): boolean {
   const code = err.code ?? '';
   return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|VERIFY|SELF_SIGNED|ISSUER/.test(code) || /SSL|TLS/.test(err.message);
+}
+
+/** A certificate's DNS, IP and URI SANs, as Node lists them (`DNS:a.example, IP Address:10.0.0.1`). */
+function sanNames(list: string | undefined): string[] {
+  return (list ?? '').split(/,\s*/).map((entry) => entry.slice(entry.indexOf(':') + 1)).filter(Boolean);
+}
+
+/** Envoy's dnsNameMatch: equal ignoring case, or a `*.` SAN standing for exactly one label. */
+function nameMatches(san: string, name: string): boolean {
+  const a = san.toLowerCase();
+  const b = name.toLowerCase();
+  if (a === b) return true;
+  if (!a.startsWith('*.')) return false;
+  const dot = b.indexOf('.');
+  return dot > 0 && b.slice(dot) === a.slice(1);
 }

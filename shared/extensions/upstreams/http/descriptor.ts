@@ -13,7 +13,7 @@ export const extensions: readonly ExtensionDescriptor[] = [
     description: 'a cluster\'s upstream protocol (HTTP/1.1 or HTTP/2) and its options',
     deprecatedNames: [],
     fields: {
-      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config', 'auto_config', 'common_http_protocol_options'],
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': ['explicit_http_config', 'auto_config', 'common_http_protocol_options', 'upstream_http_protocol_options'],
       'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.ExplicitHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
       'envoy.extensions.upstreams.http.v3.HttpProtocolOptions.AutoHttpConfig': ['http_protocol_options', 'http2_protocol_options'],
     },

@@ -11,6 +11,20 @@ export function clusterSpeaksHttp2(config: Cluster): boolean {
   return config.http2_protocol_options !== undefined || obj(options.explicit_http_config).http2_protocol_options !== undefined;
 }
 
+/**
+ * The cluster's UpstreamHttpProtocolOptions (its HttpProtocolOptions', else the deprecated Cluster
+ * field's): auto_sni and auto_san_validation name the server by the request's authority (or the
+ * override_auto_sni_header), per connection.
+ */
+export function clusterServerNaming(config: Cluster): { sni: boolean; verifySan: boolean; header: string | undefined } | undefined {
+  const extension = obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS];
+  const o = obj(extension !== undefined ? obj(extension).upstream_http_protocol_options : config.upstream_http_protocol_options);
+  const sni = o.auto_sni === true;
+  const verifySan = o.auto_san_validation === true;
+  if (!sni && !verifySan) return undefined;
+  return { sni, verifySan, header: typeof o.override_auto_sni_header === 'string' && o.override_auto_sni_header ? o.override_auto_sni_header.toLowerCase() : undefined };
+}
+
 /** Whether a cluster picks HTTP/2 or HTTP/1.1 per connection by ALPN (HttpProtocolOptions.auto_config). */
 export function clusterAutoHttp(config: Cluster): boolean {
   return obj(obj(config.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).auto_config !== undefined;
