@@ -6,11 +6,11 @@ import { tlsModule } from '../../shared/builtins.js';
 import { ConsumedHandle } from '../http1/consume.js';
 import { writeLatin1 } from '../http1/direct-write.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
-import { HTTPParser, INVALID_TARGET, INVALID_VALUE, TOKEN, type NativeParser, type ParseError } from '../http1/llhttp.js';
-import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamController, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
+import { HTTPParser, type NativeParser, type ParseError } from '../http1/llhttp.js';
+import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamHandler, type UpstreamRequest } from './upstream-handler.js';
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
 import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
-import { closedError, headersObject, keepAliveHintMs, protocolError, streamRequestBody } from './http1-messages.js';
+import { closedError, headersObject, InFlight, keepAliveHintMs, protocolError, requestHead, streamRequestBody } from './http1-messages.js';
 
 /**
  * One HTTP/1.1 connection to an upstream host, carrying one request at a time (no pipelining,
@@ -64,38 +64,6 @@ const MAX_RESPONSE_HEAD_BYTES = 80 * 1024;
 const KEEP_ALIVE_HINT_MARGIN_MS = 1000;
 
 const NO_TRAILERS: IncomingHttpHeaders = Object.freeze({}) as IncomingHttpHeaders;
-
-/** One request on its connection; it is the controller its handler gets. */
-class InFlight implements UpstreamController {
-  /** The response is over (ended, failed or aborted): no further callback. */
-  done = false;
-  /** The whole request (head and body) has been written. */
-  sent = false;
-  /** A 1xx response is being read: its end is not the response's. */
-  informational = false;
-  /** A body stream being written, and how to stop writing it. */
-  stopBody: (() => void) | undefined;
-
-  constructor(
-    private readonly connection: Http1Connection,
-    readonly request: UpstreamRequest,
-    readonly handler: UpstreamHandler,
-    /** The connection's last request: sent with `connection: close`. */
-    readonly last: boolean,
-  ) {}
-
-  abort(reason: Error): void {
-    this.connection.abort(this, reason);
-  }
-
-  pause(): void {
-    this.connection.socket.pause();
-  }
-
-  resume(): void {
-    this.connection.socket.resume();
-  }
-}
 
 export class Http1Connection implements Deadlined {
   readonly socket: Socket;
@@ -231,37 +199,17 @@ export class Http1Connection implements Deadlined {
     this.current = rq;
     const { method, path, headers, body } = rq.request;
     const socket = this.socket;
-    let head = `${method} ${path} HTTP/1.1\r\n`;
-    let length: string | undefined;
-    let invalid: string | undefined;
-    if (!TOKEN.test(method)) invalid = `invalid method '${method}'`;
-    else if (INVALID_TARGET.test(path)) invalid = 'invalid request target';
-    for (let i = 0; i < headers.length && invalid === undefined; i += 2) {
-      const k = headers[i]!;
-      const v = headers[i + 1]!;
-      if (!TOKEN.test(k)) {
-        invalid = `invalid header name '${k}'`;
-        continue;
-      }
-      if (INVALID_VALUE.test(v)) {
-        invalid = `invalid value of header '${k}'`;
-        continue;
-      }
-      // Only names of these lengths can be framing or connection headers: the others are not lower-cased.
-      const framing = k.length === 10 || k.length === 14 || k.length === 17 ? k.toLowerCase() : '';
-      if (framing === 'content-length') length = v;
-      // The framing and the connection's fate are this side's: whatever else said so is not forwarded.
-      else if (framing !== 'connection' && framing !== 'keep-alive' && framing !== 'transfer-encoding') head += `${k}: ${v}\r\n`;
-    }
-    if (invalid === undefined && Buffer.isBuffer(body) && length !== undefined && Number(length) !== body.length) invalid = 'the body is not as long as its content-length';
-    if (invalid !== undefined) {
+    const built = requestHead(method, path, headers, body);
+    if ('invalid' in built) {
       // Nothing was written: the connection stays as it was; the request fails as a reset (Envoy's 503).
       this.current = undefined;
       rq.done = true;
-      rq.handler.onResponseError?.(rq, closedError(`request not sent: ${invalid}`));
+      rq.handler.onResponseError?.(rq, closedError(`request not sent: ${built.invalid}`));
       if (!this.closed) this.becameIdle();
       return;
     }
+    let head = built.head;
+    const length = built.length;
     if (rq.last) head += 'connection: close\r\n';
     if (body === null) {
       if (length === undefined && EXPECTS_PAYLOAD.has(method)) head += 'content-length: 0\r\n';

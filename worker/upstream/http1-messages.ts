@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { lowerCaseName, type ParseError } from '../http1/llhttp.js';
+import type { UpstreamController, UpstreamHandler, UpstreamRequest } from './upstream-handler.js';
+import { INVALID_TARGET, INVALID_VALUE, lowerCaseName, TOKEN, type ParseError } from '../http1/llhttp.js';
 
 /**
  * What an HTTP/1.1 upstream connection (http1-connection.ts) reads and writes beside a request's
@@ -112,4 +113,69 @@ export function streamRequestBody(socket: Socket, rq: StreamingRequest, body: Re
   body.once('close', onClose);
   if (body.readableEnded) onEnd();
   else body.resume();
+}
+
+/**
+ * A request's head up to its framing: the request line and its headers, checked as Node's client
+ * checks them (method, target, names and values), without the framing and connection headers
+ * (this side decides those); the content-length it gave, or why it cannot be sent.
+ */
+export function requestHead(method: string, path: string, headers: readonly string[], body: Buffer | Readable | null): { head: string; length: string | undefined } | { invalid: string } {
+  let head = `${method} ${path} HTTP/1.1\r\n`;
+  let length: string | undefined;
+  let invalid: string | undefined;
+  if (!TOKEN.test(method)) invalid = `invalid method '${method}'`;
+  else if (INVALID_TARGET.test(path)) invalid = 'invalid request target';
+  for (let i = 0; i < headers.length && invalid === undefined; i += 2) {
+    const k = headers[i]!;
+    const v = headers[i + 1]!;
+    if (!TOKEN.test(k)) {
+      invalid = `invalid header name '${k}'`;
+      continue;
+    }
+    if (INVALID_VALUE.test(v)) {
+      invalid = `invalid value of header '${k}'`;
+      continue;
+    }
+    // Only names of these lengths can be framing or connection headers: the others are not lower-cased.
+    const framing = k.length === 10 || k.length === 14 || k.length === 17 ? k.toLowerCase() : '';
+    if (framing === 'content-length') length = v;
+    // The framing and the connection's fate are this side's: whatever else said so is not forwarded.
+    else if (framing !== 'connection' && framing !== 'keep-alive' && framing !== 'transfer-encoding') head += `${k}: ${v}\r\n`;
+  }
+  if (invalid === undefined && Buffer.isBuffer(body) && length !== undefined && Number(length) !== body.length) invalid = 'the body is not as long as its content-length';
+  if (invalid !== undefined) return { invalid };
+  return { head, length };
+}
+
+/** One request on its connection; it is the controller its handler gets. */
+export class InFlight implements UpstreamController {
+  /** The response is over (ended, failed or aborted): no further callback. */
+  done = false;
+  /** The whole request (head and body) has been written. */
+  sent = false;
+  /** A 1xx response is being read: its end is not the response's. */
+  informational = false;
+  /** A body stream being written, and how to stop writing it. */
+  stopBody: (() => void) | undefined;
+
+  constructor(
+    private readonly connection: { abort(rq: InFlight, reason: Error): void; readonly socket: Socket },
+    readonly request: UpstreamRequest,
+    readonly handler: UpstreamHandler,
+    /** The connection's last request: sent with `connection: close`. */
+    readonly last: boolean,
+  ) {}
+
+  abort(reason: Error): void {
+    this.connection.abort(this, reason);
+  }
+
+  pause(): void {
+    this.connection.socket.pause();
+  }
+
+  resume(): void {
+    this.connection.socket.resume();
+  }
 }
