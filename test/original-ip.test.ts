@@ -5,7 +5,7 @@ import { compileCidrRange } from '../shared/address.js';
 import type { DownstreamRequest } from '../worker/http/downstream.js';
 import { mutateRequestHeaders, requestHeaderSettings, serverLocalAddress } from '../worker/http/request-headers.js';
 import type { HttpConnectionManager } from '../shared/config/envoy-types.js';
-import { HCM_TYPE, loadErrors, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { HCM_TYPE, loadErrors, ROUTER_TYPE, routesListener, staticCluster } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
@@ -155,31 +155,12 @@ describe('original IP detection through the proxy', () => {
   let proxy: RunningProxy;
   const echoed = { 'x-client': '%DOWNSTREAM_REMOTE_ADDRESS%', 'x-direct': '%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%' };
 
-  function listener(name: string, hcm: object, filters: object[] = []): object {
-    return {
-      name,
-      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-      filter_chains: [{
-        filters: [{
-          name: 'envoy.filters.network.http_connection_manager',
-          typed_config: {
-            '@type': HCM_TYPE,
-            stat_prefix: name,
-            route_config: {
-              virtual_hosts: [{
-                name: 'all',
-                domains: ['*'],
-                routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }],
-                response_headers_to_add: Object.entries(echoed).map(([key, value]) => ({ header: { key, value } })),
-              }],
-            },
-            http_filters: [...filters, { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-            ...hcm,
-          },
-        }],
-      }],
-    };
-  }
+  const listener = (name: string, hcm: object, filters: object[] = []) =>
+    routesListener(name, [{ match: { prefix: '/' }, route: { cluster: 'backend' } }], 0, {
+      hcm,
+      filters,
+      vhost: { response_headers_to_add: Object.entries(echoed).map(([key, value]) => ({ header: { key, value } })) },
+    });
 
   before(async () => {
     upstream = await startUpstream('U');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { grpcTimeoutHeader, grpcTimeoutMs } from '../worker/http/stream-duration.js';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { routesListener, staticCluster } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -40,22 +40,7 @@ describe('route max_stream_duration', () => {
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const port = (upstream.address() as { port: number }).port;
     const route = (prefix: string, maxStream?: object) => ({ match: { prefix }, route: { cluster: 'slow', timeout: '10s', ...(maxStream ? { max_stream_duration: maxStream } : {}) } });
-    const listener = (name: string, hcmMax: string, routes: object[]) => ({
-      name,
-      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-      filter_chains: [{
-        filters: [{
-          name: 'envoy.filters.network.http_connection_manager',
-          typed_config: {
-            '@type': HCM_TYPE,
-            stat_prefix: name,
-            common_http_protocol_options: { max_stream_duration: hcmMax },
-            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-            http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-          },
-        }],
-      }],
-    });
+    const listener = (name: string, hcmMax: string, routes: object[]) => routesListener(name, routes, 0, { hcm: { common_http_protocol_options: { max_stream_duration: hcmMax } } });
     proxy = await startProxy({
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: {

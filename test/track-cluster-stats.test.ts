@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { percentageOfTimeout } from '../shared/stats/cluster-optional-stats.js';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster } from './helpers/bootstraps.js';
+import { routesListener, staticCluster } from './helpers/bootstraps.js';
 import { promtoolFindings, promtoolMissing } from './helpers/promtool.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
@@ -54,35 +54,15 @@ describe('track_cluster_stats', () => {
     proxy = await startProxy({
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: {
-        listeners: [{
-          name: 'web',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [{
-            filters: [{
-              name: 'envoy.filters.network.http_connection_manager',
-              typed_config: {
-                '@type': HCM_TYPE,
-                stat_prefix: 'web',
-                route_config: {
-                  virtual_hosts: [{
-                    name: 'all',
-                    domains: ['*'],
-                    routes: [
-                      route('/budget', 'budgets', { timeout: '4s', retry_policy: { per_try_timeout: '1s' } }),
-                      route('/never', 'budgets', { timeout: '0.3s' }),
-                      route('/infinite', 'budgets', { timeout: '0s' }),
-                      route('/sizes', 'sizes'),
-                      route('/deprecated', 'deprecated', { timeout: '4s' }),
-                      route('/plain', 'plain'),
-                      route('/endpoints', 'endpoints'),
-                    ],
-                  }],
-                },
-                http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-              },
-            }],
-          }],
-        }],
+        listeners: [routesListener('web', [
+          route('/budget', 'budgets', { timeout: '4s', retry_policy: { per_try_timeout: '1s' } }),
+          route('/never', 'budgets', { timeout: '0.3s' }),
+          route('/infinite', 'budgets', { timeout: '0s' }),
+          route('/sizes', 'sizes'),
+          route('/deprecated', 'deprecated', { timeout: '4s' }),
+          route('/plain', 'plain'),
+          route('/endpoints', 'endpoints'),
+        ])],
         clusters: [
           { ...staticCluster('budgets', port), track_cluster_stats: { timeout_budgets: true } },
           { ...staticCluster('sizes', port), track_cluster_stats: { request_response_sizes: true } },

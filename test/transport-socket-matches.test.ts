@@ -6,7 +6,7 @@ import { renameSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { makePki, UPSTREAM_TLS_TYPE, type TestPki } from './helpers/certs.js';
 import { tempDir } from './helpers/cli.js';
-import { HCM_TYPE, loadErrors, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { loadErrors, routesListener } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -51,23 +51,7 @@ const endpoint = (port: number, tls?: string) => ({
   ...(tls ? { metadata: { filter_metadata: { 'envoy.transport_socket_match': { tls } } } } : {}),
 });
 
-function listener(name: string, cluster: string): object {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [{
-      filters: [{
-        name: 'envoy.filters.network.http_connection_manager',
-        typed_config: {
-          '@type': HCM_TYPE,
-          stat_prefix: name,
-          route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] },
-          http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-        },
-      }],
-    }],
-  };
-}
+const listener = (name: string, cluster: string) => routesListener(name, [{ match: { prefix: '/' }, route: { cluster } }]);
 
 before(async () => {
   pki = makePki();

@@ -4,7 +4,7 @@ import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { makePki, UPSTREAM_TLS_TYPE, type TestPki } from './helpers/certs.js';
-import { HCM_TYPE, loadErrors, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { loadErrors, routesListener } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -53,21 +53,7 @@ before(async () => {
   proxy = await startProxy({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
-      listeners: [{
-        name: 'web',
-        address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-        filter_chains: [{
-          filters: [{
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type': HCM_TYPE,
-              stat_prefix: 'web',
-              route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-            },
-          }],
-        }],
-      }],
+      listeners: [routesListener('web', routes)],
       clusters: [autoCluster('h2', h2Port), autoCluster('h1', h1Port), autoCluster('burst', h2Port)],
     },
   }, ['--concurrency', '1']);

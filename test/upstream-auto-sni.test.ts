@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { makePki, UPSTREAM_TLS_TYPE, type TestPki } from './helpers/certs.js';
-import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
+import { routesListener } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, statValue, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -44,27 +44,7 @@ before(async () => {
   proxy = await startProxy({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
-      listeners: [{
-        name: 'web',
-        address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-        filter_chains: [{
-          filters: [{
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type': HCM_TYPE,
-              stat_prefix: 'web',
-              route_config: {
-                virtual_hosts: [{
-                  name: 'all',
-                  domains: ['*'],
-                  routes: [{ match: { prefix: '/override' }, route: { cluster: 'override' } }, { match: { prefix: '/' }, route: { cluster: 'named' } }],
-                }],
-              },
-              http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-            },
-          }],
-        }],
-      }],
+      listeners: [routesListener('web', [{ match: { prefix: '/override' }, route: { cluster: 'override' } }, { match: { prefix: '/' }, route: { cluster: 'named' } }])],
       clusters: [
         cluster('named', port, { auto_sni: true, auto_san_validation: true }),
         cluster('override', port, { auto_sni: true, auto_san_validation: true, override_auto_sni_header: 'X-Upstream-Name' }),

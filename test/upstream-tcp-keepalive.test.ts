@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HCM_TYPE, ROUTER_TYPE, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -33,15 +33,6 @@ function timersTo(port: number): [number, number][] {
 function listener(name: string, filter: object): object {
   return { name, address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [filter] }] };
 }
-const hcm = (name: string, cluster: string) => ({
-  name: 'envoy.filters.network.http_connection_manager',
-  typed_config: {
-    '@type': HCM_TYPE,
-    stat_prefix: name,
-    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] },
-    http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-  },
-});
 const keepalive = { upstream_connection_options: { tcp_keepalive: { keepalive_time: 600, keepalive_interval: 30, keepalive_probes: 4 } } };
 
 before(async () => {
@@ -59,7 +50,7 @@ before(async () => {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
       listeners: [
-        listener('ka', hcm('ka', 'ka')),
+        routesListener('ka', [{ match: { prefix: '/' }, route: { cluster: 'ka' } }]),
         listener('tcp', { name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'echo' } }),
       ],
       clusters: [{ ...staticCluster('ka', upstreamPort), ...keepalive }, { ...staticCluster('echo', echoPort), ...keepalive }],

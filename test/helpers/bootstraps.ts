@@ -7,22 +7,30 @@ export const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.ht
 export const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 export const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 
+/** What hcmFilter adds: HTTP filters before the router, fields of the connection manager (`hcm`) and of its virtual host (`vhost`). */
+export interface HcmOptions {
+  filters?: object[];
+  hcm?: object;
+  vhost?: object;
+}
+
 /** An HTTP connection manager (router filter last) with one virtual host of these routes. */
-export function hcmFilter(statPrefix: string, routes: object[]): Record<string, unknown> {
+export function hcmFilter(statPrefix: string, routes: object[], options: HcmOptions = {}): Record<string, unknown> {
   return {
     name: 'envoy.filters.network.http_connection_manager',
     typed_config: {
       '@type': HCM_TYPE,
       stat_prefix: statPrefix,
-      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-      http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes, ...options.vhost }] },
+      http_filters: [...(options.filters ?? []), { name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+      ...options.hcm,
     },
   };
 }
 
 /** A listener on 127.0.0.1 (port 0 unless given) whose one filter chain is an HTTP connection manager with these routes. */
-export function routesListener(name: string, routes: object[], port = 0): Record<string, unknown> {
-  return { name, address: { socket_address: { address: '127.0.0.1', port_value: port } }, filter_chains: [{ filters: [hcmFilter(name, routes)] }] };
+export function routesListener(name: string, routes: object[], port = 0, options: HcmOptions = {}): Record<string, unknown> {
+  return { name, address: { socket_address: { address: '127.0.0.1', port_value: port } }, filter_chains: [{ filters: [hcmFilter(name, routes, options)] }] };
 }
 
 export function httpListener(name: string, port: number, cluster = 'backend'): Record<string, unknown> {
