@@ -26,6 +26,7 @@ import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
 import { DownstreamTls } from './tls/downstream.js';
 import { canonicalText } from '../shared/config/resource-hash.js';
 import type { ConnectionFindings, ListenerFilter } from '../shared/network/listener-filter.js';
+import { localOf, setConnectionOrigin } from '../shared/network/connection-origin.js';
 import { isListenerFilter } from '../shared/extensions/descriptor.js';
 
 /**
@@ -57,6 +58,8 @@ interface Chain {
 /** Envoy's listener_filters_timeout default: how long the ClientHello may take to arrive. */
 const INSPECT_TIMEOUT_MS = 15_000;
 const GLOBAL_LIMIT_KEY = 'overload.global_downstream_max_connections';
+const TLS_INSPECTOR = 'envoy.filters.listener.tls_inspector';
+const PLAINTEXT: ConnectionFindings = { serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] };
 
 function terminalFilter(chain: Obj): { name: string; config: Obj } {
   const filters = list(chain.filters);
@@ -74,26 +77,31 @@ export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'>
 };
 
 /**
- * The listener filter that reads a connection's first bytes: the one configured, or the TLS
- * inspector where a chain matches on what only it can read (server names, transport protocol,
- * ALPN). Undefined: none.
+ * The listener filters that read a connection's first bytes, in their order: those configured,
+ * and the TLS inspector last where a chain matches on what only it can read (server names,
+ * transport protocol, ALPN) and none is configured (Envoy injects it so). Empty: none.
  */
-function listenerFilterOf(config: Listener, chains: readonly Chain[]): (() => ListenerFilter) | undefined {
+function listenerFiltersOf(config: Listener, chains: readonly Chain[]): (() => ListenerFilter)[] {
+  const filters: (() => ListenerFilter)[] = [];
+  let inspecting = false;
   for (const f of list(config.listener_filters)) {
     const typed = obj(f.typed_config);
     const ext = typeof typed['@type'] === 'string' ? extensionByTypeName(typeNameOfUrl(typed['@type'])) : extensionByName(String(f.name));
-    if (ext && isListenerFilter(ext)) return ext.create(typed);
+    if (!ext || !isListenerFilter(ext)) continue;
+    filters.push(ext.create(typed));
+    inspecting ||= ext.name === TLS_INSPECTOR;
   }
-  if (!chains.some((c) => needsInspection(c.match))) return undefined;
-  const inspector = extensionByName('envoy.filters.listener.tls_inspector');
-  return inspector && isListenerFilter(inspector) ? inspector.create({}) : undefined;
+  if (inspecting || !chains.some((c) => needsInspection(c.match))) return filters;
+  const inspector = extensionByName(TLS_INSPECTOR);
+  if (inspector && isListenerFilter(inspector)) filters.push(inspector.create({}));
+  return filters;
 }
 
 export class ServedListener {
   private readonly chains: Chain[];
   private readonly defaultChain: Chain | undefined;
-  /** The listener filter each connection's first bytes go through, if any. */
-  private readonly listenerFilter: (() => ListenerFilter) | undefined;
+  /** The listener filters each connection's first bytes go through, in order. */
+  private readonly listenerFilters: (() => ListenerFilter)[];
   private readonly inspectTimeoutMs: number;
   private readonly stats: ListenerStats;
   private readonly noChainMatch: Counter;
@@ -146,7 +154,7 @@ export class ServedListener {
     this.defaultChain = config.default_filter_chain ? build(obj(config.default_filter_chain), 'default') : undefined;
     // The TLS inspector runs where it is configured (its figures and %REQUESTED_SERVER_NAME% are then
     // there, as in Envoy) or where a chain matches on what it reads; its tls_inspector.* exist from the start.
-    this.listenerFilter = listenerFilterOf(config, this.chains);
+    this.listenerFilters = listenerFiltersOf(config, this.chains);
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix, ctx.workerIndex);
     const { counts, worker } = ctx.clusters.breakers;
@@ -223,19 +231,24 @@ export class ServedListener {
       this.stats.closed(performance.now() - started);
     });
     raw.on('error', () => raw.destroy());
-    if (!this.listenerFilter) {
-      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });
+    if (this.listenerFilters.length === 0) {
+      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, ...PLAINTEXT });
       return;
     }
-    this.readFirstBytes(raw, this.listenerFilter(), (found) => {
+    this.readFirstBytes(raw, this.listenerFilters.map((f) => f()), (found) => {
       noteInspectedServerName(raw, found.serverName);
-      this.dispatch(raw, { destinationPort: raw.localPort ?? 0, ...found });
+      this.dispatch(raw, { destinationPort: localOf(raw).port, ...found });
     });
   }
 
-  /** The listener filter reads until it knows (the ClientHello whole, or plaintext); the bytes are then put back. */
-  private readFirstBytes(raw: Socket, filter: ListenerFilter, done: (found: ConnectionFindings) => void): void {
+  /**
+   * The listener filters read, one after the other, until each knows (the ClientHello whole, a
+   * PROXY header, or plaintext); what they did not consume is then put back.
+   */
+  private readFirstBytes(raw: Socket, filters: ListenerFilter[], done: (found: ConnectionFindings) => void): void {
     let data: Buffer = Buffer.alloc(0);
+    let next = 0;
+    let found = PLAINTEXT;
     const pre = this.stats.preCxActive;
     pre.inc();
     let inspecting = true;
@@ -248,18 +261,38 @@ export class ServedListener {
       this.inspectTimeout.inc();
       raw.destroy();
     }, this.inspectTimeoutMs);
-    const onData = (chunk: Buffer) => {
-      data = data.length === 0 ? chunk : Buffer.concat([data, chunk]);
-      const found = filter.onData(data);
-      if (!found) return;
+    const finish = () => {
       raw.off('data', onData);
       raw.off('end', onEnd);
       raw.off('error', onError);
       clearTimeout(timer);
       inspected();
       raw.pause();
-      raw.unshift(data);
+      if (data.length > 0) raw.unshift(data);
       done(found);
+    };
+    const run = () => {
+      while (next < filters.length) {
+        const verdict = filters[next]!.onData(data, raw);
+        if (!verdict) return;
+        if (verdict.close) {
+          clearTimeout(timer);
+          inspected();
+          raw.destroy();
+          return;
+        }
+        if (verdict.consumed) data = data.subarray(verdict.consumed);
+        if (verdict.origin) setConnectionOrigin(raw, verdict.origin);
+        if (verdict.findings) found = verdict.findings;
+        next++;
+        // A filter after one that consumed bytes waits for bytes of its own.
+        if (data.length === 0 && next < filters.length) return;
+      }
+      finish();
+    };
+    const onData = (chunk: Buffer) => {
+      data = data.length === 0 ? chunk : Buffer.concat([data, chunk]);
+      run();
     };
     const onEnd = () => {
       clearTimeout(timer);

@@ -1,3 +1,4 @@
+import { connectionOrigin } from '../network/connection-origin.js';
 import { requestHeader, type RequestView } from '../matchers.js';
 
 /**
@@ -153,6 +154,7 @@ export function requestedServerName(connection: ConnectionAddresses): string | u
 
 /** A connection's access-log entry (a TCP proxy's, or a listener's): no request or response, just addresses, bytes and time. */
 export function connectionEntry(downstream: ConnectionAddresses, cluster?: string, upstreamHost?: string): AccessLogEntry {
+  const origin = connectionOrigin(downstream);
   return {
     startTime: Date.now(),
     request: NO_REQUEST,
@@ -164,8 +166,10 @@ export function connectionEntry(downstream: ConnectionAddresses, cluster?: strin
     upstreamHost,
     upstreamCluster: cluster,
     attemptCount: upstreamHost ? 1 : 0,
-    downstreamRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
-    downstreamLocalAddress: addressText(downstream.localAddress, downstream.localPort),
+    downstreamRemoteAddress: origin ? addressText(origin.remote.ip, origin.remote.port) : addressText(downstream.remoteAddress, downstream.remotePort),
+    downstreamDirectRemoteAddress: addressText(downstream.remoteAddress, downstream.remotePort),
+    downstreamLocalAddress: origin ? addressText(origin.local.ip, origin.local.port) : addressText(downstream.localAddress, downstream.localPort),
+    ...(origin?.metadata ? { dynamicMetadata: origin.metadata } : {}),
     requestedServerName: requestedServerName(downstream),
     healthCheck: false,
   };

@@ -2652,6 +2652,29 @@ export declare namespace envoy {
         }
       }
       export namespace listener {
+        export namespace proxy_protocol {
+          export namespace v3 {
+            export interface ProxyProtocol {
+              rules?: envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol.Rule[];
+              allow_requests_without_proxy_protocol?: boolean;
+              pass_through_tlvs?: envoy.config.core.v3.ProxyProtocolPassThroughTLVs;
+              disallowed_versions?: envoy.config.core.v3.ProxyProtocolConfig.Version[];
+              stat_prefix?: string;
+              tlv_location?: envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol.TlvLocation;
+            }
+            export namespace ProxyProtocol {
+              export interface KeyValuePair {
+                metadata_namespace?: string;
+                key?: string;
+              }
+              export interface Rule {
+                tlv_type?: number;
+                on_tlv_present?: envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol.KeyValuePair;
+              }
+              export type TlvLocation = 'DYNAMIC_METADATA' | 'FILTER_STATE';
+            }
+          }
+        }
         export namespace tls_inspector {
           export namespace v3 {
             export interface TlsInspector {

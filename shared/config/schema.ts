@@ -64,6 +64,8 @@ export const schemaFiles = [
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
   'envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto',
   'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
+  'envoy/extensions/filters/listener/proxy_protocol/v3/proxy_protocol.proto',
+  'envoy/extensions/transport_sockets/proxy_protocol/v3/upstream_proxy_protocol.proto',
   'envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto',
   'envoy/extensions/retry/host/omit_canary_hosts/v3/omit_canary_hosts.proto',
   'envoy/extensions/retry/priority/previous_priorities/v3/previous_priorities_config.proto',

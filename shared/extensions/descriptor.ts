@@ -84,6 +84,8 @@ export interface RetryPriorityDescriptor extends ExtensionDescriptor {
 /** A listener filter: makes, for one listener, a filter per new connection (shared/network/listener-filter.ts). */
 export interface ListenerFilterDescriptor extends ExtensionDescriptor {
   readonly category: 'envoy.filters.listener';
+  /** Its checks beyond the proto's rules, as Envoy's factory makes them; each error names the field. */
+  validate?(config: JsonObject, path: string, errors: ConfigError[]): void;
   create(config: JsonObject): () => ListenerFilter;
 }
 

@@ -24,6 +24,9 @@ const EXTRACTORS: Extractor[] = [
   { tag: 'envoy.listener_address', regex: /^listener\.(((?:[_.\d]*|[_[\]a-fA-F\d]*))\.)/ },
   { tag: 'envoy.cluster_name', regex: /^cluster\.(([^.]*)\.)/ },
   { tag: 'envoy.tcp_prefix', regex: /^tcp\.(([^.]*)\.)/ },
+  // proxy_proto.[<stat_prefix>.](versions.v<version>.)<base_stat>, then proxy_proto.(<stat_prefix>.)<base_stat>
+  { tag: 'envoy.proxy_protocol_version', regex: /^proxy_proto\.(?:[^.]+\.)?(versions\.v(\d)\.)\w+$/d },
+  { tag: 'envoy.proxy_protocol_prefix', regex: /^proxy_proto\.((?!versions\.)([^.]+)\.)(?:versions\.v\d\.)?\w+$/d },
 ];
 
 export interface Tagged {
@@ -74,7 +77,7 @@ export function extractTags(name: string): Tagged {
     if (!m || m[1] === undefined || m[2] === undefined) continue;
     if (tag === 'envoy.listener_address' && m[2] === 'admin') continue;
     tags.push([tag, m[2]]);
-    const start = m.index + m[0].lastIndexOf(m[1]);
+    const start = m.indices?.[1]?.[0] ?? m.index + m[0].lastIndexOf(m[1]);
     extracted = extracted.slice(0, start) + extracted.slice(start + m[1].length);
   }
   cached = { extracted, tags };

@@ -1,3 +1,4 @@
+import { connectionOrigin } from '../../shared/network/connection-origin.js';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import { Http1Request, type RequestObserver } from '../http1/request.js';
@@ -66,7 +67,7 @@ export class HttpExchangeRecord implements AccessLogEntry, RequestObserver, Resp
     this.protocol = req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`;
     const addresses = socketAddresses(req.socket);
     this.downstreamRemoteAddress = addresses.remote;
-    this.downstreamDirectRemoteAddress = addresses.remote;
+    this.downstreamDirectRemoteAddress = addresses.direct;
     this.downstreamLocalAddress = addresses.local;
     this.requestedServerName = addresses.serverName;
 
@@ -223,7 +224,7 @@ export function requestEntry(req: DownstreamRequest, request: RequestView, clien
     bytesReceived: 0,
     bytesSent: 0,
     downstreamRemoteAddress: client.ip !== undefined ? addressText(client.ip, client.port) : addresses.remote,
-    downstreamDirectRemoteAddress: addresses.remote,
+    downstreamDirectRemoteAddress: addresses.direct,
     downstreamLocalAddress: addresses.local,
     requestedServerName: addresses.serverName,
     healthCheck: false,
@@ -232,7 +233,10 @@ export function requestEntry(req: DownstreamRequest, request: RequestView, clien
 
 /** A connection's two addresses as access logs print them. */
 interface Addresses {
+  /** Envoy's remote address: a PROXY header's, else the peer's. */
   remote: string | undefined;
+  /** The peer's. */
+  direct: string | undefined;
   local: string | undefined;
   /** The connection's SNI (%REQUESTED_SERVER_NAME%). */
   serverName: string | undefined;
@@ -248,9 +252,12 @@ const addressesOf = new WeakMap<object, Addresses>();
 function socketAddresses(socket: DownstreamRequest['socket']): Addresses {
   let addresses = addressesOf.get(socket);
   if (addresses === undefined) {
+    const origin = connectionOrigin(socket);
+    const direct = addressText(socket.remoteAddress, socket.remotePort);
     addresses = {
-      remote: addressText(socket.remoteAddress, socket.remotePort),
-      local: addressText(socket.localAddress, socket.localPort),
+      remote: origin ? addressText(origin.remote.ip, origin.remote.port) : direct,
+      direct,
+      local: origin ? addressText(origin.local.ip, origin.local.port) : addressText(socket.localAddress, socket.localPort),
       serverName: requestedServerName(socket as ConnectionAddresses),
     };
     addressesOf.set(socket, addresses);

@@ -1,3 +1,4 @@
+import { connectionOrigin, remoteOf } from '../../shared/network/connection-origin.js';
 import { appendVia } from './server-header.js';
 import { networkInterfaces } from 'node:os';
 import { obj } from '../../shared/config/access.js';
@@ -65,7 +66,10 @@ export function requestHeaderSettings(config: HttpConnectionManager, localAddres
   };
 }
 
+/** Envoy's remote address: a PROXY header's, else the peer's (undefined: a pipe's). */
 function peerAddress(req: DownstreamRequest): string | undefined {
+  const origin = connectionOrigin(req.socket);
+  if (origin) return origin.remote.ip;
   const a = req.socket.remoteAddress;
   return a?.startsWith('::ffff:') ? a.slice(7) : a;
 }
@@ -110,7 +114,7 @@ export function mutateRequestHeaders(req: DownstreamRequest, headers: Downstream
     headers['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(',') : xff},${hop}` : hop;
   }
   headers['x-forwarded-proto'] ??= scheme;
-  const found: ClientAddress = client !== undefined ? { ip: client, port: 0 } : { ip: peer, port: req.socket.remotePort ?? 0 };
+  const found: ClientAddress = client !== undefined ? { ip: client, port: 0 } : { ip: peer, port: remoteOf(req.socket).port };
   // Internal or external (internal_address_config): an external request's x-envoy control headers go now.
   const { edge } = classifyRequest(headers, client ?? peer, trusted, s.useRemoteAddress, s.internalAddresses);
   // An edge request gets its own request id unless preserve_external_request_id, and names its client.

@@ -1,3 +1,4 @@
+import { localOf, remoteOf } from '../../shared/network/connection-origin.js';
 import { setServer, type ServerHeader } from './server-header.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
@@ -63,9 +64,9 @@ export interface DispatchContext {
 /** The route's hash_policy for this request: the client's address as the connection manager sees it, and the connection's. */
 function hashOf(route: Route, req: DownstreamRequest, rq: RequestView, client: ClientAddress): HashResult | undefined {
   if (!route.hashPolicy) return undefined;
-  const s = req.socket;
-  const peer = (s.remoteAddress ?? '').replace(/^::ffff:/, '');
-  return route.hashPolicy({ rq, remoteIp: client.ip ?? peer, remoteAddress: formatAddress(peer, s.remotePort ?? 0), localAddress: formatAddress((s.localAddress ?? '').replace(/^::ffff:/, ''), s.localPort ?? 0) });
+  const peer = remoteOf(req.socket);
+  const local = localOf(req.socket);
+  return route.hashPolicy({ rq, remoteIp: client.ip ?? peer.ip, remoteAddress: formatAddress(peer.ip, peer.port), localAddress: formatAddress(local.ip, local.port) });
 }
 
 /** The route's answer: no route (404), a direct response, a redirect, or the upstream (with the body if a filter read it whole). */

@@ -1,3 +1,4 @@
+import { carryConnectionOrigin } from '../../shared/network/connection-origin.js';
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
@@ -50,6 +51,9 @@ export class DownstreamTls {
         return;
       }
       countHandshake(this.statPrefix, this.stats, socket);
+      // The addresses a PROXY header named are the TLS connection's too (Node keeps the raw socket as _parent).
+      const raw = (socket as { _parent?: object | null })._parent;
+      if (raw) carryConnectionOrigin(raw, socket);
       ready(socket);
     });
     this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {

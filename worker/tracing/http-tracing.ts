@@ -1,3 +1,4 @@
+import { remoteOf } from '../../shared/network/connection-origin.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from '../http/downstream.js';
 import { obj } from '../../shared/config/access.js';
@@ -150,7 +151,7 @@ export class RequestTrace {
     span.setTag('downstream_cluster', String(headers['x-envoy-downstream-service-cluster'] ?? '-'));
     span.setTag('user_agent', String(headers['user-agent'] ?? '-'));
     span.setTag('http.protocol', req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`);
-    span.setTag('peer.address', (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
+    span.setTag('peer.address', remoteOf(req.socket).ip);
     const clientTraceId = headers['x-client-trace-id'];
     if (typeof clientTraceId === 'string') span.setTag('guid:x-client-trace-id', clientTraceId);
     if (record) {

@@ -104,7 +104,7 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
     if (ext?.name === UDP_PROXY) errors.push(configError('wrong_extension', `${path}.listener_filters[${j}]`, `${UDP_PROXY} is for a listener whose address has protocol UDP`));
     else if (!ext || !isListenerFilter(ext)) {
       errors.push(configError('unsupported_extension', `${path}.listener_filters[${j}]`, `listener filter '${String(f.name ?? '')}' is not supported by this proxy (only ${EXTENSIONS.filter(isListenerFilter).map((e) => e.name).join(', ')}, and udp_proxy on UDP listeners)`));
-    }
+    } else ext.validate?.(obj(f.typed_config), `${path}.listener_filters[${j}].typed_config`, errors);
   });
   const chains: [Obj, string][] = list(l.filter_chains).map((c, j) => [c, `${path}.filter_chains[${j}]`]);
   if (l.default_filter_chain !== undefined) chains.push([obj(l.default_filter_chain), `${path}.default_filter_chain`]);

@@ -1,3 +1,4 @@
+import { localOf } from '../../../shared/network/connection-origin.js';
 import type { DownstreamRequest, DownstreamResponse } from '../downstream.js';
 import type { Readable, Transform } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -257,14 +258,15 @@ function connectionView(req: DownstreamRequest, client: ClientAddress): Connecti
   const direct = peerAddress(req);
   // An HTTP/2 stream's socket is its session's proxy: the session is what its streams share.
   const session = (req as unknown as { stream?: { session?: object } }).stream?.session;
+  const local = localOf(socket);
   return {
     key: session ?? req.socket,
     directRemoteIp: direct,
     directRemotePort: socket.remotePort ?? 0,
     remoteIp: client.ip ?? direct,
     remotePort: client.ip === undefined ? (socket.remotePort ?? 0) : client.port,
-    localIp: (socket.localAddress ?? '').replace(/^::ffff:/, ''),
-    localPort: socket.localPort ?? 0,
+    localIp: local.ip,
+    localPort: local.port,
     serverName: typeof socket.servername === 'string' ? socket.servername : undefined,
     tls: socket.encrypted === true,
     protocol: req.httpVersionMajor === 2 ? 'HTTP/2' : `HTTP/${req.httpVersion}`,

@@ -53,9 +53,9 @@ describe('the TLS inspector', () => {
     const before = ['tls_found', 'sni_found', 'alpn_found', 'tls_not_found'].map((n) => counter(`tls_inspector.${n}`));
     const bytes = await clientHelloBytes({ servername: 'a.example', ALPNProtocols: ['h2'] });
     const inspector = make();
-    assert.equal(inspector.onData(bytes.subarray(0, 10)), undefined, 'more bytes needed');
-    assert.deepEqual(inspector.onData(bytes), { serverName: 'a.example', transportProtocol: 'tls', applicationProtocols: ['h2'] });
-    assert.deepEqual(make().onData(Buffer.from('GET / HTTP/1.1\r\n')), { serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] });
+    assert.equal(inspector.onData(bytes.subarray(0, 10), {}), undefined, 'more bytes needed');
+    assert.deepEqual(inspector.onData(bytes, {}), { findings: { serverName: 'a.example', transportProtocol: 'tls', applicationProtocols: ['h2'] } });
+    assert.deepEqual(make().onData(Buffer.from('GET / HTTP/1.1\r\n'), {}), { findings: { serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] } });
     const after = ['tls_found', 'sni_found', 'alpn_found', 'tls_not_found'].map((n) => counter(`tls_inspector.${n}`));
     assert.deepEqual(after.map((v, i) => v - before[i]!), [1, 1, 1, 1]);
   });

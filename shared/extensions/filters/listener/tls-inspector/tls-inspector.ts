@@ -1,6 +1,6 @@
 import { stats } from '../../../../stats/process.js';
 import type { Counter, Histogram } from '../../../../stats/store.js';
-import type { ConnectionFindings, ListenerFilter } from '../../../../network/listener-filter.js';
+import type { ListenerFilter, ListenerFilterVerdict } from '../../../../network/listener-filter.js';
 import { parseClientHello, type ClientHello } from './client-hello.js';
 
 /**
@@ -51,12 +51,12 @@ function count(s: InspectorStats, hello: ClientHello, bytes: number): void {
 class TlsInspector implements ListenerFilter {
   constructor(private readonly s: InspectorStats) {}
 
-  onData(data: Buffer): ConnectionFindings | undefined {
+  onData(data: Buffer): ListenerFilterVerdict | undefined {
     const parsed = parseClientHello(data);
     if (!parsed.done) return undefined;
     const hello = parsed.hello;
     count(this.s, hello, data.length);
-    return { serverName: hello.serverName, transportProtocol: hello.tls ? 'tls' : 'raw_buffer', applicationProtocols: hello.alpn };
+    return { findings: { serverName: hello.serverName, transportProtocol: hello.tls ? 'tls' : 'raw_buffer', applicationProtocols: hello.alpn } };
   }
 }
 
