@@ -3192,6 +3192,16 @@ export declare namespace envoy {
       }
     }
     export namespace transport_sockets {
+      export namespace proxy_protocol {
+        export namespace v3 {
+          export interface ProxyProtocolUpstreamTransport {
+            config?: envoy.config.core.v3.ProxyProtocolConfig;
+            transport_socket?: envoy.config.core.v3.TransportSocket;
+            allow_unspecified_address?: boolean;
+            tlv_as_pool_key?: boolean;
+          }
+        }
+      }
       export namespace raw_buffer {
         export namespace v3 {
           export interface RawBuffer {

@@ -16,6 +16,8 @@ import { stats } from '../../shared/stats/process.js';
 import { HealthFlag } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
+import { connectProxied } from '../../shared/upstream/proxied-socket.js';
+import type { UpstreamProxyHeader } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 
 /**
  * Active health checking (a cluster's `health_checks`), one checker per cluster for the whole
@@ -96,6 +98,14 @@ export class ClusterHealthChecker {
   tlsFor(host: UpstreamHost): UpstreamTls | undefined {
     const match = host.transportSocketMatch ?? -1;
     return match >= 0 ? this.matchTls[match] : this.tls;
+  }
+
+  /** upstream_proxy_protocol: the cluster's PROXY header, and each transport_socket_matches entry's (a check has no downstream: v1 names its own addresses, v2 sends LOCAL). */
+  proxyHeaders: { own: UpstreamProxyHeader | undefined; matches: (UpstreamProxyHeader | undefined)[] } = { own: undefined, matches: [] };
+
+  proxyHeaderFor(host: UpstreamHost): UpstreamProxyHeader | undefined {
+    const match = host.transportSocketMatch ?? -1;
+    return match >= 0 ? this.proxyHeaders.matches[match] : this.proxyHeaders.own;
   }
 
   constructor(
@@ -203,6 +213,13 @@ class Session {
   private agent: Agent | HttpsAgent | undefined;
   /** The TLS the agent connects with (a new context takes a new agent). */
   private agentTls: UpstreamTls | undefined;
+
+  /** With a PROXY header, the agent's connections begin with it (proxied-socket.ts). */
+  private withProxyHeader<A extends Agent | HttpsAgent>(agent: A, tls: UpstreamTls | undefined): A {
+    const header = this.checker.proxyHeaderFor(this.host);
+    if (header) (agent as unknown as { createConnection: () => Socket }).createConnection = () => connectProxied({ ip: this.host.healthCheckIp, port: this.host.healthCheckPort, tls, proxy: { header, origin: undefined } });
+    return agent;
+  }
   /** The last HTTP check's answer carried x-envoy-immediate-health-check-fail. */
   private immediateFailHeader = false;
   private resolveFirst!: () => void;
@@ -291,7 +308,7 @@ class Session {
       this.agent = undefined;
       this.agentTls = tls;
     }
-    this.agent ??= tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 });
+    this.agent ??= this.withProxyHeader(tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 }), tls);
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
       let done = false;
@@ -347,7 +364,10 @@ class Session {
       const timer = setTimeout(() => finish('timeout'), timeoutMs);
       const tls = this.checker.tlsFor(this.host);
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
-      socket = tls ? tls.guard(tlsModule().connect({ ...target, ...tls.options })) : connect(target);
+      const proxy = this.checker.proxyHeaderFor(this.host);
+      socket = proxy
+        ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined } })
+        : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.options })) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);

@@ -1,3 +1,4 @@
+import { proxyHeaderOf } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import { stats } from '../../shared/stats/process.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import { durationMs } from '../../shared/config/wkt.js';
@@ -84,6 +85,7 @@ export class ClusterMembership {
     const checkTls = tls ? new UpstreamTls(tls, this.name, http2) : undefined;
     const checkMatchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, http2) : undefined));
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls, checkMatchTls) : undefined;
+    if (this.checker) this.checker.proxyHeaders = { own: proxyHeaderOf(config.transport_socket, this.name), matches: (matches ?? []).map((m) => proxyHeaderOf(m.transport_socket, this.name)) };
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.keepsPassingHosts = hc !== undefined && config.ignore_health_on_host_removal !== true;
     this.dns = new ClusterDns(config);

@@ -186,10 +186,10 @@ export class Exchange implements UpstreamHandler, Deadlined {
     this.discarding = false;
     this.controller = undefined;
     if (this.cluster.http2 || host.negotiatedH2) {
-      host.h2Connection(this.action.priority, this.sni).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
+      host.h2Connection(this.action.priority, this.sni, this.req).request(this.req.method ?? 'GET', this.scheme(), this.ctx.path, this.headers, this.body, this);
       return;
     }
-    this.pool = host.connectionPool(this.action.priority, this.sni);
+    this.pool = host.connectionPool(this.action.priority, this.sni, this.req);
     this.pool.dispatch({ path: this.ctx.path, method: this.req.method ?? 'GET', headers: this.headers, body: this.body }, this);
   }
 

@@ -161,7 +161,7 @@ class UpgradeExchange implements Tunnel {
       },
       failed: (err) => this.fail('connect', err, true),
       closed: () => this.breaker.release('cx'),
-    });
+    }, true, this.req.socket);
     this.upstream = socket;
   }
 
@@ -175,7 +175,7 @@ class UpgradeExchange implements Tunnel {
       connected: () => undefined,
       failed: (err) => this.fail('connect', err, true),
       closed: () => this.breaker.release('cx'),
-    }, false);
+    }, false, this.req.socket);
     this.upstream = socket;
     // An HTTP/2 client's extended CONNECT goes to HTTP/1.1 as GET (Envoy's transformation); a CONNECT names its authority.
     const method = this.mode === 'connect' ? 'CONNECT' : this.req.method === 'CONNECT' ? 'GET' : (this.req.method ?? 'GET');

@@ -197,7 +197,7 @@ export class TcpProxy {
         this.sockets.delete(downstream);
         this.downstreams.delete(downstream);
       },
-    });
+    }, true, downstream);
     link.upstream = upstream;
     this.sockets.add(upstream);
     // The idle timeout, once connected (before that, the socket's timeout is connect_timeout's).

@@ -1,10 +1,11 @@
 import { clusterLbPolicy } from '../../shared/extensions/load-balancing-policies/lookup.js';
 import { bufferLimitOf } from '../../shared/config/buffer-limit.js';
 import { bufferedBytesGauges } from '../../shared/stats/buffered-bytes.js';
-import { http1CodecStats, http2CodecStats } from '../../shared/stats/codec-stats.js';
+import { http2CodecStats } from '../../shared/stats/codec-stats.js';
 import { obj } from '../../shared/config/access.js';
 import { durationMs } from '../../shared/config/wkt.js';
-import { clusterStats, HostStats, type ClusterStats } from '../../shared/stats/scopes.js';
+import { clusterStats, type ClusterStats } from '../../shared/stats/scopes.js';
+import { HostConnectionFigures } from './host-figures.js';
 import { clusterOptionalStats, type ClusterOptionalStats } from '../../shared/stats/cluster-optional-stats.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { sendToParent, type FromWorker } from '../../shared/ipc.js';
@@ -12,8 +13,11 @@ import type { OutcomeKind, ResponseOutcome } from '../../shared/upstream/outcome
 import { OutcomeRecorder } from './outcomes.js';
 import type { BreakerCounts, BreakerPriority } from '../../shared/upstream/breaker-counts.js';
 import { CircuitBreaker, overflowStats } from './circuit-breaker.js';
-import { H2Connection, type ConnectionClosed, type ConnectionLimit, type ConnectionObserver, type ConnectionOpened } from './h2.js';
+import { H2Connection, type ConnectionOpened } from './h2.js';
 import { Http1Pool } from './http1-pool.js';
+import { KeyedPools } from './keyed-pools.js';
+import { connectProxied, downstreamConnectionOf, downstreamOrigin, type DownstreamOfRequest } from '../../shared/upstream/proxied-socket.js';
+import { proxyHeaderOf, UpstreamProxyHeader, type ProxyHeaderSource } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import type { TlsContext } from '../../shared/extensions/transport-sockets/tls/context.js';
 import { isIP } from 'node:net';
 import { clusterAutoHttp, clusterServerNaming, clusterConnectionLimits, clusterHttp2Options, clusterSpeaksHttp2, type UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
@@ -40,17 +44,16 @@ export interface RetrySelection extends PrioritySteering {
   shouldSelectAnotherHost(host: Host): boolean;
 }
 
-export class Host implements ConnectionObserver {
+export class Host extends HostConnectionFigures {
   activeRequests = 0;
   /** TCP proxy connections to this host from this worker, connecting or open. */
   tcpConnections = 0;
   /** Connections by priority (DEFAULT, HIGH): each priority's count against its own breaker, as Envoy's pools. */
   private readonly pools: [Http1Pool | undefined, Http1Pool | undefined] = [undefined, undefined];
   private readonly h2: [H2Connection | undefined, H2Connection | undefined] = [undefined, undefined];
-  /** auto_sni: pools and sessions by `<priority>|<server name>`. */
-  private readonly sniPools = new Map<string, Http1Pool>();
-  private readonly sniH2 = new Map<string, H2Connection>();
-  private readonly hostStats: HostStats;
+  /** Pools and sessions of their own, by `<priority>|<server name>|<downstream>` (auto_sni; a PROXY header). */
+  private readonly keyedPools = new KeyedPools<Http1Pool>();
+  private readonly keyedH2 = new KeyedPools<H2Connection>();
   /** auto_config: a connection to it negotiated h2 by ALPN; its requests go over HTTP/2. */
   negotiatedH2 = false;
 
@@ -59,7 +62,7 @@ export class Host implements ConnectionObserver {
     /** As the supervisor last described it (the address never changes; weight and health may). */
     public info: UpstreamHost,
   ) {
-    this.hostStats = new HostStats(cluster.name, info.address);
+    super(cluster, info.address);
   }
 
   /** The address connections go to (an IP literal). */
@@ -90,53 +93,10 @@ export class Host implements ConnectionObserver {
     return match >= 0 ? this.cluster.matchTls[match] : this.cluster.tls;
   }
 
-  get stats(): HostStats {
-    return this.hostStats;
-  }
-
-  /**
-   * An upstream connection is being made: it counts in upstream_cx_total and _active (and the
-   * host's) from now, connected or not, as Envoy's pool counts a connection when it creates it
-   * (conn_pool_base.cc), so a host that refuses every connection shows its attempts.
-   */
-  connectionStarted(protocol?: 'http1' | 'http2'): void {
-    this.cluster.noteTraffic();
-    this.stats.cxTotal.inc();
-    this.stats.cxActive.inc();
-    const cs = this.cluster.stats;
-    cs.cxTotal.inc();
-    cs.cxActive.inc();
-    if (protocol) (protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
-  }
-
-  /** The connection connected (and handshook): its connect time, its codec's figures, its socket. */
-  connectionOpened(info?: ConnectionOpened): void {
-    if (!info) return;
-    const cs = this.cluster.stats;
-    cs.cxConnectMs.record(Math.round(info.connectMs));
-    if (info.protocol === 'http1') http1CodecStats(`cluster.${this.cluster.name}.`);
-    if (info.socket) this.cluster.openSockets.add(info.socket);
-  }
-
-  connectionClosed(info?: ConnectionClosed): void {
-    this.stats.cxActive.dec();
-    const cs = this.cluster.stats;
-    cs.cxActive.dec();
-    cs.cxDestroy.inc();
-    if (info) {
-      (info.remote ? cs.cxDestroyRemote : cs.cxDestroyLocal).inc();
-      if (info.socket) this.cluster.openSockets.delete(info.socket);
-      cs.cxLengthMs.record(Math.round(info.lengthMs));
-      cs.cxRxBytes.inc(info.rxBytes);
-      cs.cxTxBytes.inc(info.txBytes);
-      if (info.requests !== undefined) cs.rqPerCx.record(info.requests);
-    }
-  }
-
-  /** A connection retired by the cluster's common_http_protocol_options. */
-  limitReached(limit: ConnectionLimit): void {
-    const cs = this.cluster.stats;
-    (limit === 'idle_timeout' ? cs.cxIdleTimeout : limit === 'max_requests' ? cs.cxMaxRequests : cs.cxMaxDurationReached).inc();
+  /** The PROXY header its connections begin with (upstream_proxy_protocol), per its transport socket as tls. */
+  get proxyHeader(): UpstreamProxyHeader | undefined {
+    const match = this.info.transportSocketMatch ?? -1;
+    return match >= 0 ? this.cluster.matchProxyHeaders[match] : this.cluster.proxyHeader;
   }
 
   /** The membership this host's last x-envoy-immediate-health-check-fail was reported under (one report per membership update). */
@@ -174,29 +134,16 @@ export class Host implements ConnectionObserver {
     else if (final) this.cluster.outcomes?.record(this.info.address, 'S');
   }
 
-  /** A connection that never connected (refused, unreachable, its handshake failed, connect_timeout): counted once, whatever waited on it; it is destroyed, locally if it timed out. */
-  connectionFailed(timedOut = false): void {
-    this.stats.cxConnectFail.inc();
-    this.stats.cxActive.dec();
-    const cs = this.cluster.stats;
-    cs.cxConnectFail.inc();
-    if (timedOut) cs.cxConnectTimeout.inc();
-    cs.cxActive.dec();
-    cs.cxDestroy.inc();
-    (timedOut ? cs.cxDestroyLocal : cs.cxDestroyRemote).inc();
-  }
-
   /**
    * The keep-alive pool to this host at a priority, created on first use; with `sni` (auto_sni,
    * see Cluster.sniFor), one of its own whose connections name that server, as Envoy keys its
    * pools by their transport socket options.
    */
-  connectionPool(priority: BreakerPriority, sni?: string): Http1Pool {
-    if (sni === undefined) return (this.pools[priority] ??= this.newPool(priority, undefined));
-    const key = `${priority}|${sni}`;
-    let pool = this.sniPools.get(key);
-    if (!pool) this.sniPools.set(key, (pool = this.newPool(priority, sni)));
-    return pool;
+  connectionPool(priority: BreakerPriority, sni?: string, request?: DownstreamOfRequest): Http1Pool {
+    const downstream = this.proxyHeader && request ? downstreamConnectionOf(request) : undefined;
+    const origin = downstreamOrigin(downstream?.socket);
+    if (sni === undefined && !origin) return (this.pools[priority] ??= this.newPool(priority, undefined, undefined));
+    return this.keyedPools.get(`${priority}|${sni ?? ''}|${UpstreamProxyHeader.originKey(origin)}`, () => this.newPool(priority, sni, origin), downstream?.closing);
   }
 
   /** The TLS a connection made now uses: the host's (read at each connection, so one its SDS secrets rebuilt serves new handshakes), naming `sni` if given. */
@@ -206,9 +153,18 @@ export class Host implements ConnectionObserver {
     return tls && sni !== undefined && naming ? tls.forServerName(sni, naming.sni && isIP(sni) === 0, naming.verifySan) : tls;
   }
 
-  private newPool(priority: BreakerPriority, sni: string | undefined): Http1Pool {
+  /** With a PROXY header, how its connections are made (proxied-socket.ts); undefined: as any other. */
+  private proxiedConnect(sni: string | undefined, origin: ProxyHeaderSource['origin'], tlsExtra?: object): (() => Socket) | undefined {
+    const header = this.proxyHeader;
+    if (!header) return undefined;
+    return () => connectProxied({ ip: this.ip, port: this.port, tls: this.tlsFor(sni), proxy: { header, origin }, ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}), ...(tlsExtra ? { tlsExtra } : {}) });
+  }
+
+  private newPool(priority: BreakerPriority, sni: string | undefined, origin: ProxyHeaderSource['origin']): Http1Pool {
     const host = this;
+    const connect = this.proxiedConnect(sni, origin);
     const target = {
+      ...(connect ? { connect } : {}),
       ip: this.ip, port: this.port, address: this.address, connectTimeoutMs: this.cluster.connectTimeoutMs, limits: this.cluster.limits,
       get tls() {
         return host.tlsFor(sni);
@@ -228,26 +184,21 @@ export class Host implements ConnectionObserver {
     return h2;
   }
 
-  /** auto_config: a connection counted without its protocol now speaks one (ConnectionObserver.negotiated). */
-  negotiated(protocol: 'http1' | 'http2'): void {
-    const cs = this.cluster.stats;
-    (protocol === 'http2' ? cs.cxHttp2Total : cs.cxHttp1Total).inc();
-  }
-
   /** The HTTP/2 session to this host at a priority (clusters that speak HTTP/2 upstream); it counts as one connection. With `sni`, one of its own (see connectionPool). */
-  h2Connection(priority: BreakerPriority, sni?: string): H2Connection {
-    if (sni === undefined) return (this.h2[priority] ??= this.newH2(priority, undefined));
-    const key = `${priority}|${sni}`;
-    let h2 = this.sniH2.get(key);
-    if (!h2) this.sniH2.set(key, (h2 = this.newH2(priority, sni)));
-    return h2;
+  h2Connection(priority: BreakerPriority, sni?: string, request?: DownstreamOfRequest): H2Connection {
+    const downstream = this.proxyHeader && request ? downstreamConnectionOf(request) : undefined;
+    const origin = downstreamOrigin(downstream?.socket);
+    if (sni === undefined && !origin) return (this.h2[priority] ??= this.newH2(priority, undefined, undefined));
+    return this.keyedH2.get(`${priority}|${sni ?? ''}|${UpstreamProxyHeader.originKey(origin)}`, () => this.newH2(priority, sni, origin), downstream?.closing);
   }
 
-  private newH2(priority: BreakerPriority, sni: string | undefined): H2Connection {
+  private newH2(priority: BreakerPriority, sni: string | undefined, origin: ProxyHeaderSource['origin']): H2Connection {
     const breaker = this.cluster.breakers[priority];
     const host = this;
+    const connect = this.proxiedConnect(sni, origin, { ALPNProtocols: ['h2'] });
     return new H2Connection(
       {
+        ...(connect ? { connect } : {}),
         authority: this.address,
         connectTimeoutMs: this.cluster.connectTimeoutMs,
         get tls() {
@@ -283,12 +234,12 @@ export class Host implements ConnectionObserver {
   }
 
   close(): Promise<void> {
-    const closing = [...this.pools, ...this.sniPools.values()].map((p) => p?.close());
-    for (const h2 of [...this.h2, ...this.sniH2.values()]) h2?.close();
+    const closing = [...this.pools, ...this.keyedPools.values()].map((p) => p?.close());
+    for (const h2 of [...this.h2, ...this.keyedH2.values()]) h2?.close();
     this.pools.fill(undefined);
     this.h2.fill(undefined);
-    this.sniPools.clear();
-    this.sniH2.clear();
+    this.keyedPools.clear();
+    this.keyedH2.clear();
     return Promise.all(closing).then(() => undefined);
   }
 }
@@ -319,6 +270,9 @@ export class Cluster {
   tls: UpstreamTls | undefined;
   /** Each transport_socket_matches entry's TLS, in order (undefined: plaintext); a host says which it uses. */
   readonly matchTls: (UpstreamTls | undefined)[];
+  /** upstream_proxy_protocol: the PROXY header of its transport socket, and of each transport_socket_matches entry's. */
+  readonly proxyHeader: UpstreamProxyHeader | undefined;
+  readonly matchProxyHeaders: (UpstreamProxyHeader | undefined)[];
   readonly stats: ClusterStats;
   /** track_cluster_stats: timeout budget and request/response size histograms, when it keeps them. */
   readonly optionalStats: ClusterOptionalStats | undefined;
@@ -355,6 +309,8 @@ export class Cluster {
     this.h2KeepaliveTimeouts = this.h2Tuning?.keepalive ? processStats.counter(`cluster.${String(config.name)}.http2.keepalive_timeout`) : undefined;
     this.tls = tls ? new UpstreamTls(tls, this.name, this.alpn) : undefined;
     this.matchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, this.alpn) : undefined));
+    this.proxyHeader = proxyHeaderOf(config.transport_socket, this.name);
+    this.matchProxyHeaders = (config.transport_socket_matches ?? []).map((m) => proxyHeaderOf(m.transport_socket, this.name));
     this.stats = clusterStats(this.name);
     this.optionalStats = clusterOptionalStats(config, `cluster.${this.name}.`);
     this.stopBufferedBytes = bufferedBytesGauges(`cluster.${this.name}.upstream_cx_rx_bytes_buffered`, `cluster.${this.name}.upstream_cx_tx_bytes_buffered`, this.openSockets);

@@ -26,6 +26,8 @@ export interface H2Target {
   connectTimeoutMs: number;
   /** The cluster's TLS (ALPN h2); cleartext with prior knowledge without it. */
   tls?: UpstreamTls;
+  /** How its sessions' sockets are made when not as any other's (a PROXY header first, see proxied-socket.ts). */
+  connect?: () => Socket;
   /** The cluster's http2_protocol_options (SETTINGS, connection window, keepalive, streams per connection). */
   tuning?: Http2Tuning;
   /** A keepalive PING went unanswered (cluster.<name>.http2.keepalive_timeout). */
@@ -134,8 +136,9 @@ export class H2Connection {
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
     const { connect } = http2Module();
-    const session = adopted
-      ? connect(`https://${this.target.authority}`, { ...options, createConnection: () => adopted })
+    const made = adopted ?? this.target.connect?.();
+    const session = made
+      ? connect(`${tls ? 'https' : 'http'}://${this.target.authority}`, { ...options, createConnection: () => made })
       : tls ? tls.guard(connect(`https://${this.target.authority}`, { ...tls.options, ...options })) : connect(`http://${this.target.authority}`, options);
     const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);

@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
 import type { Host } from './cluster.js';
+import { connectProxied, downstreamOrigin } from '../../shared/upstream/proxied-socket.js';
 import { CONNECT_TIMEOUT, connectTimeoutError } from './upstream-handler.js';
 
 /**
@@ -22,11 +23,17 @@ export interface HostConnectionEvents {
 /** An upgrade to an auto_config cluster goes over HTTP/1.1: its connection offers only that by ALPN. */
 const HTTP1_ONLY = { ALPNProtocols: ['http/1.1'] };
 
-/** `final`: the connection is the whole exchange (a TCP proxy's), not the start of an HTTP one (an upgrade's). */
-export function connectToHost(host: Host, events: HostConnectionEvents, final = true): Socket {
+/**
+ * `final`: the connection is the whole exchange (a TCP proxy's), not the start of an HTTP one (an
+ * upgrade's). `downstream`: the connection it is made for, which a PROXY header names.
+ */
+export function connectToHost(host: Host, events: HostConnectionEvents, final = true, downstream?: object): Socket {
   const cluster = host.cluster;
   const tls = host.tls;
-  const socket = tls
+  const proxy = host.proxyHeader;
+  const socket = proxy
+    ? connectProxied({ ip: host.ip, port: host.port, tls, proxy: { header: proxy, origin: downstreamOrigin(downstream) }, timeoutMs: cluster.connectTimeoutMs, ...(cluster.autoHttp && !final ? { tlsExtra: HTTP1_ONLY } : {}) })
+    : tls
     ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options, ...(cluster.autoHttp && !final ? HTTP1_ONLY : {}) }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();

@@ -40,6 +40,8 @@ export interface Http1ConnectionTarget {
   auto?: boolean;
   /** The cluster's upstream_connection_options.tcp_keepalive, set once connected. */
   keepalive?: TcpKeepalive;
+  /** How its socket is made when not as any other's: a PROXY header first (proxied-socket.ts). */
+  connect?: () => Socket;
 }
 
 /** What the pool hears from a connection. */
@@ -103,7 +105,7 @@ export class Http1Connection implements Deadlined {
     const tls = target.tls;
     // auto_config: what it speaks is known once ALPN has said (opened()).
     observer.connectionStarted?.(target.auto ? undefined : 'http1');
-    this.socket = tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
+    this.socket = target.connect ? target.connect() : tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const keepalive = target.keepalive;
     if (keepalive) this.socket.once('connect', () => applyTcpKeepalive(this.socket, keepalive));

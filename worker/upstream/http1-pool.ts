@@ -38,6 +38,8 @@ export interface Http1Target {
    * auto_config: connections offer h2 and http/1.1 by ALPN; the first that gets h2 goes to the
    * host's HTTP/2 sessions (this returns them), and so does every request this pool gets after.
    */
+  /** How its connections' sockets are made when not as any other's (a PROXY header first). */
+  connect?: () => Socket;
   auto?: { toH2(socket: Socket, connectMs: number): { request(method: string, scheme: string, path: string, headers: string[], body: UpstreamRequest['body'], handler: UpstreamHandler): void } };
 }
 

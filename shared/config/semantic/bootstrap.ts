@@ -1,3 +1,4 @@
+import { innerTransportSocket } from '../../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import { checkOverloadManager } from '../../overload/config.js';
 import { existsSync } from 'node:fs';
 import { checkAccessLogs } from '../../access-log/loggers.js';
@@ -128,7 +129,7 @@ function staticSdsRefs(bootstrap: Obj): [string, Obj][] {
     list(l.filter_chains).forEach((c, ci) => sockets.push([`static_resources.listeners[${li}].filter_chains[${ci}]`, c.transport_socket]));
     if (l.default_filter_chain !== undefined) sockets.push([`static_resources.listeners[${li}].default_filter_chain`, obj(l.default_filter_chain).transport_socket]);
   });
-  list(resources.clusters).forEach((c, i) => sockets.push([`static_resources.clusters[${i}]`, c.transport_socket]));
+  list(resources.clusters).forEach((c, i) => sockets.push([`static_resources.clusters[${i}]`, innerTransportSocket(c.transport_socket)]));
   return sockets.flatMap(([path, ts]) => secretRefsOf(obj(obj(ts).typed_config), `${path}.transport_socket.typed_config`).filter((r) => r.ref.sds_config !== undefined).map((r) => [r.path, r.ref] as [string, Obj]));
 }
 

@@ -1,3 +1,4 @@
+import { innerTransportSocket } from '../../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import { list, obj } from '../access.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../../extensions/upstreams/http/protocol.js';
@@ -57,7 +58,7 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
     }
   }
   // auto_config picks the protocol by ALPN: Envoy refuses it on a cluster whose transport socket cannot negotiate.
-  if (httpOptions.auto_config !== undefined && tlsContextConfig(c.transport_socket) === undefined) {
+  if (httpOptions.auto_config !== undefined && tlsContextConfig(innerTransportSocket(c.transport_socket)) === undefined) {
     errors.push(configError('invalid', `${path}.typed_extension_protocol_options["${UPSTREAM_HTTP_OPTIONS}"].auto_config`, `ALPN configured for cluster ${String(c.name ?? '')} which has a non-ALPN transport socket`));
   }
   const extensionCommon = obj(obj(obj(c.typed_extension_protocol_options)[UPSTREAM_HTTP_OPTIONS]).common_http_protocol_options);

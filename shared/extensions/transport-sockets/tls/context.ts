@@ -1,3 +1,4 @@
+import { innerTransportSocket, validateUpstreamProxyProtocol } from '../proxy-protocol/upstream-proxy-protocol.js';
 import type { SecureContextOptions } from 'node:tls';
 import { cryptoModule, tlsModule } from '../../../builtins.js';
 import { list, obj } from '../../../config/access.js';
@@ -315,9 +316,13 @@ export function loadAllTls(bootstrap: JsonObject, listenerNames: readonly string
  * transport_socket_matches entry. `path` names the cluster in errors.
  */
 export function loadClusterTls(c: Cluster | JsonObject, path: string, read: (ds: JsonObject) => Buffer | undefined, errors: ConfigError[], secrets: SecretLookup, match?: number): TlsContext | undefined {
-  const socket = match === undefined ? c.transport_socket : obj(list(c.transport_socket_matches)[match]).transport_socket;
-  const at = match === undefined ? `${path}.transport_socket` : `${path}.transport_socket_matches[${match}].transport_socket`;
-  if (!socket) return undefined;
+  const outer = match === undefined ? c.transport_socket : obj(list(c.transport_socket_matches)[match]).transport_socket;
+  const wrapped = match === undefined ? `${path}.transport_socket` : `${path}.transport_socket_matches[${match}].transport_socket`;
+  if (!outer) return undefined;
+  validateUpstreamProxyProtocol(outer, wrapped, errors);
+  // A PROXY header goes first; the connection then speaks the socket it wraps.
+  const socket = innerTransportSocket(outer);
+  const at = socket === outer ? wrapped : `${wrapped}.typed_config.transport_socket`;
   const tls = tlsContextConfig(socket);
   if (!tls) {
     checkRawBuffer(socket, at, 'an UpstreamTlsContext', errors);
