@@ -39,7 +39,8 @@ function ipv4Octets(ip: string): number[] | undefined {
   return parts.map(Number);
 }
 
-function ipv6Groups(ip: string): number[] | undefined {
+/** An IPv6 address's eight 16-bit groups (a trailing dotted quad allowed), or undefined. */
+export function ipv6Groups(ip: string): number[] | undefined {
   const halves = ip.split('::');
   if (halves.length > 2) return undefined;
   const groups = (s: string): number[] | undefined => {
@@ -70,7 +71,7 @@ function mask(units: number[], bits: number, prefixLen: number): number[] {
 }
 
 /** RFC 5952: lower-case hex, the longest run of two or more zero groups (the first of equals) as `::`. */
-function formatIpv6(groups: number[]): string {
+export function formatIpv6(groups: number[]): string {
   let best = -1;
   let bestLen = 1;
   for (let i = 0; i < 8; ) {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { formatIpv6, ipv6Groups } from '../address.js';
 
 /**
  * IP addresses between their text and their network-order bytes, as the PROXY protocol carries
@@ -14,24 +15,7 @@ export function ipv6Text(b: Uint8Array, at = 0): string {
   const groups: number[] = [];
   for (let i = 0; i < 8; i++) groups.push((b[at + 2 * i]! << 8) | b[at + 2 * i + 1]!);
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `::ffff:${ipv4Text(b, at + 12)}`;
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) {
-      bestStart = i;
-      bestLength = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
+  return formatIpv6(groups);
 }
 
 /** The address's bytes (4 or 16), or undefined when it is not an IP address. */
@@ -40,27 +24,9 @@ export function ipBytes(ip: string): Uint8Array | undefined {
   if (v === 4) return Uint8Array.from(ip.split('.').map(Number));
   if (v !== 6) return undefined;
   const zone = ip.indexOf('%');
-  let text = zone >= 0 ? ip.slice(0, zone) : ip;
+  const groups = ipv6Groups(zone >= 0 ? ip.slice(0, zone) : ip);
+  if (!groups) return undefined;
   const out = new Uint8Array(16);
-  // A trailing dotted quad fills the last 4 bytes.
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  let tailGroups: number[] = [];
-  if (dotted) {
-    const q = dotted[1]!.split('.').map(Number);
-    tailGroups = [(q[0]! << 8) | q[1]!, (q[2]! << 8) | q[3]!];
-    text = text.slice(0, -dotted[1]!.length);
-    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
-  }
-  const parse = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
-  const gap = text.indexOf('::');
-  let groups: number[];
-  if (gap >= 0) {
-    const head = parse(text.slice(0, gap));
-    const tail = [...parse(text.slice(gap + 2)), ...tailGroups];
-    groups = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
-  } else {
-    groups = [...parse(text), ...tailGroups];
-  }
   groups.forEach((g, i) => {
     out[2 * i] = g >> 8;
     out[2 * i + 1] = g & 0xff;
