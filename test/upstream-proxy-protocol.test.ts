@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createH2Server } from 'node:http2';
 import { loadErrors, routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { startProxy, statValue, stopAllProxies, waitFor, withDeadline, type RunningProxy } from './helpers/proxy.js';
 import { TLSSocket } from 'node:tls';
+import { Duplex } from 'node:stream';
 import { makePki, UPSTREAM_TLS_TYPE, type TestPki } from './helpers/certs.js';
 import { proxyV2Header, readProxyHeader, type ReadResult } from '../shared/network/proxy-protocol.js';
 
@@ -49,6 +51,8 @@ describe('the upstream PROXY protocol transport socket', () => {
   let tcpUpstream: Awaited<ReturnType<typeof headerServer>>;
   let httpUpstream: Awaited<ReturnType<typeof headerServer>>;
   let tlsUpstream: Awaited<ReturnType<typeof headerServer>>;
+  let h2Upstream: Awaited<ReturnType<typeof headerServer>>;
+  const h2 = createH2Server((_req, res) => res.end('h2'));
   let pki: TestPki;
   let proxy: RunningProxy;
   const http = createHttpServer((req, res) => {
@@ -59,11 +63,13 @@ describe('the upstream PROXY protocol transport socket', () => {
   before(async () => {
     tcpUpstream = await headerServer((s) => s.pipe(s));
     httpUpstream = await headerServer((s) => http.emit('connection', s));
+    h2Upstream = await headerServer((s) => h2.emit('connection', s));
     pki = makePki();
     const leaf = pki.leaf('tls-upstream', { sans: ['DNS:tls-upstream'], serial: '61' });
     // TLS after the header: the handshake reads what follows it.
     tlsUpstream = await headerServer((s) => {
-      const secure = new TLSSocket(s, { isServer: true, key: leaf.key, cert: leaf.cert });
+      // Over a stream, not the socket's handle: the ClientHello may be in what the header's read put back.
+      const secure = new TLSSocket(Duplex.from({ readable: s, writable: s }) as unknown as Socket, { isServer: true, key: leaf.key, cert: leaf.cert });
       secure.on('error', () => s.destroy());
       secure.pipe(secure);
     });
@@ -86,6 +92,7 @@ describe('the upstream PROXY protocol transport socket', () => {
           {
             ...routesListener('web', [
               { match: { prefix: '/checked' }, route: { cluster: 'checked' } },
+              { match: { prefix: '/h2' }, route: { cluster: 'h2' } },
               { match: { prefix: '/' }, route: { cluster: 'http-v2' } },
             ]),
             listener_filters: [{ name: 'envoy.filters.listener.proxy_protocol', typed_config: { '@type': LISTENER_PP, pass_through_tlvs: { match_type: 'INCLUDE', tlv_type: [5, 6] } } }],
@@ -94,6 +101,7 @@ describe('the upstream PROXY protocol transport socket', () => {
         clusters: [
           cluster('tcp-v1', tcpUpstream.port, { version: 'V1' }),
           { ...staticCluster('over-tls', tlsUpstream.port), ...overTls },
+          cluster('h2', h2Upstream.port, { version: 'V1' }, { http2_protocol_options: {} }),
           cluster('http-v2', httpUpstream.port, { version: 'V2', pass_through_tlvs: { match_type: 'INCLUDE', tlv_type: [6] }, added_tlvs: [{ type: 0x10, value: Buffer.from('added').toString('base64') }] }),
           cluster('checked', httpUpstream.port, { version: 'V2' }, {
             health_checks: [{ timeout: '1s', interval: '0.2s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/healthz' } }],
@@ -108,6 +116,8 @@ describe('the upstream PROXY protocol transport socket', () => {
     tcpUpstream.server.close();
     httpUpstream.server.close();
     tlsUpstream.server.close();
+    h2Upstream.server.close();
+    h2.close();
     http.close();
     pki.remove();
   });
@@ -155,6 +165,16 @@ describe('the upstream PROXY protocol transport socket', () => {
       assert.deepEqual(h.destination, { ip: '192.0.2.1', port: 443 });
       assert.deepEqual(h.tlvs.map((t) => [t.type, t.value.toString()]), [[6, 'six'], [0x10, 'added']]);
     }
+  });
+
+  it('an HTTP/2 cluster\'s session begins with the header of its downstream', async () => {
+    const s = connect(proxy.ports.get('web')!, '127.0.0.1');
+    s.write(Buffer.concat([proxyV2Header({ ip: '203.0.113.5', port: 5555 }, { ip: '192.0.2.1', port: 80 }, [])!, Buffer.from('GET /h2 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n')]));
+    let reply = '';
+    s.on('data', (d) => (reply += d));
+    await withDeadline('the response', new Promise((resolve) => s.on('close', resolve)));
+    assert.match(reply, /^HTTP\/1\.1 200[\s\S]*\r\nh2\r\n/);
+    assert.deepEqual(h2Upstream.headers.map((h) => [h.version, h.source]), [['v1', { ip: '203.0.113.5', port: 5555 }]]);
   });
 
   it('a health check\'s connection sends LOCAL (no downstream)', async () => {
