@@ -33,6 +33,8 @@ export interface ExtensionDescriptor {
   readonly fields?: Readonly<Record<string, readonly string[]>>;
   /** Why a refused field is refused, or what to use instead, by `<message>.<field>`. */
   readonly refusalReasons?: Readonly<Record<string, string>>;
+  /** Messages it reads from typed metadata (`typed_filter_metadata`), accepted there. */
+  readonly metadataTypeNames?: readonly string[];
 }
 
 /**

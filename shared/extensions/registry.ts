@@ -46,6 +46,9 @@ export const EXTENSIONS: readonly ExtensionDescriptor[] = [...FOLDERS.flatMap((f
 for (const e of EXTENSIONS) addExtensionMessages(e.fields ?? {}, e.refusalReasons ?? {});
 
 const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, ...(e.perRouteTypeName ? [[e.perRouteTypeName, e] as const] : [])]));
+/** What extensions read from typed metadata, by message (typed_filter_metadata's Anys). */
+const metadataTypes = new Set(EXTENSIONS.flatMap((e) => e.metadataTypeNames ?? []));
+const IN_TYPED_METADATA = /\.typed_filter_metadata\[/;
 /** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
 const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
 const byName = new Map(EXTENSIONS.flatMap((e) => [e.name, ...e.deprecatedNames].map((n) => [n, e] as const)));
@@ -97,6 +100,7 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: C
     }
     if (unread.some((p) => any.path === p || any.path.startsWith(`${p}.`))) continue;
     const ext = byTypeName.get(any.typeName);
+    if (!ext && metadataTypes.has(any.typeName) && IN_TYPED_METADATA.test(any.path)) continue;
     if (!ext) {
       // A load-balancing policy this proxy does not implement is passed over for the next (shared/extensions/load-balancing-policies/lookup.ts).
       if (POLICY_CONFIG_PATH.test(any.path)) continue;

@@ -2,6 +2,7 @@ import { formatAddress } from '../address.js';
 import type { envoy } from '../config/envoy-types.js';
 import { edsHealthFlags, HealthFlag } from './health.js';
 import { transportSocketMatch } from './transport-socket-match.js';
+import { hostTlvsOf, type HostTlv } from '../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 
 /**
  * Upstream hosts as the whole tree sees them. The supervisor resolves each cluster's endpoints
@@ -33,6 +34,8 @@ export interface EndpointConfig {
   healthCheckAddress: string;
   /** Which of the cluster's transport_socket_matches its connections use (-1: the cluster's transport_socket). */
   transportSocketMatch: number;
+  /** Its own PROXY protocol TLVs (metadata PerHostConfig), when it has any. */
+  proxyTlvs?: HostTlv[];
 }
 
 export interface UpstreamHost {
@@ -61,6 +64,8 @@ export interface UpstreamHost {
   healthFlags: number;
   /** Which of the cluster's transport_socket_matches its connections (and health checks) use; -1: the cluster's transport_socket. */
   transportSocketMatch: number;
+  /** Its own TLVs for an upstream_proxy_protocol transport socket's version 2 headers, when it has any. */
+  proxyTlvs?: HostTlv[];
 }
 
 /** ClusterLoadAssignment.policy.overprovisioning_factor's default: 140 %. */
@@ -78,6 +83,7 @@ export function endpointsOf(config: Pick<envoy.config.cluster.v3.Cluster, 'load_
       const sa = endpoint.address?.socket_address ?? {};
       const hc = endpoint.health_check_config ?? {};
       const canary = ep.metadata?.filter_metadata?.['envoy.lb']?.canary === true;
+      const proxyTlvs = hostTlvsOf(ep.metadata);
       out.push({
         hostname: String(sa.address),
         port: sa.port_value ?? 0,
@@ -94,6 +100,7 @@ export function endpointsOf(config: Pick<envoy.config.cluster.v3.Cluster, 'load_
         healthCheckPort: hc.port_value ?? 0,
         healthCheckAddress: hc.address?.socket_address?.address ?? '',
         transportSocketMatch: transportSocketMatch(config.transport_socket_matches, ep.metadata, locality.metadata),
+        ...(proxyTlvs ? { proxyTlvs } : {}),
       });
     }
   }
@@ -121,6 +128,7 @@ export function upstreamHost(e: EndpointConfig, ip: string, dns: boolean, extraF
     edsHealthStatus: e.edsHealthStatus,
     healthFlags: edsHealthFlags(e.edsHealthStatus) | extraFlags,
     transportSocketMatch: e.transportSocketMatch,
+    ...(e.proxyTlvs ? { proxyTlvs: e.proxyTlvs } : {}),
   };
 }
 

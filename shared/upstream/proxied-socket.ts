@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { tlsModule } from '../builtins.js';
 import type { UpstreamTls } from '../extensions/transport-sockets/tls/upstream.js';
-import type { UpstreamProxyHeader, ProxyHeaderSource } from '../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
+import type { HostTlv, UpstreamProxyHeader, ProxyHeaderSource } from '../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import { applyTcpKeepalive, type TcpKeepalive } from './tcp-keepalive.js';
 import { connectionOrigin, localOf, remoteOf } from '../network/connection-origin.js';
 
@@ -15,7 +15,8 @@ export interface ProxiedTarget {
   ip: string;
   port: number;
   tls: UpstreamTls | undefined;
-  proxy: { header: UpstreamProxyHeader; origin: ProxyHeaderSource['origin'] };
+  /** The cluster's header settings, the downstream it names, and the endpoint's own TLVs. */
+  proxy: { header: UpstreamProxyHeader; origin: ProxyHeaderSource['origin']; hostTlvs?: readonly HostTlv[] | undefined };
   keepalive?: TcpKeepalive;
   timeoutMs?: number;
   /** TLS options beyond the cluster's (ALPN for one use). */
@@ -24,8 +25,8 @@ export interface ProxiedTarget {
 
 export function connectProxied(t: ProxiedTarget): Socket {
   const raw = connect({ host: t.ip, port: t.port, ...(t.timeoutMs !== undefined ? { timeout: t.timeoutMs } : {}) });
-  const { header, origin } = t.proxy;
-  if (origin || header.version === 'v2') raw.write(header.header(origin, () => ownAddresses(raw)));
+  const { header, origin, hostTlvs } = t.proxy;
+  if (origin || header.version === 'v2') raw.write(header.header(origin, () => ownAddresses(raw), hostTlvs));
   // Version 1 without a downstream names the connection's own addresses, known once it connects;
   // this listener comes before anything else written (and before a TLS handshake starts).
   else raw.once('connect', () => raw.write(header.header(undefined, () => ownAddresses(raw))));

@@ -49,9 +49,10 @@ export class TunnelingConfig {
   /**
    * Opens the tunnel to `host`; `established` gets the upstream side (the bytes both ways) once
    * the upstream answered 2xx, `failed` why it was not (a connect failure, a status, a reset).
-   * Returns what to destroy if the downstream goes first.
+   * Returns what to destroy if the downstream goes first. `downstream`: the connection carried,
+   * which a PROXY header to the host names (upstream_proxy_protocol).
    */
-  open(host: Host, entry: AccessLogEntry, events: { established(upstream: Duplex): void; failed(why: string, connectFailure: boolean): void }): { destroy(): void } {
+  open(host: Host, entry: AccessLogEntry, events: { established(upstream: Duplex): void; failed(why: string, connectFailure: boolean): void }, downstream: Socket): { destroy(): void } {
     const hostname = this.hostname.format(entry);
     const extra = this.extraHeaders(entry);
     let settled = false;
@@ -71,7 +72,7 @@ export class TunnelingConfig {
         : { ':method': 'CONNECT', ':authority': hostname, ...extra };
       let tunnel: ReturnType<ReturnType<Host['h2Connection']>['tunnel']>;
       try {
-        tunnel = host.h2Connection(0).tunnel(headers);
+        tunnel = host.h2Connection(0, undefined, { socket: downstream }).tunnel(headers);
       } catch (err) {
         failed((err as Error).message);
         return { destroy: () => undefined };
@@ -105,7 +106,7 @@ export class TunnelingConfig {
         breaker.release('cx');
         failed('the upstream connection closed');
       },
-    });
+    }, true, downstream);
     const headers: OutgoingHttpHeaders = { host: hostname, ...extra };
     const request = httpModule().request({ createConnection: () => socket, method: this.usePost ? 'POST' : 'CONNECT', path: this.usePost ? this.postPath : hostname, headers, setHost: false });
     request.on('error', (err) => failed(err.message));

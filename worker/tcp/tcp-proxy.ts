@@ -273,7 +273,7 @@ export class TcpProxy {
         downstream.destroy();
         release();
       },
-    });
+    }, downstream);
     downstream.on('timeout', () => {
       this.idleTimeout.inc();
       upstream?.destroy();

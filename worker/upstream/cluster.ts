@@ -157,7 +157,7 @@ export class Host extends HostConnectionFigures {
   private proxiedConnect(sni: string | undefined, origin: ProxyHeaderSource['origin'], tlsExtra?: object): (() => Socket) | undefined {
     const header = this.proxyHeader;
     if (!header) return undefined;
-    return () => connectProxied({ ip: this.ip, port: this.port, tls: this.tlsFor(sni), proxy: { header, origin }, ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}), ...(tlsExtra ? { tlsExtra } : {}) });
+    return () => connectProxied({ ip: this.ip, port: this.port, tls: this.tlsFor(sni), proxy: { header, origin, hostTlvs: this.info.proxyTlvs }, ...(this.cluster.tcpKeepalive ? { keepalive: this.cluster.tcpKeepalive } : {}), ...(tlsExtra ? { tlsExtra } : {}) });
   }
 
   private newPool(priority: BreakerPriority, sni: string | undefined, origin: ProxyHeaderSource['origin']): Http1Pool {

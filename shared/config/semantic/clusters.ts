@@ -1,4 +1,4 @@
-import { innerTransportSocket } from '../../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
+import { hostTlvsOf, innerTransportSocket } from '../../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 import { list, obj } from '../access.js';
 import { checkHttp2Options } from '../http2-options.js';
 import { clusterHttp2Options, UPSTREAM_HTTP_OPTIONS } from '../../extensions/upstreams/http/protocol.js';
@@ -99,6 +99,7 @@ export function checkCluster(c: Obj, path: string, errors: ConfigError[]): void 
       if (typeof weight === 'number' && weight > MAX_ENDPOINT_WEIGHT) {
         errors.push(configError('invalid', `${ePath}.load_balancing_weight`, `host weight must be between 1 and ${MAX_ENDPOINT_WEIGHT}, got ${weight}`));
       }
+      hostTlvsOf(ep.metadata, ePath, errors);
       const endpoint = obj(ep.endpoint);
       const hcAddress = obj(endpoint.health_check_config).address;
       if (hcAddress !== undefined) {

@@ -13,7 +13,10 @@ export const extensions: readonly TransportSocketDescriptor[] = [
       [UPSTREAM_PROXY_PROTOCOL]: ['config', 'transport_socket'],
       'envoy.config.core.v3.ProxyProtocolConfig': ['version', 'pass_through_tlvs', 'added_tlvs'],
       'envoy.config.core.v3.TlvEntry': ['type', 'value', 'format_string'],
+      'envoy.config.core.v3.PerHostConfig': ['added_tlvs'],
     },
+    // An endpoint's own TLVs (its metadata's typed_filter_metadata['envoy.transport_sockets.proxy_protocol']).
+    metadataTypeNames: ['envoy.config.core.v3.PerHostConfig'],
     refusalReasons: {
       [`${UPSTREAM_PROXY_PROTOCOL}.allow_unspecified_address`]: 'Envoy does not implement it either (not-implemented-hide)',
       [`${UPSTREAM_PROXY_PROTOCOL}.tlv_as_pool_key`]: 'Envoy does not implement it either (not-implemented-hide); connections are never shared between downstream origins here',

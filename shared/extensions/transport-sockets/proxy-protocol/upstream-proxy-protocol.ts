@@ -47,6 +47,45 @@ export function validateUpstreamProxyProtocol(transportSocket: unknown, path: st
   });
 }
 
+/** Where an endpoint's own TLVs are (LbEndpoint.metadata.typed_filter_metadata), and their type. */
+export const PER_HOST_TLVS_KEY = 'envoy.transport_sockets.proxy_protocol';
+const PER_HOST_CONFIG = 'envoy.config.core.v3.PerHostConfig';
+
+/** One of an endpoint's TLVs as the supervisor sends it to workers: the value in base64. */
+export interface HostTlv {
+  type: number;
+  value: string;
+}
+
+/**
+ * An endpoint's added_tlvs (PerHostConfig in its metadata), which its PROXY headers carry before
+ * the cluster's; undefined when it has none. `path`/`errors` given: what is wrong is reported
+ * (Envoy only warns on each connection, and sends the cluster's TLVs).
+ */
+export function hostTlvsOf(metadata: unknown, path?: string, errors?: ConfigError[]): HostTlv[] | undefined {
+  const typed = obj(obj(metadata).typed_filter_metadata)[PER_HOST_TLVS_KEY];
+  if (typed === undefined) return undefined;
+  const at = `${path}.metadata.typed_filter_metadata['${PER_HOST_TLVS_KEY}']`;
+  const type = obj(typed)['@type'];
+  if (typeof type !== 'string' || typeNameOfUrl(type) !== PER_HOST_CONFIG) {
+    errors?.push(configError('invalid', at, `an endpoint's PROXY protocol TLVs are a ${PER_HOST_CONFIG}, not ${String(type)}`));
+    return undefined;
+  }
+  const out: HostTlv[] = [];
+  list(obj(typed).added_tlvs).forEach((t, i) => {
+    // As Envoy: an endpoint's TLVs are static values only.
+    if (t.format_string !== undefined) errors?.push(configError('unsupported', `${at}.added_tlvs[${i}].format_string`, "an endpoint's TLVs take a value, not a format string (as Envoy's)"));
+    else if (t.value === undefined || t.value === '') errors?.push(configError('invalid', `${at}.added_tlvs[${i}].value`, 'a TLV needs a value'));
+    else out.push({ type: Number(t.type ?? 0) & 0xff, value: String(t.value) });
+  });
+  return out.length ? out : undefined;
+}
+
+/** TLVs in order, the first of each type kept (Envoy skips a type it has already). */
+function firstOfEachType(tlvs: Tlv[], taken = new Set<number>()): Tlv[] {
+  return tlvs.filter((t) => !taken.has(t.type) && (taken.add(t.type), true));
+}
+
 export interface ProxyHeaderSource {
   /** The downstream's origin: its client and the address it connected to, and its TLVs. */
   origin: Pick<ConnectionOrigin, 'remote' | 'local' | 'tlvs'> | undefined;
@@ -67,24 +106,26 @@ export class UpstreamProxyHeader {
     const c = obj(config.config);
     this.version = c.version === 'V2' || c.version === 1 ? 'v2' : 'v1';
     this.passThrough = passThroughOf(c.pass_through_tlvs);
-    this.added = list(c.added_tlvs).map((t) => ({ type: Number(t.type ?? 0) & 0xff, value: Buffer.from(String(t.value ?? ''), 'base64') }));
+    this.added = firstOfEachType(list(c.added_tlvs).map((t) => ({ type: Number(t.type ?? 0) & 0xff, value: Buffer.from(String(t.value ?? ''), 'base64') })));
     this.stats = { tlvsTooLong: stats.counter(`cluster.${clusterName}.upstream.proxyprotocol.v2_tlvs_exceed_max_length`) };
   }
 
   /**
    * The header for a connection on behalf of `origin`'s downstream; without one, `own` gives the
-   * connection's own addresses (known once it connects) for version 1.
+   * connection's own addresses (known once it connects) for version 1. `hostTlvs`: the endpoint's
+   * own (hostTlvsOf), which win over added_tlvs, as both win over what passes through.
    */
-  header(origin: ProxyHeaderSource['origin'], own: () => { local: Endpoint; remote: Endpoint }): Buffer {
+  header(origin: ProxyHeaderSource['origin'], own: () => { local: Endpoint; remote: Endpoint }, hostTlvs?: readonly HostTlv[]): Buffer {
     if (this.version === 'v1') {
       if (origin) return proxyV1Header(origin.remote, origin.local);
       const o = own();
       return proxyV1Header(o.local, o.remote);
     }
     if (!origin) return proxyV2LocalHeader();
-    const addedTypes = new Set(this.added.map((t) => t.type));
+    const added = hostTlvs ? firstOfEachType([...hostTlvs.map((t) => ({ type: t.type, value: Buffer.from(t.value, 'base64') })), ...this.added]) : this.added;
+    const addedTypes = new Set(added.map((t) => t.type));
     const passed = origin.tlvs.filter((t) => !addedTypes.has(t.type) && (this.passThrough === 'all' || this.passThrough.has(t.type)));
-    const tlvs = [...passed, ...this.added];
+    const tlvs = [...passed, ...added];
     const header = proxyV2Header(origin.remote, origin.local, tlvs);
     if (header) return header;
     // As Envoy: TLVs that would not fit are left out, and counted.
