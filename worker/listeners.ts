@@ -4,7 +4,7 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import type { Listener } from '../shared/config/envoy-types.js';
 import { durationMs, typeNameOfUrl } from '../shared/config/wkt.js';
 import { extensionByName, extensionByTypeName } from '../shared/extensions/registry.js';
-import { chainMatchOf, needsInspection, selectChain, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
+import { chainMatchOf, needsInspection, selectChain, usesAddresses, type ChainMatch, type ConnectionFacts } from '../shared/chain-match.js';
 import { connectionEntry, noteInspectedServerName, ResponseFlag } from '../shared/access-log/entry.js';
 import { AccessLogs } from '../shared/access-log/loggers.js';
 import type { ListenerResource } from '../shared/config/resources.js';
@@ -26,7 +26,7 @@ import type { RemoteInfo, Socket as DgramSocket } from 'node:dgram';
 import { DownstreamTls } from './tls/downstream.js';
 import { canonicalText } from '../shared/config/resource-hash.js';
 import type { ConnectionFindings, ListenerFilter } from '../shared/network/listener-filter.js';
-import { localOf, setConnectionOrigin } from '../shared/network/connection-origin.js';
+import { directRemoteOf, localOf, remoteOf, setConnectionOrigin } from '../shared/network/connection-origin.js';
 import { isListenerFilter } from '../shared/extensions/descriptor.js';
 
 /**
@@ -102,6 +102,8 @@ export class ServedListener {
   private readonly defaultChain: Chain | undefined;
   /** The listener filters each connection's first bytes go through, in order. */
   private readonly listenerFilters: (() => ListenerFilter)[];
+  /** Whether a chain matches on the connection's addresses (then they are read for each connection). */
+  private readonly matchesAddresses: boolean;
   private readonly inspectTimeoutMs: number;
   private readonly stats: ListenerStats;
   private readonly noChainMatch: Counter;
@@ -155,6 +157,7 @@ export class ServedListener {
     // The TLS inspector runs where it is configured (its figures and %REQUESTED_SERVER_NAME% are then
     // there, as in Envoy) or where a chain matches on what it reads; its tls_inspector.* exist from the start.
     this.listenerFilters = listenerFiltersOf(config, this.chains);
+    this.matchesAddresses = this.chains.some((c) => usesAddresses(c.match));
     this.inspectTimeoutMs = typeof config.listener_filters_timeout === 'string' ? durationMs(config.listener_filters_timeout) : INSPECT_TIMEOUT_MS;
     this.stats = new ListenerStats(prefix, ctx.workerIndex);
     const { counts, worker } = ctx.clusters.breakers;
@@ -309,6 +312,7 @@ export class ServedListener {
   }
 
   private dispatch(raw: Socket, facts: ConnectionFacts): void {
+    if (this.matchesAddresses) facts.addresses = { local: localOf(raw), remote: remoteOf(raw), directRemote: directRemoteOf(raw) };
     const chain = selectChain(this.chains, facts) ?? this.defaultChain;
     if (!chain) {
       this.noChainMatch.inc();

@@ -67,7 +67,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.listener.v3.AdditionalAddress': ['address'],
   'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],
   'envoy.config.listener.v3.FilterChain': ['filters', 'name', 'metadata', 'transport_socket', 'filter_chain_match'],
-  'envoy.config.listener.v3.FilterChainMatch': ['server_names', 'transport_protocol', 'application_protocols', 'destination_port'],
+  'envoy.config.listener.v3.FilterChainMatch': ['server_names', 'transport_protocol', 'application_protocols', 'destination_port', 'prefix_ranges', 'direct_source_prefix_ranges', 'source_type', 'source_prefix_ranges', 'source_ports'],
   'envoy.config.listener.v3.Filter': ['name', 'typed_config'],
   'envoy.config.listener.v3.ListenerFilter': ['name', 'typed_config'],
   'envoy.config.listener.v3.UdpListenerConfig': [],
@@ -292,11 +292,8 @@ const CORE_HINTS: Readonly<Record<string, string>> = {
   'envoy.config.common.matcher.v3.MatchPredicate.http_request_generic_body_match': 'match on headers; body matching is not implemented',
   'envoy.config.common.matcher.v3.MatchPredicate.http_response_generic_body_match': 'match on headers; body matching is not implemented',
   'envoy.config.bootstrap.v3.RuntimeLayer.rtds_layer': 'RTDS is not supported; use static, disk or admin layers',
-  'envoy.config.listener.v3.FilterChainMatch.prefix_ranges': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
-  'envoy.config.listener.v3.FilterChainMatch.source_prefix_ranges': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
-  'envoy.config.listener.v3.FilterChainMatch.source_ports': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
-  'envoy.config.listener.v3.FilterChainMatch.source_type': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
-  'envoy.config.listener.v3.FilterChainMatch.direct_source_prefix_ranges': 'filter chains match on destination_port, server_names, transport_protocol and application_protocols',
+  'envoy.config.listener.v3.FilterChainMatch.address_suffix': 'Envoy does not implement it either (not-implemented-hide)',
+  'envoy.config.listener.v3.FilterChainMatch.suffix_len': 'Envoy does not implement it either (not-implemented-hide)',
 };
 
 /** The core's reasons; each extension's (its descriptor's `refusalReasons`) are in extension-messages.ts. */

@@ -1,6 +1,6 @@
 import { checkAccessLogs } from '../../access-log/loggers.js';
 import { list, obj } from '../access.js';
-import { chainMatchOf, matchKey } from '../../chain-match.js';
+import { chainMatchOf, cidrOf, matchKeys } from '../../chain-match.js';
 import { addressText, checkLiteralAddress, filterExtension, type Obj } from './common.js';
 import { checkHttpConnectionManager } from './connection-manager.js';
 import { configError, type ConfigError } from '../config-error.js';
@@ -90,11 +90,19 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
   const matches = new Map<string, number>();
   list(l.filter_chains).forEach((c, j) => {
     const match = chainMatchOf(c);
-    const key = matchKey(match);
-    if (matches.has(key)) {
-      errors.push(configError('duplicate', `${path}.filter_chains[${j}]`, `error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${matches.get(key)}])`));
+    const fcm = obj(c.filter_chain_match);
+    for (const field of ['prefix_ranges', 'direct_source_prefix_ranges', 'source_prefix_ranges']) {
+      list(fcm[field]).forEach((r, k) => {
+        const cidr = cidrOf(r);
+        if (typeof cidr === 'string') errors.push(configError('invalid', `${path}.filter_chains[${j}].filter_chain_match.${field}[${k}]`, cidr));
+      });
     }
-    matches.set(key, j);
+    const keys = matchKeys(match);
+    const other = keys.map((k) => matches.get(k)).find((o) => o !== undefined);
+    if (other !== undefined) {
+      errors.push(configError('duplicate', `${path}.filter_chains[${j}]`, `error adding listener '${String(l.name ?? '')}': multiple filter chains with the same matching rules are defined (also filter_chains[${other}])`));
+    }
+    for (const k of keys) if (!matches.has(k)) matches.set(k, j);
     if (match.transportProtocol !== undefined && match.transportProtocol !== 'tls' && match.transportProtocol !== 'raw_buffer') {
       errors.push(configError('invalid', `${path}.filter_chains[${j}].filter_chain_match.transport_protocol`, `'${match.transportProtocol}' is neither 'tls' nor 'raw_buffer'`));
     }
