@@ -32,7 +32,7 @@ export function connectProxied(t: ProxiedTarget): Socket {
   else raw.once('connect', () => raw.write(header.header(undefined, () => ownAddresses(raw))));
   if (t.keepalive) raw.once('connect', () => applyTcpKeepalive(raw, t.keepalive!));
   if (!t.tls) return raw;
-  return t.tls.guard(tlsModule().connect({ socket: raw, host: t.ip, ...t.tls.options, ...t.tlsExtra }));
+  return t.tls.guard(tlsModule().connect({ socket: raw, host: t.ip, ...t.tls.connectOptions(), ...t.tlsExtra }));
 }
 
 function ownAddresses(s: Socket) {

@@ -308,7 +308,7 @@ class Session {
       this.agent = undefined;
       this.agentTls = tls;
     }
-    this.agent ??= this.withProxyHeader(tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 }), tls);
+    this.agent ??= this.withProxyHeader(tls ? new (httpsModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1, maxCachedSessions: tls.maxSessions, ...tls.options }) : new (httpModule().Agent)({ keepAlive: this.checker.reuseConnection, maxSockets: 1 }), tls);
     const { timeoutMs } = this.checker.thresholds;
     return new Promise((resolve) => {
       let done = false;
@@ -367,7 +367,7 @@ class Session {
       const proxy = this.checker.proxyHeaderFor(this.host);
       socket = proxy
         ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined } })
-        : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.options })) : connect(target);
+        : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.connectOptions() })) : connect(target);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);

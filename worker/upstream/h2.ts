@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { followHttp2Stream, type Http2CodecStats } from '../../shared/stats/codec-stats.js';
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
-import { http2Module } from '../../shared/builtins.js';
+import { http2Module, tlsModule } from '../../shared/builtins.js';
 import type { Readable } from 'node:stream';
 import { CONNECT_TIMEOUT, connectTimeoutError, type UpstreamController, type UpstreamHandler } from './upstream-handler.js';
 import type { Http2Tuning } from '../../shared/config/http2-options.js';
@@ -131,15 +131,21 @@ export class H2Connection {
     this.open(socket, connectMs);
   }
 
+  /** A TLS connection for a session (ALPN h2), resuming a session its context kept. */
+  private tlsConnection(tls: UpstreamTls): Socket {
+    const url = new URL(`https://${this.target.authority}`);
+    return tls.guard(tlsModule().connect({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port), ...tls.connectOptions(), ALPNProtocols: ['h2'] }));
+  }
+
   private open(adopted?: Socket, adoptedConnectMs = 0): Session {
     const tls = this.target.tls;
     const tuning = this.target.tuning;
     const options = tuning ? { settings: tuning.settings } : {};
     const { connect } = http2Module();
-    const made = adopted ?? this.target.connect?.();
+    const made = adopted ?? this.target.connect?.() ?? (tls ? this.tlsConnection(tls) : undefined);
     const session = made
       ? connect(`${tls ? 'https' : 'http'}://${this.target.authority}`, { ...options, createConnection: () => made })
-      : tls ? tls.guard(connect(`https://${this.target.authority}`, { ...tls.options, ...options })) : connect(`http://${this.target.authority}`, options);
+      : connect(`http://${this.target.authority}`, options);
     const entry: Session = { session, connected: false, error: undefined, active: 0, streams: 0, idle: undefined, draining: false };
     this.sessions.push(entry);
     if (adopted) this.observer.connectionAdopted?.();

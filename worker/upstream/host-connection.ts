@@ -34,7 +34,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents, final = 
   const socket = proxy
     ? connectProxied({ ip: host.ip, port: host.port, tls, proxy: { header: proxy, origin: downstreamOrigin(downstream), hostTlvs: host.info.proxyTlvs }, timeoutMs: cluster.connectTimeoutMs, ...(cluster.autoHttp && !final ? { tlsExtra: HTTP1_ONLY } : {}) })
     : tls
-    ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.options, ...(cluster.autoHttp && !final ? HTTP1_ONLY : {}) }))
+    ? tls.guard(tlsModule().connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs, ...tls.connectOptions(), ...(cluster.autoHttp && !final ? HTTP1_ONLY : {}) }))
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();
   const keepalive = cluster.tcpKeepalive;

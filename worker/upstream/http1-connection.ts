@@ -105,7 +105,7 @@ export class Http1Connection implements Deadlined {
     const tls = target.tls;
     // auto_config: what it speaks is known once ALPN has said (opened()).
     observer.connectionStarted?.(target.auto ? undefined : 'http1');
-    this.socket = target.connect ? target.connect() : tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.options })) : netConnect({ host: target.ip, port: target.port });
+    this.socket = target.connect ? target.connect() : tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.connectOptions() })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
     const keepalive = target.keepalive;
     if (keepalive) this.socket.once('connect', () => applyTcpKeepalive(this.socket, keepalive));

@@ -60,6 +60,8 @@ export interface TlsContext {
   ecdhCurve: string | undefined;
   /** Downstream session resumption (./session-resumption.ts). */
   resumption?: SessionResumption;
+  /** Upstream: how many sessions to keep for resumption (max_session_keys; 1 unless configured, 0: none). */
+  maxSessionKeys?: number;
   /** The secrets from SDS it is made of (./secrets.ts dynamicSecretKey), if any. */
   secrets?: string[];
   /**
@@ -203,6 +205,7 @@ export function loadTlsContext(
     maxVersion: VERSIONS[String(params.tls_maximum_protocol_version)] ?? 'TLSv1.3',
     ciphers: ciphers.length ? ciphers.join(':') : undefined,
     ecdhCurve: curves.length ? curves.join(':') : undefined,
+    ...(side === 'upstream' ? { maxSessionKeys: config.max_session_keys === undefined ? 1 : Number(typeof config.max_session_keys === 'object' ? obj(config.max_session_keys).value : config.max_session_keys) } : {}),
     ...(side === 'downstream' ? { resumption: sessionResumptionOf({ ...config, ...(parts.ticketKeys ? { session_ticket_keys: parts.ticketKeys } : {}) }, path, errors, read) } : {}),
     ...(use.keys.length ? { secrets: [...new Set(use.keys)] } : {}),
     ...(waiting ? { notReady: [...new Set(use.notReady)] } : {}),

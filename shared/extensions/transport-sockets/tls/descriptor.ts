@@ -47,7 +47,7 @@ export const extensions: readonly TransportSocketDescriptor[] = [
     description: 'TLS to upstream hosts: SNI, CA and SAN verification, client certificates',
     deprecatedNames: ['tls'],
     tls: true,
-    fields: { [UPSTREAM_TLS]: ['common_tls_context', 'sni'], ...COMMON },
+    fields: { [UPSTREAM_TLS]: ['common_tls_context', 'sni', 'max_session_keys'], ...COMMON },
     refusalReasons: REFUSED,
   },
 ];

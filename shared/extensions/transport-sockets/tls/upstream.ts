@@ -18,7 +18,15 @@ export const SECRETS_NOT_READY = 'TLS error: Secret is not supplied by SDS';
  * the cluster's own protocol.
  */
 export class UpstreamTls {
+  /** The options every connection is made with (connectOptions adds a session to resume). */
   readonly options: ConnectionOptions;
+  /** max_session_keys: how many sessions are kept to resume (0: none). */
+  readonly maxSessions: number;
+  /**
+   * Sessions from this context's handshakes, newest first, as Envoy's client context keeps them
+   * (for every host of the cluster; a server that does not know one does a full handshake).
+   */
+  private readonly sessions: { session: Buffer; singleUse: boolean }[] = [];
   readonly stats: SslStats;
   private readonly statPrefix: string;
   /** Counted when a connection finds the context's SDS secrets not there yet. */
@@ -27,6 +35,7 @@ export class UpstreamTls {
   /** `protocol`: the cluster's, for ALPN when the context names none (`auto`: auto_config, h2 then http/1.1). */
   constructor(context: TlsContext, clusterName: string, protocol: boolean | 'auto') {
     const verifySan = compileSanMatchers(context.sanMatchers);
+    this.maxSessions = context.maxSessionKeys ?? 1;
     this.statPrefix = `cluster.${clusterName}.`;
     this.stats = sslStats(this.statPrefix);
     const ready = tlsReady(context);
@@ -56,7 +65,27 @@ export class UpstreamTls {
       this.notReady.secretsNotReady.inc();
       process.nextTick(() => connection.destroy(Object.assign(new Error(SECRETS_NOT_READY), { code: SECRETS_NOT_READY_CODE })));
     }
+    if (this.maxSessions > 0 && connection instanceof tlsModule().TLSSocket) this.keepSessions(connection);
     return connection;
+  }
+
+  /**
+   * The options for one new connection: these, with the newest session kept to resume. A TLS 1.3
+   * session is used once (its ticket is single-use), as Envoy's client context does.
+   */
+  connectOptions(): ConnectionOptions {
+    const kept = this.sessions[0];
+    if (!kept) return this.options;
+    if (kept.singleUse) this.sessions.shift();
+    return { ...this.options, session: kept.session };
+  }
+
+  /** The sessions (TLS 1.2) and tickets (TLS 1.3) a connection's server gives, newest first, at most maxSessions. */
+  private keepSessions(socket: TLSSocket): void {
+    socket.on('session', (session: Buffer) => {
+      this.sessions.unshift({ session, singleUse: socket.getProtocol() === 'TLSv1.3' });
+      if (this.sessions.length > this.maxSessions) this.sessions.length = this.maxSessions;
+    });
   }
 
   /** forServerName's variants, by name and what they do with it. */
