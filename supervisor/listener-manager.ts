@@ -16,7 +16,7 @@ import type { BucketRegion } from './ratelimit/bucket-region.js';
 import { ListenerDrains, withoutChains } from './listener-drains.js';
 import { ListenerSlots } from './listener-slots.js';
 import { ListenerBindError, socketHandOverAddress, type ListenSocket, type ListenSockets } from './listen-sockets.js';
-import { openAccessLogs, socketFor, type Released } from './listener-socket-choice.js';
+import { openAccessLogs, socketsFor, type Released } from './listener-socket-choice.js';
 import { luaLoadErrors } from '../shared/lua/load-check.js';
 import { errorText, type ConfigError } from '../shared/config/config-error.js';
 import type { Listener } from '../shared/config/envoy-types.js';
@@ -228,8 +228,9 @@ export class ListenerManager {
         continue;
       }
       let socket: ListenSocket;
+      let additional: ListenerResource['additional'];
       try {
-        socket = await socketFor(this.sockets, config, name, [current, warming], released, out.openedSockets);
+        ({ socket, additional } = await socketsFor(this.sockets, config, name, [current, warming], released, out.openedSockets));
       } catch (err) {
         if (!(err instanceof ListenerBindError)) throw err;
         refuse(name, name, [err.message], config);
@@ -245,9 +246,9 @@ export class ListenerManager {
         continue;
       }
       this.failures.delete(name);
-      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots, connectionSlot };
+      const resource: ListenerResource = { name, config, addedViaApi: true, versionInfo, lastUpdatedMs: nowMs, socketId: socket.id, address: socket.address, ...(additional ? { additional } : {}), trafficDirection: direction, tls: chainTls, stopped: false, bucketSlots, connectionSlot };
       (current || warming ? this.modified : this.added).inc();
-      if (warming) this.dropWarming(name, released, socket.id);
+      if (warming) this.dropWarming(name, released, socketIdsOf(resource));
       countSdsBuilds(resource);
       // Once the workers serve, a listener whose route tables or secrets have not come yet warms until they do.
       const missing = this.workersStarted ? this.waitingFor(resource) : [];
@@ -314,7 +315,7 @@ export class ListenerManager {
 
   /** `resource` serves from now on; the version it replaces drains (only its changed filter chains, in place). */
   private activate(resource: ListenerResource, current: ListenerResource | undefined, released: Released[], out: ListenerChanges, nowMs: number): void {
-    const inPlace = current !== undefined && !current.stopped && current.socketId === resource.socketId && withoutChains(current.config) === withoutChains(resource.config);
+    const inPlace = current !== undefined && !current.stopped && socketIdsOf(current).join() === socketIdsOf(resource).join() && withoutChains(current.config) === withoutChains(resource.config);
     if (current && !current.stopped && this.workersStarted) {
       if (inPlace) this.drains.chains(current, resource.config);
       else this.drains.listener(current, nowMs);
@@ -326,22 +327,24 @@ export class ListenerManager {
     log.info(`lds: listener '${resource.name}' ${current ? (inPlace ? 'updated in place (filter chains)' : 'modified') : 'added'} on ${resource.address}`);
   }
 
-  /** A warming version goes; its socket too, unless `keep` (the version replacing it took it) or another listener uses it. */
-  private dropWarming(name: string, released: Released[], keep?: number): void {
+  /** A warming version goes; its sockets too, but those in `keep` (the version replacing it took them) or another listener uses. */
+  private dropWarming(name: string, released: Released[], keep: readonly number[] = []): void {
     const warming = this.warmingByName.get(name);
     if (!warming) return;
     this.warmingByName.delete(name);
-    if (warming.socketId !== keep) this.release(warming, released);
+    this.release(warming, released, keep);
   }
 
-  /** A socket that `resource` had is left for this update's other listeners, if no listener uses it. */
-  private release(resource: ListenerResource, released: Released[]): void {
-    const socket = this.sockets.open.get(resource.socketId);
-    if (socket && !this.inUse(socket.id) && !released.some((r) => r.socket === socket)) released.push({ socket, by: resource.name });
+  /** The sockets that `resource` had (but `keep`) are left for this update's other listeners, if no listener uses them. */
+  private release(resource: ListenerResource, released: Released[], keep: readonly number[] = []): void {
+    for (const id of socketIdsOf(resource)) {
+      const socket = keep.includes(id) ? undefined : this.sockets.open.get(id);
+      if (socket && !this.inUse(socket.id) && !released.some((r) => r.socket === socket)) released.push({ socket, by: resource.name });
+    }
   }
 
   private inUse(socketId: number): boolean {
-    return [...this.byName.values()].some((l) => socketIdsOf(l).includes(socketId) && !l.stopped) || [...this.warmingByName.values()].some((l) => l.socketId === socketId);
+    return [...this.byName.values()].some((l) => socketIdsOf(l).includes(socketId) && !l.stopped) || [...this.warmingByName.values()].some((l) => socketIdsOf(l).includes(socketId));
   }
 
   /** A released socket that no listener took is closed. */
@@ -353,15 +356,18 @@ export class ListenerManager {
     }
   }
 
-  /** A listener may not take an address another listener (of another name) serves. */
+  /** A listener may not take an address (its own or an additional one) another listener (of another name) serves. */
   private checkAddress(config: JsonObject, name: string): string[] {
-    const key = sharedAddressKey(config);
-    if (key === undefined) return [];
-    // Another listener's address as configured, or as bound (one configured on port 0 has a real port too).
-    const taken = (l: ListenerResource) => [sharedAddressKey(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : isUdpListener(l.config) ? `udp:${l.address}` : l.address];
+    const keys = addressKeysOf(config);
+    if (keys.length === 0) return [];
+    // Another listener's addresses as configured, or as bound (one configured on port 0 has a real port too).
+    const taken = (l: ListenerResource) => [...addressKeysOf(l.config), obj(l.config.address).pipe ? `unix:${l.address}` : isUdpListener(l.config) ? `udp:${l.address}` : l.address, ...(l.additional?.addresses ?? [])];
     const others = [...[...this.byName.values()].filter((l) => !l.stopped), ...this.warmingByName.values()];
-    const other = others.find((l) => l.name !== name && taken(l).includes(key));
-    return other ? [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`] : [];
+    for (const key of keys) {
+      const other = others.find((l) => l.name !== name && taken(l).includes(key));
+      if (other) return [`error adding listener '${name}': address '${key}' is already used by listener '${other.name}'`];
+    }
+    return [];
   }
 
   /**
@@ -413,4 +419,10 @@ export class ListenerManager {
     this.active.set([...this.byName.values()].filter((l) => !l.stopped).length);
     this.warming.set(this.warmingByName.size);
   }
+}
+
+/** The addresses a listener takes for itself (its own, then its additional ones), as sharedAddressKey writes them. */
+function addressKeysOf(config: Listener): string[] {
+  const all = [config.address, ...list(config.additional_addresses).map((a) => obj(a).address)];
+  return all.map((address) => sharedAddressKey({ ...config, address } as Listener)).filter((k): k is string => k !== undefined);
 }

@@ -75,8 +75,7 @@ export function checkListener(l: Obj, path: string, clusters: Set<string>, error
   else checkLiteralAddress(l.address, `${path}.address`, errors, true);
   list(l.additional_addresses).forEach((a, j) => {
     const aPath = `${path}.additional_addresses[${j}]`;
-    if (dynamic) errors.push(configError('unsupported', aPath, 'additional addresses are bound for bootstrap listeners only; a listener from LDS listens on its address'));
-    else if (isUdpListener(l) || obj(obj(a.address).socket_address).protocol === 'UDP') errors.push(configError('unsupported', aPath, 'additional addresses are for TCP listeners'));
+    if (isUdpListener(l) || obj(obj(a.address).socket_address).protocol === 'UDP') errors.push(configError('unsupported', aPath, 'additional addresses are for TCP listeners'));
     else if (a.address === undefined) errors.push(configError('missing', `${aPath}.address`, 'an additional address needs an address'));
     else checkLiteralAddress(a.address, `${aPath}.address`, errors);
   });
