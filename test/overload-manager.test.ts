@@ -63,12 +63,18 @@ describe('the overload manager', () => {
         { name: 'envoy.overload_actions.stop_accepting_requests', triggers: [{ name: 'envoy.resource_monitors.nothing', threshold: { value: 0.9 } }] },
         { name: 'envoy.overload_actions.disable_http_keepalive', triggers: [{ name: 'envoy.resource_monitors.fixed_heap', scaled: { scaling_threshold: 0.9, saturation_threshold: 0.8 } }] },
         { name: 'envoy.overload_actions.reduce_timeouts', triggers: threshold(0.9) },
+        { name: 'envoy.overload_actions.reset_high_memory_stream', triggers: threshold(0.9) },
+        { name: 'envoy.overload_actions.stop_accepting_connections', triggers: threshold(0.9), typed_config: { '@type': 'type.googleapis.com/envoy.config.overload.v3.ScaleTimersOverloadActionConfig', timer_scale_factors: [{ timer: 'HTTP_DOWNSTREAM_STREAM_IDLE', min_scale: { value: 10 } }] } },
+        { name: 'envoy.overload_actions.no_such_action', triggers: threshold(0.9) },
       ],
     };
     assert.deepEqual(loadErrors(doc).map((e) => [e.code, e.detail.split(':')[0]]), [
       ['unknown_reference', 'Unknown trigger resource envoy.resource_monitors.nothing for overload action envoy.overload_actions.stop_accepting_requests'],
       ['invalid', 'scaling_threshold must be less than saturation_threshold'],
-      ['unsupported', 'envoy.overload_actions.reduce_timeouts'],
+      ['missing', 'envoy.overload_actions.reduce_timeouts needs a envoy.config.overload.v3.ScaleTimersOverloadActionConfig'],
+      ['unsupported', 'envoy.overload_actions.reset_high_memory_stream'],
+      ['invalid', 'Overload action "envoy.overload_actions.stop_accepting_connections" has an unexpected value for the typed_config field'],
+      ['unsupported', 'Unknown Overload Manager Action envoy.overload_actions.no_such_action (this proxy takes envoy.overload_actions.stop_accepting_requests, envoy.overload_actions.disable_http_keepalive, envoy.overload_actions.shrink_heap, envoy.overload_actions.stop_accepting_connections, envoy.overload_actions.reject_incoming_connections, envoy.overload_actions.reduce_timeouts)'],
     ]);
   });
 });

@@ -8,7 +8,8 @@ import { stats } from '../shared/stats/process.js';
 import { ServedListener, type ListenerContext } from './listeners.js';
 import { working } from '../shared/idle-housekeeping.js';
 import { listenerStatPrefix } from '../shared/stats/scopes.js';
-import { acceptBounded, maxAcceptsPerEvent } from './bounded-accept.js';
+import { acceptBounded, maxAcceptsPerEvent, type PausableAccept } from './bounded-accept.js';
+import { onStopAccepting, overload } from './overload.js';
 
 /**
  * Every listener a worker serves, and the listening sockets they accept on. A socket is served
@@ -19,6 +20,7 @@ import { acceptBounded, maxAcceptsPerEvent } from './bounded-accept.js';
  */
 
 const log = getLogger('main', import.meta.url);
+const ACTION_NAME = 'envoy.overload_actions.stop_accepting_connections';
 
 export class ListenerSet {
   /** What serves each socket: a net.Server accepting on each descriptor this worker has of it (a UDP listener's: a datagram socket reading it). */
@@ -31,22 +33,39 @@ export class ListenerSet {
   private readonly createSuccess = stats.counter('listener_manager.listener_create_success');
   private readonly createFailure = stats.counter('listener_manager.listener_create_failure');
 
+  /** The sockets that stop_accepting_connections pauses, by socket id. */
+  private readonly pausable = new Map<number, PausableAccept[]>();
+
   private readonly ctx: ListenerContext;
 
   constructor(
     private readonly inbox: SocketInbox,
     ctx: Omit<ListenerContext, 'totalConnections'>,
   ) {
-    this.ctx = { ...ctx, totalConnections: () => this.totalConnections() };
+    this.ctx = { ...ctx, totalConnections: (all) => this.totalConnections(all) };
+    if (overload.pausesAccepting) onStopAccepting((stop) => this.pauseAccepting(stop));
   }
 
-  /** Every listener's open connections, in every worker (overload.global_downstream_max_connections): each name counts once. */
-  private totalConnections(): number {
+  /**
+   * Every listener's open connections, in every worker (the global connection limit): each name
+   * counts once; `all` false leaves out listeners with ignore_global_conn_limit (the overload
+   * manager's monitor counts only those it limits, as Envoy's).
+   */
+  private totalConnections(all: boolean): number {
     const names = new Map<string, ServedListener>();
-    for (const l of [...this.draining, ...this.active.values()]) names.set(l.name, l);
+    for (const l of [...this.draining, ...this.active.values()]) if (all || !l.ignoresGlobalLimit) names.set(l.name, l);
     let total = 0;
     for (const l of names.values()) total += l.openConnectionCount();
     return total;
+  }
+
+  /** stop_accepting_connections: every socket of a listener not bypassing the overload manager stops accepting (or starts again). */
+  private pauseAccepting(stop: boolean): void {
+    for (const [id, acceptors] of this.pausable) {
+      const paused = stop && !this.owners.get(id)?.bypassesOverload;
+      for (const a of acceptors) a.pause(paused);
+    }
+    log.info(`${stop ? 'stopped' : 'started again'} accepting connections (${ACTION_NAME})`);
   }
 
   get size(): number {
@@ -112,6 +131,7 @@ export class ListenerSet {
       for (const id of ids) {
         for (const server of this.servers.get(id) ?? []) server.close();
         this.servers.delete(id);
+        this.pausable.delete(id);
         this.owners.delete(id);
         this.inbox.discard(id);
       }
@@ -129,6 +149,7 @@ export class ListenerSet {
         for (const id of socketIdsOf(listener.resource)) {
           for (const server of this.servers.get(id) ?? []) server.close();
           this.servers.delete(id);
+          this.pausable.delete(id);
           this.owners.delete(id);
         }
       }
@@ -139,6 +160,7 @@ export class ListenerSet {
   close(): Promise<void> {
     for (const servers of this.servers.values()) for (const server of servers) server.close();
     this.servers.clear();
+    this.pausable.clear();
     return Promise.all([...this.active.values(), ...this.draining].map((l) => l.close())).then(() => undefined);
   }
 
@@ -163,8 +185,13 @@ export class ListenerSet {
           continue;
         }
         const max = maxAcceptsPerEvent(listener.resource.config);
-        if (max !== undefined) {
-          servers.push(acceptBounded(fd, max, listenerStatPrefix(listener.resource.address, listener.resource.config.stat_prefix), (socket) => this.dispatch(id, socket)));
+        if (max !== undefined || overload.pausesAccepting) {
+          const acceptor = acceptBounded(fd, max, listenerStatPrefix(listener.resource.address, listener.resource.config.stat_prefix), (socket) => this.dispatch(id, socket));
+          servers.push(acceptor);
+          if (overload.pausesAccepting) {
+            this.pausable.set(id, [...(this.pausable.get(id) ?? []), acceptor]);
+            if (overload.stopAccepting && !listener.bypassesOverload) acceptor.pause(true);
+          }
           continue;
         }
         const server = createServer({ pauseOnConnect: true }, (socket) => this.dispatch(id, socket));

@@ -14,6 +14,9 @@ import { stats } from '../shared/stats/process.js';
 import { bufferLimitOf } from '../shared/config/buffer-limit.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
 import { runtimeValue } from '../shared/runtime.js';
+import { getLogger } from '../shared/log/logger.js';
+import { overload } from './overload.js';
+import { GLOBAL_CONNECTIONS_MONITOR } from '../shared/overload/config.js';
 import { listenerCountKey, type BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import type { Counter } from '../shared/stats/store.js';
 import { HttpConnectionManager } from './http/connection-manager.js';
@@ -58,6 +61,13 @@ interface Chain {
 /** Envoy's listener_filters_timeout default: how long the ClientHello may take to arrive. */
 const INSPECT_TIMEOUT_MS = 15_000;
 const GLOBAL_LIMIT_KEY = 'overload.global_downstream_max_connections';
+let warnedBothLimits = false;
+/** As Envoy: both set, the overload manager's monitor is the limit (said once). */
+function warnBothLimitsOnce(): void {
+  if (warnedBothLimits) return;
+  warnedBothLimits = true;
+  getLogger('main', import.meta.url).warn(`Global downstream connections limits is configured via deprecated runtime key ${GLOBAL_LIMIT_KEY} and in ${GLOBAL_CONNECTIONS_MONITOR}. Using overload manager config.`);
+}
 const TLS_INSPECTOR = 'envoy.filters.listener.tls_inspector';
 const PLAINTEXT: ConnectionFindings = { serverName: undefined, transportProtocol: 'raw_buffer', applicationProtocols: [] };
 
@@ -72,8 +82,8 @@ function terminalFilter(chain: Obj): { name: string; config: Obj } {
 /** What a listener needs of its worker: the connection managers' context, and the worker's index (per-worker stats). */
 export type ListenerContext = Omit<ConnectionManagerContext, 'trafficDirection'> & {
   workerIndex?: number;
-  /** Every listener's open connections in the tree. */
-  totalConnections: () => number;
+  /** Every listener's open connections in the tree; `all` false: of those the global limit counts (not ignore_global_conn_limit). */
+  totalConnections: (all: boolean) => number;
 };
 
 /**
@@ -117,8 +127,13 @@ export class ServedListener {
   private readonly limitKey: string;
   private readonly cxOverflow: Counter;
   private globalCxOverflow: Counter | undefined;
+  private overloadReject: Counter | undefined;
   private readonly statPrefix: string;
-  private readonly totalConnections: () => number;
+  private readonly totalConnections: (all: boolean) => number;
+  /** bypass_overload_manager: no overload action touches its connections (nor does the monitor's global limit). */
+  readonly bypassesOverload: boolean;
+  /** Its connections are not counted by the overload manager's global limit (ignore_global_conn_limit, or bypass_overload_manager). */
+  readonly ignoresGlobalLimit: boolean;
 
   /** `previous`: the version this one replaces in place; its chains that are unchanged carry over. */
   constructor(
@@ -142,7 +157,7 @@ export class ServedListener {
       const context = resource.tls[key];
       const drain = ctx.drain.child();
       const filter: TerminalFilter =
-        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters, bufferLimitOf(config)) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection, bufferLimit: bufferLimitOf(config), listenerStatPrefix: prefix });
+        name === 'envoy.filters.network.tcp_proxy' ? new TcpProxy(filterConfig, ctx.clusters, bufferLimitOf(config)) : new HttpConnectionManager(filterConfig, { ...ctx, drain, trafficDirection: resource.trafficDirection, bufferLimit: bufferLimitOf(config), listenerStatPrefix: prefix, bypassOverload: config.bypass_overload_manager === true });
       return {
         json,
         match: chainMatchOf(chain),
@@ -168,6 +183,8 @@ export class ServedListener {
     this.cxOverflow = stats.counter(`${prefix}downstream_cx_overflow`);
     this.statPrefix = prefix;
     this.totalConnections = ctx.totalConnections;
+    this.bypassesOverload = config.bypass_overload_manager === true;
+    this.ignoresGlobalLimit = config.ignore_global_conn_limit === true || this.bypassesOverload;
     this.noChainMatch = stats.counter(`${prefix}no_filter_chain_match`);
     this.accessLogs = AccessLogs.from(config.access_log);
     this.inspectTimeout = stats.counter(`${prefix}downstream_pre_cx_timeout`);
@@ -207,22 +224,46 @@ export class ServedListener {
   }
 
   /**
-   * A connection its listening socket accepted (paused). Past the runtime's
-   * `envoy.resource_limits.listener.<name>.connection_limit` (open connections of every worker),
-   * it is closed at once and counted in `downstream_cx_overflow`, as Envoy's listener does.
+   * The global connection limit is reached (ignore_global_conn_limit: never for this listener). A
+   * listener bypassing the overload manager is not limited by its monitor, only by the runtime key.
+   */
+  private overGlobalLimit(): boolean {
+    if (this.resource.config.ignore_global_conn_limit === true) return false;
+    const monitor = this.bypassesOverload ? undefined : overload.maxGlobalConnections;
+    if (monitor !== undefined) {
+      if (runtimeValue(GLOBAL_LIMIT_KEY) !== undefined) warnBothLimitsOnce();
+      return this.totalConnections(false) >= monitor;
+    }
+    const limit = runtimeValue(GLOBAL_LIMIT_KEY);
+    return limit !== undefined && /^\d+$/.test(limit) && this.totalConnections(true) >= Number(limit);
+  }
+
+  /**
+   * A connection its listening socket accepted (paused), closed at once, as Envoy's listener does
+   * in this order: past the global connection limit (the overload manager's
+   * global_downstream_max_connections monitor, else the runtime's
+   * `overload.global_downstream_max_connections`; every listener, every worker):
+   * `downstream_global_cx_overflow`; among those reject_incoming_connections refuses:
+   * `downstream_cx_overload_reject`; past the runtime's
+   * `envoy.resource_limits.listener.<name>.connection_limit` (its open connections in every
+   * worker): `downstream_cx_overflow`.
    */
   onConnection(raw: Socket): void {
+    if (this.overGlobalLimit()) {
+      (this.globalCxOverflow ??= stats.counter(`${this.statPrefix}downstream_global_cx_overflow`)).inc();
+      raw.destroy();
+      return;
+    }
+    const reject = this.bypassesOverload ? 0 : overload.rejectFraction;
+    if (reject > 0 && (reject >= 1 || Math.random() < reject)) {
+      (this.overloadReject ??= stats.counter(`${this.statPrefix}downstream_cx_overload_reject`)).inc();
+      raw.destroy();
+      return;
+    }
     const { counts, base, worker } = this.openConnections;
     const limit = runtimeValue(this.limitKey);
     if (limit !== undefined && /^\d+$/.test(limit) && counts.total(base) >= Number(limit)) {
       this.cxOverflow.inc();
-      raw.destroy();
-      return;
-    }
-    // As Envoy's listener: past the runtime's overload.global_downstream_max_connections (every listener, every worker), closed at once.
-    const globalLimit = runtimeValue(GLOBAL_LIMIT_KEY);
-    if (globalLimit !== undefined && /^\d+$/.test(globalLimit) && this.totalConnections() >= Number(globalLimit)) {
-      (this.globalCxOverflow ??= stats.counter(`${this.statPrefix}downstream_global_cx_overflow`)).inc();
       raw.destroy();
       return;
     }

@@ -3145,10 +3145,24 @@ export declare namespace envoy {
       }
     }
     export namespace resource_monitors {
+      export namespace downstream_connections {
+        export namespace v3 {
+          export interface DownstreamConnectionsConfig {
+            max_active_downstream_connections?: number | string;
+          }
+        }
+      }
       export namespace fixed_heap {
         export namespace v3 {
           export interface FixedHeapConfig {
             max_heap_size_bytes?: number | string;
+          }
+        }
+      }
+      export namespace injected_resource {
+        export namespace v3 {
+          export interface InjectedResourceConfig {
+            filename?: string;
           }
         }
       }

@@ -78,6 +78,8 @@ export const schemaFiles = [
   'envoy/extensions/load_balancing_policies/cluster_provided/v3/cluster_provided.proto',
   'envoy/extensions/network/dns_resolver/cares/v3/cares_dns_resolver.proto',
   'envoy/extensions/resource_monitors/fixed_heap/v3/fixed_heap.proto',
+  'envoy/extensions/resource_monitors/injected_resource/v3/injected_resource.proto',
+  'envoy/extensions/resource_monitors/downstream_connections/v3/downstream_connections.proto',
   'envoy/admin/v3/config_dump.proto',
   'envoy/admin/v3/server_info.proto',
   'envoy/admin/v3/clusters.proto',

@@ -21,7 +21,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   ],
   'envoy.config.overload.v3.OverloadManager': ['refresh_interval', 'resource_monitors', 'actions'],
   'envoy.config.overload.v3.ResourceMonitor': ['name', 'typed_config'],
-  'envoy.config.overload.v3.OverloadAction': ['name', 'triggers'],
+  'envoy.config.overload.v3.OverloadAction': ['name', 'triggers', 'typed_config'],
   'envoy.config.overload.v3.Trigger': ['name', 'threshold', 'scaled'],
   'envoy.config.overload.v3.ThresholdTrigger': ['value'],
   'envoy.config.overload.v3.ScaledTrigger': ['scaling_threshold', 'saturation_threshold'],
@@ -62,7 +62,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.listener.v3.Listener': [
     'name', 'address', 'stat_prefix', 'filter_chains', 'default_filter_chain', 'metadata', 'traffic_direction', 'tcp_backlog_size',
     'listener_filters', 'udp_listener_config', 'listener_filters_timeout', 'access_log', 'freebind', 'socket_options', 'enable_reuse_port', 'reuse_port',
-    'per_connection_buffer_limit_bytes', 'max_connections_to_accept_per_socket_event', 'additional_addresses',
+    'per_connection_buffer_limit_bytes', 'max_connections_to_accept_per_socket_event', 'additional_addresses', 'ignore_global_conn_limit', 'bypass_overload_manager',
   ],
   'envoy.config.listener.v3.AdditionalAddress': ['address'],
   'envoy.config.core.v3.SocketOption': ['description', 'level', 'name', 'int_value', 'buf_value', 'state'],

@@ -17,6 +17,7 @@ import * as statSinkFolders from './stat-sinks/index.js';
 import * as tracerFolders from './tracers/index.js';
 import { RETRY_EXTENSIONS } from './retry/lookup.js';
 import { configError, type ConfigError } from '../config/config-error.js';
+import { SCALE_TIMERS } from '../overload/config.js';
 
 /**
  * Every extension this proxy implements, found by Envoy's names and v3 config types. A
@@ -49,6 +50,8 @@ const byTypeName = new Map(EXTENSIONS.flatMap((e) => [[e.typeName, e] as const, 
 /** What extensions read from typed metadata, by message (typed_filter_metadata's Anys). */
 const metadataTypes = new Set(EXTENSIONS.flatMap((e) => e.metadataTypeNames ?? []));
 const IN_TYPED_METADATA = /\.typed_filter_metadata\[/;
+/** Anys the core reads where they are, not extensions: reduce_timeouts' configuration (shared/overload/config.ts). */
+const CORE_TYPES: readonly { typeName: string; path: RegExp }[] = [{ typeName: SCALE_TIMERS, path: /^overload_manager\.actions\[\d+\]\.typed_config$/ }];
 /** typed_per_filter_config's wrapper (`disabled`, `is_optional`, and the filter's own `config`). */
 const FILTER_CONFIG = 'envoy.config.route.v3.FilterConfig';
 const byName = new Map(EXTENSIONS.flatMap((e) => [e.name, ...e.deprecatedNames].map((n) => [n, e] as const)));
@@ -101,6 +104,7 @@ export function checkAnyUses(anys: AnyUse[], disabled: Set<Extension>, errors: C
     if (unread.some((p) => any.path === p || any.path.startsWith(`${p}.`))) continue;
     const ext = byTypeName.get(any.typeName);
     if (!ext && metadataTypes.has(any.typeName) && IN_TYPED_METADATA.test(any.path)) continue;
+    if (!ext && CORE_TYPES.some((t) => t.typeName === any.typeName && t.path.test(any.path))) continue;
     if (!ext) {
       // A load-balancing policy this proxy does not implement is passed over for the next (shared/extensions/load-balancing-policies/lookup.ts).
       if (POLICY_CONFIG_PATH.test(any.path)) continue;

@@ -129,10 +129,30 @@ static napi_value accept_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* acceptPause(handle, paused): stops (or starts again) accepting, the socket staying open: what
+ * comes meanwhile waits in the kernel's backlog, as Envoy's disabled listener leaves it
+ * (the stop_accepting_connections overload action). */
+static napi_value accept_pause(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  void *p = NULL;
+  napi_valuetype t;
+  bool paused = false;
+  if (argc >= 2 && napi_typeof(env, argv[0], &t) == napi_ok && t == napi_external) napi_get_value_external(env, argv[0], &p);
+  acceptor_t *a = (acceptor_t *)p;
+  if (!a || a->magic != ACCEPT_MAGIC || napi_get_value_bool(env, argv[1], &paused) != napi_ok) return throw_type(env, "acceptPause(handle, paused)");
+  if (a->closing) return NULL;
+  if (paused) uv_poll_stop(&a->poll);
+  else uv_poll_start(&a->poll, UV_READABLE, on_acceptable);
+  return NULL;
+}
+
 void define_accept(napi_env env, napi_value exports) {
   static const addon_function_t fns[] = {
       {"acceptOpen", accept_open},
       {"acceptClose", accept_close},
+      {"acceptPause", accept_pause},
   };
   define_functions(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

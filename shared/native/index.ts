@@ -87,6 +87,8 @@ interface NativeAddon {
   acceptOpen(fd: number, max: number, onAccept: (fds: number[], errno: number) => void): AcceptHandle;
   /** Stops accepting and closes the listening socket. */
   acceptClose(handle: AcceptHandle): void;
+  /** Stops accepting (what comes waits in the backlog), or starts again; the socket stays open. */
+  acceptPause(handle: AcceptHandle, paused: boolean): void;
 }
 
 const addonPath = join(packageRoot, 'build', 'native.node');

@@ -12,6 +12,8 @@ import type { Counter } from '../../shared/stats/store.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { drainHttp2Session } from './http2-drain.js';
 import { sendLocalReply, type LocalReplyContext } from './local-reply.js';
+import { ScaledTimeout } from '../overload.js';
+import type { ScaledTimer } from '../../shared/overload/config.js';
 
 /**
  * The connection manager's common_http_protocol_options beyond idle_timeout and
@@ -53,6 +55,8 @@ export class ConnectionLimits {
     private readonly underscores: Underscores,
     /** drain_timeout, for HTTP/2's two-step GOAWAY (see drainHttp2Session). */
     private readonly drainTimeoutMs: number,
+    /** reduce_timeouts' timer for max_connection_duration (undefined: not scaled: bypass_overload_manager). */
+    private readonly maxTimer: ScaledTimer | undefined,
   ) {
     const [h1, h2] = [http1CodecStats(), http2CodecStats()];
     if (underscores === 'REJECT_REQUEST') this.rejected = [h1.requestsRejectedWithUnderscores, h2.requestsRejectedWithUnderscores];
@@ -60,13 +64,13 @@ export class ConnectionLimits {
   }
 
   /** The limits `common` sets, or none (then the connection manager skips all of this). */
-  static from(common: JsonObject, httpStats: HttpStats, drainTimeoutMs: number): ConnectionLimits | undefined {
+  static from(common: JsonObject, httpStats: HttpStats, drainTimeoutMs: number, maxTimer: ScaledTimer | undefined): ConnectionLimits | undefined {
     const maxRequests = typeof common.max_requests_per_connection === 'number' ? common.max_requests_per_connection : 0;
     const maxConnectionMs = typeof common.max_connection_duration === 'string' ? durationMs(common.max_connection_duration) : 0;
     const maxStreamMs = typeof common.max_stream_duration === 'string' ? durationMs(common.max_stream_duration) : 0;
     const underscores = String(common.headers_with_underscores_action ?? 'ALLOW') as Underscores;
     if (maxRequests <= 0 && maxConnectionMs <= 0 && maxStreamMs <= 0 && underscores === 'ALLOW') return undefined;
-    return new ConnectionLimits(httpStats, maxRequests, maxConnectionMs, maxStreamMs, underscores, drainTimeoutMs);
+    return new ConnectionLimits(httpStats, maxRequests, maxConnectionMs, maxStreamMs, underscores, drainTimeoutMs, maxTimer);
   }
 
   /** A connection the connection manager accepted. */
@@ -74,9 +78,9 @@ export class ConnectionLimits {
     const state: ConnectionState = { requests: 0, active: 0, draining: false, session: undefined, socket };
     this.connections.set(socket, state);
     if (this.maxConnectionMs <= 0) return;
-    const timer = setTimeout(() => this.drain(state), this.maxConnectionMs);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    // reduce_timeouts' HTTP_DOWNSTREAM_CONNECTION_MAX shortens it while the worker is overloaded.
+    const timer = new ScaledTimeout(this.maxTimer, this.maxConnectionMs, () => this.drain(state));
+    socket.once('close', () => timer.stop());
   }
 
   /** The connection turned out to be HTTP/2: its streams find it by their session. */

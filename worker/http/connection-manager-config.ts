@@ -44,6 +44,8 @@ export interface ConnectionManagerContext {
   bootstrapTracing?: JsonObject;
   /** The listener's stat prefix (`listener.<address>.`), for Envoy's per-listener figures of a connection manager. */
   listenerStatPrefix?: string;
+  /** The listener's bypass_overload_manager: no overload action touches its requests or timers (Envoy gives it the null overload manager). */
+  bypassOverload?: boolean;
 }
 
 /** The connection manager's timeouts, in milliseconds (0: none). */

@@ -32,6 +32,9 @@ import { refused, refusedByOverload, refuseMalformed } from './request-checks.js
 import { answeredByPathNormalization } from './request-path.js';
 import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
+import { streamIdleTimer } from './stream-idle.js';
+import { watchHttp2Idle } from './http2-idle.js';
+import type { ScaledTimer } from '../../shared/overload/config.js';
 import type { UpgradeRequest } from './upgrade-router.js';
 import type { HttpConnectionManager as HttpConnectionManagerConfig } from '../../shared/config/envoy-types.js';
 
@@ -78,7 +81,7 @@ export class HttpConnectionManager {
     const p = `http.${c.statPrefix}.`;
     this.stopBufferedBytes = bufferedBytesGauges(`${p}downstream_cx_rx_bytes_buffered`, `${p}downstream_cx_tx_bytes_buffered`, this.sockets);
     this.drain = new ConnectionDrain(this.stats, c.drainTimeoutMs, () => this.h1);
-    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, c.drainTimeoutMs);
+    this.limits = ConnectionLimits.from(obj(config.common_http_protocol_options), this.stats, c.drainTimeoutMs, this.scaledBy('HTTP_DOWNSTREAM_CONNECTION_MAX'));
     this.dispatchContext = {
       stats: this.stats,
       server: c.server,
@@ -123,7 +126,7 @@ export class HttpConnectionManager {
     // Checked often enough for the configured timeouts (and the idle timeout of a connection between requests) to mean what they say.
     const checkIntervalMs = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeoutMs || Infinity, idleMs || Infinity) / 4)));
     const h1 = new Http1Server(
-      { maxHeaderSize, acceptHttp10: this.c.acceptHttp10, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs },
+      { maxHeaderSize, acceptHttp10: this.c.acceptHttp10, requestTimeoutMs, headersTimeoutMs: headersTimeout, keepAliveTimeoutMs: idleMs, checkIntervalMs, idleTimer: this.scaledBy('HTTP_DOWNSTREAM_CONNECTION_IDLE') },
       {
         request: handler,
         // Upgrades and CONNECT leave the parser here; see upgradeHttp1().
@@ -147,11 +150,17 @@ export class HttpConnectionManager {
     });
   }
 
+  /** The overload manager's timer `type`, unless the listener bypasses the overload manager (then its timers are never scaled). */
+  private scaledBy(type: ScaledTimer): ScaledTimer | undefined {
+    return this.ctx.bypassOverload ? undefined : type;
+  }
+
   /** An HTTP/2 connection's session, as the HTTP/2 server makes it: its figures, limits and guard. */
   private http2Session(session: Http2Session, tuning: ReturnType<typeof http2Tuning>): void {
     this.sessions.add(session);
     session.once('close', () => this.sessions.delete(session));
     this.guards.set(session, guardHttp2Session(session, this.h2Socket!, this.stats, tuning, this.limits));
+    watchHttp2Idle(session, this.c.timeouts.idleMs, this.c.drainTimeoutMs, this.stats, this.scaledBy('HTTP_DOWNSTREAM_CONNECTION_IDLE'));
   }
 
   /**
@@ -307,7 +316,7 @@ export class HttpConnectionManager {
     });
     if (this.ctx.drain.drainClose(this.ctx.trafficDirection)) this.drain.closeAfterResponse(req, res);
     if (refused(req, res, { http1, http10, connect, path }, c.checks, stats, record, reply)) return;
-    if (refusedByOverload(res, http1, session, stats, record, reply)) return;
+    if (!this.ctx.bypassOverload && refusedByOverload(res, http1, session, stats, record, reply)) return;
     if (!connect && answeredByPathNormalization(rq, c.pathNormalization, res, http1, stats, record, reply)) return;
     if (this.limits?.request(req, res, reply, record, upgrade) === 'stop') return;
     const streamMs = this.limits?.maxStreamMs ?? 0;
@@ -334,21 +343,7 @@ export class HttpConnectionManager {
       }
       sendLocalReply(res, LocalReply.streamIdleTimeout.status, LocalReply.streamIdleTimeout.body, reply);
     };
-    let idleWatched = false;
-    const idleFor = (ms: number) => {
-      const first = !idleWatched;
-      idleWatched = true;
-      if (upgrade?.downstream.kind === 'h1') {
-        // Node's server no longer relays this connection's timeout to the request: it is the connection's own now.
-        upgrade.downstream.socket.setTimeout(ms);
-        if (first) upgrade.downstream.socket.on('timeout', streamIdle);
-      } else if (http1) {
-        (req as unknown as Http1Request).setStreamIdleTimeout(ms, streamIdle);
-      } else {
-        req.setTimeout(ms, first ? streamIdle : undefined);
-        if (first) res.on('timeout', streamIdle);
-      }
-    };
+    const idleFor = streamIdleTimer(req, res, upgrade, streamIdle, this.scaledBy('HTTP_DOWNSTREAM_STREAM_IDLE'));
     if (streamIdleMs > 0) idleFor(streamIdleMs);
 
     const client = mutateRequestHeaders(req, headers, c.headerSettings);

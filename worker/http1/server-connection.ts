@@ -4,6 +4,8 @@ import { HTTPParser, METHODS, type NativeParser, type ParseError } from './llhtt
 import { Http1Request, type RequestConnection } from './request.js';
 import { Http1Response, type ResponseConnection } from './response.js';
 import { resetError, timeoutError, transferCodingError, transferCodingSupported } from './common.js';
+import { scaledTimeoutMs } from '../overload.js';
+import type { ScaledTimer } from '../../shared/overload/config.js';
 
 /**
  * One downstream HTTP/1.1 connection of the server (server.ts): Node's llhttp over its socket,
@@ -23,6 +25,8 @@ export interface Http1ServerOptions {
   keepAliveTimeoutMs: number;
   /** How often the two timeouts above, and idle keep-alive connections, are checked. */
   checkIntervalMs: number;
+  /** The overload manager's timer that scales the keep-alive timeout (undefined: never scaled: bypass_overload_manager). */
+  idleTimer?: ScaledTimer;
 }
 
 export interface Http1ServerHandlers {
@@ -72,8 +76,12 @@ export class ServerConnection implements RequestConnection, ResponseConnection {
   private messageStart = performance.now();
   private pausedForQueue = false;
   private pausedForBody = false;
-  /** Idle after a response: closed at this time (performance.now()) if no request has begun by then; 0 when not idle. */
-  private idleDeadline = 0;
+  /**
+   * Idle after a response since `idleSince` (performance.now()): closed `idleForMs` (as
+   * reduce_timeouts has it at each check) later if no request has begun by then; 0 when not idle.
+   */
+  private idleForMs = 0;
+  private idleSince = 0;
   /** A stream's idle timeout kept by the periodic check (0: none, or the socket's timer keeps it). */
   private streamTimeoutMs = 0;
   /** When the check last saw the socket's counts move (0: from the next check); the counts it saw; whether it said 'timeout' since. */
@@ -143,7 +151,7 @@ export class ServerConnection implements RequestConnection, ResponseConnection {
     if (this.streamTimeoutMs > 0) this.checkStreamIdle(now);
     if (this.dead) return;
     if (this.state === 'idle') {
-      if (this.idleDeadline > 0 && now >= this.idleDeadline && this.current === undefined) {
+      if (this.idleForMs > 0 && now >= this.idleSince + scaledTimeoutMs(this.server.options.idleTimer, this.idleForMs) + KEEP_ALIVE_MARGIN_MS && this.current === undefined) {
         this.socket.emit('timeout');
         this.socket.destroy();
       }
@@ -201,7 +209,7 @@ export class ServerConnection implements RequestConnection, ResponseConnection {
 
   private messageBegan(): void {
     this.state = 'head';
-    this.idleDeadline = 0;
+    this.idleForMs = 0;
     this.messageStart = performance.now();
   }
 
@@ -326,7 +334,10 @@ export class ServerConnection implements RequestConnection, ResponseConnection {
     // A stream's idle timeout on the socket's timer ends with its stream: idle, the connection is the keep-alive check's.
     if (this.socket.timeout) this.socket.setTimeout(0);
     const keepAliveMs = this.server.keepAliveTimeout;
-    if (keepAliveMs > 0) this.idleDeadline = performance.now() + keepAliveMs + KEEP_ALIVE_MARGIN_MS;
+    if (keepAliveMs > 0) {
+      this.idleSince = performance.now();
+      this.idleForMs = keepAliveMs;
+    }
   }
 
   private unpauseQueue(): void {
