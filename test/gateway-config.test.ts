@@ -19,7 +19,8 @@ import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } f
  * the connection manager and enabled per route, a typed load_balancing_policy and
  * ignore_health_on_host_removal; an HTTPS listener whose certificate comes by SDS and is rotated
  * while it serves. Served from a bootstrap (the secret from a file), then from a control plane over
- * ADS (LDS, RDS, CDS, EDS, SDS), with the same answers.
+ * ADS (LDS, RDS, CDS, EDS, SDS), with the same answers, under Envoy Gateway's bootstrap overload
+ * manager and beside its readiness listener.
  */
 
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -67,6 +68,40 @@ const routeConfig: JsonObject = {
 };
 
 const SECRET = 'default/eg-https';
+
+/**
+ * Envoy Gateway's bootstrap overload manager: at most 50000 connections across listeners, and a
+ * heap monitor shrinking the heap at 95 % and refusing requests at 98 % (its MaxHeapSizeBytes).
+ */
+const gatewayOverload: JsonObject = {
+  refresh_interval: '0.25s',
+  resource_monitors: [
+    { name: 'envoy.resource_monitors.global_downstream_max_connections', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig', max_active_downstream_connections: 50000 } },
+    { name: 'envoy.resource_monitors.fixed_heap', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig', max_heap_size_bytes: 1073741824 } },
+  ],
+  actions: [
+    { name: 'envoy.overload_actions.shrink_heap', triggers: [{ name: 'envoy.resource_monitors.fixed_heap', threshold: { value: 0.95 } }] },
+    { name: 'envoy.overload_actions.stop_accepting_requests', triggers: [{ name: 'envoy.resource_monitors.fixed_heap', threshold: { value: 0.98 } }] },
+  ],
+};
+
+/** Envoy Gateway's readiness listener, which bypasses the overload manager. */
+const readyListener: JsonObject = {
+  name: 'envoy-gateway-proxy-ready-0.0.0.0-19001',
+  address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+  bypass_overload_manager: true,
+  filter_chains: [{
+    filters: [{
+      name: 'envoy.filters.network.http_connection_manager',
+      typed_config: {
+        '@type': HCM,
+        stat_prefix: 'eg-ready-http',
+        route_config: { name: 'local_route', virtual_hosts: [{ name: 'prometheus_stats', domains: ['*'], routes: [{ match: { prefix: '/ready' }, direct_response: { status: 200, body: { inline_string: 'ready' } } }] }] },
+        http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+      },
+    }],
+  }],
+};
 
 /** The HTTPS listener of the same gateway: its certificate is an SDS secret (Envoy Gateway's ADS, or a file). */
 const httpsListener = (routeSource: JsonObject, sdsConfig: JsonObject): JsonObject => ({
@@ -188,7 +223,8 @@ describe('a gateway-shaped configuration', () => {
       proxy = await startProxy({
         node: { id: 'gateway', cluster: 'eg' },
         admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-        static_resources: { clusters: [staticCluster('xds', cp.port)] },
+        overload_manager: gatewayOverload,
+        static_resources: { listeners: [readyListener], clusters: [staticCluster('xds', cp.port)] },
         dynamic_resources: { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, cds_config: ads, lds_config: ads },
       }, ['--concurrency', '1']);
       const running = proxy;
@@ -198,6 +234,12 @@ describe('a gateway-shaped configuration', () => {
       });
       await waitFor('routes and endpoints', async () => ((await httpRequest(`http://127.0.0.1:${port}/`, { headers: { host: 'www.example.com' } })).status === 200 ? true : undefined));
       await checkServes(port);
+      const ready = await httpRequest(`http://127.0.0.1:${proxy.ports.get(readyListener.name as string)}/ready`);
+      assert.deepEqual([ready.status, ready.body], [200, 'ready']);
+      // The overload manager measures (a worker's heap is far from 1 GiB) and the connection limit counts the gateway's connections.
+      const stats = (await httpRequest(`http://${running.admin}/stats?filter=^overload`)).body;
+      assert.match(stats, /^overload\.envoy\.resource_monitors\.fixed_heap\.pressure: \d$/m);
+      assert.match(stats, /^overload\.envoy\.overload_actions\.stop_accepting_requests\.active: 0$/m);
       const httpsPort = await waitFor('the HTTPS listener', async () => {
         const json = JSON.parse((await httpRequest(`http://${running.admin}/listeners?format=json`)).body) as { listener_statuses: { name: string; local_address: { socket_address: { port_value: number } } }[] };
         return json.listener_statuses.find((l) => l.name === 'default/eg/https')?.local_address.socket_address.port_value;
