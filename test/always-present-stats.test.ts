@@ -64,6 +64,8 @@ const GROUPS: [group: string, prefix: (ports: { http: number }) => string, names
     'concurrency', 'days_until_first_cert_expiring', 'seconds_until_first_ocsp_response_expiring', 'hot_restart_epoch', 'live', 'memory_allocated',
     'memory_heap_size', 'memory_physical_size', 'parent_connections', 'state', 'stats_recent_lookups', 'total_connections', 'uptime', 'version',
   ]],
+  // The worker's count of streams reset_high_memory_stream reset (source/server/worker_impl.cc), there without the action too
+  ['worker', (p) => `envoy.overload_actions.`, ['reset_high_memory_stream.count']],
   // ALL_RUNTIME_STATS (source/common/runtime/runtime_impl.h)
   ['runtime', (p) => `runtime.`, [
     'deprecated_feature_use', 'load_error', 'load_success', 'override_dir_exists', 'override_dir_not_exists', 'admin_overrides_active',

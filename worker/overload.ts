@@ -6,6 +6,7 @@ import { native } from '../shared/native/index.js';
 import { ACTIONS, overloadConfigOf, triggerState, type OverloadConfig, type ScaledTimer, type TimerMinimum } from '../shared/overload/config.js';
 import { stats } from '../shared/stats/process.js';
 import type { Counter, Gauge } from '../shared/stats/store.js';
+import { resetStreamsGivenPressure, trackStreamAccounts } from './http/stream-accounts.js';
 
 const log = getLogger('main', import.meta.url);
 
@@ -13,7 +14,7 @@ const log = getLogger('main', import.meta.url);
  * This worker's overload manager (the bootstrap's overload_manager): every refresh_interval it
  * measures its resource monitors (fixed_heap: this worker's V8 heap in use; injected_resource: the
  * number in a file), sets each action's state from its triggers, and keeps Envoy's figures:
- * `overload.<monitor>.pressure` (0-100, the largest of the workers'), `.failed_updates`,
+ * `overload.<monitor>.pressure` (percent, not capped; the largest of the workers'), `.failed_updates`,
  * `.skipped_updates`, `overload.<action>.active` and `.scale_percent`. What the actions do is read
  * where it matters, cheaply: `overload.stopAcceptingRequests` and `keepaliveOff` by the connection
  * manager, `rejectFraction` and `maxGlobalConnections` by the listeners, the accepting sockets
@@ -36,6 +37,10 @@ export const overload = {
 };
 
 const SHRINK_EVERY_MS = 10_000;
+/** Envoy's OverloadActionStatsNames ResetStreamsCount (no `overload.` in front). */
+const RESET_STREAMS_COUNT = `${ACTIONS.resetHighMemoryStream}.count`;
+/** reset_high_memory_stream's last state (its streams are reset when it changes). */
+const resets = { state: 0 };
 /** The longest delay Node's timers take. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
@@ -79,8 +84,11 @@ interface Monitor {
 }
 
 export function startOverloadManager(bootstrap: JsonObject): void {
+  // As Envoy's worker, which has it whether or not the action is configured.
+  const streamsReset = stats.counter(RESET_STREAMS_COUNT);
   const config = overloadConfigOf(bootstrap);
   if (!config) return;
+  trackStreamAccounts(config.minimumAccountPowerOfTwo);
   overload.pausesAccepting = config.actions.some((a) => a.name === ACTIONS.stopAcceptingConnections);
   overload.maxGlobalConnections = config.maxGlobalConnections;
   reduce.minimums = config.timerMinimums;
@@ -101,9 +109,9 @@ export function startOverloadManager(bootstrap: JsonObject): void {
   const refresh = () => {
     delay.record(Math.max(0, Math.round(performance.now() - due)));
     due = performance.now() + config.refreshMs;
-    evaluate(monitors, pressures, actionStats, states);
+    evaluate(monitors, pressures, actionStats, states, streamsReset);
   };
-  evaluate(monitors, pressures, actionStats, states);
+  evaluate(monitors, pressures, actionStats, states, streamsReset);
   setInterval(refresh, config.refreshMs).unref();
   if (config.actions.some((a) => a.name === ACTIONS.shrinkHeap)) {
     const shrinks = stats.counter(`overload.${ACTIONS.shrinkHeap}.shrink_count`);
@@ -129,25 +137,27 @@ function evaluate(
   pressures: Map<string, number>,
   actionStats: { action: OverloadConfig['actions'][number]; active: Gauge; scale: Gauge }[],
   states: Map<string, number>,
+  streamsReset: Counter,
 ): void {
   for (const m of monitors) {
     try {
       const pressure = m.read();
       pressures.set(m.name, pressure);
-      m.pressure.set(Math.round(Math.min(pressure, 1) * 100));
+      m.pressure.set(Math.floor(pressure * 100)); // as Envoy's gauge: truncated, not capped
     } catch (err) {
       // As Envoy: the update failed, the pressure stays as it was.
       m.failed.inc();
-      log.debug(`failed to update resource ${m.name}: ${(err as Error).message}`);
+      log.info(`Failed to update resource ${m.name}: ${(err as Error).message}`);
     }
   }
   for (const { action, active, scale } of actionStats) {
     let state = 0;
-    for (const t of action.triggers) state = Math.max(state, triggerState(t, pressures.get(t.monitor) ?? 0));
+    // A float, as Envoy's OverloadActionState (UnitFloat): 0.6249999… is 0.625 there, which decides its gauge and reset_high_memory_stream's classes.
+    for (const t of action.triggers) state = Math.max(state, Math.fround(triggerState(t, pressures.get(t.monitor) ?? 0)));
     const before = states.get(action.name) ?? 0;
     states.set(action.name, state);
     active.set(state >= 1 ? 1 : 0);
-    scale.set(Math.round(state * 100));
+    scale.set(Math.floor(state * 100));
     if ((before >= 1) !== (state >= 1)) log.warn(`overload action ${action.name} is ${state >= 1 ? 'saturated' : 'no longer saturated'}`);
   }
   overload.stopAcceptingRequests = (states.get(ACTIONS.stopAcceptingRequests) ?? 0) >= 1;
@@ -157,6 +167,12 @@ function evaluate(
   if (stop !== overload.stopAccepting) {
     overload.stopAccepting = stop;
     for (const f of stopAcceptingListeners) f(stop);
+  }
+  // reset_high_memory_stream: at each change of its state, as Envoy's worker is told of it.
+  const resetState = states.get(ACTIONS.resetHighMemoryStream);
+  if (resetState !== undefined && resetState !== resets.state) {
+    resets.state = resetState;
+    streamsReset.inc(resetStreamsGivenPressure(Math.min(1, resetState)));
   }
   const scale = states.get(ACTIONS.reduceTimeouts) ?? 0;
   if (scale !== reduce.state) {

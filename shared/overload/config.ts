@@ -19,11 +19,10 @@ export const ACTIONS = {
   stopAcceptingConnections: 'envoy.overload_actions.stop_accepting_connections',
   rejectIncomingConnections: 'envoy.overload_actions.reject_incoming_connections',
   reduceTimeouts: 'envoy.overload_actions.reduce_timeouts',
+  resetHighMemoryStream: 'envoy.overload_actions.reset_high_memory_stream',
 } as const;
 
-const REFUSED_ACTIONS: Record<string, string> = {
-  'envoy.overload_actions.reset_high_memory_stream': 'streams are not reset by their memory: it needs buffer accounts per stream (buffer_factory_config), which this proxy does not keep',
-};
+const REFUSED_ACTIONS: Record<string, string> = {};
 
 /** Envoy's proactive monitor: every listener's open connections, across the workers, against a maximum (tried on each accept). */
 export const GLOBAL_CONNECTIONS_MONITOR = 'envoy.resource_monitors.global_downstream_max_connections';
@@ -63,6 +62,8 @@ export interface OverloadConfig {
   actions: { name: string; triggers: Trigger[] }[];
   /** reduce_timeouts' timer_scale_factors. */
   timerMinimums: Map<ScaledTimer, TimerMinimum>;
+  /** buffer_factory_config.minimum_account_to_track_power_of_two (0: no stream's buffers are accounted). */
+  minimumAccountPowerOfTwo: number;
 }
 
 function timerTypeOf(v: unknown): string | undefined {
@@ -98,7 +99,8 @@ export function overloadConfigOf(bootstrap: JsonObject): OverloadConfig | undefi
     if (!timer) continue;
     timerMinimums.set(timer, f.min_timeout !== undefined ? { minMs: durationMs(String(f.min_timeout)) } : { minScale: Number(obj(f.min_scale).value ?? 0) / 100 });
   }
-  return { refreshMs: typeof om.refresh_interval === 'string' ? durationMs(om.refresh_interval) : 1000, fixedHeap, injected, maxGlobalConnections, actions, timerMinimums };
+  const minimumAccountPowerOfTwo = Number(obj(om.buffer_factory_config).minimum_account_to_track_power_of_two ?? 0);
+  return { refreshMs: typeof om.refresh_interval === 'string' ? durationMs(om.refresh_interval) : 1000, fixedHeap, injected, maxGlobalConnections, actions, timerMinimums, minimumAccountPowerOfTwo };
 }
 
 /** The checks Envoy's OverloadManagerImpl makes when it is built, in its words, and the actions this proxy refuses. */
@@ -126,6 +128,7 @@ export function checkOverloadManager(bootstrap: JsonObject, errors: ConfigError[
     if (REFUSED_ACTIONS[name]) errors.push(configError('unsupported', `${path}.name`, `${name}: ${REFUSED_ACTIONS[name]}`));
     else if (!Object.values(ACTIONS).includes(name as never)) errors.push(configError('unsupported', `${path}.name`, `Unknown Overload Manager Action ${name} (this proxy takes ${Object.values(ACTIONS).join(', ')})`));
     if (name === ACTIONS.reduceTimeouts) checkScaleTimers(a.typed_config, `${path}.typed_config`, errors);
+    else if (name === ACTIONS.resetHighMemoryStream && om.buffer_factory_config === undefined) errors.push(configError('missing', `${path}.name`, `Overload action "${name}" requires buffer_factory_config.`));
     else if (a.typed_config !== undefined) errors.push(configError('invalid', `${path}.typed_config`, `Overload action "${name}" has an unexpected value for the typed_config field`));
     const triggered = new Set<string>();
     list(a.triggers).forEach((t, j) => {

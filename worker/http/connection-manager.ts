@@ -33,6 +33,7 @@ import { answeredByPathNormalization } from './request-path.js';
 import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import { streamIdleTimer } from './stream-idle.js';
+import { openStreamAccount, streamAccountsKept } from './stream-accounts.js';
 import { watchHttp2Idle } from './http2-idle.js';
 import type { ScaledTimer } from '../../shared/overload/config.js';
 import type { UpgradeRequest } from './upgrade-router.js';
@@ -298,6 +299,7 @@ export class HttpConnectionManager {
     const session = http1 ? undefined : (req as unknown as { stream?: { session?: Http2Session } }).stream?.session;
     const guard = session === undefined ? undefined : this.guards.get(session);
     if (guard) req.once('aborted', () => (resetBeforeResponse = !res.headersSent));
+    if (streamAccountsKept()) openStreamAccount(req, res, stats, record);
     // on, not once: a response closes once, and once's wrapper and its removal cost every request.
     res.on('close', () => {
       stats.rqActive.dec();

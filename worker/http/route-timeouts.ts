@@ -38,3 +38,14 @@ export function routeTimeouts(action: ForwardAction, headers: IncomingHttpHeader
   if (alt) delete headers['x-envoy-upstream-rq-timeout-alt-response'];
   return { globalMs, perTryMs, perTryIdleMs: action.retry?.perTryIdleTimeoutMs ?? 0, altResponse: alt };
 }
+
+/**
+ * A retry's x-envoy-expected-rq-timeout-ms: the per-try timeout (else the whole), never above what
+ * the whole timeout has left since `since` (the request's end, else its start; at least 1).
+ */
+export function expectedTimeoutMs(timeouts: RouteTimeouts, since: number): number {
+  const { perTryMs, globalMs } = timeouts;
+  if (globalMs === 0) return perTryMs;
+  const left = Math.max(1, Math.round(globalMs - (performance.now() - since)));
+  return Math.min(perTryMs || globalMs, left);
+}

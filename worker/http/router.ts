@@ -11,12 +11,13 @@ import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction } from '../../shared/http/route-table.js';
 import type { RetryState } from './retry-state.js';
 import { ABORT, classify, countTryFailure, failureReply, recordFailure, resetAfterResponseStarted, resetReason, retryRefusalFlag } from './upstream-failures.js';
-import type { RouteTimeouts } from './route-timeouts.js';
+import { expectedTimeoutMs, type RouteTimeouts } from './route-timeouts.js';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-handler.js';
 import { upstreamHeaders } from './upstream-headers.js';
 import { downstreamResponseHeaders, hasAny, sendTrailers, setHeadOnly, type ForwardContext } from './forward-context.js';
 import { TryFigures } from './try-figures.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
+import { streamUpstream } from './stream-accounts.js';
 
 /**
  * The router filter's exchange with the upstream, once forward.ts has started it: a host of the
@@ -176,7 +177,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       record.upstreamHost = host.address;
       record.attemptCount = (record.attemptCount ?? 0) + 1;
     }
-    if (this.retried && this.expectedAt >= 0) this.headers[this.expectedAt] = String(this.expectedTimeoutMs());
+    if (this.retried && this.expectedAt >= 0) this.headers[this.expectedAt] = String(expectedTimeoutMs(this.timeouts, this.requestDoneAt ?? this.started));
     host.activeRequests++;
     host.stats.rqTotal.inc();
     host.stats.rqActive.inc();
@@ -204,14 +205,6 @@ export class Exchange implements UpstreamHandler, Deadlined {
     return (this.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
   }
 
-  /** A retry's x-envoy-expected-rq-timeout-ms: the per-try timeout (else the whole), never above what the whole timeout has left (at least 1). */
-  private expectedTimeoutMs(): number {
-    const { perTryMs, globalMs } = this.timeouts;
-    if (globalMs === 0) return perTryMs;
-    const left = Math.max(1, Math.round(globalMs - (performance.now() - (this.requestDoneAt ?? this.started))));
-    return Math.min(perTryMs || globalMs, left);
-  }
-
   onRequestStart(controller: UpstreamController): void {
     this.releasePending();
     this.controller = controller;
@@ -224,6 +217,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     if (this.timeouts.perTryIdleMs > 0) this.touchIdle();
     const maxStreamMs = this.cluster.limits.maxStreamMs;
     if (maxStreamMs > 0) this.streamTimer = setTimeout(() => this.maxStreamDurationReached(), maxStreamMs);
+    streamUpstream(this.req, controller);
   }
 
   /** The cluster's max_stream_duration: the try is reset (retried as a local reset is). */

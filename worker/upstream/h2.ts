@@ -315,6 +315,7 @@ export class H2Connection {
         controller.paused = false;
         stream.resume();
       },
+      bufferedBytes: () => stream.writableLength,
     };
     const ctl: UpstreamController = controller;
     stream = session.request(out, { endStream: body === null });

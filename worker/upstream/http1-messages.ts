@@ -178,4 +178,8 @@ export class InFlight implements UpstreamController {
   resume(): void {
     this.connection.socket.resume();
   }
+
+  bufferedBytes(): number {
+    return this.connection.socket.writableLength;
+  }
 }

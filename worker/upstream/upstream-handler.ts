@@ -22,6 +22,8 @@ export interface UpstreamController {
   /** Stops reading the response (flow control), until resume(). */
   pause(): void;
   resume(): void;
+  /** The request's bytes written here and not yet taken by the upstream (its connection's, or its stream's), for buffer accounts. */
+  bufferedBytes(): number;
   /** An HTTP/2 response that was headers only (gRPC's trailers-only answer). */
   readonly headersOnly?: boolean;
 }
