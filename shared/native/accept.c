@@ -115,16 +115,22 @@ static napi_value accept_open(napi_env env, napi_callback_info info) {
   return handle;
 }
 
+/* The acceptor a handle argument is, or NULL for anything else. */
+static acceptor_t *acceptor_of(napi_env env, napi_value v) {
+  void *p = NULL;
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) == napi_ok && t == napi_external) napi_get_value_external(env, v, &p);
+  acceptor_t *a = (acceptor_t *)p;
+  return a && a->magic == ACCEPT_MAGIC ? a : NULL;
+}
+
 /* acceptClose(handle): stops polling and closes the listening socket. */
 static napi_value accept_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  void *p = NULL;
-  napi_valuetype t;
-  if (argc >= 1 && napi_typeof(env, argv[0], &t) == napi_ok && t == napi_external) napi_get_value_external(env, argv[0], &p);
-  acceptor_t *a = (acceptor_t *)p;
-  if (!a || a->magic != ACCEPT_MAGIC) return throw_type(env, "acceptClose(handle)");
+  acceptor_t *a = argc >= 1 ? acceptor_of(env, argv[0]) : NULL;
+  if (!a) return throw_type(env, "acceptClose(handle)");
   acceptor_close_internal(a);
   return NULL;
 }
@@ -136,12 +142,9 @@ static napi_value accept_pause(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  void *p = NULL;
-  napi_valuetype t;
   bool paused = false;
-  if (argc >= 2 && napi_typeof(env, argv[0], &t) == napi_ok && t == napi_external) napi_get_value_external(env, argv[0], &p);
-  acceptor_t *a = (acceptor_t *)p;
-  if (!a || a->magic != ACCEPT_MAGIC || napi_get_value_bool(env, argv[1], &paused) != napi_ok) return throw_type(env, "acceptPause(handle, paused)");
+  acceptor_t *a = argc >= 2 ? acceptor_of(env, argv[0]) : NULL;
+  if (!a || napi_get_value_bool(env, argv[1], &paused) != napi_ok) return throw_type(env, "acceptPause(handle, paused)");
   if (a->closing) return NULL;
   if (paused) uv_poll_stop(&a->poll);
   else uv_poll_start(&a->poll, UV_READABLE, on_acceptable);
