@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:net';
 import { lastAddressFromXff, lastUntrustedFromXff } from '../shared/http/original-ip.js';
 import { compileCidrRange } from '../shared/address.js';
 import type { DownstreamRequest } from '../worker/http/downstream.js';
@@ -206,6 +207,18 @@ describe('original IP detection through the proxy', () => {
     assert.equal(allowed.headers['x-client'], '198.51.100.7:0');
     // remote_ip is the address the connection manager found, not the peer (direct_remote_ip).
     assert.equal((await httpRequest(url('custom'), { headers: { 'x-real-ip': '203.0.113.7' } })).status, 403);
+  });
+
+  it('a custom header sent twice: its first value, as Envoy reads it (node joins the two)', async () => {
+    const reply = await new Promise<string>((resolve) => {
+      const s = connect(proxy.ports.get('custom')!, '127.0.0.1');
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.on('close', () => resolve(got));
+      s.write('GET /echo HTTP/1.1\r\nhost: x\r\nx-real-ip: 198.51.100.7\r\nX-Real-IP: 203.0.113.7\r\nconnection: close\r\n\r\n');
+    });
+    assert.match(reply, /^HTTP\/1\.1 200 /);
+    assert.match(reply, /\r\nx-client: 198\.51\.100\.7:0\r\n/);
   });
 
   it('the xff extension past a trusted loopback peer, appending this proxy for it', async () => {

@@ -22,7 +22,8 @@ export interface DetectionResult {
 }
 
 export interface OriginalIpDetection {
-  detect(headers: Readonly<Record<string, string | string[] | undefined>>, peerIp: string | undefined): DetectionResult;
+  /** `rawHeaders`: the request's headers as they came ([name, value, …]), where one sent twice is still two. */
+  detect(headers: Readonly<Record<string, string | string[] | undefined>>, peerIp: string | undefined, rawHeaders?: readonly string[]): DetectionResult;
 }
 
 /** An IPv4 or IPv6 literal, as inet_pton takes it (no brackets, no port), or undefined. */

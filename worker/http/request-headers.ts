@@ -98,7 +98,7 @@ export function mutateRequestHeaders(req: DownstreamRequest, headers: Downstream
     if (s.xffTrustedHops === 0) headers['x-forwarded-proto'] = scheme;
   } else {
     for (const d of s.detections) {
-      const r = d.detect(headers, peer);
+      const r = d.detect(headers, peer, req.rawHeaders);
       if (r.rejectStatus !== undefined) return { rejectStatus: r.rejectStatus };
       if (r.ip !== undefined) {
         client = r.ip;

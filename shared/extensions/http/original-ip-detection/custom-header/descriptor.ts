@@ -25,9 +25,11 @@ export const extensions: readonly OriginalIpDetectionDescriptor[] = [
       const rejectStatus = code === undefined ? undefined : code < 400 || code > 511 ? 403 : code;
       const failed = rejectStatus === undefined ? { trusted: false } : { trusted: false, rejectStatus };
       return {
-        detect: (headers) => {
+        detect: (headers, _peer, raw) => {
           const value = headers[header];
-          const first = Array.isArray(value) ? value[0] : value;
+          let first = Array.isArray(value) ? value[0] : value;
+          // Node joins a header sent twice with ", "; Envoy reads the first of them.
+          if (first?.includes(',') && raw) first = firstRawValue(raw, header) ?? first;
           const ip = first === undefined ? undefined : parseIp(first);
           return ip === undefined ? failed : { ip, trusted };
         },
@@ -35,3 +37,9 @@ export const extensions: readonly OriginalIpDetectionDescriptor[] = [
     },
   },
 ];
+
+/** The first value of header `name` (lower case) in a raw [name, value, …] list. */
+function firstRawValue(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) return raw[i + 1];
+  return undefined;
+}
