@@ -10,7 +10,8 @@ import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } f
  * Cluster.upstream_connection_options.tcp_keepalive, as Envoy sets it on each upstream
  * connection: SO_KEEPALIVE with the idle time, interval and probes given. What the kernel says of
  * the proxy's upstream sockets (/proc/net/tcp: a keepalive timer, due after keepalive_time) is
- * the check, for the HTTP pools and the TCP proxy alike; a cluster without it has no such timer.
+ * the check, for the HTTP pools, the TCP proxy and the health checks alike; a socket without it
+ * has no such timer.
  */
 
 let upstream: Server;
@@ -18,6 +19,9 @@ let upstreamPort = 0;
 let echo: TcpServer;
 let echoPort = 0;
 let proxy: RunningProxy;
+/** Only health checks connect to it. */
+let checked: Server;
+let checkedPort = 0;
 
 /** The kernel's timer on established client sockets to `port` on 127.0.0.1: [kind, seconds until due] (kind 2: keepalive, 0: none). */
 function timersTo(port: number): [number, number][] {
@@ -46,6 +50,11 @@ before(async () => {
   echo = createTcpServer((s) => s.pipe(s));
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   echoPort = (echo.address() as { port: number }).port;
+  checked = createServer((req, res) => res.end('healthy'));
+  checked.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => checked.listen(0, '127.0.0.1', resolve));
+  checkedPort = (checked.address() as { port: number }).port;
+  const healthChecks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/health' } }];
   proxy = await startProxy({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
@@ -53,7 +62,7 @@ before(async () => {
         routesListener('ka', [{ match: { prefix: '/' }, route: { cluster: 'ka' } }]),
         listener('tcp', { name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'echo' } }),
       ],
-      clusters: [{ ...staticCluster('ka', upstreamPort), ...keepalive }, { ...staticCluster('echo', echoPort), ...keepalive }],
+      clusters: [{ ...staticCluster('ka', upstreamPort), ...keepalive }, { ...staticCluster('echo', echoPort), ...keepalive }, { ...staticCluster('checked', checkedPort), ...keepalive, health_checks: healthChecks }],
     },
   }, ['--concurrency', '1']);
 });
@@ -63,6 +72,8 @@ after(async () => {
   upstream.close();
   upstream.closeAllConnections();
   echo.close();
+  checked.close();
+  checked.closeAllConnections();
 });
 
 describe('upstream tcp_keepalive', () => {
@@ -83,6 +94,12 @@ describe('upstream tcp_keepalive', () => {
     const [timer] = await waitFor('the TCP proxy upstream connection', () => (timersTo(echoPort).length ? timersTo(echoPort) : undefined));
     assert.equal(timer![0], 2);
     client.destroy();
+  });
+
+  it("sets it on the health checks' connections (kept open: reuse_connection)", async () => {
+    const [timer] = await waitFor('the health check connection', () => (timersTo(checkedPort).length ? timersTo(checkedPort) : undefined));
+    assert.equal(timer![0], 2);
+    assert.ok(timer![1] > 500 && timer![1] <= 600, `due in ${timer![1]} s`);
   });
 
   it('a test client socket without it has no keepalive timer (the check can tell)', async () => {

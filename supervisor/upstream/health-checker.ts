@@ -17,6 +17,7 @@ import { HealthFlag } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
 import { connectProxied } from '../../shared/upstream/proxied-socket.js';
+import { applyTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { UpstreamProxyHeader } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 
 /**
@@ -102,6 +103,9 @@ export class ClusterHealthChecker {
 
   /** upstream_proxy_protocol: the cluster's PROXY header, and each transport_socket_matches entry's (a check has no downstream: v1 names its own addresses, v2 sends LOCAL). */
   proxyHeaders: { own: UpstreamProxyHeader | undefined; matches: (UpstreamProxyHeader | undefined)[] } = { own: undefined, matches: [] };
+
+  /** The cluster's upstream_connection_options.tcp_keepalive: a check's connection gets it, as Envoy's cluster socket options reach them. */
+  tcpKeepalive: TcpKeepalive | undefined = undefined;
 
   proxyHeaderFor(host: UpstreamHost): UpstreamProxyHeader | undefined {
     const match = host.transportSocketMatch ?? -1;
@@ -217,7 +221,9 @@ class Session {
   /** With a PROXY header, the agent's connections begin with it (proxied-socket.ts). */
   private withProxyHeader<A extends Agent | HttpsAgent>(agent: A, tls: UpstreamTls | undefined): A {
     const header = this.checker.proxyHeaderFor(this.host);
-    if (header) (agent as unknown as { createConnection: () => Socket }).createConnection = () => connectProxied({ ip: this.host.healthCheckIp, port: this.host.healthCheckPort, tls, proxy: { header, origin: undefined } });
+    const keepalive = this.checker.tcpKeepalive;
+    if (header) (agent as unknown as { createConnection: () => Socket }).createConnection = () => connectProxied({ ip: this.host.healthCheckIp, port: this.host.healthCheckPort, tls, proxy: { header, origin: undefined }, ...(keepalive ? { keepalive } : {}) });
+    else if (keepalive) keepConnectionsAlive(agent, keepalive);
     return agent;
   }
   /** The last HTTP check's answer carried x-envoy-immediate-health-check-fail. */
@@ -365,9 +371,11 @@ class Session {
       const tls = this.checker.tlsFor(this.host);
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
       const proxy = this.checker.proxyHeaderFor(this.host);
+      const keepalive = this.checker.tcpKeepalive;
       socket = proxy
-        ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined } })
+        ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined }, ...(keepalive ? { keepalive } : {}) })
         : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.connectOptions() })) : connect(target);
+      if (keepalive && !proxy) socket.once('connect', () => applyTcpKeepalive(socket!, keepalive));
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);
@@ -400,4 +408,15 @@ class Session {
     this.agent?.destroy();
     this.resolveFirst();
   }
+}
+
+/** Each connection an agent makes gets the cluster's TCP keepalive once it is connected. */
+function keepConnectionsAlive(agent: Agent | HttpsAgent, keepalive: TcpKeepalive): void {
+  const a = agent as unknown as { createConnection: (...args: unknown[]) => Socket };
+  const create = a.createConnection.bind(agent);
+  a.createConnection = (...args: unknown[]) => {
+    const socket = create(...args);
+    socket.once('connect', () => applyTcpKeepalive(socket, keepalive));
+    return socket;
+  };
 }

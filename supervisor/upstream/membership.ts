@@ -17,6 +17,7 @@ import { OutlierDetector } from './outlier-detector.js';
 import { endpointsOf, upstreamHost, type EndpointConfig, type UpstreamHost } from '../../shared/upstream/hosts.js';
 import type { OutcomeRuns } from '../../shared/upstream/outcomes.js';
 import type { Cluster as ClusterConfig } from '../../shared/config/envoy-types.js';
+import { upstreamTcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 
 
 const clusterUpdated = stats.counter('cluster_manager.cluster_updated');
@@ -85,7 +86,10 @@ export class ClusterMembership {
     const checkTls = tls ? new UpstreamTls(tls, this.name, http2) : undefined;
     const checkMatchTls = matchTls.map((m) => (m ? new UpstreamTls(m, this.name, http2) : undefined));
     this.checker = hc ? new ClusterHealthChecker(this.name, hc, setFlags, (address) => this.detector?.healthCheckPassed(address), checkTls, checkMatchTls) : undefined;
-    if (this.checker) this.checker.proxyHeaders = { own: proxyHeaderOf(config.transport_socket, this.name), matches: (matches ?? []).map((m) => proxyHeaderOf(m.transport_socket, this.name)) };
+    if (this.checker) {
+      this.checker.proxyHeaders = { own: proxyHeaderOf(config.transport_socket, this.name), matches: (matches ?? []).map((m) => proxyHeaderOf(m.transport_socket, this.name)) };
+      this.checker.tcpKeepalive = upstreamTcpKeepalive(config);
+    }
     this.newHostFlags = hc ? HealthFlag.FAILED_ACTIVE_HC : 0;
     this.keepsPassingHosts = hc !== undefined && config.ignore_health_on_host_removal !== true;
     this.dns = new ClusterDns(config);
