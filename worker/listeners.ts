@@ -15,6 +15,8 @@ import { bufferLimitOf } from '../shared/config/buffer-limit.js';
 import { ListenerStats, listenerStatPrefix } from '../shared/stats/scopes.js';
 import { runtimeValue } from '../shared/runtime.js';
 import { getLogger } from '../shared/log/logger.js';
+import { newConnectionId } from '../shared/log/log-tags.js';
+import { connectionAccepted } from './connection-log.js';
 import { overload } from './overload.js';
 import { GLOBAL_CONNECTIONS_MONITOR } from '../shared/overload/config.js';
 import { listenerCountKey, type BreakerCounts } from '../shared/upstream/breaker-counts.js';
@@ -268,6 +270,7 @@ export class ServedListener {
       return;
     }
     counts.add(base, worker, 1);
+    newConnectionId(raw);
     this.stats.opened();
     const started = performance.now();
     raw.once('close', () => {
@@ -367,6 +370,7 @@ export class ServedListener {
       return;
     }
     chain.connections.add(raw);
+    connectionAccepted(raw);
     raw.once('close', () => {
       chain.connections.delete(raw);
       if (chain.connections.size === 0) chain.onEmpty?.();

@@ -34,6 +34,7 @@ import { mutateRequestHeaders } from './request-headers.js';
 import { upgradeTypeOf, withoutH2cOffer } from './upgrades.js';
 import { streamIdleTimer } from './stream-idle.js';
 import { openStreamAccount, streamAccountsKept } from './stream-accounts.js';
+import { logEncodeComplete, logRequestHeaders, streamLogOn } from './stream-log.js';
 import { watchHttp2Idle } from './http2-idle.js';
 import type { ScaledTimer } from '../../shared/overload/config.js';
 import type { UpgradeRequest } from './upgrade-router.js';
@@ -284,13 +285,15 @@ export class HttpConnectionManager {
     const localReplies = c.localReplies;
     // The exchange is recorded when something reads it: an access log, a tap, local_reply_config's filters.
     const tracing = this.tracing;
-    const record = logs || tap || localReplies || tracing ? new HttpExchangeRecord(req, res, rq, started) : undefined;
+    // Also while the request's story is logged at debug: its local replies' details are the record's.
+    const record = logs || tap || localReplies || tracing || streamLogOn() ? new HttpExchangeRecord(req, res, rq, started) : undefined;
     /** The request's spans, once it is routed (with `tracing`). */
     let trace: RequestTrace | undefined;
     let route: Route | undefined;
     if (tap) record!.captureBodies(tap.maxRequestBytes, tap.maxResponseBytes);
     const grpc = isGrpcContentType(headers['content-type']);
-    const reply: LocalReplyContext = localReplies ? { server: c.server, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body) } : { server: c.server, grpc };
+    const reply: LocalReplyContext = localReplies ? { server: c.server, grpc, rewrite: (status, body) => localReplies.rewrite(record!, status, body), record } : { server: c.server, grpc, record };
+    logRequestHeaders(req);
     stats.rqTotal.inc();
     stats.rqActive.inc();
     (req.httpVersionMajor === 2 ? stats.rqHttp2Total : stats.rqHttp1Total).inc();
@@ -305,6 +308,7 @@ export class HttpConnectionManager {
       stats.rqActive.dec();
       if (connectionRequests) connectionRequests.active--;
       if (res.writableFinished && !req.complete) stats.rqResponseBeforeRqComplete.inc();
+      if (res.writableFinished) logEncodeComplete(req);
       guard?.streamClosed(resetBeforeResponse, performance.now() - started);
       // A tunnel's stream completes when it closes, with the status that opened it (101, or 200 to an HTTP/2 client).
       const tunnel = upgrade?.tunnel !== undefined;

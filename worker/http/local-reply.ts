@@ -1,5 +1,6 @@
 import { setServer, type ServerHeader } from './server-header.js';
-import type { DownstreamResponse } from './downstream.js';
+import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
+import { logEncodingHeaders, logLocalReply } from './stream-log.js';
 import type { AccessLogEntry } from '../../shared/access-log/entry.js';
 import { compileAccessLogFilter, type AccessLogFilter } from '../../shared/access-log/filter.js';
 import { compileSubstitutionFormat, type LogFormatter } from '../../shared/access-log/format.js';
@@ -46,6 +47,8 @@ export interface LocalReplyContext {
   encodeTrailers?: (trailers: MutableHeaders) => void;
   /** The request is gRPC (isGrpcContentType): its local replies are gRPC replies. */
   grpc?: boolean;
+  /** The exchange's record, when it keeps one: the debug log's details of a local reply. */
+  record?: { readonly responseCodeDetails?: string | undefined };
 }
 
 export function sendLocalReply(res: DownstreamResponse, status: number, body: string | Buffer, ctx: LocalReplyContext, contentType = 'text/plain'): void {
@@ -74,6 +77,9 @@ export function sendLocalReply(res: DownstreamResponse, status: number, body: st
   // The filters see the reply as it stands (a compressor may take its length away).
   ctx.encode?.(status, headers);
   setServer(headers, ctx.server);
+  const req = (res as { req?: DownstreamRequest }).req;
+  logLocalReply(req, ctx.record?.responseCodeDetails);
+  logEncodingHeaders(req, status, headers, Buffer.byteLength(body) === 0);
   if (Buffer.byteLength(body) > 0) {
     res.writeHead(status, headers as Record<string, string | string[] | number>);
     res.end(body);

@@ -20,6 +20,7 @@ import { forward } from './forward.js';
 import type { ForwardContext } from './forward-context.js';
 import type { ClientAddress } from './request-headers.js';
 import { forwardUpgrade, type UpgradeRequest } from './upgrade-router.js';
+import { logEncodingHeaders, logNoRoute, logRoutedCluster } from './stream-log.js';
 
 /**
  * What a request's route says once the HTTP filters have let it through: 404 without one, a
@@ -74,6 +75,7 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
   const { req, res, rq, route, clusterName, record, reply, headers, http1 } = x;
   const stats = ctx.stats;
   if (!route) {
+    logNoRoute(req, rq.path);
     stats.noRoute.inc();
     if (record) {
       record.responseFlags |= ResponseFlag.noRouteFound;
@@ -104,11 +106,13 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
       const redirectHeaders = mutatedResponse(action.status, { location: redirectLocation(action, rq, route.prefix), 'content-length': 0 });
       reply.encode?.(action.status, redirectHeaders);
       setServer(redirectHeaders, ctx.server);
+      logEncodingHeaders(req, action.status, redirectHeaders, true);
       res.writeHead(action.status, redirectHeaders as Record<string, string | string[] | number>);
       res.end();
       return;
     }
     case 'route': {
+      logRoutedCluster(req, clusterName, rq.path, ctx.clusters);
       let path = rq.path;
       const rewrites = (action.prefixRewrite !== undefined && route.prefix !== undefined) || action.regexRewrite !== undefined;
       // As Envoy's finalizePathHeader: a rewritten path goes with the one the client sent, unless suppress_envoy_headers.

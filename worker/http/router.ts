@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { DownstreamRequest, DownstreamResponse } from './downstream.js';
 import { Readable } from 'node:stream';
-import { getLogger } from '../../shared/log/logger.js';
 import { ResponseFlag } from '../../shared/access-log/entry.js';
 import type { Cluster, Host } from '../upstream/cluster.js';
 import { LocalReply, sendLocalReply } from './local-reply.js';
@@ -18,6 +17,7 @@ import { downstreamResponseHeaders, hasAny, sendTrailers, setHeadOnly, type Forw
 import { TryFigures } from './try-figures.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 import { streamUpstream } from './stream-accounts.js';
+import { logDecodingHeaders, logEncodingHeaders, logPoolReady, logRetry, logTryFailure, logUpstreamHeaders } from './stream-log.js';
 
 /**
  * The router filter's exchange with the upstream, once forward.ts has started it: a host of the
@@ -31,7 +31,6 @@ import { streamUpstream } from './stream-accounts.js';
  * array, which Node writes without building a header map.
  */
 
-const log = getLogger('router', import.meta.url);
 
 /** One downstream request on its way upstream: the dispatch handler for each of its tries. */
 export class Exchange implements UpstreamHandler, Deadlined {
@@ -145,6 +144,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       return;
     }
     this.rqHeld = true;
+    logDecodingHeaders(this.req, this.req.method ?? 'GET', this.ctx.path, this.scheme(), this.headers);
     this.start();
   }
 
@@ -218,6 +218,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     const maxStreamMs = this.cluster.limits.maxStreamMs;
     if (maxStreamMs > 0) this.streamTimer = setTimeout(() => this.maxStreamDurationReached(), maxStreamMs);
     streamUpstream(this.req, controller);
+    logPoolReady(this.req);
   }
 
   /** The cluster's max_stream_duration: the try is reset (retried as a local reset is). */
@@ -229,6 +230,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
 
   onResponseStart(controller: UpstreamController, statusCode: number, headers: IncomingHttpHeaders): void {
     const cs = this.cluster.stats;
+    logUpstreamHeaders(this.req, controller.headersOnly === true);
     this.figures?.responseHeaders(headers, statusCode);
     cs.response(statusCode, this.tryStarted, { internal: this.req.headers['x-envoy-internal'] === 'true', canary: headers['x-envoy-upstream-canary'] === 'true', retry: this.retried });
     if (headers.connection === 'close') cs.cxCloseNotify.inc();
@@ -248,6 +250,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       record.responseFlags |= retryRefusalFlag(decision);
     }
     const out = downstreamResponseHeaders(statusCode, headers, this.ctx, this.started);
+    logEncodingHeaders(this.req, statusCode, out, controller.headersOnly === true);
     if (controller.headersOnly && this.req.httpVersionMajor === 2) setHeadOnly(this.res, statusCode, out);
     else this.res.writeHead(statusCode, out);
   }
@@ -345,7 +348,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
       this.finish();
       return;
     }
-    log.debug(`cluster '${this.cluster.name}' host ${this.lastHost?.address}: ${failure} (${err.message})`);
+    logTryFailure(this.req, failure, err);
     countTryFailure(failure, err, this.cluster.stats, this.lastHost, betweenTries, this.controller !== undefined);
     const record = this.ctx.record;
     if (this.res.headersSent) {
@@ -399,6 +402,7 @@ export class Exchange implements UpstreamHandler, Deadlined {
     const delay = this.retry!.nextBackoffMs();
     this.backoffTimer = setTimeout(() => {
       this.backoffTimer = undefined;
+      logRetry(this.req);
       this.start();
     }, delay);
   }

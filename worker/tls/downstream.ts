@@ -1,4 +1,5 @@
 import { carryConnectionOrigin } from '../../shared/network/connection-origin.js';
+import { carryConnectionId } from '../../shared/log/log-tags.js';
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
@@ -53,7 +54,10 @@ export class DownstreamTls {
       countHandshake(this.statPrefix, this.stats, socket);
       // The addresses a PROXY header named are the TLS connection's too (Node keeps the raw socket as _parent).
       const raw = (socket as { _parent?: object | null })._parent;
-      if (raw) carryConnectionOrigin(raw, socket);
+      if (raw) {
+        carryConnectionOrigin(raw, socket);
+        carryConnectionId(raw, socket);
+      }
       ready(socket);
     });
     this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => {

@@ -11,6 +11,7 @@ import { connectTimeoutError, CONNECT_TIMEOUT, type UpstreamHandler, type Upstre
 import type { ConnectionLimit, ConnectionObserver } from './h2.js';
 import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import { closedError, headersObject, InFlight, keepAliveHintMs, protocolError, requestHead, streamRequestBody } from './http1-messages.js';
+import { logConnected, logConnecting, logResponseComplete } from './pool-log.js';
 
 /**
  * One HTTP/1.1 connection to an upstream host, carrying one request at a time (no pipelining,
@@ -107,6 +108,7 @@ export class Http1Connection implements Deadlined {
     observer.connectionStarted?.(target.auto ? undefined : 'http1');
     this.socket = target.connect ? target.connect() : tls ? tls.guard(tlsModule().connect({ host: target.ip, port: target.port, ...tls.connectOptions() })) : netConnect({ host: target.ip, port: target.port });
     this.socket.setNoDelay(true);
+    logConnecting(this.socket, target.address);
     const keepalive = target.keepalive;
     if (keepalive) this.socket.once('connect', () => applyTcpKeepalive(this.socket, keepalive));
     const parser = new HTTPParser();
@@ -184,6 +186,7 @@ export class Http1Connection implements Deadlined {
       this.observer.negotiated?.('http1');
     }
     this.observer.connectionOpened({ connectMs: this.openedAt - this.started, protocol: 'http1', socket: this.socket });
+    logConnected(this.socket, this.first !== undefined);
     if (this.target.maxConnectionMs > 0) this.expiryTimer = setTimeout(() => this.retire('max_connection_duration'), this.target.maxConnectionMs).unref();
     const first = this.first;
     this.first = undefined;
@@ -344,6 +347,7 @@ export class Http1Connection implements Deadlined {
       this.retiring = true;
     }
     const handler = rq.handler;
+    logResponseComplete(this.socket);
     if (last === undefined) handler.onResponseEnd?.(rq, trailers);
     else if (handler.onResponseLastData) handler.onResponseLastData(rq, last, trailers);
     else {

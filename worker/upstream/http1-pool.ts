@@ -3,6 +3,7 @@ import type { CircuitBreaker } from './circuit-breaker.js';
 import type { ConnectionObserver } from './h2.js';
 import { Http1Connection, type Http1ConnectionEvents } from './http1-connection.js';
 import type { UpstreamHandler, UpstreamRequest } from './upstream-handler.js';
+import { logNewConnection, logReuse, poolLogOn } from './pool-log.js';
 import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 
@@ -73,6 +74,7 @@ export class Http1Pool {
     if (this.waiting.length === 0) {
       const free = this.idle.pop();
       if (free) {
+        logReuse(free.socket);
         this.send(free, request, handler);
         return;
       }
@@ -99,6 +101,10 @@ export class Http1Pool {
 
   /** A connection of its own for a request, counted against max_connections from the attempt until it closes. */
   private open(request: UpstreamRequest, handler: UpstreamHandler): void {
+    if (poolLogOn()) {
+      const connecting = [...this.connections].filter((c) => !c.connected).length;
+      logNewConnection(this.idle.length, this.connections.size - this.idle.length - connecting, connecting);
+    }
     this.breaker.acquire('cx');
     const { idleMs, maxConnectionMs } = this.target.limits;
     const connection = new Http1Connection({ ...this.target, idleMs, maxConnectionMs, auto: this.target.auto !== undefined }, this.observer, this.events);

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { routesListener, staticCluster } from './helpers/bootstraps.js';
+import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+
+/**
+ * A request's story at debug, as Envoy logs it and under its logger names (conn_handler, http,
+ * router, pool, client, connection), with Envoy's tags: the connection's id on every line of it,
+ * the stream's on every line of the stream. --component-log-level narrows it to one logger, and
+ * POST /logging changes it while the proxy runs.
+ */
+
+let upstream: Server;
+let upstreamPort = 0;
+/** A port nothing listens on. */
+let closedPort = 0;
+
+before(async () => {
+  upstream = createServer((req, res) => {
+    req.resume();
+    res.end('story');
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  upstreamPort = (upstream.address() as { port: number }).port;
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  closedPort = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+});
+
+after(async () => {
+  await stopAllProxies();
+  upstream.close();
+});
+
+const bootstrap = () => ({
+  admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+  static_resources: {
+    listeners: [routesListener('edge', [
+      { match: { prefix: '/up' }, route: { cluster: 'up' } },
+      { match: { prefix: '/refused' }, route: { cluster: 'refused' } },
+    ])],
+    clusters: [staticCluster('up', upstreamPort), staticCluster('refused', closedPort)],
+  },
+});
+
+interface Line {
+  level: string;
+  logger: string;
+  message: string;
+}
+
+/** The proxy's log as [level, logger, message] (a message runs on to the next line's timestamp). */
+function lines(output: string): Line[] {
+  const out: Line[] = [];
+  for (const chunk of output.split(/\n(?=\[\d{4}-\d\d-\d\d )/)) {
+    const m = /^\[[^\]]+\]\[[^\]]+\]\[(\w+)\]\[(\w+)\] \[[^\]]+\] ([^]*)$/.exec(chunk.replace(/\n+$/, '\n'));
+    if (m) out.push({ level: m[1]!, logger: m[2]!, message: m[3]!.endsWith('\n\n') ? m[3]!.slice(0, -1) : m[3]!.replace(/\n$/, '') });
+  }
+  return out;
+}
+
+describe('the debug log tells a request\'s story', () => {
+  let proxy: RunningProxy;
+
+  before(async () => {
+    proxy = await startProxy(bootstrap(), ['--concurrency', '1', '-l', 'debug']);
+  });
+
+  it('accept, request headers, route, upstream connection, response, close: in order, tagged', async () => {
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/up/story`, { headers: { 'x-told': 'yes' } })).body, 'story');
+    const story = await waitFor('the closed connection', () => {
+      const all = lines(proxy.output());
+      const start = all.findIndex((l) => l.logger === 'http' && l.message.includes("':path', '/up/story'"));
+      if (start < 0) return undefined;
+      const conn = /"ConnectionId":"(\d+)"/.exec(all[start]!.message)![1];
+      // The first test of a fresh proxy: its lines are this request's (the client's connection, the upstream's, the pool's).
+      const mine = all;
+      return mine.some((l) => l.message.includes(`"ConnectionId":"${conn}"] closing socket:`)) ? { mine, conn } : undefined;
+    });
+    const stream = /"StreamId":"(\d+)"/.exec(story.mine.find((l) => l.message.includes('request headers complete'))!.message)![1];
+    const tagS = `[Tags: "ConnectionId":"${story.conn}","StreamId":"${stream}"] `;
+    const tagC = `[Tags: "ConnectionId":"${story.conn}"] `;
+    const expected: [string, string][] = [
+      ['conn_handler', `${tagC}new connection from 127.0.0.1:`],
+      ['http', `${tagC}new stream`],
+      ['http', `${tagS}request headers complete (end_stream=true):\n':authority', '127.0.0.1:${proxy.ports.get('edge')}'\n':path', '/up/story'\n':method', 'GET'\n'x-told', 'yes'\n`],
+      ['http', `${tagS}request end stream`],
+      ['router', `${tagS}cluster 'up' match for URL '/up/story'`],
+      ['router', `${tagS}router decoding headers:\n':authority', '127.0.0.1:${proxy.ports.get('edge')}'\n':path', '/up/story'\n':method', 'GET'\n':scheme', 'http'\n'x-told', 'yes'\n`],
+      ['pool', 'queueing stream due to no available connections (ready=0 busy=0 connecting=0)'],
+      ['pool', 'creating a new connection (connecting=0)'],
+      ['client', 'connecting'],
+      ['connection', `connecting to 127.0.0.1:${upstreamPort}`],
+      ['connection', 'connected'],
+      ['pool', 'attaching to next stream'],
+      ['router', `${tagS}pool ready`],
+      ['router', `${tagS}upstream headers complete: end_stream=false`],
+      ['http', `${tagS}encoding headers via codec (end_stream=false):\n':status', '200'\n`],
+      ['client', 'response complete'],
+      ['pool', 'destroying stream: 0 remaining'],
+      ['http', `${tagS}Codec completed encoding stream.`],
+      // node's client asked for `connection: close`: the proxy closes it (1; a client's close is `remote close`, then 0).
+      ['connection', `${tagC}closing socket: 1`],
+    ];
+    let at = 0;
+    for (const [logger, text] of expected) {
+      const i = story.mine.findIndex((l, k) => k >= at && l.level === 'debug' && l.logger === logger && l.message.includes(text));
+      assert.ok(i >= 0, `after line ${at}: [${logger}] ${JSON.stringify(text)}\n${story.mine.slice(at).map((l) => `[${l.logger}] ${l.message}`).join('\n')}`);
+      at = i + 1;
+    }
+    // The upstream connection's lines carry its own id, another than the client's.
+    const upstreamLine = story.mine.find((l) => l.logger === 'client' && l.message.endsWith('connecting'));
+    assert.ok(upstreamLine && !upstreamLine.message.includes(tagC));
+  });
+
+  it('a request no route takes: the router says so, then the local reply and its details', async () => {
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/nowhere`)).status, 404);
+    const all = await waitFor('the 404', () => {
+      const l = lines(proxy.output());
+      return l.some((x) => x.message.includes("':status', '404'")) ? l : undefined;
+    });
+    const router = all.find((l) => l.logger === 'router' && l.message.endsWith("no route match for URL '/nowhere'"));
+    assert.ok(router);
+    const tag = router.message.slice(0, router.message.indexOf('] ') + 2);
+    assert.ok(all.some((l) => l.logger === 'http' && l.message === `${tag}Sending local reply with details route_not_found`));
+  });
+
+  it('a try that cannot connect: the reset and its reasons', async () => {
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/refused`)).status, 503);
+    const reset = await waitFor('the reset', () => lines(proxy.output()).find((l) => l.logger === 'router' && l.message.includes('upstream reset: reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused')));
+    assert.match(reset.message, /^\[Tags: "ConnectionId":"\d+","StreamId":"\d+"\] /);
+  });
+});
+
+describe('narrowing the debug log', () => {
+  it('--component-log-level router:debug: the router\'s lines only', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--component-log-level', 'router:debug']);
+    assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/up/narrow`)).status, 200);
+    const debug = await waitFor('the router line', () => {
+      const d = lines(proxy.output()).filter((l) => l.level === 'debug');
+      return d.some((l) => l.message.includes("cluster 'up' match for URL '/up/narrow'")) ? d : undefined;
+    });
+    assert.deepEqual([...new Set(debug.map((l) => l.logger))], ['router']);
+    await proxy.stop();
+  });
+
+  it('POST /logging?http=debug while it runs: the connection manager\'s lines from then on', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1']);
+    const url = `http://127.0.0.1:${proxy.ports.get('edge')}/up/`;
+    assert.equal((await httpRequest(`${url}before`)).status, 200);
+    assert.equal((await httpRequest(`http://${proxy.admin}/logging?http=debug`, { method: 'POST' })).status, 200);
+    await waitFor('the request told', async () => {
+      await httpRequest(`${url}after`);
+      return lines(proxy.output()).some((l) => l.logger === 'http' && l.message.includes("':path', '/up/after'")) ? true : undefined;
+    });
+    assert.ok(!lines(proxy.output()).some((l) => l.message.includes('/up/before')));
+    await proxy.stop();
+  });
+});
