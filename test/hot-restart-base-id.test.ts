@@ -22,7 +22,8 @@ describe('hot-restart identity', () => {
       assert.equal(id.baseId, 11);
       assert.equal(readFileSync(`${tmp.dir}/base-id`, 'utf8'), '11', 'bare decimal, no newline');
       assert.equal(id.region.initializingPid(), process.pid);
-      assert.throws(() => establishIdentity(options({ baseId: 11 })), /^HotRestartError: unable to bind domain socket with base_id=110, id=0, errno=98 \(see --base-id option\)$/);
+      // Envoy's words, then the cause and what to pass at that epoch.
+      assert.throws(() => establishIdentity(options({ baseId: 11 })), /^HotRestartError: unable to bind domain socket with base_id=110, id=0, errno=98 \(see --base-id option\): another proxy on this machine uses base id 11; pass another --base-id, or --use-dynamic-base-id \(with --base-id-path to learn the one picked\)$/);
     } finally {
       id.channel.close();
     }
@@ -61,6 +62,8 @@ describe('hot-restart identity', () => {
       // Epoch 1 is still initializing (as another process would hold the marker, here the test's parent):
       writeFileSync(`${one.region.path}.initializing`, String(process.ppid));
       assert.throws(() => establishIdentity(options({ baseId: 15, restartEpoch: 2 })), /previous proxy process \(pid \d+\) is still initializing/);
+      // Epoch 1 again, while it runs: the next epoch is named.
+      assert.throws(() => establishIdentity(options({ baseId: 15, restartEpoch: 1 })), /errno=98 \(see --base-id option\): epoch 1 of base id 15 is running already; a hot restart takes the next epoch \(--restart-epoch 2 --base-id 15\), another proxy another --base-id$/);
     } finally {
       one.channel.close();
       zero.channel.close();

@@ -43,8 +43,15 @@ function bind(o: IdentityOptions, baseId: number, secret: Buffer): HotRestartCha
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const errno = e.code === 'EADDRINUSE' ? 98 : (e.errno ?? 0);
-    throw Object.assign(new HotRestartError(`unable to bind domain socket with base_id=${domainSocketId(baseId, 0)}, id=${o.restartEpoch}, errno=${Math.abs(errno)} (see --base-id option)`), { code: e.code });
+    const envoys = `unable to bind domain socket with base_id=${domainSocketId(baseId, 0)}, id=${o.restartEpoch}, errno=${Math.abs(errno)} (see --base-id option)`;
+    throw Object.assign(new HotRestartError(e.code === 'EADDRINUSE' ? `${envoys}: ${takenHint(baseId, o.restartEpoch)}` : envoys), { code: e.code });
   }
+}
+
+/** Why a socket slot is taken, and what to pass at that epoch (--use-dynamic-base-id is for epoch 0 only, as in Envoy). */
+function takenHint(baseId: number, epoch: number): string {
+  if (epoch === 0) return `another proxy on this machine uses base id ${baseId}; pass another --base-id, or --use-dynamic-base-id (with --base-id-path to learn the one picked)`;
+  return `epoch ${epoch} of base id ${baseId} is running already; a hot restart takes the next epoch (--restart-epoch ${epoch + 1} --base-id ${baseId}), another proxy another --base-id`;
 }
 
 /**
