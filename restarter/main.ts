@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native, type DgramHandle } from '../shared/native/index.js';
@@ -19,11 +20,27 @@ import { native, type DgramHandle } from '../shared/native/index.js';
  *   epochs do through PR_SET_PDEATHSIG.
  * - It knows when an epoch serves: each epoch reports READY=1 on a NOTIFY_SOCKET the restarter
  *   gives it. Under systemd (`Type=notify`), the restarter itself reports READY=1, RELOADING=1
- *   and STATUS= to systemd, so `systemctl reload` waits for the new epoch.
+ *   and STATUS= to systemd.
+ * - `proxy-hot-restarter --reload <pid>` asks the restarter of that pid for a restart over its
+ *   control socket (abstract, named by its pid) and returns once the new epoch serves (exit 0) or
+ *   has failed with the old one still serving (exit 1): systemd 252 has no Type=notify-reload,
+ *   and an ExecReload that only signals returns at once, so this is what makes `systemctl
+ *   reload` wait for the new epoch.
  */
 
 const TERM_WAIT_MS = 30_000;
 const READY_TIMEOUT_MS = 60_000;
+
+/** The restarter's control socket: in the abstract namespace, named by its pid (nothing on disk to clean up). */
+export function controlSocketPath(pid: number): string {
+  return `\0proxy-hot-restarter-${pid}`;
+}
+
+/** A `--reload` waiting for the outcome of a restart (its epoch known once that restart starts). */
+interface Waiter {
+  socket: Socket;
+  epoch: number | undefined;
+}
 
 interface Epoch {
   epoch: number;
@@ -48,10 +65,15 @@ function notifySystemd(fields: Record<string, string | number>): void {
   }
 }
 
+const USAGE =
+  'usage: proxy-hot-restarter <start script>\n  The script is run with RESTART_EPOCH set and no arguments; it must pass --restart-epoch "$RESTART_EPOCH".\n' +
+  '       proxy-hot-restarter --reload <restarter pid>\n  Restarts and returns once the new epoch serves (0), or has failed with the old one serving (1).\n';
+
 export function main(args: string[]): void {
+  if (args[0] === '--reload') return reload(args);
   const script = args[0] ?? '';
   if (!script || args.length !== 1) {
-    process.stderr.write('usage: proxy-hot-restarter <start script>\n  The script is run with RESTART_EPOCH set and no arguments; it must pass --restart-epoch "$RESTART_EPOCH".\n');
+    process.stderr.write(USAGE);
     process.exit(1);
   }
   const dir = mkdtempSync(join(tmpdir(), 'proxy-restarter-'));
@@ -69,8 +91,31 @@ export function main(args: string[]): void {
     if (e && fields.get('READY') === '1') ready(e);
   });
 
+  const waiters: Waiter[] = [];
+  /** The outcome of epoch `epoch`'s start (undefined: of a restart that will not happen now) to whoever waits for it. */
+  const settle = (epoch: number | undefined, line: string) => {
+    for (const w of waiters.filter((x) => x.epoch === epoch)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.socket.end(`${line}\n`);
+    }
+  };
+  const control = createServer((socket) => {
+    socket.on('error', () => undefined);
+    let asked = '';
+    socket.on('data', (d) => {
+      asked += d;
+      if (!asked.includes('\n')) return;
+      if (asked.startsWith('reload\n')) requestRestart(socket);
+      else socket.end('failed: unknown request\n');
+    });
+  });
+  control.on('error', (err) => logLine('warning', `no control socket (--reload will not reach this restarter): ${err.message}`));
+  control.listen(controlSocketPath(process.pid));
+  control.unref();
+
   const cleanUp = () => {
     native.dgramClose(notifySocket);
+    control.close();
     rmSync(dir, { recursive: true, force: true });
   };
 
@@ -83,6 +128,7 @@ export function main(args: string[]): void {
       starting = undefined;
       nextEpoch = e.epoch + 1;
       notifySystemd({ READY: 1, STATUS: `epoch ${e.epoch} serving` });
+      settle(e.epoch, `ready: epoch ${e.epoch} (pid ${e.child.pid}) is serving`);
       if (pendingRestart) {
         pendingRestart = false;
         startEpoch();
@@ -99,6 +145,7 @@ export function main(args: string[]): void {
     const e: Epoch = { epoch, child, ready: false };
     epochs.push(e);
     starting = e;
+    for (const w of waiters) w.epoch ??= epoch;
     e.readyTimer = setTimeout(() => {
       logLine('warning', `epoch ${epoch} did not report READY within ${READY_TIMEOUT_MS / 1000} s; taking it as serving`);
       ready(e);
@@ -120,6 +167,10 @@ export function main(args: string[]): void {
       logLine('error', `epoch ${e.epoch} (pid ${e.child.pid}) failed to start (${how})${epochs.length ? `; epoch ${epochs[epochs.length - 1]!.epoch} keeps serving` : ''}`);
       if (starting === e) starting = undefined;
       if (epochs.length) notifySystemd({ READY: 1, STATUS: `restart to epoch ${e.epoch} failed (${how}); epoch ${epochs[epochs.length - 1]!.epoch} serving` });
+      const keeps = epochs.length ? `; epoch ${epochs[epochs.length - 1]!.epoch} keeps serving` : '';
+      settle(e.epoch, `failed: epoch ${e.epoch} failed to start (${how})${keeps}`);
+      // The restarts queued behind it are dropped with it.
+      settle(undefined, `failed: the restart before it (epoch ${e.epoch}) failed to start (${how})${keeps}`);
       pendingRestart = false;
     } else {
       logLine('error', `epoch ${e.epoch} (pid ${e.child.pid}) exited abnormally (${how}); force killing all epochs and exiting`);
@@ -136,7 +187,19 @@ export function main(args: string[]): void {
 
   process.on('SIGHUP', () => {
     logLine('info', 'got SIGHUP');
-    if (stopping) return;
+    requestRestart();
+  });
+
+  /** A restart (SIGHUP, or a --reload on the control socket, which then hears its outcome). */
+  function requestRestart(waiter?: Socket): void {
+    if (stopping) {
+      waiter?.end('failed: the restarter is stopping\n');
+      return;
+    }
+    if (waiter) {
+      logLine('info', 'got a reload request');
+      waiters.push({ socket: waiter, epoch: undefined });
+    }
     if (starting) {
       pendingRestart = true;
       logLine('info', `epoch ${starting.epoch} is still starting; the restart waits for it`);
@@ -145,7 +208,7 @@ export function main(args: string[]): void {
     // CLOCK_MONOTONIC in µs, which systemd wants with RELOADING=1 (process.hrtime is that clock).
     notifySystemd({ RELOADING: 1, STATUS: `starting epoch ${nextEpoch}`, MONOTONIC_USEC: String(process.hrtime.bigint() / 1000n) });
     startEpoch();
-  });
+  }
   process.on('SIGUSR1', () => {
     logLine('info', 'got SIGUSR1; forwarding');
     for (const e of epochs) e.child.kill('SIGUSR1');
@@ -155,6 +218,7 @@ export function main(args: string[]): void {
       if (stopping) return;
       stopping = true;
       logLine('info', `got ${signal}; terminating ${epochs.length} epoch(s)`);
+      for (const w of waiters.splice(0)) w.socket.end('failed: the restarter is stopping\n');
       notifySystemd({ STOPPING: 1 });
       const codes: (number | null)[] = [];
       let left = epochs.length;
@@ -181,4 +245,31 @@ export function main(args: string[]): void {
     });
   }
   startEpoch();
+}
+
+/** `--reload <pid>`: asks that restarter for a restart and waits for its outcome (see the header). */
+function reload(args: string[]): void {
+  const pid = Number(args[1]);
+  if (args.length !== 2 || !Number.isInteger(pid) || pid <= 0) {
+    process.stderr.write(USAGE);
+    process.exit(1);
+  }
+  let answer = '';
+  const socket = createConnection(controlSocketPath(pid));
+  socket.setEncoding('utf8');
+  socket.on('connect', () => socket.write('reload\n'));
+  socket.on('data', (d) => (answer += d));
+  socket.on('error', (err) => {
+    process.stderr.write(`proxy-hot-restarter --reload: no restarter answers for pid ${pid} (${(err as NodeJS.ErrnoException).code ?? err.message})\n`);
+    process.exit(1);
+  });
+  socket.on('end', () => {
+    const line = answer.trim();
+    if (line.startsWith('ready')) {
+      process.stdout.write(`${line}\n`);
+      process.exit(0);
+    }
+    process.stderr.write(`${line || 'failed: the restarter closed without an answer'}\n`);
+    process.exit(1);
+  });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { HCM_TYPE, ROUTER_TYPE } from './helpers/bootstraps.js';
 import { repoRoot, tempDir } from './helpers/cli.js';
@@ -113,6 +113,84 @@ describe('proxy-hot-restarter', () => {
     assert.match(output, /all epochs exited cleanly/);
     for (const pid of epochs) assert.ok(!alive(pid), `epoch pid ${pid} outlived the restarter`);
     restarterPid = 0;
+  });
+
+  it("the systemd unit's commands, in systemd's order: ExecStart, ExecReload (waits for the outcome), stop", async () => {
+    // The unit and its start script as shipped; `proxy` and `proxy-hot-restarter` on PATH as `npm install -g` puts them.
+    const unit = readFileSync(join(repoRoot, 'examples/systemd/proxy.service'), 'utf8');
+    const exec = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(unit)![1]!.split(' ');
+    assert.deepEqual(exec('ExecStart'), ['/usr/bin/env', 'proxy-hot-restarter', '/usr/local/lib/proxy/proxy-start.sh']);
+    assert.deepEqual(exec('ExecReload'), ['/usr/bin/env', 'proxy-hot-restarter', '--reload', '$MAINPID']);
+    const bin = join(tmp.dir, 'bin');
+    mkdirSync(bin);
+    symlinkSync(join(repoRoot, 'bin/proxy'), join(bin, 'proxy'));
+    symlinkSync(join(repoRoot, 'bin/proxy-hot-restarter.js'), join(bin, 'proxy-hot-restarter'));
+    const runDir = join(tmp.dir, 'run');
+    mkdirSync(runDir);
+    const configPath = tmp.file('unit-bootstrap.json', JSON.stringify(config));
+    const env = {
+      ...process.env,
+      PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH}`,
+      TMPDIR: tmp.dir,
+      // What systemd sets (RuntimeDirectory=proxy), and the script's settings for a test.
+      RUNTIME_DIRECTORY: runDir,
+      PROXY_CONFIG: configPath,
+      PROXY_LOG_PATH: join(tmp.dir, 'unit.log'),
+      PROXY_DRAIN_TIME_S: '1',
+      PROXY_PARENT_SHUTDOWN_TIME_S: '1',
+    };
+    const [startCmd, ...startArgs] = exec('ExecStart');
+    const main = spawn(startCmd!, startArgs.map((a) => (a.endsWith('proxy-start.sh') ? join(repoRoot, 'examples/systemd/proxy-start.sh') : a)), { stdio: ['ignore', 'pipe', 'pipe'], env });
+    restarterPid = main.pid!;
+    let output = '';
+    main.stdout!.on('data', (d) => (output += d));
+    main.stderr!.on('data', (d) => (output += d));
+    await waitFor('epoch 0 serving', () => (/epoch 0 \(pid \d+\) is serving/.test(output) ? true : undefined), 20_000);
+    assert.match(readFileSync(join(runDir, 'base-id'), 'utf8'), /^\d+$/, 'epoch 0 wrote the base id it picked');
+    const reload = () =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const [cmd, ...args] = exec('ExecReload');
+        const child = spawn(cmd!, args.map((a) => (a === '$MAINPID' ? String(main.pid) : a)), { stdio: ['ignore', 'pipe', 'pipe'], env });
+        let out = '';
+        child.stdout!.on('data', (d) => (out += d));
+        child.stderr!.on('data', (d) => (out += d));
+        child.once('exit', (code) => resolve({ code, out }));
+      });
+
+    // A reload whose epoch cannot start (its configuration is gone) fails, and says epoch 0 serves on.
+    renameSync(configPath, `${configPath}.away`);
+    const failed = await reload();
+    assert.equal(failed.code, 1, failed.out);
+    assert.match(failed.out, /^failed: epoch 1 failed to start \(code \d+\); epoch 0 keeps serving\n$/);
+    renameSync(`${configPath}.away`, configPath);
+    // Then one that works returns once epoch 1 serves, its pid named.
+    const done = await reload();
+    assert.equal(done.code, 0, done.out);
+    const pid = Number(/^ready: epoch 1 \(pid (\d+)\) is serving\n$/.exec(done.out)![1]);
+    assert.ok(alive(pid));
+    assert.match(output, new RegExp(`epoch 1 \\(pid ${pid}\\) is serving`), 'the restarter said so before the reload returned');
+
+    // systemctl stop, KillMode=mixed: SIGTERM to the main process, which stops the epochs.
+    const exited = new Promise<number | null>((resolve) => main.once('exit', resolve));
+    process.kill(main.pid!, 'SIGTERM');
+    assert.equal(await exited, 0, output);
+    assert.ok(!alive(pid));
+    restarterPid = 0;
+  });
+
+  it('systemd-analyze verify finds nothing to say of the unit', (t) => {
+    const analyze = '/usr/bin/systemd-analyze';
+    if (!existsSync(analyze)) return t.skip('systemd-analyze is not installed (Debian package systemd)');
+    const r = spawnSync(analyze, ['verify', join(repoRoot, 'examples/systemd/proxy.service')], { encoding: 'utf8' });
+    assert.deepEqual([r.status, r.stdout + r.stderr], [0, '']);
+  });
+
+  it('--reload names a restarter that is not there', async () => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/proxy-hot-restarter.js'), '--reload', '999999999'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stderr!.on('data', (d) => (out += d));
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 1);
+    assert.match(out, /^proxy-hot-restarter --reload: no restarter answers for pid 999999999 \(ECONNREFUSED\)\n$/);
   });
 
   it('its epochs stop when it is killed outright (as PR_SET_PDEATHSIG would)', async () => {
