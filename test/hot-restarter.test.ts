@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -176,13 +176,6 @@ describe('proxy-hot-restarter', () => {
     assert.equal(await exited, 0, output);
     assert.ok(!alive(pid));
     restarterPid = 0;
-  });
-
-  it('systemd-analyze verify finds nothing to say of the unit', (t) => {
-    const analyze = '/usr/bin/systemd-analyze';
-    if (!existsSync(analyze)) return t.skip('systemd-analyze is not installed (Debian package systemd)');
-    const r = spawnSync(analyze, ['verify', join(repoRoot, 'examples/systemd/proxy.service')], { encoding: 'utf8' });
-    assert.deepEqual([r.status, r.stdout + r.stderr], [0, '']);
   });
 
   it('--reload names a restarter that is not there', async () => {
