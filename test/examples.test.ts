@@ -100,6 +100,46 @@ describe('examples', () => {
   }
 });
 
+// Examples run side by side: no two bind the same port (admin, listeners, those their xDS files
+// bring), and each says to start with --use-dynamic-base-id (base id 0 is one per machine).
+describe('examples side by side', () => {
+  /** The ports an example binds: its admin's, its listeners', and those of listeners its files or control plane bring. */
+  const bound = (file: string): number[] => {
+    const doc = load(readFileSync(`examples/${file}`, 'utf8')) as Record<string, any>;
+    const ports: number[] = [];
+    const add = (a: any) => a?.socket_address?.port_value && ports.push(a.socket_address.port_value);
+    add(doc.admin?.address);
+    for (const l of doc.static_resources?.listeners ?? []) add(l.address);
+    const companions = [doc.dynamic_resources?.lds_config?.path_config_source?.path, CONTROL_PLANES[file]].filter(Boolean) as string[];
+    for (const path of companions) {
+      const more = load(readFileSync(path, 'utf8')) as { resources?: any[]; listeners?: any[] };
+      for (const l of [...(more.resources ?? []), ...(more.listeners ?? [])]) add(l.address);
+    }
+    // A listener a later version brings (examples/lds/v2.yaml) binds too.
+    if (file === 'lds-file.yaml') for (const l of (load(readFileSync('examples/lds/v2.yaml', 'utf8')) as { resources: any[] }).resources) add(l.address);
+    return [...new Set(ports)];
+  };
+
+  it('no two examples bind the same port', () => {
+    const owner = new Map<number, string>();
+    for (const file of bootstraps.filter((f) => /\.ya?ml$/.test(f))) {
+      for (const port of bound(file)) {
+        assert.ok(!owner.has(port), `port ${port}: examples/${owner.get(port)} and examples/${file}`);
+        owner.set(port, file);
+      }
+    }
+    assert.ok(owner.size > 30, `${owner.size} ports`);
+  });
+
+  it('every start line of an example, in it and in the docs, takes a base id of its own', () => {
+    for (const path of [...bootstraps.map((f) => `examples/${f}`), 'README.md', 'docs/xds.md', 'docs/upstreams.md']) {
+      for (const line of readFileSync(path, 'utf8').split('\n')) {
+        if (/proxy -c examples\/[\w-]+\.(ya?ml|json)/.test(line) && !/RESTART_EPOCH|--mode validate/.test(line)) assert.match(line, /--use-dynamic-base-id/, `${path}: ${line}`);
+      }
+    }
+  });
+});
+
 const curl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' }).stdout.trim();
 
 describe("the TLS section of docs/upstreams.md", () => {
@@ -109,7 +149,7 @@ describe("the TLS section of docs/upstreams.md", () => {
     const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(block, 'the TLS section has a shell block');
     const [start, ...commands] = block.trim().split('\n');
-    assert.equal(start, 'npx proxy -c examples/tls.yaml');
+    assert.equal(start, 'npx proxy -c examples/tls.yaml --use-dynamic-base-id');
     assert.equal(commands.length, 4, block);
 
     const proxy = await startProxy(onPortZero('tls.yaml'), ['--concurrency', '1']);
@@ -119,7 +159,7 @@ describe("the TLS section of docs/upstreams.md", () => {
     for (const line of commands) {
       const [command, expected] = line.split(/\s+# /) as [string, string];
       assert.match(command, /^curl /);
-      const local = command.replaceAll('localhost:10443', `localhost:${port}`).replaceAll('127.0.0.1:9901', proxy.admin);
+      const local = command.replaceAll('localhost:10443', `localhost:${port}`).replaceAll('127.0.0.1:9916', proxy.admin);
       const { stdout } = await run('sh', ['-c', local], { cwd: repoRoot });
       outputs.push(stdout);
       // Each line's comment says what it prints; /certs describes its JSON instead.
@@ -233,7 +273,7 @@ describe('the tunnel example', () => {
     assert.match(viaConnect, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\n[\s\S]*LIVE\n/);
     assert.equal(await statValue(proxy, 'cluster.tunnel.upstream_rq_total'), 1);
     assert.equal(await statValue(proxy, 'http.tunnel-end.downstream_cx_upgrades_total'), 2);
-    await waitFor('the access log lines', () => (/CONNECT admin\.internal:9901 from=127\.0\.0\.1:\d+ 200/.test(proxy.output()) && /CONNECT admin\.internal:80 from=- 200/.test(proxy.output()) ? true : undefined));
+    await waitFor('the access log lines', () => (/CONNECT admin\.internal:9920 from=127\.0\.0\.1:\d+ 200/.test(proxy.output()) && /CONNECT admin\.internal:80 from=- 200/.test(proxy.output()) ? true : undefined));
   });
 });
 
