@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequestRaw } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -129,6 +129,24 @@ describe('examples side by side', () => {
       }
     }
     assert.ok(owner.size > 30, `${owner.size} ports`);
+  });
+
+  it('two run at once, one of them changed live on its copy, and the checkout stays as it was', async () => {
+    const git = (...args: string[]) => spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
+    const before = git('status', '--porcelain', '--', 'examples').stdout;
+    const copy = tmp.file('cds-copy-clusters.yaml', readFileSync('examples/cds/clusters.yaml', 'utf8'));
+    const [routing, cds] = await Promise.all([
+      startProxy(onPortZero('routing.yaml'), ['--concurrency', '1']),
+      startProxy(onPortZero('cds-file.yaml'), ['--concurrency', '1', '--config-yaml', `{dynamic_resources: {cds_config: {path_config_source: {path: ${copy}}}}}`]),
+    ]);
+    assert.notEqual(routing.baseId, cds.baseId);
+    for (const p of [routing, cds]) assert.equal((await httpRequest(`http://${p.admin}/ready`)).body, 'LIVE\n');
+    // The example's step, on the copy: the green version renamed into place.
+    writeFileSync(`${copy}.next`, readFileSync('examples/cds/green.yaml', 'utf8'));
+    renameSync(`${copy}.next`, copy);
+    await waitFor('the green version', async () => ((await httpRequest(`http://${cds.admin}/stats?filter=cluster_manager.cds.version_text`)).body.includes('green') ? true : undefined));
+    await Promise.all([routing.stop(), cds.stop()]);
+    assert.equal(git('status', '--porcelain', '--', 'examples').stdout, before);
   });
 
   it('every start line of an example, in it and in the docs, takes a base id of its own', () => {
