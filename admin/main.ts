@@ -136,7 +136,10 @@ process.on('message', (m: ToAdmin) => {
       });
       break;
     case 'state':
-      if (state) state.state = m.state;
+      if (state) {
+        state.state = m.state;
+        if (m.reason) state.drainReasons.add(m.reason);
+      }
       break;
     case 'unready':
       if (state) state.unreadyWorkers = m.workers;

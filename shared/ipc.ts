@@ -168,7 +168,8 @@ export type FromWorker =
 export type ToAdmin =
   /** `listenFd`: the admin address's listening socket, bound by the supervisor (supervisor/admin-socket.ts). */
   | { type: 'init'; server: ServerContext; serverInfo: ServerInfoContext; adminAddressPath: string; listenFd: number }
-  | { type: 'state'; state: ServerState }
+  /** `reason`: why the server is DRAINING (the admin's home page and /hot_restart_status say it). */
+  | { type: 'state'; state: ServerState; reason?: DrainReason }
   | { type: 'healthcheck'; failing: boolean }
   | { type: 'reopen_logs' }
   /** Hot restart: the next epoch takes the admin interface; answered with `counters` (the totals so far). */
@@ -225,6 +226,8 @@ export type FromAdmin =
   | { type: 'tap_stop'; sessionId: number };
 
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
+/** What drains the server: POST /drain_listeners, a newer epoch's hot restart, or its shutdown. */
+export type DrainReason = 'drain_listeners' | 'hot_restart' | 'shutdown';
 
 /** What /hot_restart_status shows: where this epoch and its parent are in the restart timeline. */
 export interface HotRestartStatus {

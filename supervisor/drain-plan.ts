@@ -1,4 +1,4 @@
-import type { DrainOrder, ServerContext } from '../shared/ipc.js';
+import type { DrainOrder, DrainReason, ServerContext } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import type { ListenerManager } from './listener-manager.js';
 import type { Options } from './options.js';
@@ -18,8 +18,8 @@ export class DrainPlan {
     private readonly context: ServerContext,
     private readonly listeners: ListenerManager,
     private readonly toWorkers: ToWorkers,
-    /** The server is DRAINING from now on. */
-    private readonly draining: () => void,
+    /** The server is DRAINING from now on, for `reason`. */
+    private readonly draining: (reason: DrainReason) => void,
     /** The listeners changed (the admin process shows them). */
     private readonly listenersChanged: () => void,
   ) {}
@@ -34,13 +34,13 @@ export class DrainPlan {
    * listeners stop now. A drain already covering the direction makes a second call a no-op.
    */
   async drainListeners(direction: DrainOrder['direction'], graceful: boolean, skipExit: boolean): Promise<void> {
-    if (!graceful) return this.stopListeners(direction);
+    if (!graceful) return this.stopListeners(direction, 'drain_listeners');
     if (this.context.drains.some((d) => d.direction === 'all' || d.direction === direction)) return;
     const order = this.order(direction);
     this.context.drains.push(order);
     log.info(`draining ${direction === 'all' ? 'all' : 'inbound'} listeners over ${this.options.drainTimeS} s (${order.strategy})`);
-    this.draining();
-    if (!skipExit) setTimeout(() => void this.stopListeners(direction), order.drainTimeMs).unref();
+    this.draining('drain_listeners');
+    if (!skipExit) setTimeout(() => void this.stopListeners(direction, 'drain_listeners'), order.drainTimeMs).unref();
     await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
   }
 
@@ -51,22 +51,22 @@ export class DrainPlan {
    */
   async drainForChild(): Promise<void> {
     log.info('closing and draining listeners');
-    await this.stopListeners('all');
+    await this.stopListeners('all', 'hot_restart');
     if (this.context.drains.some((d) => d.direction === 'all')) return;
     const order = this.order('all');
     this.context.drains.push(order);
-    this.draining();
+    this.draining('hot_restart');
     await this.toWorkers((ack) => ({ type: 'drain', order, ack }));
   }
 
   /** The listeners of `direction` stop accepting in every worker; later LDS additions in that direction are not made. */
-  private async stopListeners(direction: DrainOrder['direction']): Promise<void> {
+  private async stopListeners(direction: DrainOrder['direction'], reason: DrainReason): Promise<void> {
     const names = this.listeners.stop(direction);
     this.context.listeners = this.listeners.listeners;
     if (names.length === 0) return;
     await this.toWorkers((ack) => ({ type: 'stop_listeners', names, ack }));
     this.listenersChanged();
     log.info(`stopped listener(s) ${names.join(', ')}`);
-    this.draining();
+    this.draining(reason);
   }
 }

@@ -2,7 +2,7 @@ import { closeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadedBootstrap } from '../shared/config/bootstrap.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import type { FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
+import type { DrainReason, FromWorker, HotRestartStatus, LogSettingsMessage, ServerContext, ServerState, ToAdmin, ToWorker } from '../shared/ipc.js';
 import { getLogger } from '../shared/log/logger.js';
 import type { BreakerCounts } from '../shared/upstream/breaker-counts.js';
 import { hotRestartVersion, versionString } from '../shared/version.js';
@@ -193,7 +193,7 @@ export class ProcessTree {
       for (const w of this.workers) w.send<ToWorker>({ type: 'hosts', cluster, hosts });
     }, loaded.tls.clusters);
     this.profiling = new TreeProfiling(this.context, this.toWorkers);
-    this.drains = new DrainPlan(options, this.context, listenerManager, this.toWorkers, () => this.setState('DRAINING'), () => this.liveConfig.reportListeners());
+    this.drains = new DrainPlan(options, this.context, listenerManager, this.toWorkers, (reason) => this.setState('DRAINING', reason), () => this.liveConfig.reportListeners());
     this.requests = new AdminRequests({
       context: this.context,
       runtime: this.runtime,
@@ -272,9 +272,9 @@ export class ProcessTree {
     this.admin.send({ type: 'unready', workers });
   }
 
-  private setState(state: ServerState): void {
+  private setState(state: ServerState, reason?: DrainReason): void {
     this.state = state;
-    this.admin.send({ type: 'state', state });
+    this.admin.send({ type: 'state', state, ...(reason ? { reason } : {}) });
   }
 
   private onWorkerMessage(m: FromWorker): void {
@@ -385,7 +385,7 @@ export class ProcessTree {
   stop(exitCode: number): Promise<void> {
     this.exitCode = Math.max(this.exitCode, exitCode);
     this.stopping ??= (async () => {
-      this.setState('DRAINING');
+      this.setState('DRAINING', 'shutdown');
       this.workerWatchdog.close();
       await Promise.all([...this.workers.map((w) => w.stop(SHUTDOWN_GRACE_MS)), this.admin.stop(SHUTDOWN_GRACE_MS)]);
       this.mainWatchdog.close();

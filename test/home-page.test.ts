@@ -60,7 +60,15 @@ describe('the admin home page in a browser', { skip }, () => {
     await waitFor('the page to count 30 requests', async () => (Number(await figure('live-requests')) >= 30 ? true : undefined));
     assert.ok(Number(await figure('live-connections')) >= 1);
     assert.equal(await figure('live-requests-active'), '0');
-    assert.match(await figure('live-rps'), /^\d+\.\d$/);
+    // "Per second" is the rate plot's latest point: the two figures agree.
+    await waitFor('the two rates', async () => ((await figure('live-rps')) !== '–' ? true : undefined));
+    assert.equal(await figure('live-rps'), await figure('plot-rps-now0'));
+    // The node, and the listeners with their addresses.
+    assert.equal(await figure('live-node'), 'node-1 (cluster cluster-1)');
+    const row = page.locator('#live-listeners tbody tr', { hasText: 'ingress' });
+    await row.waitFor();
+    assert.equal((await row.locator('td').nth(1).textContent())?.trim(), `127.0.0.1:${proxy.ports.get('ingress')}`);
+    assert.equal(await page.locator('#live-drain').isHidden(), true, 'not draining: no reason shown');
   });
 
   it('plots the last minutes, the plots move with the traffic, and the hot-restart phase shows', async () => {
@@ -124,6 +132,8 @@ describe('the admin home page in a browser', { skip }, () => {
     assert.equal((await httpRequest(`http://${proxy.admin}/ready`)).body, 'DRAINING\n');
     await page.goto(`http://${proxy.admin}/`);
     await page.locator('#live-state', { hasText: 'DRAINING' }).waitFor();
+    // And why, with what undoes it.
+    await page.locator('#live-drain', { hasText: 'Draining: health checks failed (POST /healthcheck/fail; /healthcheck/ok restores them)' }).waitFor();
     await page.locator("form[action='healthcheck/ok'] button").click();
     await page.waitForURL(/healthcheck\/ok$/);
     await page.goto(`http://${proxy.admin}/`);
@@ -170,6 +180,8 @@ describe('the home page\'s dynamic resources', { skip }, () => {
       const refused = page.locator('#live-xds tbody tr', { hasText: 'cluster refused' });
       assert.equal(await refused.getAttribute('class'), 'unhealthy');
       assert.match((await refused.locator('td').nth(4).textContent()) ?? '', /lb_policy: CLUSTER_PROVIDED is not supported/);
+      // The version of each xDS type, above the resources.
+      await page.locator('#live-versions', { hasText: 'Versions: cluster v7' }).waitFor();
       await dynamic.stop();
     } finally {
       tmp.cleanup();

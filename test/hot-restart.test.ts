@@ -246,4 +246,18 @@ describe('/hot_restart_status', () => {
     assert.equal((await httpRequest(`http://${p.admin}/hot_restart_version`)).body, 'disabled');
     await p.stop();
   });
+
+  it('says why the server drains: failed health checks, then /drain_listeners', async () => {
+    const p = await startProxy(bootstrap(`${tmp.dir}/reasons.sock`), ['--concurrency', '1']);
+    const reasons = async () => JSON.parse((await httpRequest(`http://${p.admin}/hot_restart_status`)).body).drain_reasons;
+    assert.equal(await reasons(), undefined, 'not draining');
+    await httpRequest(`http://${p.admin}/healthcheck/fail`, { method: 'POST' });
+    assert.deepEqual(await reasons(), ['healthcheck_fail']);
+    await httpRequest(`http://${p.admin}/drain_listeners?graceful&skip_exit`, { method: 'POST' });
+    await waitFor('both reasons', async () => ((await reasons())?.length === 2 ? true : undefined));
+    assert.deepEqual(await reasons(), ['healthcheck_fail', 'drain_listeners']);
+    await httpRequest(`http://${p.admin}/healthcheck/ok`, { method: 'POST' });
+    assert.deepEqual(await reasons(), ['drain_listeners'], 'a drain is not undone');
+    await p.stop();
+  });
 });

@@ -18,11 +18,14 @@ export function processEndpoints(state: AdminState, collector: StatsCollector): 
     },
     {
       path: '/hot_restart_status',
-      help: 'print where this epoch and its parent are in a hot restart (phase, parent state, parent terminate deadline)',
+      help: 'print where this epoch and its parent are in a hot restart (phase, parent state, parent terminate deadline), and why the server drains',
       mutates: false,
       handle: () => {
         const h = state.hotRestart;
         const body: Record<string, unknown> = { enabled: h.enabled };
+        // While DRAINING: why (healthcheck_fail, drain_listeners, hot_restart, shutdown).
+        const reasons = state.drainingBecause;
+        if (reasons.length) body.drain_reasons = reasons;
         if (h.enabled) {
           Object.assign(body, { base_id: h.baseId, restart_epoch: h.restartEpoch, socket_path: h.socketPath, phase: h.phase, parent: h.parent });
           if (h.parentTerminateAtMs !== undefined) {

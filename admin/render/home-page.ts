@@ -3,8 +3,10 @@ import type { AdminEndpoint } from '../endpoint.js';
 /**
  * The admin home page. On top, what an operator looks at during a drain or an incident: the
  * server's state and where a hot restart stands with its deadline, plots of the last minutes
- * (request rate, 5xx rate, p50/p99 request time, open connections, from /traffic_history), each
- * cluster's hosts by health, and each dynamic resource's version and last refusal. Below, Envoy's
+ * (request rate, 5xx rate, p50/p99 request time, open connections, from /traffic_history: the
+ * "per second" figure is the rate plot's latest point, so the two agree), why the server drains,
+ * the node, the listeners with their addresses, each cluster's hosts by health, the version of each
+ * xDS type, and each dynamic resource's version and last refusal. Below, Envoy's
  * table of every endpoint. Plain HTML, SVG and script served by the admin itself: no CDN, no
  * build step. Every URL is relative, so the page works behind a path prefix.
  */
@@ -43,7 +45,7 @@ const STYLE =
   '.button-as-link{background:none;border:none;color:blue;text-decoration:underline;cursor:pointer;padding:0;font:inherit}' +
   '#live{font-family:sans-serif;margin-bottom:1.5em}#live table{border-collapse:collapse;margin-bottom:.8em}#live td,#live th{padding:.15em 1em .15em 0;text-align:left}' +
   '#live .figure{font-variant-numeric:tabular-nums}.unhealthy{color:#b00}#live-error{color:#b00}' +
-  '#live-restart{margin-bottom:.8em}#live-restart.draining{color:#a60;font-weight:bold}' +
+  '#live-restart,#live-versions{margin-bottom:.8em}#live-restart.draining,#live-drain{color:#a60;font-weight:bold;margin-bottom:.4em}' +
   '#plots{display:flex;flex-wrap:wrap;gap:1em;margin-bottom:1em}.plot{border:1px solid #ccc;padding:.4em .6em;width:270px}' +
   '.plot h3{font-size:.9em;margin:0 0 .2em 0;font-weight:normal}.plot .now{font-weight:bold;font-variant-numeric:tabular-nums}' +
   '.plot svg{display:block;width:100%;height:90px;background:#fafafa}.plot .axis{font-size:.75em;color:#666;display:flex;justify-content:space-between}' +
@@ -58,10 +60,11 @@ function plotPanel(id: string, title: string, series: string[]): string {
 
 const LIVE_PANEL = `<div id='live'>
 <table>
-<tr><th>State</th><td id='live-state' class='figure'>…</td><th>Uptime</th><td id='live-uptime' class='figure'>…</td></tr>
+<tr><th>State</th><td id='live-state' class='figure'>…</td><th>Uptime</th><td id='live-uptime' class='figure'>…</td><th>Node</th><td id='live-node'>…</td></tr>
 <tr><th>Requests</th><td id='live-requests' class='figure'>…</td><th>In flight</th><td id='live-requests-active' class='figure'>…</td><th>Per second</th><td id='live-rps' class='figure'>…</td></tr>
 <tr><th>Connections</th><td id='live-connections' class='figure'>…</td><th>Open</th><td id='live-connections-active' class='figure'>…</td></tr>
 </table>
+<div id='live-drain' hidden></div>
 <div id='live-restart'>…</div>
 <div id='plots'>
 ${plotPanel('plot-rps', 'Requests per second', ['rps'])}
@@ -69,7 +72,9 @@ ${plotPanel('plot-5xx', '5xx per second', ['5xx'])}
 ${plotPanel('plot-latency', 'Latency, ms', ['p50', 'p99'])}
 ${plotPanel('plot-connections', 'Open connections', ['open'])}
 </div>
+<table id='live-listeners'><thead><tr><th>Listener</th><th>Address</th></tr></thead><tbody></tbody></table>
 <table id='live-hosts'><thead><tr><th>Cluster</th><th>Healthy hosts</th><th>Degraded</th><th>Ejected</th><th>Unhealthy</th></tr></thead><tbody></tbody></table>
+<div id='live-versions' hidden></div>
 <table id='live-xds' hidden><thead><tr><th>Dynamic resource</th><th>State</th><th>Version</th><th>Since</th><th>Last refusal</th></tr></thead><tbody></tbody></table>
 <div id='live-error'></div>
 </div>`;
@@ -77,11 +82,10 @@ ${plotPanel('plot-connections', 'Open connections', ['open'])}
 /**
  * The page's script, as the browser runs it (String.raw: written exactly as served). Every two
  * seconds it reads /server_info, /stats (the proxy's own totals), /clusters, /config_status,
- * /hot_restart_status and /traffic_history, all as JSON.
+ * /hot_restart_status, /traffic_history and /listeners, all as JSON.
  */
 const LIVE_SCRIPT = String.raw`
 (function () {
-  var previous;
   var FILTER = '^http\\.[^.]+\\.downstream_(rq|cx)_(total|active)$';
   function text(id, value) { document.getElementById(id).textContent = value; }
   // The proxy's traffic: the admin interface's own (http.admin.*, this page's polling among it) is left out.
@@ -132,6 +136,50 @@ const LIVE_SCRIPT = String.raw`
     });
     text(id + '-max', fixed(top, top >= 1));
     text(id + '-span', 'last ' + Math.round(span / 60000) + ' min');
+  }
+  var REASONS = {
+    healthcheck_fail: 'health checks failed (POST /healthcheck/fail; /healthcheck/ok restores them)',
+    drain_listeners: 'listeners drained (POST /drain_listeners)',
+    hot_restart: 'a newer epoch took over (hot restart)',
+    shutdown: 'shutting down'
+  };
+  function drain(status) {
+    var el = document.getElementById('live-drain');
+    var reasons = status.drain_reasons || [];
+    el.hidden = reasons.length === 0;
+    el.textContent = reasons.length ? 'Draining: ' + reasons.map(function (r) { return REASONS[r] || r; }).join('; ') : '';
+  }
+  function rows(id, list) {
+    var body = document.querySelector('#' + id + ' tbody');
+    body.textContent = '';
+    list.forEach(function (values) {
+      var row = document.createElement('tr');
+      values.forEach(function (value) {
+        var cell = document.createElement('td');
+        cell.textContent = value;
+        row.appendChild(cell);
+      });
+      body.appendChild(row);
+    });
+  }
+  function address(a) {
+    if (!a) return '';
+    if (a.pipe) return a.pipe.path;
+    var s = a.socket_address || {};
+    return (s.address && s.address.indexOf(':') >= 0 ? '[' + s.address + ']' : s.address || '') + ':' + (s.port_value || 0) + (s.protocol === 'UDP' ? ' (UDP)' : '');
+  }
+  // The version of each xDS type: one version, or the versions its resources are at.
+  function versions(list) {
+    var byType = {};
+    list.forEach(function (r) {
+      if (!r.version_info) return;
+      var seen = byType[r.type] || (byType[r.type] = []);
+      if (seen.indexOf(r.version_info) < 0) seen.push(r.version_info);
+    });
+    var el = document.getElementById('live-versions');
+    var types = Object.keys(byType).sort();
+    el.hidden = types.length === 0;
+    el.textContent = types.length ? 'Versions: ' + types.map(function (t) { return t + ' ' + byType[t].join(', '); }).join('; ') : '';
   }
   function restart(status, info) {
     var el = document.getElementById('live-restart');
@@ -189,27 +237,33 @@ const LIVE_SCRIPT = String.raw`
   }
   function refresh() {
     Promise.all([json('server_info'), json('stats?format=json&usedonly&filter=' + encodeURIComponent(FILTER)), json('clusters?format=json'),
-      json('config_status?format=json'), json('hot_restart_status'), json('traffic_history')])
+      json('config_status?format=json'), json('hot_restart_status'), json('traffic_history'), json('listeners?format=json')])
       .then(function (all) {
         var info = all[0], stats = all[1].stats || [];
         var points = (all[5].points || []).map(function (p) { p.at = Date.parse(p.time); return p; });
         text('live-state', info.state);
         text('live-uptime', info.uptime_current_epoch);
         var requests = sum(stats, '.downstream_rq_total');
-        var now = Date.now();
+        var node = (info.node || {});
+        text('live-node', (node.id || '–') + ' (cluster ' + (node.cluster || '–') + ')');
         text('live-requests', requests);
         text('live-requests-active', sum(stats, '.downstream_rq_active'));
         text('live-connections', sum(stats, '.downstream_cx_total'));
         text('live-connections-active', sum(stats, '.downstream_cx_active'));
-        if (previous) text('live-rps', ((requests - previous.requests) * 1000 / Math.max(1, now - previous.at)).toFixed(1));
-        previous = { requests: requests, at: now };
+        // The rate plot's latest point: one figure, one source.
+        text('live-rps', points.length ? fixed(points[points.length - 1].rps) : '–');
+        drain(all[4]);
         restart(all[4], info);
+        rows('live-listeners', (all[6].listener_statuses || []).map(function (l) {
+          return [l.name, [address(l.local_address)].concat((l.additional_local_addresses || []).map(address)).join(', ')];
+        }));
         plot('plot-rps', points, ['rps']);
         plot('plot-5xx', points, ['errors_5xx_per_second']);
         plot('plot-latency', points, ['p50_ms', 'p99_ms']);
         plot('plot-connections', points, ['connections'], true);
         hosts(all[2].cluster_statuses || []);
         resources(all[3].resources || []);
+        versions(all[3].resources || []);
         text('live-error', '');
       })
       .catch(function (err) { text('live-error', 'live figures unavailable: ' + err.message); });
