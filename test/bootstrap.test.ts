@@ -423,6 +423,15 @@ describe('whole-bootstrap checks', () => {
     assert.equal(b.node.cluster, 'c9');
     assert.deepEqual(b.node.locality, { zone: 'z9' });
   });
+
+  it('a node id from --service-node is enough for xDS over gRPC (a pod passes its name)', () => {
+    const d = minimalBootstrap() as Record<string, any>;
+    d.node = { cluster: 'edge' };
+    d.dynamic_resources = { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'backend' } }] }, cds_config: { ads: {}, resource_api_version: 'V3' } };
+    const path = tmp.file('pod.yaml', yamlOf(d));
+    assert.throws(() => load({ configPath: path }), /xDS over gRPC needs a node id and cluster/);
+    assert.equal((load({ configPath: path, serviceNode: 'proxy-0' }).bootstrap as Record<string, any>).node.id, 'proxy-0');
+  });
 });
 
 describe('access logs in the bootstrap', () => {

@@ -291,14 +291,16 @@ export function loadBootstrap(src: BootstrapSource, sources: BootstrapSources = 
   const read = readElsewhere ?? readHere(sources);
   if (read.refused) throw new BootstrapError(read.refused);
   const listenerNames = staticListenerNames(read.bootstrap);
-  const local = localChecks(read.bootstrap, listenerNames);
+  // Checked as it will run: --service-node and --service-cluster may be what gives the node its id (a pod's name, say).
+  const bootstrap = applyNodeOverrides(read.bootstrap, src);
+  const local = localChecks(bootstrap, listenerNames);
   // What an earlier error causes is left out: an error under a field that already failed (or
   // above it), and a route's "unknown cluster" once a cluster itself is in error.
   const clusterInError = [...read.failed, ...read.refusedFields].some((f) => f.startsWith('static_resources.clusters['));
   const errors = [...read.errors, ...local.errors.filter((e) => !followsFrom(e, read) && !(clusterInError && /^route: unknown (weighted |mirror )?cluster /.test(e.detail)))];
   if (errors.length) throw new BootstrapError(errors);
   return {
-    bootstrap: applyNodeOverrides(read.bootstrap, src),
+    bootstrap,
     unknownFields: read.unknownFields,
     warnings: [...read.warnings, ...bootstrapWarnings(read.bootstrap), ...unknownFieldWarnings(read.unknownFields)],
     tls: local.tls,
