@@ -2,7 +2,7 @@
 // It serves ADS (state of the world and incremental) on 127.0.0.1:<port> from a resources file,
 // pushes a new version to every connected proxy each time the file changes, and prints each
 // proxy's ACK or NACK (with why).
-// Usage: node --import tsx scripts/control-plane.ts examples/ads/resources.yaml [--port 18000]
+// Usage: node --import tsx scripts/control-plane.ts examples/ads/resources.yaml [--port 18000] [--host 127.0.0.1]
 // The file (YAML or JSON) holds lists by type, each resource as Envoy's v3 API has it:
 //   clusters: [...]  endpoints: [...]  listeners: [...]  routes: [...]
 import { readFileSync, watch } from 'node:fs';
@@ -12,15 +12,17 @@ import type { JsonObject } from '../shared/config/proto-json.js';
 import { TestControlPlane } from '../test/helpers/control-plane.js';
 
 const args = process.argv.slice(2);
-const file = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--port');
+const file = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--port' && args[i - 1] !== '--host');
 const port = args.includes('--port') ? Number(args[args.indexOf('--port') + 1]) : 18000;
+// In a pod: --host 0.0.0.0, so that the proxies reach it through its Service.
+const host = args.includes('--host') ? args[args.indexOf('--host') + 1]! : '127.0.0.1';
 if (!file) {
-  console.error('usage: node --import tsx scripts/control-plane.ts <resources.yaml> [--port 18000]');
+  console.error('usage: node --import tsx scripts/control-plane.ts <resources.yaml> [--port 18000] [--host 127.0.0.1]');
   process.exit(2);
 }
 const path = resolve(file);
 
-const cp = await TestControlPlane.start(port);
+const cp = await TestControlPlane.start(port, undefined, host);
 let version = 0;
 let last = '';
 

@@ -55,11 +55,15 @@ export class TestControlPlane {
   /** Plaintext unless given (ServerCredentials.createSsl for a control plane behind TLS). */
   constructor(private readonly credentials: ServerCredentials = ServerCredentials.createInsecure()) {}
 
-  static async start(port = 0, credentials?: ServerCredentials): Promise<TestControlPlane> {
+  /** `host`: the address it binds (scripts/control-plane.ts takes --host: 0.0.0.0 in a pod). */
+  static async start(port = 0, credentials?: ServerCredentials, host = '127.0.0.1'): Promise<TestControlPlane> {
     const cp = new TestControlPlane(credentials);
+    cp.host = host;
     await cp.listen(port);
     return cp;
   }
+
+  private host = '127.0.0.1';
 
   /** Starts serving (again, after stop(), on the same port). */
   async listen(port = this.port): Promise<void> {
@@ -80,7 +84,7 @@ export class TestControlPlane {
     server.addService({ StreamListeners: method(LDS_METHOD, false), DeltaListeners: method(DELTA_METHODS[LDS_METHOD]!, true) } as never, { StreamListeners: sotw, DeltaListeners: delta });
     server.addService({ StreamSecrets: method(SDS_METHOD, false), DeltaSecrets: method(DELTA_METHODS[SDS_METHOD]!, true) } as never, { StreamSecrets: sotw, DeltaSecrets: delta });
     this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, this.credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
+      server.bindAsync(`${this.host}:${port}`, this.credentials, (err, bound) => (err ? reject(err) : resolve(bound))),
     );
     this.server = server;
   }
