@@ -37,6 +37,7 @@ function ask(port: number): Promise<number | 'closed'> {
 
 describe('overload actions on connections, by an injected pressure', () => {
   const tmp = tempDir('overload-connections-');
+  after(() => tmp.cleanup());
   const pressureFile = `${tmp.dir}/pressure`;
   let proxy: RunningProxy;
 

@@ -45,6 +45,7 @@ function bootstrap(pressureFile: string, accessLog: string, upstreamPort: number
 
 describe('reset_high_memory_stream', () => {
   const tmp = tempDir('overload-reset-');
+  after(() => tmp.cleanup());
   const pressureFile = `${tmp.dir}/pressure`;
 
   const pressure = async (proxy: RunningProxy, value: string, scalePercent: number) => {

@@ -24,6 +24,7 @@ after(() => stopAllProxies());
 
 describe('reduce_timeouts', () => {
   const tmp = tempDir('overload-timeouts-');
+  after(() => tmp.cleanup());
   const pressureFile = `${tmp.dir}/pressure`;
   let proxy: RunningProxy;
   let silent: Server;
