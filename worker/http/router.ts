@@ -9,7 +9,7 @@ import { countRequestOverflow, type CircuitBreaker } from '../upstream/circuit-b
 import type { Http1Pool } from '../upstream/http1-pool.js';
 import type { ForwardAction } from '../../shared/http/route-table.js';
 import type { RetryState } from './retry-state.js';
-import { ABORT, classify, countTryFailure, failureReply, recordFailure, resetAfterResponseStarted, resetReason, retryRefusalFlag } from './upstream-failures.js';
+import { ABORT, classify, countTryFailure, failureReply, logTryFailure, recordFailure, resetAfterResponseStarted, resetReason, retryRefusalFlag } from './upstream-failures.js';
 import { expectedTimeoutMs, type RouteTimeouts } from './route-timeouts.js';
 import type { UpstreamController, UpstreamHandler } from '../upstream/upstream-handler.js';
 import { upstreamHeaders } from './upstream-headers.js';
@@ -17,7 +17,7 @@ import { downstreamResponseHeaders, hasAny, sendTrailers, setHeadOnly, type Forw
 import { TryFigures } from './try-figures.js';
 import { addDeadline, removeDeadline, type DeadlineList, type Deadlined } from '../deadlines.js';
 import { streamUpstream } from './stream-accounts.js';
-import { logDecodingHeaders, logEncodingHeaders, logPoolReady, logRetry, logTryFailure, logUpstreamHeaders } from './stream-log.js';
+import { logDecodingHeaders, logEncodingHeaders, logPoolReady, logRetry, logUpstreamHeaders } from './stream-log.js';
 
 /**
  * The router filter's exchange with the upstream, once forward.ts has started it: a host of the

@@ -4,7 +4,6 @@ import { Level } from '../../shared/log/levels.js';
 import { getLogger } from '../../shared/log/logger.js';
 import type { DownstreamRequest } from './downstream.js';
 import { requestHasBody } from './request-body.js';
-import { connectLog, resetLog, type Failure } from './upstream-failures.js';
 
 /**
  * A request's story at debug, as Envoy's connection manager (logger `http`) and router (`router`)
@@ -75,22 +74,6 @@ export function logUpstreamHeaders(req: DownstreamRequest, endStream: boolean): 
 
 export function logRetry(req: DownstreamRequest): void {
   if (router.enabled(Level.debug)) router.debug(`${streamTag(req.socket, req)}performing retry`);
-}
-
-/**
- * A try failed, in Envoy's words: its timeouts (`upstream timeout`, `upstream per try timeout`,
- * …), else `upstream reset` with the reset reason (`remote connection failure`, `connection
- * termination`, …) and the transport's failure reason, if any.
- */
-export function logTryFailure(req: DownstreamRequest, failure: Failure, err: Error & { refused?: boolean; streamOnly?: boolean }): void {
-  if (!router.enabled(Level.debug)) return;
-  const tag = streamTag(req.socket, req);
-  if (failure === 'timeout') return router.debug(`${tag}upstream timeout`);
-  if (failure === 'per_try_timeout') return router.debug(`${tag}upstream per try timeout`);
-  if (failure === 'per_try_idle_timeout') return router.debug(`${tag}upstream per try idle timeout`);
-  if (failure === 'max_stream_duration') return router.debug(`${tag}upstream max stream duration reached`);
-  const { reason, transport } = failure === 'connect' ? connectLog(err) : { ...resetLog(err), transport: undefined };
-  router.debug(`${tag}upstream reset: reset reason: ${reason}, transport failure reason: ${transport ?? ''}`);
 }
 
 /** The response head as it goes to the client: `:status`, then its headers (an object, or a flat list). */

@@ -6,6 +6,10 @@ import type { Cluster, Host } from '../upstream/cluster.js';
 import type { HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply } from './local-reply.js';
 import type { ResetReason, RetryStatus } from './retry-state.js';
+import { streamTag } from '../../shared/log/log-tags.js';
+import { Level } from '../../shared/log/levels.js';
+import { getLogger } from '../../shared/log/logger.js';
+import type { DownstreamRequest } from './downstream.js';
 
 /**
  * How a try to an upstream can fail, as the router (./router.ts) and the upgrade router tell
@@ -171,3 +175,21 @@ export function retryRefusalFlag(decision: RetryStatus): number {
   return 0;
 }
 
+/** The router logger, for a failed try's line of the request's story (see stream-log.ts). */
+const routerLog = getLogger('router', import.meta.url);
+
+/**
+ * A try failed, in Envoy's words: its timeouts (`upstream timeout`, `upstream per try timeout`,
+ * …), else `upstream reset` with the reset reason (`remote connection failure`, `connection
+ * termination`, …) and the transport's failure reason, if any.
+ */
+export function logTryFailure(req: DownstreamRequest, failure: Failure, err: Error & { refused?: boolean; streamOnly?: boolean }): void {
+  if (!routerLog.enabled(Level.debug)) return;
+  const tag = streamTag(req.socket, req);
+  if (failure === 'timeout') return routerLog.debug(`${tag}upstream timeout`);
+  if (failure === 'per_try_timeout') return routerLog.debug(`${tag}upstream per try timeout`);
+  if (failure === 'per_try_idle_timeout') return routerLog.debug(`${tag}upstream per try idle timeout`);
+  if (failure === 'max_stream_duration') return routerLog.debug(`${tag}upstream max stream duration reached`);
+  const { reason, transport } = failure === 'connect' ? connectLog(err) : { ...resetLog(err), transport: undefined };
+  routerLog.debug(`${tag}upstream reset: reset reason: ${reason}, transport failure reason: ${transport ?? ''}`);
+}
