@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { routesListener, staticCluster } from './helpers/bootstraps.js';
+import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { connect } from 'node:net';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
@@ -37,10 +38,13 @@ after(async () => {
 const bootstrap = () => ({
   admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
   static_resources: {
-    listeners: [routesListener('edge', [
-      { match: { prefix: '/up' }, route: { cluster: 'up' } },
-      { match: { prefix: '/refused' }, route: { cluster: 'refused' } },
-    ])],
+    listeners: [
+      routesListener('edge', [
+        { match: { prefix: '/up' }, route: { cluster: 'up' } },
+        { match: { prefix: '/refused' }, route: { cluster: 'refused' } },
+      ]),
+      { name: 'tcp', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'up' } }] }] },
+    ],
     clusters: [staticCluster('up', upstreamPort), staticCluster('refused', closedPort)],
   },
 });
@@ -131,6 +135,29 @@ describe('the debug log tells a request\'s story', () => {
     assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/refused`)).status, 503);
     const reset = await waitFor('the reset', () => lines(proxy.output()).find((l) => l.logger === 'router' && l.message.includes('upstream reset: reset reason: remote connection failure, transport failure reason: delayed connect error: Connection refused')));
     assert.match(reset.message, /^\[Tags: "ConnectionId":"\d+","StreamId":"\d+"\] /);
+  });
+});
+
+describe('the debug log of a TCP proxy session', () => {
+  it('tells the session and its upstream connection, as Envoy\'s tcp_proxy does', async () => {
+    const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '-l', 'debug']);
+    const reply = await new Promise<string>((resolve) => {
+      const s = connect(proxy.ports.get('tcp')!, '127.0.0.1');
+      let got = '';
+      s.on('data', (d) => (got += d));
+      s.on('close', () => resolve(got));
+      s.write('GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    });
+    assert.match(reply, /^HTTP\/1\.1 200 [^]*story$/);
+    const all = await waitFor('the session', () => {
+      const l = lines(proxy.output());
+      return l.some((x) => x.logger === 'connection' && x.message.endsWith(' connected')) ? l : undefined;
+    });
+    const session = all.find((l) => l.logger === 'filter' && l.message.endsWith('new tcp proxy session'))!;
+    const tag = session.message.slice(0, session.message.indexOf('] ') + 2);
+    assert.ok(all.some((l) => l.logger === 'filter' && l.message === `${tag}Creating connection to cluster up`));
+    assert.ok(all.some((l) => l.logger === 'connection' && l.message.endsWith(`connecting to 127.0.0.1:${upstreamPort}`) && !l.message.startsWith(tag)));
+    await proxy.stop();
   });
 });
 

@@ -19,6 +19,9 @@ import { connectToHost } from '../upstream/host-connection.js';
 import { transportFailureReason } from '../../shared/upstream/transport-failure.js';
 import { CONNECT_TIMEOUT } from '../upstream/upstream-handler.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
+import { connectionTag } from '../../shared/log/log-tags.js';
+import { Level } from '../../shared/log/levels.js';
+import { logConnected, logConnecting } from '../upstream/pool-log.js';
 
 /**
  * The TCP proxy network filter (envoy.filters.network.tcp_proxy): each downstream connection is
@@ -92,6 +95,7 @@ export class TcpProxy {
   /** A connection the listener chose this filter chain for (plaintext, or TLS already handshaken). */
   accept(downstream: Socket): void {
     this.cxTotal.inc();
+    if (log.enabled(Level.debug)) log.debug(`${connectionTag(downstream)}new tcp proxy session`);
     const cluster = this.pickCluster();
     const host = cluster?.pickHost();
     const entry = this.accessLogs ? connectionEntry(downstream, cluster?.name, host?.address) : undefined;
@@ -158,6 +162,7 @@ export class TcpProxy {
    */
   private attempt(downstream: Socket, host: Host, entry: AccessLogEntry | undefined, link: { upstream: Socket | undefined }, attempt: number): void {
     const breaker = host.cluster.breakers[0];
+    if (log.enabled(Level.debug)) log.debug(`${connectionTag(downstream)}Creating connection to cluster ${host.cluster.name}`);
     breaker.acquire('cx');
     host.tcpConnections++;
     host.activeRequests++;
@@ -170,6 +175,7 @@ export class TcpProxy {
     const upstream = connectToHost(host, {
       connected: () => {
         connected = true;
+        logConnected(upstream, false, false);
         this.join(downstream, upstream, host);
       },
       failed: (err) => {
@@ -198,6 +204,7 @@ export class TcpProxy {
         this.downstreams.delete(downstream);
       },
     }, true, downstream);
+    logConnecting(upstream, host.address, false);
     link.upstream = upstream;
     this.sockets.add(upstream);
     // The idle timeout, once connected (before that, the socket's timeout is connect_timeout's).

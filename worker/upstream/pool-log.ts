@@ -32,17 +32,18 @@ export function logNewConnection(ready: number, busy: number, connecting: number
   pool.debug(`creating a new connection (connecting=${connecting})`);
 }
 
-export function logConnecting(socket: Socket, address: string): void {
-  if (client.enabled(Level.debug)) client.debug(`${connectionTag(socket)}connecting`);
+/** `codec`: an HTTP connection, whose codec client says it too (a TCP proxy's has none). */
+export function logConnecting(socket: Socket, address: string, codec = true): void {
+  if (codec && client.enabled(Level.debug)) client.debug(`${connectionTag(socket)}connecting`);
   if (!connection.enabled(Level.debug)) return;
   connection.debug(`${connectionTag(socket)}connecting to ${address}`);
   connection.debug(`${connectionTag(socket)}connection in progress`);
 }
 
 /** Connected; `attached`: a request was waiting for it. */
-export function logConnected(socket: Socket, attached: boolean): void {
+export function logConnected(socket: Socket, attached: boolean, codec = true): void {
   if (connection.enabled(Level.debug)) connection.debug(`${connectionTag(socket)}connected`);
-  if (client.enabled(Level.debug)) client.debug(`${connectionTag(socket)}connected`);
+  if (codec && client.enabled(Level.debug)) client.debug(`${connectionTag(socket)}connected`);
   if (!attached || !pool.enabled(Level.debug)) return;
   pool.debug(`${connectionTag(socket)}attaching to next stream`);
   pool.debug(`${connectionTag(socket)}creating stream`);
