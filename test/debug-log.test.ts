@@ -161,6 +161,24 @@ describe('the debug log of a TCP proxy session', () => {
   });
 });
 
+describe('the debug log of health checks', () => {
+  it("tells each HTTP check's answer with the host's flags, and a check that cannot connect, under 'hc'", async () => {
+    const b = bootstrap() as Record<string, any>;
+    const checks = [{ timeout: '1s', interval: '0.2s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/health' } }];
+    for (const c of b.static_resources.clusters) c.health_checks = checks;
+    const proxy = await startProxy(b, ['--concurrency', '1', '--component-log-level', 'hc:debug']);
+    const hc = await waitFor('both checks told', () => {
+      const l = lines(proxy.output()).filter((x) => x.logger === 'hc' && x.level === 'debug');
+      const ok = l.find((x) => /\] hc response_code=200 health_flags=(healthy|\/failed_active_hc)$/.test(x.message));
+      const error = l.find((x) => /\] connection\/stream error health_flags=/.test(x.message));
+      return ok && error ? { ok, error } : undefined;
+    });
+    assert.match(hc.ok.message, /^\[Tags: "ConnectionId":"\d+"\] /);
+    assert.match(hc.error.message, /^\[Tags: "ConnectionId":"\d+"\] connection\/stream error health_flags=\/failed_active_hc$/);
+    await proxy.stop();
+  });
+});
+
 describe('narrowing the debug log', () => {
   it('--component-log-level router:debug: the router\'s lines only', async () => {
     const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '--component-log-level', 'router:debug']);

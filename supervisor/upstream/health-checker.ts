@@ -12,8 +12,10 @@ type TcpHealthCheck = envoy.config.core.v3.HealthCheck.TcpHealthCheck;
 type HealthCheckPayload = envoy.config.core.v3.HealthCheck.Payload;
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
+import { Level } from '../../shared/log/levels.js';
+import { connectionTag } from '../../shared/log/log-tags.js';
 import { stats } from '../../shared/stats/process.js';
-import { HealthFlag } from '../../shared/upstream/health.js';
+import { HealthFlag, healthFlagsText } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
 import { connectProxied } from '../../shared/upstream/proxied-socket.js';
@@ -334,6 +336,8 @@ class Session {
           headers: { host: http.host || this.checker.cluster, 'user-agent': 'Envoy/HC' },
         },
         (res) => {
+          // As Envoy's HTTP health checker tells it at debug, with the host's flags before this answer counts.
+          if (log.enabled(Level.debug)) log.debug(`${connectionTag(res.socket)}hc response_code=${res.statusCode ?? 0} health_flags=${healthFlagsText(this.host.healthFlags)}`);
           this.immediateFailHeader = res.headers['x-envoy-immediate-health-check-fail'] !== undefined;
           res.resume();
           res.on('end', () => finish(expected(res.statusCode ?? 0) ? 'success' : 'failure'));
@@ -346,6 +350,7 @@ class Session {
       }, timeoutMs);
       rq.on('error', (err) => {
         tls?.outcome(err);
+        if (log.enabled(Level.debug)) log.debug(`${connectionTag(rq.socket)}connection/stream error health_flags=${healthFlagsText(this.host.healthFlags)}`);
         finish('network');
       });
       if (tls) rq.on('socket', (s) => s.connecting && tls.guard(s).once('secureConnect', () => tls.outcome(null, s as TLSSocket)));
