@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
+import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
 import { connect } from 'node:net';
 import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
@@ -176,6 +177,28 @@ describe('the debug log of health checks', () => {
     assert.match(hc.ok.message, /^\[Tags: "ConnectionId":"\d+"\] /);
     assert.match(hc.error.message, /^\[Tags: "ConnectionId":"\d+"\] connection\/stream error health_flags=\/failed_active_hc$/);
     await proxy.stop();
+  });
+});
+
+describe('the debug log of xDS', () => {
+  it("tells each response received and each accepted, under 'config', in Envoy's words", async () => {
+    const cp = await TestControlPlane.start();
+    try {
+      cp.set(CLUSTER_URL, 'v1', [{ '@type': CLUSTER_URL, ...staticCluster('from-cds', upstreamPort) }]);
+      const proxy = await startProxy({
+        node: { id: 'n', cluster: 'c' },
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: { clusters: [{ ...staticCluster('xds', cp.port), typed_extension_protocol_options: { 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': { '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions', explicit_http_config: { http2_protocol_options: {} } } } }] },
+        dynamic_resources: { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, cds_config: { ads: {}, resource_api_version: 'V3' } },
+      }, ['--concurrency', '1', '--component-log-level', 'config:debug']);
+      await waitFor('both lines', () => {
+        const l = lines(proxy.output()).filter((x) => x.logger === 'config' && x.level === 'debug').map((x) => x.message);
+        return l.includes(`Received gRPC message for ${CLUSTER_URL} at version v1`) && l.includes(`gRPC config for ${CLUSTER_URL} accepted with 1 resources with version v1`) ? true : undefined;
+      });
+      await proxy.stop();
+    } finally {
+      cp.stop();
+    }
   });
 });
 

@@ -351,6 +351,7 @@ export class GrpcXdsStream {
     if (stream !== this.stream) return;
     sub.nonce = String(m.nonce ?? '');
     const version = String((this.delta ? m.system_version_info : m.version_info) ?? '');
+    log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
     const before = this.delta ? new Map(sub.held) : undefined;
     const resources = this.delta ? this.merge(sub, m) : list(m.resources);
     let errors: string[];
@@ -389,6 +390,7 @@ export class GrpcXdsStream {
       log.warn(`xDS: rejected ${typeUrl} version '${version}': ${errors.join('; ')}`);
       this.request(sub, errors.join('; '));
     } else {
+      log.debug(`gRPC config for ${typeUrl} accepted with ${resources.length} resources with version ${version}`);
       sub.version = version;
       const hold = sub.holdAck?.();
       if (hold) this.pause(sub, hold);
