@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
-import { connect } from 'node:net';
-import { httpRequest, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, rawExchange, startProxy, stopAllProxies, waitFor, type RunningProxy } from './helpers/proxy.js';
 
 /**
  * A request's story at debug, as Envoy logs it and under its logger names (conn_handler, http,
@@ -142,13 +141,7 @@ describe('the debug log tells a request\'s story', () => {
 describe('the debug log of a TCP proxy session', () => {
   it('tells the session and its upstream connection, as Envoy\'s tcp_proxy does', async () => {
     const proxy = await startProxy(bootstrap(), ['--concurrency', '1', '-l', 'debug']);
-    const reply = await new Promise<string>((resolve) => {
-      const s = connect(proxy.ports.get('tcp')!, '127.0.0.1');
-      let got = '';
-      s.on('data', (d) => (got += d));
-      s.on('close', () => resolve(got));
-      s.write('GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
-    });
+    const reply = await rawExchange(proxy.ports.get('tcp')!, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
     assert.match(reply, /^HTTP\/1\.1 200 [^]*story$/);
     const all = await waitFor('the session', () => {
       const l = lines(proxy.output());

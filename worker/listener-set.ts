@@ -10,6 +10,7 @@ import { working } from '../shared/idle-housekeeping.js';
 import { listenerStatPrefix } from '../shared/stats/scopes.js';
 import { acceptBounded, maxAcceptsPerEvent, type PausableAccept } from './bounded-accept.js';
 import { onStopAccepting, overload } from './overload.js';
+import { ACTIONS } from '../shared/overload/config.js';
 
 /**
  * Every listener a worker serves, and the listening sockets they accept on. A socket is served
@@ -20,7 +21,6 @@ import { onStopAccepting, overload } from './overload.js';
  */
 
 const log = getLogger('main', import.meta.url);
-const ACTION_NAME = 'envoy.overload_actions.stop_accepting_connections';
 
 export class ListenerSet {
   /** What serves each socket: a net.Server accepting on each descriptor this worker has of it (a UDP listener's: a datagram socket reading it). */
@@ -65,7 +65,7 @@ export class ListenerSet {
       const paused = stop && !this.owners.get(id)?.bypassesOverload;
       for (const a of acceptors) a.pause(paused);
     }
-    log.info(`${stop ? 'stopped' : 'started again'} accepting connections (${ACTION_NAME})`);
+    log.info(`${stop ? 'stopped' : 'started again'} accepting connections (${ACTIONS.stopAcceptingConnections})`);
   }
 
   get size(): number {

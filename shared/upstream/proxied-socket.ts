@@ -3,7 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { tlsModule } from '../builtins.js';
 import type { UpstreamTls } from '../extensions/transport-sockets/tls/upstream.js';
 import type { HostTlv, UpstreamProxyHeader, ProxyHeaderSource } from '../extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
-import { applyTcpKeepalive, type TcpKeepalive } from './tcp-keepalive.js';
+import { applyTcpKeepaliveOnConnect, type TcpKeepalive } from './tcp-keepalive.js';
 import { connectionOrigin, localOf, remoteOf } from '../network/connection-origin.js';
 
 /**
@@ -30,7 +30,7 @@ export function connectProxied(t: ProxiedTarget): Socket {
   // Version 1 without a downstream names the connection's own addresses, known once it connects;
   // this listener comes before anything else written (and before a TLS handshake starts).
   else raw.once('connect', () => raw.write(header.header(undefined, () => ownAddresses(raw))));
-  if (t.keepalive) raw.once('connect', () => applyTcpKeepalive(raw, t.keepalive!));
+  if (t.keepalive) applyTcpKeepaliveOnConnect(raw, t.keepalive);
   if (!t.tls) return raw;
   return t.tls.guard(tlsModule().connect({ socket: raw, host: t.ip, ...t.tls.connectOptions(), ...t.tlsExtra }));
 }

@@ -45,3 +45,8 @@ export function applyTcpKeepalive(socket: Socket, ka: TcpKeepalive): void {
     warned = true;
   }
 }
+
+/** The options set on `socket` once it connects (an upstream connection, a health check's). */
+export function applyTcpKeepaliveOnConnect(socket: Socket, ka: TcpKeepalive): void {
+  socket.once('connect', () => applyTcpKeepalive(socket, ka));
+}

@@ -19,7 +19,7 @@ import { HealthFlag, healthFlagsText } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
 import { connectProxied } from '../../shared/upstream/proxied-socket.js';
-import { applyTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
+import { applyTcpKeepaliveOnConnect, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { UpstreamProxyHeader } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 
 /**
@@ -380,7 +380,7 @@ class Session {
       socket = proxy
         ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined }, ...(keepalive ? { keepalive } : {}) })
         : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.connectOptions() })) : connect(target);
-      if (keepalive && !proxy) socket.once('connect', () => applyTcpKeepalive(socket!, keepalive));
+      if (keepalive && !proxy) applyTcpKeepaliveOnConnect(socket, keepalive);
       let received = Buffer.alloc(0);
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);
@@ -421,7 +421,7 @@ function keepConnectionsAlive(agent: Agent | HttpsAgent, keepalive: TcpKeepalive
   const create = a.createConnection.bind(agent);
   a.createConnection = (...args: unknown[]) => {
     const socket = create(...args);
-    socket.once('connect', () => applyTcpKeepalive(socket, keepalive));
+    applyTcpKeepaliveOnConnect(socket, keepalive);
     return socket;
   };
 }

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { proxyBin, repoRoot, tempDir } from './cli.js';
 
@@ -34,6 +35,18 @@ export interface HttpResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+}
+
+/** Writes `text` (a request as bytes on the wire) to 127.0.0.1:`port` and resolves with all that comes back before the connection closes. */
+export function rawExchange(port: number, text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d) => (got += d));
+    s.on('error', () => undefined);
+    s.on('close', () => resolve(got));
+    s.write(text);
+  });
 }
 
 export function httpRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: false } = {}): Promise<HttpResult> {

@@ -1,4 +1,4 @@
-import { applyTcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
+import { applyTcpKeepaliveOnConnect } from '../../shared/upstream/tcp-keepalive.js';
 import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tlsModule } from '../../shared/builtins.js';
@@ -38,7 +38,7 @@ export function connectToHost(host: Host, events: HostConnectionEvents, final = 
     : connect({ host: host.ip, port: host.port, timeout: cluster.connectTimeoutMs });
   host.connectionStarted();
   const keepalive = cluster.tcpKeepalive;
-  if (keepalive) socket.once('connect', () => applyTcpKeepalive(socket, keepalive));
+  if (keepalive) applyTcpKeepaliveOnConnect(socket, keepalive);
   let connected = false;
   let failed = false;
   const started = performance.now();

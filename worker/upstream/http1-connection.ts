@@ -1,4 +1,4 @@
-import { applyTcpKeepalive, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
+import { applyTcpKeepaliveOnConnect, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -110,7 +110,7 @@ export class Http1Connection implements Deadlined {
     this.socket.setNoDelay(true);
     logConnecting(this.socket, target.address);
     const keepalive = target.keepalive;
-    if (keepalive) this.socket.once('connect', () => applyTcpKeepalive(this.socket, keepalive));
+    if (keepalive) applyTcpKeepaliveOnConnect(this.socket, keepalive);
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_RESPONSE_HEAD_BYTES, 0);
     parser[HTTPParser.kOnHeaders] = (fields: string[]) => this.fieldsArrived(fields);
