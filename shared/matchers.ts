@@ -4,6 +4,7 @@ import { re2 } from './re2.js';
 import { obj } from './config/access.js';
 import type { JsonObject } from './config/proto-json.js';
 import { configError, type ConfigError } from './config/config-error.js';
+import type { FractionDraw } from './runtime.js';
 
 /**
  * Envoy's string and header matchers, compiled once: routes, the health-check filter and
@@ -12,8 +13,11 @@ import { configError, type ConfigError } from './config/config-error.js';
 
 type Obj = JsonObject;
 
-/** What matchers see of a request. `path` includes the query string, as Envoy's :path does. */
-export interface RequestView {
+/**
+ * What matchers see of a request. `path` includes the query string, as Envoy's :path does. A tool
+ * that explains a request may fix its random draws (see FractionDraw); a worker leaves them out.
+ */
+export interface RequestView extends FractionDraw {
   method: string;
   path: string;
   authority: string;
@@ -65,7 +69,7 @@ export function requestHeader(rq: RequestView, name: string): string | undefined
     case ':path': return rq.path;
     case ':method': return rq.method;
     case ':authority': return rq.authority;
-    case ':scheme': return 'http';
+    case ':scheme': return headerValue(rq.headers, ':scheme') ?? 'http';
     default: return headerValue(rq.headers, name);
   }
 }
@@ -75,29 +79,40 @@ export function compileHeaderMatcher(h: Obj): HeaderMatcher {
   const name = String(h.name);
   const invert = h.invert_match === true;
   const treatMissingAsEmpty = h.treat_missing_header_as_empty === true;
-  let test: (value: string | undefined) => boolean;
-  if (typeof h.exact_match === 'string') test = (v) => v === h.exact_match;
+  // No specifier is a presence match, as present_match: true.
+  const presence = specifiesValue(h) ? undefined : h.present_match !== false;
+  let test: (value: string) => boolean;
+  // A legacy empty exact_match matches any value (Envoy's HeaderData).
+  if (typeof h.exact_match === 'string') test = (v) => h.exact_match === '' || v === h.exact_match;
   else if (h.safe_regex_match) {
     const re = compileRegex(String(obj(h.safe_regex_match).regex));
-    test = (v) => v !== undefined && re.matches(v);
+    test = (v) => re.matches(v);
   } else if (h.range_match) {
     const r = obj(h.range_match);
     const start = Number(r.start ?? 0);
     const end = Number(r.end ?? 0);
-    test = (v) => v !== undefined && /^-?\d+$/.test(v) && Number(v) >= start && Number(v) < end;
-  } else if (h.present_match !== undefined) test = (v) => (v !== undefined) === (h.present_match === true);
-  else if (typeof h.prefix_match === 'string') test = (v) => v !== undefined && v.startsWith(h.prefix_match as string);
-  else if (typeof h.suffix_match === 'string') test = (v) => v !== undefined && v.endsWith(h.suffix_match as string);
-  else if (typeof h.contains_match === 'string') test = (v) => v !== undefined && v.includes(h.contains_match as string);
-  else if (h.string_match) {
-    const sm = compileStringMatcher(obj(h.string_match));
-    test = (v) => v !== undefined && sm(v);
-  } else test = (v) => v !== undefined;
+    test = (v) => /^[+-]?\d+$/.test(v) && Number(v) >= start && Number(v) < end;
+  } else if (typeof h.prefix_match === 'string') test = (v) => v.startsWith(h.prefix_match as string);
+  else if (typeof h.suffix_match === 'string') test = (v) => v.endsWith(h.suffix_match as string);
+  else if (typeof h.contains_match === 'string') test = (v) => v.includes(h.contains_match as string);
+  else if (h.string_match) test = compileStringMatcher(obj(h.string_match));
+  else test = () => presence === true;
   return (rq) => {
     let v = requestHeader(rq, name);
-    if (v === undefined && treatMissingAsEmpty) v = '';
+    if (v === undefined) {
+      // As Envoy's matchesHeaders: a missing header matches only a presence matcher that wants it
+      // absent (present_match: false, or present_match: true inverted); value matchers, inverted or
+      // not, never match it, unless treat_missing_header_as_empty makes it the empty value.
+      if (!treatMissingAsEmpty) return presence !== undefined && presence === invert;
+      v = '';
+    }
     return test(v) !== invert;
   };
+}
+
+/** Whether a HeaderMatcher names a value to compare (otherwise it matches on presence). */
+function specifiesValue(h: Obj): boolean {
+  return typeof h.exact_match === 'string' || h.safe_regex_match !== undefined || h.range_match !== undefined || typeof h.prefix_match === 'string' || typeof h.suffix_match === 'string' || typeof h.contains_match === 'string' || h.string_match !== undefined;
 }
 
 /** A QueryParameterMatcher: the parameter's first value by its string_match, or its presence. */

@@ -59,17 +59,31 @@ export function featureEnabled(key: string, defaultPercent: number): boolean {
 const FRACTION_DENOMINATORS: Record<string, number> = { HUNDRED: 100, TEN_THOUSAND: 10_000, MILLION: 1_000_000 };
 
 /**
- * A RuntimeFractionalPercent (`default_value` a FractionalPercent, `runtime_key` its override, a
- * numerator over the same denominator): whether this request falls in the share.
+ * What a tool that explains a request fixes, where a worker draws at random: Envoy's per-stream
+ * random value (routes' runtime_fraction and weighted clusters read it), and, for
+ * `proxy route-check` as Envoy's router_check_tool, which runtime keys are on.
  */
-export function compileRuntimeFraction(rf: { default_value?: unknown; runtime_key?: unknown }): () => boolean {
+export interface FractionDraw {
+  random?: bigint;
+  /** When set, a runtime_fraction whose key this refuses is off (router_check_tool enables only the test's key). */
+  runtimeKeyOn?: (key: string | undefined) => boolean;
+}
+
+/**
+ * A RuntimeFractionalPercent (`default_value` a FractionalPercent, `runtime_key` its override, a
+ * numerator over the same denominator): whether this request falls in the share. With a fixed
+ * random value, as Envoy's evaluateFractionalPercent: `random % denominator < numerator`.
+ */
+export function compileRuntimeFraction(rf: { default_value?: unknown; runtime_key?: unknown }): (draw?: FractionDraw) => boolean {
   const pct = (rf.default_value ?? {}) as { numerator?: number; denominator?: string };
   const denominator = FRACTION_DENOMINATORS[String(pct.denominator ?? 'HUNDRED')] ?? 100;
   const key = typeof rf.runtime_key === 'string' ? rf.runtime_key : undefined;
   const defaultNumerator = Number(pct.numerator ?? 0);
-  return () => {
+  return (draw) => {
     const configured = key !== undefined ? Number(runtimeValue(key)) : NaN;
     const numerator = Number.isFinite(configured) ? configured : defaultNumerator;
+    if (draw?.runtimeKeyOn && !draw.runtimeKeyOn(key)) return false;
+    if (draw?.random !== undefined) return Number(draw.random % BigInt(denominator)) < numerator;
     return Math.floor(Math.random() * denominator) < numerator;
   };
 }

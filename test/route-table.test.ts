@@ -131,4 +131,35 @@ describe('the route table', () => {
     assert.equal(action.kind, 'route');
     if (action.kind === 'route') for (let i = 0; i < 50; i++) assert.equal(chooseClusterName(action), 'always');
   });
+
+  it("matches headers as Envoy's HeaderUtility: a missing header matches only a presence matcher that wants it absent", () => {
+    const routeFor = (header: JsonObject) => new RouteTable({ virtual_hosts: [vhost('v', ['*'], [{ match: { prefix: '/', headers: [{ name: 'x-a', ...header }] }, ...direct('hit') }])] });
+    const hits = (header: JsonObject, headers: Record<string, string> = {}) => routeFor(header).route(rq('h', '/', headers)) !== undefined;
+    // Absent: value matchers never match, inverted or not (unless treat_missing_header_as_empty).
+    assert.equal(hits({ string_match: { exact: 'v' }, invert_match: true }), false);
+    assert.equal(hits({ string_match: { prefix: '' }, treat_missing_header_as_empty: true }), true);
+    assert.equal(hits({ present_match: true, invert_match: true }), true);
+    assert.equal(hits({ present_match: false }), true);
+    assert.equal(hits({ present_match: false, invert_match: true }), false);
+    assert.equal(hits({}), false, 'no specifier: present');
+    // Present.
+    assert.equal(hits({ string_match: { exact: 'v' }, invert_match: true }, { 'x-a': 'w' }), true);
+    assert.equal(hits({ exact_match: '' }, { 'x-a': 'anything' }), true, 'an empty legacy exact_match matches any value');
+    assert.equal(hits({ present_match: false }, { 'x-a': 'w' }), false);
+    assert.equal(hits({}, { 'x-a': '' }), true);
+  });
+
+  it('chooses a weighted cluster and a runtime fraction by a fixed random value as Envoy does', () => {
+    const table = new RouteTable({
+      virtual_hosts: [vhost('v', ['*'], [
+        { match: { prefix: '/f', runtime_fraction: { default_value: { numerator: 30 } } }, ...direct('in') },
+        { match: { prefix: '/' }, route: { weighted_clusters: { clusters: [{ name: 'a', weight: 30 }, { name: 'b', weight: 30 }, { name: 'c', weight: 40 }] } } },
+      ])],
+    });
+    const action = table.route(rq('h', '/w'))!.action;
+    assert.equal(action.kind, 'route');
+    if (action.kind === 'route') assert.deepEqual([115n, 445n, 560n, 10n, 30n, 70n].map((r) => chooseClusterName(action, r)), ['a', 'b', 'c', 'a', 'b', 'c']);
+    assert.equal(table.route({ ...rq('h', '/f'), random: 129n })?.action.kind, 'direct_response', '129 % 100 < 30');
+    assert.equal(table.route({ ...rq('h', '/f'), random: 130n })?.action.kind, 'route');
+  });
 });

@@ -93,9 +93,12 @@ type PathMatcher = (path: string) => boolean;
 export interface Route {
   /** Route.name, for %ROUTE_NAME%. */
   name?: string;
+  /** The Route as configured, for the tools that explain a route (shared/http/route-explain.ts). */
+  config: JsonObject;
   /** The matched prefix (for prefix_rewrite), when the route matches by prefix. */
   prefix?: string;
   matchPath: PathMatcher;
+  /** Every condition of the match beyond its path (routeConditions), compiled. */
   matchHeaders: HeaderMatcher[];
   action: RouteAction;
   /** request_/response_headers_to_add/_to_remove of the route, its virtual host and the configuration, if any. */
@@ -116,14 +119,17 @@ export interface Route {
 
 export interface VirtualHost {
   name: string;
+  /** The VirtualHost as configured (see Route.config). */
+  config: JsonObject;
   routes: Route[];
   /** require_tls: ALL, or EXTERNAL_ONLY (a request with x-envoy-internal: true may stay in plaintext). */
   requireTls?: 'ALL' | 'EXTERNAL_ONLY';
 }
 
 /** Envoy's SslRedirectRoute: the answer of a virtual host that requires TLS to a request without it (301). */
-const SSL_REDIRECT: Route = {
+export const SSL_REDIRECT: Route = {
   name: undefined,
+  config: {},
   matchPath: () => true,
   matchHeaders: [],
   action: { kind: 'redirect', status: 301, stripQuery: false, sslRedirect: true },
@@ -137,11 +143,13 @@ const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 
 /**
  * The cluster a request routed by `action` goes to: its cluster, or one of its weighted clusters
  * by weight, chosen once when the request is routed (filters and the router see the same one).
+ * Given the stream's random value (a tool explaining a request), chosen as Envoy chooses with it:
+ * the cluster whose span of the total weight holds `random % total`.
  */
-export function chooseClusterName(action: ForwardAction): string | undefined {
+export function chooseClusterName(action: ForwardAction, random?: bigint): string | undefined {
   if (action.cluster) return action.cluster;
   const weighted = action.weightedClusters ?? [];
-  let r = Math.random() * action.totalWeight;
+  let r = random !== undefined && action.totalWeight > 0 ? Number(random % BigInt(action.totalWeight)) : Math.random() * action.totalWeight;
   for (const c of weighted) {
     r -= c.weight;
     if (r < 0) return c.name;
@@ -201,19 +209,39 @@ function connectTermination(configs: unknown): { terminateConnect?: { allowPost:
   return entry ? { terminateConnect: { allowPost: obj(entry.connect_config).allow_post === true } } : {};
 }
 
+/** One condition of a RouteMatch beyond its path, as configured. */
+export type RouteCondition =
+  | { kind: 'header'; config: Obj }
+  | { kind: 'query_parameter'; config: Obj }
+  | { kind: 'grpc' }
+  | { kind: 'runtime_fraction'; config: Obj }
+  | { kind: 'connect_matcher' };
+
 /**
- * The parts of a RouteMatch beyond path and headers: `query_parameters` (each by its first value,
- * or present), `grpc` (a gRPC content type) and `runtime_fraction` (a share of requests, from the
- * runtime key when it is set). Undefined when the match has none.
+ * A RouteMatch's conditions beyond its path, in the order a request is tried against them: each of
+ * `headers`, each of `query_parameters` (by its first value, or present), `grpc` (a gRPC content
+ * type), `runtime_fraction` (a share of requests, from the runtime key when it is set) and
+ * `connect_matcher`. Route.matchHeaders holds them compiled, in this order (route-explain.ts reads both).
  */
-function compileExtraMatchers(match: Obj): ((rq: RequestView) => boolean)[] {
-  const out: ((rq: RequestView) => boolean)[] = [];
-  for (const q of list(match.query_parameters)) out.push(compileQueryParameterMatcher(q));
-  if (match.grpc !== undefined) out.push((rq) => isGrpcContentType(requestHeader(rq, 'content-type')));
-  if (match.runtime_fraction !== undefined) out.push(compileRuntimeFraction(obj(match.runtime_fraction)));
-  // connect_matcher: CONNECT requests only (an HTTP/2 extended CONNECT is routed as the GET upgrade it stands for).
-  if (match.connect_matcher !== undefined) out.push((rq) => rq.method === 'CONNECT');
+export function routeConditions(match: Obj): RouteCondition[] {
+  const out: RouteCondition[] = [];
+  for (const h of list(match.headers)) out.push({ kind: 'header', config: h });
+  for (const q of list(match.query_parameters)) out.push({ kind: 'query_parameter', config: q });
+  if (match.grpc !== undefined) out.push({ kind: 'grpc' });
+  if (match.runtime_fraction !== undefined) out.push({ kind: 'runtime_fraction', config: obj(match.runtime_fraction) });
+  if (match.connect_matcher !== undefined) out.push({ kind: 'connect_matcher' });
   return out;
+}
+
+function compileCondition(c: RouteCondition): (rq: RequestView) => boolean {
+  switch (c.kind) {
+    case 'header': return compileHeaderMatcher(c.config);
+    case 'query_parameter': return compileQueryParameterMatcher(c.config);
+    case 'grpc': return (rq) => isGrpcContentType(requestHeader(rq, 'content-type'));
+    case 'runtime_fraction': return compileRuntimeFraction(c.config);
+    // CONNECT requests only (an HTTP/2 extended CONNECT is routed as the GET upgrade it stands for).
+    case 'connect_matcher': return (rq) => rq.method === 'CONNECT';
+  }
 }
 
 function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: string } {
@@ -235,25 +263,34 @@ function compilePathMatcher(match: Obj): { matchPath: PathMatcher; prefix?: stri
     const prefix = norm(match.path_separated_prefix);
     return { prefix: match.path_separated_prefix, matchPath: (p) => norm(p) === prefix || norm(p).startsWith(prefix + '/') };
   }
-  // A CONNECT has no path: connect_matcher matches on the method (see compileExtraMatchers).
+  // A CONNECT has no path: connect_matcher matches on the method (see routeConditions).
   if (match.connect_matcher !== undefined) return { matchPath: () => true };
   return { matchPath: () => false };
 }
 
-export class RouteTable {
-  private readonly exact = new Map<string, VirtualHost>();
-  private readonly suffixes: [string, VirtualHost][] = [];
-  private readonly prefixes: [string, VirtualHost][] = [];
-  private catchAll: VirtualHost | undefined;
-  /** ignore_port_in_host_matching: a Host's port is left out when its virtual host is chosen. */
-  private readonly ignorePort: boolean;
+/** A virtual host as one of its domains chose it: the domain as configured, and how it matched. */
+export interface DomainMatch {
+  host: VirtualHost;
+  domain: string;
+  kind: 'exact' | 'suffix' | 'prefix' | 'any';
+}
 
-  constructor(config: RouteConfiguration) {
+export class RouteTable {
+  private readonly exact = new Map<string, DomainMatch>();
+  private readonly suffixes: [string, DomainMatch][] = [];
+  private readonly prefixes: [string, DomainMatch][] = [];
+  private catchAll: DomainMatch | undefined;
+  /** ignore_port_in_host_matching: a Host's port is left out when its virtual host is chosen. */
+  readonly ignorePort: boolean;
+  readonly virtualHosts: VirtualHost[] = [];
+
+  constructor(readonly config: RouteConfiguration) {
     this.ignorePort = config.ignore_port_in_host_matching === true;
     for (const vh of list(config.virtual_hosts)) {
       const vhostRetry = vh.retry_policy === undefined ? undefined : obj(vh.retry_policy);
       const host: VirtualHost = {
         name: String(vh.name),
+        config: vh,
         ...(vh.require_tls === 'ALL' || vh.require_tls === 'EXTERNAL_ONLY' ? { requireTls: vh.require_tls } : {}),
         routes: list(vh.routes).map((r) => {
           const match = obj(r.match);
@@ -267,6 +304,7 @@ export class RouteTable {
           const hashPolicy = compileHashPolicy(obj(r.route).hash_policy);
           const tracing = compileRouteTracing(r);
           return {
+            config: r,
             perFilter,
             legacyCors,
             ...(rateLimits ? { rateLimits } : {}),
@@ -275,18 +313,19 @@ export class RouteTable {
             ...(tracing ? { tracing } : {}),
             name: typeof r.name === 'string' && r.name ? r.name : undefined,
             ...compilePathMatcher(match),
-            matchHeaders: [...list(match.headers).map(compileHeaderMatcher), ...compileExtraMatchers(match)],
+            matchHeaders: routeConditions(match).map(compileCondition),
             action: compileAction(r, vhostRetry),
             ...(headers ? { headers } : {}),
           };
         }),
       };
+      this.virtualHosts.push(host);
       for (const domain of (vh.domains as string[] | undefined) ?? []) {
         const d = domain.toLowerCase();
-        if (d === '*') this.catchAll ??= host;
-        else if (d.startsWith('*')) this.suffixes.push([d.slice(1), host]);
-        else if (d.endsWith('*')) this.prefixes.push([d.slice(0, -1), host]);
-        else if (!this.exact.has(d)) this.exact.set(d, host);
+        if (d === '*') this.catchAll ??= { host, domain, kind: 'any' };
+        else if (d.startsWith('*')) this.suffixes.push([d.slice(1), { host, domain, kind: 'suffix' }]);
+        else if (d.endsWith('*')) this.prefixes.push([d.slice(0, -1), { host, domain, kind: 'prefix' }]);
+        else if (!this.exact.has(d)) this.exact.set(d, { host, domain, kind: 'exact' });
       }
     }
     this.suffixes.sort((a, b) => b[0].length - a[0].length);
@@ -294,25 +333,34 @@ export class RouteTable {
   }
 
   virtualHost(authority: string): VirtualHost | undefined {
+    return this.domainMatch(authority)?.host;
+  }
+
+  /** The virtual host a Host chooses, with the domain that chose it. */
+  domainMatch(authority: string): DomainMatch | undefined {
     // Only `*` (the common one-host configuration): nothing to compare.
     if (this.exact.size === 0 && this.suffixes.length === 0 && this.prefixes.length === 0) return this.catchAll;
     const host = (this.ignorePort ? withoutPort(authority) : authority).toLowerCase();
     const exact = this.exact.get(host);
     if (exact) return exact;
-    for (const [suffix, vh] of this.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
-    for (const [prefix, vh] of this.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
+    for (const [suffix, m] of this.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return m;
+    for (const [prefix, m] of this.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return m;
     // As Envoy's findVirtualHost: a Host with a port matches a domain with that port, unless ignore_port_in_host_matching.
     return this.catchAll;
+  }
+
+  /** Whether a request to this virtual host is answered by its require_tls redirect (Envoy's SslRedirectRoute). */
+  static redirectsToTls(vh: VirtualHost, rq: RequestView): boolean {
+    // As Envoy's VirtualHostImpl: x-forwarded-proto (the connection manager's, for an edge request) says whether it came over TLS.
+    return vh.requireTls !== undefined && rq.headers['x-forwarded-proto'] !== 'https' && (vh.requireTls === 'ALL' || rq.headers['x-envoy-internal'] !== 'true');
   }
 
   /** The first matching route of the request's virtual host. Path matchers see the path without its query. */
   route(rq: RequestView): Route | undefined {
     const vh = this.virtualHost(rq.authority);
     if (!vh) return undefined;
-    // As Envoy's VirtualHostImpl: x-forwarded-proto (the connection manager's, for an edge request) says whether it came over TLS.
-    if (vh.requireTls && rq.headers['x-forwarded-proto'] !== 'https' && (vh.requireTls === 'ALL' || rq.headers['x-envoy-internal'] !== 'true')) return SSL_REDIRECT;
-    const q = rq.path.indexOf('?');
-    const path = q < 0 ? rq.path : rq.path.slice(0, q);
+    if (vh.requireTls && RouteTable.redirectsToTls(vh, rq)) return SSL_REDIRECT;
+    const path = pathWithoutQuery(rq.path);
     for (const r of vh.routes) {
       if (r.matchPath(path) && headersMatch(r.matchHeaders, rq)) return r;
     }
@@ -329,6 +377,12 @@ export function withoutPort(host: string): string {
   if (colon < 0) return host;
   const bracket = host.lastIndexOf(']');
   return bracket < 0 || bracket < colon ? host.slice(0, colon) : host;
+}
+
+/** What path matchers see: the path without its query. */
+export function pathWithoutQuery(path: string): string {
+  const q = path.indexOf('?');
+  return q < 0 ? path : path.slice(0, q);
 }
 
 function headersMatch(matchers: readonly ((rq: RequestView) => boolean)[], rq: RequestView): boolean {

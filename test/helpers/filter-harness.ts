@@ -12,7 +12,7 @@ import { endpointsOf, upstreamHost, type UpstreamHost } from '../../shared/upstr
 import type { ConnectionView, FilterContext, FilterDecision, FilterRequest, HttpFilter, HttpFilterFactory } from '../../shared/http/filter-api.js';
 import { ClusterManager } from '../../worker/upstream/cluster-manager.js';
 import { filterClusters } from '../../worker/upstream/filter-clusters.js';
-import { perFilterConfigs } from '../../worker/http/filters/chain.js';
+import { perFilterConfigs } from '../../shared/http/per-filter-config.js';
 import { RouteTable, type Route } from '../../shared/http/route-table.js';
 
 /**

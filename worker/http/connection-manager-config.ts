@@ -1,5 +1,4 @@
-import { pathNormalizationOf } from './request-path.js';
-import type { PathNormalization } from '../../shared/http/path-normalization.js';
+import { pathNormalizationOf, type PathNormalization } from '../../shared/http/path-normalization.js';
 import { serverHeaderOf, type ServerHeader } from './server-header.js';
 import { AccessLogs } from '../../shared/access-log/loggers.js';
 import { list, obj } from '../../shared/config/access.js';

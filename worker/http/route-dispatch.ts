@@ -10,7 +10,7 @@ import type { HttpStats } from '../../shared/stats/http-stats.js';
 import type { ClusterManager } from '../upstream/cluster-manager.js';
 import { requestEntry, type HttpExchangeRecord } from './exchange-record.js';
 import { LocalReply, sendLocalReply, type LocalReplyContext } from './local-reply.js';
-import { redirectLocation, splitQuery } from './request-target.js';
+import { redirectLocation, rewrittenPath } from '../../shared/http/route-rewrite.js';
 import type { HashResult } from '../../shared/http/hash-policy.js';
 import type { RequestView, Route } from '../../shared/http/route-table.js';
 import { formatAddress } from '../../shared/address.js';
@@ -114,16 +114,11 @@ export function dispatchRoute(x: Exchange, body: Buffer | Readable | undefined, 
     case 'route': {
       logRoutedCluster(req, clusterName, rq.path, ctx.clusters);
       let path = rq.path;
-      const rewrites = (action.prefixRewrite !== undefined && route.prefix !== undefined) || action.regexRewrite !== undefined;
-      // As Envoy's finalizePathHeader: a rewritten path goes with the one the client sent, unless suppress_envoy_headers.
-      if (rewrites && !ctx.suppressEnvoyHeaders) (headers as MutableHeaders)['x-envoy-original-path'] = path;
-      if (action.prefixRewrite !== undefined && route.prefix !== undefined) {
-        path = action.prefixRewrite + path.slice(route.prefix.length);
-        if (record) record.rewrittenPath = path;
-      } else if (action.regexRewrite) {
-        // The path without its query is rewritten; the query goes on as it came.
-        const [pathOnly, query] = splitQuery(path);
-        path = action.regexRewrite(pathOnly) + (query !== undefined ? `?${query}` : '');
+      const rewritten = rewrittenPath(route, action, path);
+      if (rewritten !== undefined) {
+        // As Envoy's finalizePathHeader: a rewritten path goes with the one the client sent, unless suppress_envoy_headers.
+        if (!ctx.suppressEnvoyHeaders) (headers as MutableHeaders)['x-envoy-original-path'] = path;
+        path = rewritten;
         if (record) record.rewrittenPath = path;
       }
       const hashed = hashOf(route, req, rq, x.client);

@@ -10,7 +10,7 @@ import { requestEntry, type HttpExchangeRecord } from '../exchange-record.js';
 import { sendLocalReply, type LocalReplyContext } from '../local-reply.js';
 import { readBodyUpTo, requestHasBody } from '../request-body.js';
 import type { Route } from '../../../shared/http/route-table.js';
-import { perFilterConfigs } from './chain.js';
+import { perFilterConfigs } from '../../../shared/http/per-filter-config.js';
 import { ResponseBodyPipeline } from './response-body.js';
 import type { BodyCapture } from '../../../shared/http/body-capture.js';
 import type { ClientAddress } from '../request-headers.js';
