@@ -20,6 +20,7 @@ import { clusterEndpoints } from './endpoints/clusters.js';
 import { configDumpEndpoints } from './endpoints/config-dump.js';
 import { dashboardEndpoints } from './endpoints/dashboard.js';
 import { drainEndpoints, healthEndpoints } from './endpoints/health.js';
+import { routeExplainEndpoints } from './endpoints/route-explain.js';
 import { listenerEndpoints } from './endpoints/listeners.js';
 import { configStatusEndpoints } from './endpoints/config-status.js';
 import { loggingEndpoints } from './endpoints/logging.js';
@@ -81,7 +82,7 @@ async function init(context: ServerContext, info: ServerInfoContext, adminAddres
   // The admin process's own histogram samples go to the sinks as it records them.
   sendHistogramSamples(stats, openStatsdSinks(bootstrap));
   const endpoints: AdminEndpoint[] = [];
-  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector, state), ...runtimeEndpoints(supervisor),
+  endpoints.push(...serverEndpoints(state, () => endpoints), ...listenerEndpoints(state), ...routeExplainEndpoints(state), ...configStatusEndpoints(state), ...healthEndpoints(state, supervisor), ...statsEndpoints(collector, state), ...runtimeEndpoints(supervisor),
     ...loggingEndpoints(supervisor), ...processEndpoints(state, collector),
     ...clusterEndpoints(state, collector), ...drainEndpoints(supervisor), ...configDumpEndpoints(state, collector), ...profilingEndpoints(state, supervisor, collector),
     ...certsEndpoints(state), ...trafficEndpoints(history, collector), ...dashboardEndpoints(bootstrap, context.clusters.map((c) => c.config), collector));

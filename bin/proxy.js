@@ -7,6 +7,21 @@
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
+// `proxy route-check …`: Envoy's router_check_tool on this proxy's route table (route-check/main.ts).
+if (process.argv[2] === 'route-check') {
+  const entry = join(__dirname, '../dist/route-check/main.js');
+  if (!existsSync(entry)) {
+    process.stderr.write('proxy: the build is missing (dist/route-check/main.js); run `npm ci` or `npm run build` first\n');
+    process.exit(1);
+  }
+  const { pathToFileURL } = require('node:url');
+  import(pathToFileURL(entry).href).then(({ main }) =>
+    main(process.argv.slice(3)).then((code) => {
+      process.exitCode = code;
+    }),
+  );
+  return;
+}
 if (!existsSync(join(__dirname, '../dist/roles/supervisor.cjs'))) {
   process.stderr.write('proxy: the build is missing (dist/roles/supervisor.cjs); run `npm ci` or `npm run build` first\n');
   process.exit(1);

@@ -201,7 +201,8 @@ export function helpText(argv0: string): string {
     out += `${wrap(s.help, 5)}\n\n`;
   }
   out += `   --,  --ignore_rest\n${wrap('Ignores the rest of the labeled arguments following this flag.', 5)}\n\n`;
-  out += `\n   ${argv0}: an Envoy-compatible proxy (hot restart epoch from RESTART_EPOCH when --restart-epoch is absent)\n\n`;
+  out += `\n   ${argv0}: an Envoy-compatible proxy (hot restart epoch from RESTART_EPOCH when --restart-epoch is absent)\n`;
+  out += `   ${argv0} route-check -c <routes> -t <tests>: Envoy's router_check_tool (${argv0} route-check --help)\n\n`;
   return out;
 }
 
