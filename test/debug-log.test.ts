@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { routesListener, staticCluster, TCP_PROXY_TYPE } from './helpers/bootstraps.js';
 import { CLUSTER_URL, TestControlPlane } from './helpers/control-plane.js';
@@ -119,6 +120,21 @@ describe('the debug log tells a request\'s story', () => {
     assert.ok(upstreamLine && !upstreamLine.message.includes(tagC));
   });
 
+  it("an HTTP/2 client's stream, under 'http2': headers complete, then its close with the error code", async () => {
+    const session = connect(`http://127.0.0.1:${proxy.ports.get('edge')}`);
+    const rq = session.request({ ':path': '/up/h2-story' });
+    rq.resume();
+    await new Promise((resolve) => rq.once('close', resolve));
+    session.close();
+    const told = await waitFor('the stream closed', () => {
+      const h2 = lines(proxy.output()).filter((l) => l.logger === 'http2' && l.level === 'debug');
+      const headers = h2.find((l) => /\] Http2Visitor::OnEndHeadersForStream\(1\)$/.test(l.message));
+      const closed = headers && h2.find((l) => l.message === headers.message.replace(/Http2Visitor.*$/, 'stream 1 closed: 0'));
+      return headers && closed ? { headers, closed } : undefined;
+    });
+    assert.match(told.headers.message, /^\[Tags: "ConnectionId":"\d+"\] /);
+  });
+
   it('a request no route takes: the router says so, then the local reply and its details', async () => {
     assert.equal((await httpRequest(`http://127.0.0.1:${proxy.ports.get('edge')}/nowhere`)).status, 404);
     const all = await waitFor('the 404', () => {
@@ -170,6 +186,32 @@ describe('the debug log of health checks', () => {
     assert.match(hc.ok.message, /^\[Tags: "ConnectionId":"\d+"\] /);
     assert.match(hc.error.message, /^\[Tags: "ConnectionId":"\d+"\] connection\/stream error health_flags=\/failed_active_hc$/);
     await proxy.stop();
+  });
+
+  it("tells a TCP check's data, pass, unexpected close and timeout, as Envoy's TCP checker", async () => {
+    const b = bootstrap() as Record<string, any>;
+    // 'up' answers HTTP: its reply holds the expected bytes. 'refused' closes, and a third host takes the connection and says nothing.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    b.static_resources.clusters.push(staticCluster('silent', (silent.address() as { port: number }).port));
+    const checks = [{ timeout: '0.3s', interval: '0.2s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: { send: { text: Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n').toString('hex') }, receive: [{ text: Buffer.from('story').toString('hex') }] } }];
+    for (const c of b.static_resources.clusters) c.health_checks = checks;
+    const proxy = await startProxy(b, ['--concurrency', '1', '--component-log-level', 'hc:debug']);
+    const at = (port: number) => `health_check_address=127.0.0.1:${port}`;
+    const told = await waitFor('every TCP check told', () => {
+      const l = lines(proxy.output()).filter((x) => x.logger === 'hc' && x.level === 'debug').map((x) => x.message);
+      const find = (re: RegExp) => l.find((m) => re.test(m));
+      const found = {
+        pending: find(/\] hc tcp total pending buffer=\d+$/),
+        passed: find(new RegExp(`\\] hc tcp healthcheck passed, ${at(upstreamPort)}$`)),
+        closed: find(new RegExp(`\\] hc tcp connection unexpected closed, ${at(closedPort)}$`)),
+        timeout: find(/\] hc tcp connection timeout, health_flags=[^,]+, health_check_address=127\.0\.0\.1:\d+$/),
+      };
+      return Object.values(found).every(Boolean) ? found : undefined;
+    });
+    assert.match(told.passed!, /^\[Tags: "ConnectionId":"\d+"\] hc tcp healthcheck passed/);
+    await proxy.stop();
+    silent.close();
   });
 });
 

@@ -372,9 +372,21 @@ class Session {
         socket?.destroy();
         resolve(o);
       };
-      const timer = setTimeout(() => finish('timeout'), timeoutMs);
-      const tls = this.checker.tlsFor(this.host);
       const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
+      // Envoy's TCP health checker's debug lines, under 'hc' with the connection's id.
+      const address = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+      const debug = (line: () => string) => {
+        if (log.enabled(Level.debug)) log.debug(`${connectionTag(socket)}hc tcp ${line()}`);
+      };
+      const passed = () => {
+        if (!done) debug(() => `healthcheck passed, health_check_address=${address}`);
+        finish('success');
+      };
+      const timer = setTimeout(() => {
+        debug(() => `connection timeout, health_flags=${healthFlagsText(this.host.healthFlags)}, health_check_address=${address}`);
+        finish('timeout');
+      }, timeoutMs);
+      const tls = this.checker.tlsFor(this.host);
       const proxy = this.checker.proxyHeaderFor(this.host);
       const keepalive = this.checker.tcpKeepalive;
       socket = proxy
@@ -385,10 +397,11 @@ class Session {
       socket.on(tls ? 'secureConnect' : 'connect', () => {
         tls?.outcome(null, socket as TLSSocket);
         if (send) socket!.write(send.bytes);
-        if (receive.length === 0) finish('success');
+        if (receive.length === 0) passed();
       });
       socket.on('data', (d: Buffer) => {
         received = Buffer.concat([received, d]);
+        debug(() => `total pending buffer=${received.length}`);
         // Every receive block must appear, in order, not necessarily contiguous (Envoy's fuzzy match).
         let at = 0;
         for (const r of receive) {
@@ -396,13 +409,17 @@ class Session {
           if (found < 0) return;
           at = found + r.bytes.length;
         }
-        finish('success');
+        passed();
       });
+      const unexpectedClose = () => {
+        if (!done) debug(() => `connection unexpected closed, health_check_address=${address}`);
+        finish('network');
+      };
       // Closed before every payload was seen: a network failure, as Envoy's TCP checker counts a remote close.
-      socket.on('end', () => finish(receive.length ? 'network' : 'success'));
+      socket.on('end', () => (receive.length ? unexpectedClose() : passed()));
       socket.on('error', (err) => {
         tls?.outcome(err);
-        finish('network');
+        unexpectedClose();
       });
     });
   }

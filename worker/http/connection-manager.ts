@@ -39,6 +39,7 @@ import { watchHttp2Idle } from './http2-idle.js';
 import type { ScaledTimer } from '../../shared/overload/config.js';
 import type { UpgradeRequest } from './upgrade-router.js';
 import type { HttpConnectionManager as HttpConnectionManagerConfig } from '../../shared/config/envoy-types.js';
+import { logGoawaySent } from '../http2-log.js';
 
 /**
  * The HTTP connection manager (envoy.filters.network.http_connection_manager) of one listener
@@ -440,6 +441,7 @@ export class HttpConnectionManager {
     for (const session of this.sessions) {
       session.close(); // a GOAWAY
       http2CodecStats().goawaySent.inc();
+      logGoawaySent(session);
     }
     if (this.sockets.size === 0) return Promise.resolve();
     return new Promise((resolve) => (this.allClosed = resolve));

@@ -1,6 +1,7 @@
 import type { Http2Session } from 'node:http2';
 import { http2Module } from '../../shared/builtins.js';
 import { http2CodecStats } from '../../shared/stats/codec-stats.js';
+import { logGoawaySent } from '../http2-log.js';
 
 /**
  * Envoy's HTTP/2 drain sequence: a first GOAWAY with the highest stream id (a shutdown notice: the
@@ -19,14 +20,17 @@ export function drainHttp2Session(session: Http2Session, graceMs: number): void 
   if (graceMs <= 0) {
     session.close();
     sent.inc();
+    logGoawaySent(session);
     return;
   }
   session.goaway(http2Module().constants.NGHTTP2_NO_ERROR, MAX_STREAM_ID);
   sent.inc();
+  logGoawaySent(session);
   const timer = setTimeout(() => {
     if (session.closed || session.destroyed) return;
     session.close();
     sent.inc();
+    logGoawaySent(session);
   }, graceMs);
   timer.unref();
   session.once('close', () => clearTimeout(timer));

@@ -7,6 +7,7 @@ import { followHttp2Stream, http2CodecStats } from '../../shared/stats/codec-sta
 import type { http2Tuning } from '../../shared/config/http2-options.js';
 import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { logConnectionWindow, logHttp2Stream } from '../http2-log.js';
 
 /**
  * What keeps one downstream HTTP/2 connection from being held or abused, as Envoy's connection
@@ -119,10 +120,16 @@ export class Http2SessionGuard {
  */
 export function guardHttp2Session(session: Http2Session, socket: Socket, httpStats: HttpStats, tuning: ReturnType<typeof http2Tuning>, limits: ConnectionLimits | undefined): Http2SessionGuard {
   const codec = http2CodecStats();
-  session.on('stream', (stream: Http2Stream) => followHttp2Stream(codec, stream, 'by peer'));
+  session.on('stream', (stream: Http2Stream) => {
+    followHttp2Stream(codec, stream, 'by peer');
+    logHttp2Stream(stream, 'by peer');
+  });
   destroyOutsideCallbacks(session, () => socket);
   limits?.http2Session(socket, session);
-  if (tuning.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+  if (tuning.connectionWindow !== undefined) {
+    session.setLocalWindowSize(tuning.connectionWindow);
+    logConnectionWindow(session, tuning.connectionWindow);
+  }
   const guard = new Http2SessionGuard(session, socket, httpStats, tuning.keepalive);
   // nghttp2 found the peer breaking the protocol (Node then destroys the session).
   session.on('error', (err: NodeJS.ErrnoException) => {

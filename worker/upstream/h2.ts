@@ -10,6 +10,7 @@ import type { Http2Tuning } from '../../shared/config/http2-options.js';
 import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { UpstreamConnectionLimits } from '../../shared/extensions/upstreams/http/protocol.js';
 import { destroyOutsideCallbacks } from '../http2-deferred-destroy.js';
+import { logConnectionWindow, logGoawaySent, logHttp2Stream } from '../http2-log.js';
 
 /**
  * HTTP/2 to an upstream host over cleartext (prior knowledge), for clusters that ask for it
@@ -169,7 +170,10 @@ export class H2Connection {
       openedAt = performance.now();
       this.observer.connectionOpened({ connectMs: openedAt - started, protocol: 'http2', socket });
       clearTimeout(timer);
-      if (tuning?.connectionWindow !== undefined) session.setLocalWindowSize(tuning.connectionWindow);
+      if (tuning?.connectionWindow !== undefined) {
+        session.setLocalWindowSize(tuning.connectionWindow);
+        logConnectionWindow(session, tuning.connectionWindow);
+      }
       if (tuning?.keepalive) stopKeepalive = this.keepAlive(session, tuning.keepalive);
       const maxMs = this.target.limits?.maxConnectionMs ?? 0;
       if (maxMs > 0) expiry = setTimeout(() => this.retire(entry, 'max_connection_duration'), maxMs).unref();
@@ -213,6 +217,7 @@ export class H2Connection {
     if (entry.session.closed || entry.session.destroyed) return;
     entry.session.close();
     this.target.codec?.goawaySent.inc();
+    logGoawaySent(entry.session);
   }
 
   /** A session with no stream: idle_timeout retires it unless a stream comes first. */
@@ -320,6 +325,7 @@ export class H2Connection {
     const ctl: UpstreamController = controller;
     stream = session.request(out, { endStream: body === null });
     const resetHere = this.target.codec ? followHttp2Stream(this.target.codec, stream, 'here') : undefined;
+    logHttp2Stream(stream, 'here');
     this.streamStarted(entry, stream);
     handler.onRequestStart?.(ctl);
     let responded = false;
@@ -371,6 +377,7 @@ export class H2Connection {
     const wasConnected = entry.connected;
     const stream = entry.session.request(headers, { endStream: false });
     if (this.target.codec) followHttp2Stream(this.target.codec, stream, 'here');
+    logHttp2Stream(stream, 'here');
     this.streamStarted(entry, stream);
     const failure = (err?: Error) => {
       const reset = err ?? Object.assign(new Error(`upstream reset the stream (code ${stream.rstCode})`), { code: 'ECONNRESET' });
