@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dump } from 'js-yaml';
 import { runProxy, tempDir } from './helpers/cli.js';
-import { httpRequest, startProxy, type RunningProxy } from './helpers/proxy.js';
+import { httpRequest, startProxy, waitFor, type RunningProxy } from './helpers/proxy.js';
 import { hcmFilter, staticCluster } from './helpers/bootstraps.js';
 import { CASES, CLUSTERS, ROUTES, type CheckCase } from './helpers/route-check-cases.js';
+import { LISTENER_URL, ROUTE_URL, TestControlPlane } from './helpers/control-plane.js';
 
 /**
  * /route_explain on a running proxy: what it says of each router_check_tool case agrees with what
@@ -138,6 +139,42 @@ describe('/route_explain', () => {
       const r = await explain({ listener: 'main', ...q });
       assert.equal(r.status, 400, JSON.stringify(q));
       assert.match(String(r.body), message);
+    }
+  });
+});
+
+describe('/route_explain of routes from RDS', () => {
+  it('names the route configuration and its version, and follows a new one', async () => {
+    const cp = await TestControlPlane.start();
+    const filter = hcmFilter('dyn', []) as Record<string, any>;
+    delete filter.typed_config.route_config;
+    filter.typed_config.rds = { route_config_name: 'dyn-routes', config_source: { ads: {}, resource_api_version: 'V3' } };
+    const routes = (cluster: string) => ({ '@type': ROUTE_URL, name: 'dyn-routes', virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] });
+    cp.set(LISTENER_URL, 'l1', [{ '@type': LISTENER_URL, name: 'dyn', address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [filter] }] }]);
+    cp.set(ROUTE_URL, 'r1', [routes('www')]);
+    const dyn = await startProxy({
+      node: { id: 'explained', cluster: 'tests' },
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: { clusters: [staticCluster('xds', cp.port), ...CLUSTERS.map((c) => staticCluster(c, 1))] },
+      dynamic_resources: { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, lds_config: { ads: {}, resource_api_version: 'V3' } },
+    });
+    try {
+      const ask = async () => JSON.parse((await httpRequest(`http://${dyn.admin}/route_explain?listener=dyn&authority=a`)).body) as Explained;
+      const first = await waitFor('r1 explained', async () => {
+        const r = await httpRequest(`http://${dyn.admin}/route_explain?listener=dyn&authority=a`);
+        return r.status === 200 && JSON.parse(r.body).action ? (JSON.parse(r.body) as Explained) : undefined;
+      });
+      assert.deepEqual(first.connection_manager.route_config, { source: 'rds', name: 'dyn-routes', version_info: 'r1' });
+      assert.equal(first.action.route.cluster_chosen, 'www');
+      cp.set(ROUTE_URL, 'r2', [routes('api')]);
+      const second = await waitFor('r2 explained', async () => {
+        const e = await ask();
+        return e.connection_manager.route_config.version_info === 'r2' ? e : undefined;
+      });
+      assert.equal(second.action.route.cluster_chosen, 'api');
+    } finally {
+      await dyn.stop();
+      cp.stop();
     }
   });
 });

@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import type { JsonObject } from '../shared/config/proto-json.js';
 import type { RequestView } from '../shared/matchers.js';
 import { chooseClusterName, RouteTable } from '../shared/http/route-table.js';
+import { decideRoute } from '../shared/http/route-explain.js';
+import { CASES, ROUTES } from './helpers/route-check-cases.js';
 
 /**
  * The route table alone, as Envoy's config_impl_test has it: which virtual host a Host picks
@@ -161,5 +163,16 @@ describe('the route table', () => {
     if (action.kind === 'route') assert.deepEqual([115n, 445n, 560n, 10n, 30n, 70n].map((r) => chooseClusterName(action, r)), ['a', 'b', 'c', 'a', 'b', 'c']);
     assert.equal(table.route({ ...rq('h', '/f'), random: 129n })?.action.kind, 'direct_response', '129 % 100 < 30');
     assert.equal(table.route({ ...rq('h', '/f'), random: 130n })?.action.kind, 'route');
+  });
+
+  it('decides as it routes: the explainer takes the route RouteTable.route takes, for every route-check case', () => {
+    const table = new RouteTable(ROUTES as JsonObject);
+    for (const c of CASES) {
+      const i = c.input;
+      const headers: Record<string, string> = { 'x-forwarded-proto': i.ssl ? 'https' : 'http', ...(i.internal ? { 'x-envoy-internal': 'true' } : {}) };
+      for (const h of i.additional_request_headers ?? []) headers[h.key] = h.value;
+      const view = { ...rq(i.authority, i.path, headers, i.method), random: BigInt(i.random_value ?? 0), runtimeKeyOn: (key: string | undefined) => key === i.runtime };
+      assert.equal(decideRoute(table, view).route, table.route(view), c.test_name);
+    }
   });
 });
