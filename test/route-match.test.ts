@@ -5,7 +5,7 @@ import { runProxy, tempDir } from './helpers/cli.js';
 import { httpRequest, startProxy, stopAllProxies, type RunningProxy } from './helpers/proxy.js';
 import { startUpstream, type Upstream } from './helpers/upstream.js';
 
-/** Route matching on query parameters, gRPC and a runtime fraction; regex_rewrite of the path. */
+/** Route matching on query parameters, gRPC and a runtime fraction; regex_rewrite of the path; clusters by header and by runtime weights. */
 
 const tmp = tempDir();
 let a: Upstream;
@@ -26,6 +26,9 @@ before(async () => {
     { match: { prefix: '/never', runtime_fraction: { default_value: { numerator: 0 }, runtime_key: 'routes.never' } }, ...direct('sampled') },
     { match: { prefix: '/never' }, ...direct('not sampled') },
     { match: { prefix: '/service/' }, route: { cluster: 'a', regex_rewrite: { pattern: { regex: '^/service/([a-z]+)$' }, substitution: '/\\1' } } },
+    { match: { prefix: '/pick' }, route: { cluster_header: 'x-cluster', cluster_not_found_response_code: 'NOT_FOUND' } },
+    { match: { prefix: '/by-host' }, route: { cluster_header: ':authority' } },
+    { match: { prefix: '/split' }, route: { weighted_clusters: { runtime_key_prefix: 'routes.split', clusters: [{ name: 'a', weight: 100 }, { name: 'b', weight: 0 }] } } },
   ]);
   proxy = await startProxy(
     {
@@ -73,6 +76,24 @@ describe('route matching beyond path and headers', () => {
   it('rewrites the path by regex_rewrite, keeping the query', async () => {
     const echo = JSON.parse(await get('/service/echo?x=1'));
     assert.equal(echo.url, '/echo?x=1', 'group 1 of the pattern, the query as it came');
+  });
+
+  it("routes by cluster_header: the header's first value names the cluster; absent or unknown, cluster_not_found", async () => {
+    assert.equal(await get('/pick', { 'x-cluster': 'b' }), 'B');
+    const absent = await httpRequest(`http://127.0.0.1:${proxy.ports.get('routes')}/pick`);
+    const unknown = await httpRequest(`http://127.0.0.1:${proxy.ports.get('routes')}/pick`, { headers: { 'x-cluster': 'nowhere' } });
+    assert.deepEqual([absent.status, unknown.status], [404, 404], "the route's cluster_not_found_response_code");
+    const byHost = await httpRequest(`http://127.0.0.1:${proxy.ports.get('routes')}/by-host`, { headers: { host: 'a' } });
+    assert.equal(byHost.body, 'A', 'a pseudo-header names it too (:authority, from Host)');
+    const explained = JSON.parse((await httpRequest(`http://${proxy.admin}/route_explain?authority=x&path=/pick&header=x-cluster:b`)).body);
+    assert.deepEqual([explained.action.route.cluster_header, explained.action.route.cluster_chosen], ['x-cluster', 'b']);
+  });
+
+  it("weighs weighted clusters by the runtime under runtime_key_prefix, the configured weights its default", async () => {
+    assert.equal(await get('/split'), 'A', 'the configured 100/0');
+    const set = await httpRequest(`http://${proxy.admin}/runtime_modify?routes.split.a=0&routes.split.b=100`, { method: 'POST' });
+    assert.equal(set.status, 200);
+    assert.equal(await get('/split'), 'B');
   });
 
   it('refuses prefix_rewrite with regex_rewrite, and a regex that does not compile', async () => {

@@ -103,7 +103,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.config.route.v3.RouteMatch': ['prefix', 'path', 'safe_regex', 'path_separated_prefix', 'connect_matcher', 'case_sensitive', 'headers', 'query_parameters', 'grpc', 'runtime_fraction'],
   'envoy.config.route.v3.RouteMatch.ConnectMatcher': [],
   'envoy.config.route.v3.RouteAction': [
-    'cluster', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
+    'cluster', 'cluster_header', 'weighted_clusters', 'cluster_not_found_response_code', 'prefix_rewrite', 'regex_rewrite', 'host_rewrite_literal', 'timeout', 'retry_policy', 'priority', 'cors',
     'rate_limits', 'include_vh_rate_limits', 'hash_policy', 'request_mirror_policies', 'upgrade_configs', 'idle_timeout', 'max_stream_duration',
   ],
   'envoy.config.route.v3.RouteAction.MaxStreamDuration': ['max_stream_duration', 'grpc_timeout_header_max', 'grpc_timeout_header_offset'],
@@ -120,7 +120,7 @@ const CORE: Readonly<Record<string, readonly string[]>> = {
   'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate': [],
   'envoy.extensions.retry.host.omit_canary_hosts.v3.OmitCanaryHostsPredicate': [],
   'envoy.extensions.retry.priority.previous_priorities.v3.PreviousPrioritiesConfig': ['update_frequency'],
-  'envoy.config.route.v3.WeightedCluster': ['clusters'],
+  'envoy.config.route.v3.WeightedCluster': ['clusters', 'total_weight', 'runtime_key_prefix'],
   'envoy.config.route.v3.WeightedCluster.ClusterWeight': ['name', 'weight'],
   'envoy.config.route.v3.RedirectAction': ['https_redirect', 'scheme_redirect', 'host_redirect', 'port_redirect', 'path_redirect', 'prefix_rewrite', 'response_code', 'strip_query'],
   'envoy.config.route.v3.DirectResponseAction': ['status', 'body'],

@@ -58,7 +58,7 @@ export function decideRoute(table: RouteTable, rq: RequestView): RouteDecision {
     decision.route = route;
     const a = route.action;
     if (a.kind === 'route') {
-      decision.clusterName = chooseClusterName(a, rq.random);
+      decision.clusterName = chooseClusterName(a, rq);
       decision.upstreamPath = rewrittenPath(route, a, rq.path) ?? rq.path;
       decision.upstreamAuthority = a.hostRewriteLiteral ?? rq.authority;
     } else decision.location = redirectLocation(a.kind === 'redirect' ? a : { kind: 'redirect', status: a.status, stripQuery: false }, rq, route.prefix);
@@ -165,6 +165,8 @@ function actionJson(d: RouteDecision, route: Route): JsonObject {
   const vh = d.domain!.host.config;
   const forward: JsonObject = {
     ...(a.cluster !== undefined ? { cluster: a.cluster } : {}),
+    ...(a.clusterHeader !== undefined ? { cluster_header: a.clusterHeader } : {}),
+    ...(a.runtimeKeyPrefix !== undefined ? { runtime_key_prefix: a.runtimeKeyPrefix } : {}),
     ...(a.weightedClusters ? { weighted_clusters: a.weightedClusters, total_weight: a.totalWeight } : {}),
     cluster_chosen: d.clusterName ?? null,
     ...(a.weightedClusters ? { chosen_with: `random value ${d.request.random ?? 'drawn per request'} % ${a.totalWeight}` } : {}),

@@ -5,7 +5,7 @@ import type { JsonObject } from '../config/proto-json.js';
 import { readDataSource } from '../config/data-source.js';
 import { durationMs } from '../config/wkt.js';
 import { compileHeaderMatcher, compileQueryParameterMatcher, compileRegexSubstitution, requestHeader, type HeaderMatcher, type RequestView } from '../matchers.js';
-import { compileRuntimeFraction } from '../runtime.js';
+import { compileRuntimeFraction, runtimeInteger } from '../runtime.js';
 import { compileHeaderMutations, type HeaderMutations } from '../header-mutation.js';
 import { compileRateLimitPolicy, type RateLimitPolicy } from './rate-limit-policy.js';
 import { compileHashPolicy, type HashPolicy } from './hash-policy.js';
@@ -42,8 +42,13 @@ export interface StreamDurationPolicy {
 export interface ForwardAction {
   kind: 'route';
   cluster?: string;
+  /** cluster_header (lower-cased): the request header whose first value names the cluster. */
+  clusterHeader?: string;
   weightedClusters?: WeightedCluster[];
+  /** The weights' sum (WeightedCluster.total_weight is deprecated: Envoy uses the sum too). */
   totalWeight: number;
+  /** WeightedCluster.runtime_key_prefix: each cluster's weight is the runtime's `<prefix>.<name>`, its configured weight the default. */
+  runtimeKeyPrefix?: string;
   prefixRewrite?: string;
   /** RouteAction.regex_rewrite: the path (without its query) rewritten by a regex and a substitution. */
   regexRewrite?: (path: string) => string;
@@ -141,17 +146,27 @@ const CLUSTER_NOT_FOUND_CODES: Record<string, number> = { SERVICE_UNAVAILABLE: 5
 const REDIRECT_CODES: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
 
 /**
- * The cluster a request routed by `action` goes to: its cluster, or one of its weighted clusters
- * by weight, chosen once when the request is routed (filters and the router see the same one).
- * Given the stream's random value (a tool explaining a request), chosen as Envoy chooses with it:
- * the cluster whose span of the total weight holds `random % total`.
+ * The cluster a request routed by `action` goes to, chosen once when it is routed (filters and the
+ * router see the same one): its cluster; the first value of the request header `cluster_header`
+ * names (none when it is absent or empty: cluster_not_found, as Envoy); or one of its weighted
+ * clusters by weight, the weights read from the runtime under `runtime_key_prefix.<name>` when it
+ * is set. Given the stream's random value (a tool explaining a request), chosen as Envoy chooses
+ * with it: the cluster whose span of the total weight holds `random % total`.
  */
-export function chooseClusterName(action: ForwardAction, random?: bigint): string | undefined {
+export function chooseClusterName(action: ForwardAction, rq: RequestView): string | undefined {
   if (action.cluster) return action.cluster;
+  if (action.clusterHeader !== undefined) {
+    const v = action.clusterHeader.startsWith(':') ? requestHeader(rq, action.clusterHeader) : rq.headers[action.clusterHeader];
+    const first = Array.isArray(v) ? v[0] : v;
+    return first ? first : undefined;
+  }
   const weighted = action.weightedClusters ?? [];
-  let r = random !== undefined && action.totalWeight > 0 ? Number(random % BigInt(action.totalWeight)) : Math.random() * action.totalWeight;
-  for (const c of weighted) {
-    r -= c.weight;
+  const prefix = action.runtimeKeyPrefix;
+  const weights = prefix === undefined ? undefined : weighted.map((c) => runtimeInteger(`${prefix}.${c.name}`, c.weight));
+  const total = weights ? weights.reduce((s, w) => s + w, 0) : action.totalWeight;
+  let r = rq.random !== undefined && total > 0 ? Number(rq.random % BigInt(total)) : Math.random() * total;
+  for (const [i, c] of weighted.entries()) {
+    r -= weights ? weights[i]! : c.weight;
     if (r < 0) return c.name;
   }
   return weighted.at(-1)?.name;
@@ -178,10 +193,13 @@ function compileAction(route: Obj, vhostRetry: Obj | undefined): RouteAction {
   const a = obj(route.route);
   const mirrors = compileMirrorPolicies(a);
   const weighted = a.weighted_clusters ? list(obj(a.weighted_clusters).clusters).map((c) => ({ name: String(c.name), weight: Number(c.weight ?? 0) })) : undefined;
+  const runtimeKeyPrefix = obj(a.weighted_clusters).runtime_key_prefix;
   return {
     kind: 'route',
     cluster: a.cluster as string | undefined,
+    ...(typeof a.cluster_header === 'string' && a.cluster_header ? { clusterHeader: a.cluster_header.toLowerCase() } : {}),
     weightedClusters: weighted,
+    ...(typeof runtimeKeyPrefix === 'string' && runtimeKeyPrefix ? { runtimeKeyPrefix } : {}),
     totalWeight: weighted ? weighted.reduce((s, c) => s + c.weight, 0) : 0,
     prefixRewrite: a.prefix_rewrite as string | undefined,
     ...(a.regex_rewrite ? { regexRewrite: compileRegexSubstitution(obj(a.regex_rewrite)) } : {}),

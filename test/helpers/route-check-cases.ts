@@ -1,9 +1,9 @@
 /**
  * A route configuration and router_check_tool tests of it, in the shapes Envoy's tool's own
  * tests use (require_tls ALL and EXTERNAL_ONLY, prefix and host rewrites, gRPC and header
- * matches, a runtime-gated route, weighted clusters picked by random value, direct responses,
- * redirects, header mutations with a formatter). `proxy route-check` runs them; /route_explain
- * must say the same of each.
+ * matches, a runtime-gated route, weighted clusters picked by random value, a cluster named by a
+ * header, direct responses, redirects, header mutations with a formatter). `proxy route-check`
+ * runs them; /route_explain must say the same of each.
  */
 
 export const CLUSTERS = ['www', 'api', 'api-grpc', 'shop-canary', 'shop-a', 'shop-b', 'debug', 'legacy'];
@@ -24,6 +24,8 @@ export const ROUTES = {
         { match: { prefix: '/' }, route: { cluster: 'api' } },
       ],
     },
+    // As Envoy's ClusterHeader test: the cluster is named by the Host.
+    { name: 'by-host', domains: ['cluster.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster_header: ':authority' } }] },
     {
       name: 'default',
       domains: ['*'],
@@ -106,5 +108,6 @@ export const CASES: CheckCase[] = [
     input: { authority: 'shop.example.com', path: '/x', method: 'GET', additional_request_headers: [{ key: 'x-debug', value: '1' }] },
     validate: { cluster_name: 'debug', request_header_matches: [{ name: 'x-client-ip', string_match: { exact: '127.0.0.1' } }], response_header_matches: [{ name: 'x-served-by', present_match: true }] },
   },
+  { test_name: 'cluster named by the Host', input: { authority: 'cluster.example.com', path: '/', method: 'GET' }, validate: { cluster_name: 'cluster.example.com', virtual_host_name: 'by-host' } },
   { test_name: 'no route', input: { authority: 'shop.example.com', path: '/x', method: 'GET' }, validate: { cluster_name: '', virtual_host_name: '', path_redirect: '', code_redirect: 0 } },
 ];

@@ -401,7 +401,7 @@ export class HttpConnectionManager {
         this.drain.joined(tunnel);
       };
     }
-    const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action) : undefined;
+    const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action, rq) : undefined;
     const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, client, ...(upgrade ? { upgrade } : {}) };
     // The HTTP filters between the first and the router see the request now, and every response later.
     const fx: FilterExchange | undefined = filters.length ? { req, res, rq, route, clusterName, reply, record, client, ...(trace ? { healthCheck: trace.notSampled } : {}) } : undefined;
