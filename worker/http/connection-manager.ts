@@ -38,6 +38,7 @@ import { logEncodeComplete, logRequestHeaders, streamLogOn } from './stream-log.
 import { watchHttp2Idle } from './http2-idle.js';
 import type { ScaledTimer } from '../../shared/overload/config.js';
 import type { UpgradeRequest } from './upgrade-router.js';
+import { admitUpgrade } from './upgrade-admission.js';
 import type { HttpConnectionManager as HttpConnectionManagerConfig } from '../../shared/config/envoy-types.js';
 import { logGoawaySent } from '../http2-log.js';
 
@@ -378,29 +379,9 @@ export class HttpConnectionManager {
       record.routeName = route?.name;
       if (tracing) trace = tracing.begin(req, res, headers, authority, route?.tracing);
     }
-    // An upgrade (WebSocket, extended CONNECT, CONNECT) as Envoy's filter manager decides it: a
-    // type upgrade_configs does not name, or that the route disables, is refused with 403, and an
-    // HTTP/1.1 connection closes (what follows could be upgraded bytes smuggling a request).
-    let filters = c.filters;
-    if (upgrade) {
-      const chain = c.upgrades.decide(upgrade.type, route?.action.kind === 'route' ? route.action.upgrades : undefined);
-      if (chain === null) {
-        stats.rqWsOnNonWsRoute.inc();
-        if (record) record.responseCodeDetails = 'upgrade_failed';
-        sendLocalReply(res, 403, '', reply);
-        return;
-      }
-      if (chain) filters = chain;
-      stats.cxUpgradesTotal.inc();
-      stats.cxUpgradesActive.inc();
-      res.once('close', () => {
-        stats.cxUpgradesActive.dec();
-        if (upgrade.tunnel) this.drain.left(upgrade.tunnel);
-      });
-      upgrade.joined = (tunnel) => {
-        this.drain.joined(tunnel);
-      };
-    }
+    // An upgrade, as Envoy's filter manager admits it (a refused one is answered 403).
+    const filters = upgrade ? admitUpgrade(upgrade, route, c.upgrades, c.filters, { stats, res, record, reply, drain: this.drain }) : c.filters;
+    if (filters === null) return;
     const clusterName = route?.action.kind === 'route' ? chooseClusterName(route.action, rq) : undefined;
     const exchange: Exchange = { req, res, rq, route, clusterName, record, reply, headers, http1, client, ...(upgrade ? { upgrade } : {}) };
     // The HTTP filters between the first and the router see the request now, and every response later.
