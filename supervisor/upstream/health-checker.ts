@@ -1,15 +1,13 @@
 import type { Agent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { httpModule, httpsModule, tlsModule } from '../../shared/builtins.js';
+import { httpModule, httpsModule } from '../../shared/builtins.js';
 import type { UpstreamTls } from '../../shared/extensions/transport-sockets/tls/upstream.js';
 import type { envoy } from '../../shared/config/envoy-types.js';
 
 type HealthCheck = envoy.config.core.v3.HealthCheck;
 type HttpHealthCheck = envoy.config.core.v3.HealthCheck.HttpHealthCheck;
-type TcpHealthCheck = envoy.config.core.v3.HealthCheck.TcpHealthCheck;
-type HealthCheckPayload = envoy.config.core.v3.HealthCheck.Payload;
 import { durationMs } from '../../shared/config/wkt.js';
 import { getLogger } from '../../shared/log/logger.js';
 import { Level } from '../../shared/log/levels.js';
@@ -19,6 +17,7 @@ import { HealthFlag, healthFlagsText } from '../../shared/upstream/health.js';
 import type { UpstreamHost } from '../../shared/upstream/hosts.js';
 import { presentAtZero } from '../../shared/stats/always-present.js';
 import { connectProxied } from '../../shared/upstream/proxied-socket.js';
+import { tcpCheck, type Outcome } from './tcp-health-check.js';
 import { applyTcpKeepaliveOnConnect, type TcpKeepalive } from '../../shared/upstream/tcp-keepalive.js';
 import type { UpstreamProxyHeader } from '../../shared/extensions/transport-sockets/proxy-protocol/upstream-proxy-protocol.js';
 
@@ -37,22 +36,12 @@ import type { UpstreamProxyHeader } from '../../shared/extensions/transport-sock
  *
  * HTTP: GET `path` with Host `host` (or the cluster's name) and `user-agent: Envoy/HC` over a
  * kept-alive connection; a status in `expected_statuses` (default [200, 201)) passes.
- * TCP: connect, write `send`, and pass once every `receive` payload was seen in order (a
- * connect alone passes without them); a fresh connection per check.
+ * TCP: connect, write `send`, pass once every `receive` payload was seen (tcp-health-check.ts).
  */
 
 const log = getLogger('hc', import.meta.url);
 
 export type SetFlags = (address: string, bits: number, on: boolean) => void;
-
-interface Payload {
-  bytes: Buffer;
-}
-
-function payload(p: HealthCheckPayload): Payload {
-  if (typeof p.text === 'string') return { bytes: Buffer.from(p.text, 'hex') };
-  return { bytes: Buffer.from(p.binary ?? '', 'base64') };
-}
 
 class HealthCheckStats {
   readonly attempt;
@@ -76,7 +65,6 @@ class HealthCheckStats {
   }
 }
 
-type Outcome = 'success' | 'failure' | 'network' | 'timeout';
 
 export class ClusterHealthChecker {
   private readonly timeoutMs: number;
@@ -302,7 +290,7 @@ class Session {
   private check(): Promise<Outcome> {
     const config = this.checker.config;
     if (config.http_health_check) return this.httpCheck(config.http_health_check);
-    return this.tcpCheck(config.tcp_health_check ?? {});
+    return tcpCheck(this.checker, this.host, config.tcp_health_check ?? {});
   }
 
   private httpCheck(http: HttpHealthCheck): Promise<Outcome> {
@@ -355,72 +343,6 @@ class Session {
       });
       if (tls) rq.on('socket', (s) => s.connecting && tls.guard(s).once('secureConnect', () => tls.outcome(null, s as TLSSocket)));
       rq.end();
-    });
-  }
-
-  private tcpCheck(tcp: TcpHealthCheck): Promise<Outcome> {
-    const send = tcp.send ? payload(tcp.send) : undefined;
-    const receive = (tcp.receive ?? []).map(payload);
-    const { timeoutMs } = this.checker.thresholds;
-    return new Promise((resolve) => {
-      let done = false;
-      let socket: Socket | undefined;
-      const finish = (o: Outcome) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        socket?.destroy();
-        resolve(o);
-      };
-      const target = { host: this.host.healthCheckIp, port: this.host.healthCheckPort };
-      // Envoy's TCP health checker's debug lines, under 'hc' with the connection's id.
-      const address = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
-      const debug = (line: () => string) => {
-        if (log.enabled(Level.debug)) log.debug(`${connectionTag(socket)}hc tcp ${line()}`);
-      };
-      const passed = () => {
-        if (!done) debug(() => `healthcheck passed, health_check_address=${address}`);
-        finish('success');
-      };
-      const timer = setTimeout(() => {
-        debug(() => `connection timeout, health_flags=${healthFlagsText(this.host.healthFlags)}, health_check_address=${address}`);
-        finish('timeout');
-      }, timeoutMs);
-      const tls = this.checker.tlsFor(this.host);
-      const proxy = this.checker.proxyHeaderFor(this.host);
-      const keepalive = this.checker.tcpKeepalive;
-      socket = proxy
-        ? connectProxied({ ip: target.host, port: target.port, tls, proxy: { header: proxy, origin: undefined }, ...(keepalive ? { keepalive } : {}) })
-        : tls ? tls.guard(tlsModule().connect({ ...target, ...tls.connectOptions() })) : connect(target);
-      if (keepalive && !proxy) applyTcpKeepaliveOnConnect(socket, keepalive);
-      let received = Buffer.alloc(0);
-      socket.on(tls ? 'secureConnect' : 'connect', () => {
-        tls?.outcome(null, socket as TLSSocket);
-        if (send) socket!.write(send.bytes);
-        if (receive.length === 0) passed();
-      });
-      socket.on('data', (d: Buffer) => {
-        received = Buffer.concat([received, d]);
-        debug(() => `total pending buffer=${received.length}`);
-        // Every receive block must appear, in order, not necessarily contiguous (Envoy's fuzzy match).
-        let at = 0;
-        for (const r of receive) {
-          const found = received.indexOf(r.bytes, at);
-          if (found < 0) return;
-          at = found + r.bytes.length;
-        }
-        passed();
-      });
-      const unexpectedClose = () => {
-        if (!done) debug(() => `connection unexpected closed, health_check_address=${address}`);
-        finish('network');
-      };
-      // Closed before every payload was seen: a network failure, as Envoy's TCP checker counts a remote close.
-      socket.on('end', () => (receive.length ? unexpectedClose() : passed()));
-      socket.on('error', (err) => {
-        tls?.outcome(err);
-        unexpectedClose();
-      });
     });
   }
 
