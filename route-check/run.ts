@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AccessLogEntry } from '../shared/access-log/entry.js';
 import { list, obj } from '../shared/config/access.js';
 import type { JsonObject } from '../shared/config/proto-json.js';
-import { applyHeaderMutations, type MutableHeaders } from '../shared/header-mutation.js';
+import { appendHeaderValue, applyHeaderMutations, type MutableHeaders } from '../shared/header-mutation.js';
 import { compileHeaderMatcher, type RequestView } from '../shared/matchers.js';
 import { decideRoute, type RouteDecision } from '../shared/http/route-explain.js';
 import type { RouteTable } from '../shared/http/route-table.js';
@@ -43,9 +43,7 @@ function toolRandom(value: unknown): bigint {
 }
 
 function add(headers: MutableHeaders, name: string, value: string): void {
-  const key = name.toLowerCase();
-  const current = headers[key];
-  headers[key] = current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), value];
+  appendHeaderValue(headers, name.toLowerCase(), value);
 }
 
 function first(headers: MutableHeaders, name: string): string | undefined {

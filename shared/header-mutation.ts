@@ -54,12 +54,16 @@ export function applyHeadersToAdd(headers: MutableHeaders, options: readonly Hea
       case 'OVERWRITE_IF_EXISTS_OR_ADD':
         headers[h.name] = value;
         break;
-      default: {
-        const current = headers[h.name];
-        headers[h.name] = current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), value];
-      }
+      default:
+        appendHeaderValue(headers, h.name, value);
     }
   }
+}
+
+/** Adds a value to a header (lower-case name): its first, or one more after those it has. */
+export function appendHeaderValue(headers: MutableHeaders, name: string, value: string): void {
+  const current = headers[name];
+  headers[name] = current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), value];
 }
 
 /** Validation: the errors of a headers_to_add list, each naming its entry. */

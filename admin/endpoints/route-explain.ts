@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import { list, obj } from '../../shared/config/access.js';
 import type { JsonObject } from '../../shared/config/proto-json.js';
 import type { ConnectionFacts } from '../../shared/chain-match.js';
@@ -10,6 +11,7 @@ import { decideRoute, explainDecision } from '../../shared/http/route-explain.js
 import { RouteTable, type Route } from '../../shared/http/route-table.js';
 import type { RequestView } from '../../shared/matchers.js';
 import type { HttpConnectionManager } from '../../shared/config/envoy-types.js';
+import { appendHeaderValue, type MutableHeaders } from '../../shared/header-mutation.js';
 import { JSON_TYPE, protoJson, TEXT, type AdminEndpoint, type AdminRequest, type AdminResponse } from '../endpoint.js';
 import type { AdminState } from '../state.js';
 
@@ -113,15 +115,12 @@ function requestOf(rq: AdminRequest): (RequestView & { random: bigint }) | strin
   const authority = q.get('authority') ?? '';
   const path = q.get('path') || '/';
   if (!path.startsWith('/')) return `path: '${path}' is not a path (it starts with '/')`;
-  const headers: IncomingHttpHeaders = {};
+  const headers: MutableHeaders = {};
   for (const [key, value] of rq.params) {
     if (key !== 'header') continue;
     const colon = value.indexOf(':', 1);
     if (colon < 0) return `header: '${value}' is not name:value`;
-    const h = value.slice(0, colon).trim().toLowerCase();
-    const v = value.slice(colon + 1).trim();
-    const current = headers[h];
-    headers[h] = current === undefined ? v : [...(Array.isArray(current) ? current : [String(current)]), v];
+    appendHeaderValue(headers, value.slice(0, colon).trim().toLowerCase(), value.slice(colon + 1).trim());
   }
   let random: bigint;
   const given = q.get('random');
@@ -129,14 +128,14 @@ function requestOf(rq: AdminRequest): (RequestView & { random: bigint }) | strin
     if (!/^\d{1,20}$/.test(given) || BigInt(given) >= 2n ** 64n) return `random: '${given}' is not an unsigned 64-bit integer`;
     random = BigInt(given);
   } else random = randomBytes(8).readBigUInt64BE();
-  return { method, authority, path, headers, random };
+  return { method, authority, path, headers: headers as IncomingHttpHeaders, random };
 }
 
 function connectionFacts(q: Map<string, string>, address: string): ConnectionFacts | string {
   const tls = q.get('tls');
   if (tls !== undefined && tls !== 'true' && tls !== 'false') return `tls: '${tls}' is neither true nor false`;
   const local = endpointOf(address) ?? { ip: '127.0.0.1', port: 0 };
-  const source = endpointOf(q.get('source') ?? '127.0.0.1') ?? undefined;
+  const source = endpointOf(q.get('source') ?? '127.0.0.1');
   if (!source) return `source: '${q.get('source') ?? ''}' is not an IP address (ip or ip:port)`;
   return {
     destinationPort: local.port,
@@ -147,13 +146,12 @@ function connectionFacts(q: Map<string, string>, address: string): ConnectionFac
   };
 }
 
-/** `1.2.3.4`, `1.2.3.4:80`, `[::1]:80` or `::1` as an endpoint (port 0 when none). */
+/** `1.2.3.4`, `1.2.3.4:80`, `[::1]:80` or `::1` as an endpoint (port 0 when none); undefined when it is no IP address. */
 function endpointOf(text: string): { ip: string; port: number } | undefined {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  if (bracketed) return { ip: bracketed[1]!, port: Number(bracketed[2] ?? 0) };
-  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3})(?::(\d+))?$/.exec(text);
-  if (v4) return { ip: v4[1]!, port: Number(v4[2] ?? 0) };
-  return /^[0-9a-f:]+$/i.test(text) && text.includes(':') ? { ip: text, port: 0 } : undefined;
+  if (isIP(text)) return { ip: text, port: 0 };
+  const m = /^\[([^\]]+)\]:(\d+)$|^([^:]+):(\d+)$/.exec(text);
+  const ip = m?.[1] ?? m?.[3];
+  return ip !== undefined && isIP(ip) ? { ip, port: Number(m![2] ?? m![4]) } : undefined;
 }
 
 /** The connection manager's HTTP filters in order, each with whether it runs on this route and the per-route configuration it gets. */

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { formatAddress } from '../../shared/address.js';
 import { tlsModule } from '../../shared/builtins.js';
 import type { envoy } from '../../shared/config/envoy-types.js';
 import { Level } from '../../shared/log/levels.js';
@@ -61,7 +62,7 @@ export function tcpCheck(checker: TcpCheckContext, host: UpstreamHost, tcp: TcpH
     };
     const target = { host: host.healthCheckIp, port: host.healthCheckPort };
     // Envoy's TCP health checker's debug lines, under 'hc' with the connection's id.
-    const address = `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
+    const address = formatAddress(target.host, target.port);
     const debug = (line: () => string) => {
       if (log.enabled(Level.debug)) log.debug(`${connectionTag(socket)}hc tcp ${line()}`);
     };
